@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// The `fleetsim` executable: only wires the CLI to the process.
+import { ExitCode } from "./exitCodes.js";
+import { runCli } from "./main.js";
+
+runCli(process.argv.slice(2), {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+}).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`fleetsim: internal error: ${String(err)}\n`);
+    process.exitCode = ExitCode.Failure;
+  },
+);

@@ -1,0 +1,10 @@
+/** Process exit codes (aisimulate.md §1.3). */
+export const ExitCode = {
+  Ok: 0,
+  /** Execution failure. */
+  Failure: 1,
+  /** CLI syntax, YAML, schema, override, unsupported combination, bad trace, bad output dir. */
+  UserError: 2,
+  /** Ctrl-C. */
+  Interrupted: 130,
+} as const;

@@ -1,0 +1,84 @@
+/**
+ * Zod issues → fleetsim's path-addressed issues, with pydantic-like wording so messages read like
+ * the reference's (`Extra inputs are not permitted`, `Field required`, `Input should be ...`).
+ */
+import type { z } from "zod";
+import { AT_KEY, describeValue, orList } from "./schemaPrimitives.js";
+
+export type PathSegment = string | number;
+
+/** An issue before it is given a source position (see `sourceMap.ts`). */
+export interface PathIssue {
+  readonly path: readonly PathSegment[];
+  readonly message: string;
+  /** Whether the offending thing is the key itself (unknown/unsupported key) or its value. */
+  readonly at: "key" | "value";
+}
+
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  object: "mapping",
+  array: "list",
+  string: "string",
+  number: "number",
+  int: "integer",
+  boolean: "boolean",
+};
+
+/** Per-parse Zod error map; schema-level `error` options (e.g. in `int()`) take precedence. */
+export function zodMessage(iss: z.core.$ZodRawIssue): string | undefined {
+  switch (iss.code) {
+    case "unrecognized_keys":
+      return "Extra inputs are not permitted";
+    case "invalid_type": {
+      if (iss.input === undefined) return "Field required";
+      if (iss.expected === "number" && typeof iss.input === "number") {
+        return `Input should be a finite number, got ${describeValue(iss.input)}`;
+      }
+      const word = TYPE_WORDS[iss.expected] ?? iss.expected;
+      return `Input should be a valid ${word}, got ${describeValue(iss.input)}`;
+    }
+    case "too_small":
+      if (iss.origin === "array") return `List should have at least ${iss.minimum} item(s)`;
+      if (iss.origin === "string") return "String should not be empty";
+      return `Input should be greater than ${iss.inclusive ? "or equal to " : ""}${iss.minimum}`;
+    case "too_big":
+      return `Input should be less than ${iss.inclusive ? "or equal to " : ""}${iss.maximum}`;
+    case "invalid_value":
+      return `Input should be ${orList(iss.values)}`;
+    default:
+      return undefined;
+  }
+}
+
+/** Replace the `{path}` / `{path-N}` placeholders of `schemaPrimitives.ts` with dotted paths. */
+export function expandPlaceholders(message: string, path: readonly PathSegment[]): string {
+  return message.replace(/\{path(?:-(\d+))?\}/g, (_m, drop: string | undefined) =>
+    dotted(path.slice(0, path.length - (drop === undefined ? 0 : Number(drop)))),
+  );
+}
+
+export function dotted(path: readonly PathSegment[]): string {
+  return path.map(String).join(".");
+}
+
+/** One PathIssue per unknown key (Zod reports all unknown keys of an object as one issue). */
+export function fromZodIssues(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: readonly PathSegment[] = [],
+): PathIssue[] {
+  const out: PathIssue[] = [];
+  for (const iss of issues) {
+    const base = [...prefix, ...iss.path.map(toSegment)];
+    if (iss.code === "unrecognized_keys") {
+      for (const key of iss.keys) out.push({ path: [...base, key], message: iss.message, at: "key" });
+      continue;
+    }
+    const at = iss.code === "custom" && iss.params?.at === AT_KEY.at ? "key" : "value";
+    out.push({ path: base, message: expandPlaceholders(iss.message, base), at });
+  }
+  return out;
+}
+
+function toSegment(key: PropertyKey): PathSegment {
+  return typeof key === "number" ? key : String(key);
+}

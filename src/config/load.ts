@@ -1,0 +1,116 @@
+/**
+ * Config file + `--set` overrides → RunSpec. The only entry point other modules need:
+ * every failure is a ConfigError whose issues name the dotted path and where the offending
+ * value came from (a line/column of the file, or the `--set` flag).
+ */
+import { homedir } from "node:os";
+import { dirname } from "node:path";
+import { ConfigError, type ConfigIssue } from "./errors.js";
+import { dotted, type PathIssue, type PathSegment } from "./issues.js";
+import { isMapping } from "./mapping.js";
+import { applyOverride, type Override, parseOverride } from "./overrides.js";
+import { resolveRunSpec } from "./resolve.js";
+import type { RunSpec, Stack } from "./runSpec.js";
+import { validateConfig } from "./schema.js";
+import { readYamlSource, type YamlSource } from "./yamlSource.js";
+
+export interface LoadConfigOptions {
+  readonly configPath: string;
+  /** `--set PATH=VALUE` flags in command-line order (later ones win). */
+  readonly sets: readonly string[];
+  readonly stack: Stack;
+  /** Environment for the Hugging Face cache lookup of `context_length: max`; defaults to `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export function loadConfig(opts: LoadConfigOptions): RunSpec {
+  const { configPath } = opts;
+  const source = readYamlSource(configPath);
+  if (!isMapping(source.data)) {
+    // readYamlSource already rejects non-mapping documents; this narrows the type.
+    throw new ConfigError(configPath, [
+      { path: "", message: "the top level of the config must be a mapping" },
+    ]);
+  }
+  const data = source.data;
+
+  const overrides: Override[] = [];
+  const overrideIssues: ConfigIssue[] = [];
+  for (const spec of opts.sets) {
+    const parsed = parseOverride(spec);
+    if (!parsed.ok) {
+      overrideIssues.push(parsed.issue);
+      continue;
+    }
+    const issue = applyOverride(data, parsed.override);
+    if (issue === undefined) overrides.push(parsed.override);
+    else overrideIssues.push(issue);
+  }
+  if (overrideIssues.length > 0) {
+    throw new ConfigError(
+      configPath,
+      overrideIssues,
+      `invalid --set override${overrideIssues.length > 1 ? "s" : ""}`,
+    );
+  }
+
+  const validated = validateConfig(data, opts.stack);
+  if (!validated.ok) {
+    throw new ConfigError(configPath, placeIssues(validated.issues, source, overrides));
+  }
+
+  const env = opts.env ?? process.env;
+  const configDir = dirname(configPath);
+  const resolved = resolveRunSpec(validated.config, {
+    stack: opts.stack,
+    configDir,
+    contextLength: {
+      env,
+      homeDir: env["HOME"] || homedir(),
+      // A relative local model path is tried as the user's shell would see it, then next to the config.
+      baseDirs: [process.cwd(), configDir],
+    },
+  });
+  if (!resolved.ok) {
+    throw new ConfigError(configPath, placeIssues(resolved.issues, source, overrides));
+  }
+  return resolved.spec;
+}
+
+/**
+ * Attach an origin to each issue. A value set by a `--set` whose path covers the issue wins
+ * (it replaced whatever the file had there); otherwise the file position of the exact key or
+ * value; otherwise a `--set` below the issue's path (it created what the issue is about);
+ * otherwise the nearest enclosing mapping in the file.
+ */
+function placeIssues(
+  issues: readonly PathIssue[],
+  source: YamlSource,
+  overrides: readonly Override[],
+): ConfigIssue[] {
+  const latestFirst = [...overrides].reverse();
+  const placed = issues.map((issue): ConfigIssue => {
+    const base = { path: dotted(issue.path), message: issue.message };
+    const covering = latestFirst.find((o) => isPrefix(o.path, issue.path));
+    if (covering) return { ...base, source: covering.flag };
+    const located = source.locate(issue.path, issue.at);
+    if (located?.exact) return { ...base, ...located.position };
+    const below = latestFirst.find((o) => isPrefix(issue.path, o.path));
+    if (below) return { ...base, source: below.flag };
+    return located ? { ...base, ...located.position } : base;
+  });
+  // File order reads best; issues from --set (no position) keep their order after those.
+  return placed
+    .map((issue, index) => ({ issue, index }))
+    .sort((a, b) => positionKey(a.issue) - positionKey(b.issue) || a.index - b.index)
+    .map(({ issue }) => issue);
+}
+
+function positionKey(issue: ConfigIssue): number {
+  if (issue.line === undefined || issue.column === undefined) return Number.MAX_SAFE_INTEGER;
+  return issue.line * 1e6 + issue.column;
+}
+
+function isPrefix(prefix: readonly PathSegment[], path: readonly PathSegment[]): boolean {
+  return prefix.length <= path.length && prefix.every((segment, i) => String(segment) === String(path[i]));
+}

@@ -1,0 +1,153 @@
+/**
+ * Paged KV cache of one worker (attention-DP rank) with prefix caching (mocker.md §1.4).
+ *
+ * Every physical block is in exactly one of three states:
+ *  - free:     unused, on the free stack;
+ *  - active:   refCount > 0 (owned by ≥1 running request), cached (has a hash) or private;
+ *  - inactive: refCount == 0 but cached (hash registered), on the LRU list, reusable by a
+ *              prefix hit and evictable. Inactive blocks count as free capacity for admission.
+ * Eviction takes the LRU head (oldest). Requests release their blocks leaf first, so a suffix
+ * becomes an older LRU entry than its parent and is evicted first ("leaf-first" order).
+ * Only one physical copy of a hash is registered; a request that computes a block whose hash is
+ * already registered keeps its copy private, and that copy is freed on release (as in vLLM).
+ */
+export class KvBlockPool {
+  readonly capacity: number;
+  private readonly refCount: Int32Array;
+  /** Registered hash of a block, or -1 for a private (unregistered) block. */
+  private readonly blockHash: Float64Array;
+  private readonly lruPrev: Int32Array;
+  private readonly lruNext: Int32Array;
+  private lruHead = -1;
+  private lruTail = -1;
+  private readonly freeStack: Int32Array;
+  private freeTop: number;
+  private inactive = 0;
+  private readonly byHash = new Map<number, number>();
+  /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
+  evictions = 0;
+
+  constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`KV capacity must be > 0 blocks`);
+    this.capacity = capacity;
+    this.refCount = new Int32Array(capacity);
+    this.blockHash = new Float64Array(capacity).fill(-1);
+    this.lruPrev = new Int32Array(capacity).fill(-1);
+    this.lruNext = new Int32Array(capacity).fill(-1);
+    this.freeStack = new Int32Array(capacity);
+    // Pop order 0, 1, 2, … for readable tests.
+    for (let i = 0; i < capacity; i++) this.freeStack[i] = capacity - 1 - i;
+    this.freeTop = capacity;
+  }
+
+  /** Blocks held by running requests. */
+  get activeBlocks(): number {
+    return this.capacity - this.freeTop - this.inactive;
+  }
+
+  /** Cached blocks with no owner (reusable, evictable). */
+  get inactiveBlocks(): number {
+    return this.inactive;
+  }
+
+  get freeBlocks(): number {
+    return this.freeTop;
+  }
+
+  /** Blocks an admission may claim: free plus inactive cached. */
+  get availableBlocks(): number {
+    return this.freeTop + this.inactive;
+  }
+
+  /** Physical block registered under `hash`, or -1. */
+  lookup(hash: number): number {
+    const b = this.byHash.get(hash);
+    return b === undefined ? -1 : b;
+  }
+
+  isActive(block: number): boolean {
+    return this.refCount[block] > 0;
+  }
+
+  /** Takes a reference on a registered block found by `lookup` (reactivating it if inactive). */
+  acquire(block: number): void {
+    if (this.refCount[block]++ === 0) this.unlinkLru(block);
+  }
+
+  /**
+   * A fresh private block: from the free stack, else by evicting the LRU head. Returns -1 when
+   * neither exists (capacity exhausted).
+   */
+  allocate(): number {
+    let block: number;
+    if (this.freeTop > 0) {
+      block = this.freeStack[--this.freeTop];
+    } else if (this.lruHead >= 0) {
+      block = this.lruHead;
+      this.unlinkLru(block);
+      this.byHash.delete(this.blockHash[block]);
+      this.blockHash[block] = -1;
+      this.evictions++;
+    } else {
+      return -1;
+    }
+    this.refCount[block] = 1;
+    return block;
+  }
+
+  /**
+   * Registers a just-computed full block under its sequence hash, making it visible to later
+   * prefix lookups. Returns false (block stays private) when the hash already has a copy.
+   */
+  register(block: number, hash: number): boolean {
+    if (this.blockHash[block] >= 0 || this.byHash.has(hash)) return false;
+    this.blockHash[block] = hash;
+    this.byHash.set(hash, block);
+    return true;
+  }
+
+  /** Drops one reference; an unowned registered block becomes the newest LRU entry. */
+  release(block: number): void {
+    const rc = --this.refCount[block];
+    if (rc > 0) return;
+    if (rc < 0) throw new Error(`KV block ${block} released more often than acquired`);
+    if (this.blockHash[block] >= 0) {
+      this.linkLruTail(block);
+    } else {
+      this.freeStack[this.freeTop++] = block;
+    }
+  }
+
+  private linkLruTail(block: number): void {
+    this.lruPrev[block] = this.lruTail;
+    this.lruNext[block] = -1;
+    if (this.lruTail >= 0) this.lruNext[this.lruTail] = block;
+    else this.lruHead = block;
+    this.lruTail = block;
+    this.inactive++;
+  }
+
+  private unlinkLru(block: number): void {
+    const prev = this.lruPrev[block];
+    const next = this.lruNext[block];
+    if (prev >= 0) this.lruNext[prev] = next;
+    else this.lruHead = next;
+    if (next >= 0) this.lruPrev[next] = prev;
+    else this.lruTail = prev;
+    this.lruPrev[block] = -1;
+    this.lruNext[block] = -1;
+    this.inactive--;
+  }
+
+  /** Inactive blocks from oldest to newest (tests and diagnostics). */
+  lruOrder(): number[] {
+    const out: number[] = [];
+    for (let b = this.lruHead; b >= 0; b = this.lruNext[b]) out.push(b);
+    return out;
+  }
+
+  /** Registered hash of a block or -1 (tests and diagnostics). */
+  hashOf(block: number): number {
+    return this.blockHash[block];
+  }
+}

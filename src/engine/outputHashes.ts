@@ -1,0 +1,15 @@
+/**
+ * Hashes of full KV blocks that hold generated tokens. Generated tokens are unique to their
+ * request, so such a block can only ever be hit by the same request (re-admission after
+ * preemption), never by another one. The hash chains from the previous block exactly like a
+ * prompt block (mocker.md §1.2), so it is stable across preemptions.
+ */
+import { chainHash } from "../traffic/blockHashes.js";
+
+const OUTPUT_SALT = 0x6f757470; // "outp"
+
+export function outputBlockHash(parentHash: number, req: number, blockIndex: number): number {
+  // A local hash no prompt block can have: it mixes the request and block index with a salt.
+  const local = (Math.imul(req + 1, 0x9e3779b1) ^ Math.imul(blockIndex + 1, 0x85ebca77) ^ OUTPUT_SALT) >>> 0;
+  return chainHash(parentHash, local);
+}

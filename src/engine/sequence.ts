@@ -1,0 +1,44 @@
+/**
+ * One request's state inside an engine (mocker.md §1.2, §1.3). Created when the request is
+ * dispatched to a worker, dropped when it reaches a terminal state. All fields are set in the
+ * constructor so every instance shares one hidden class.
+ */
+export class Sequence {
+  /** Row of the request in the RequestTable. */
+  readonly req: number;
+  readonly promptLength: number;
+  /** Output tokens to generate (requested length, capped by max_model_len). */
+  readonly maxOutput: number;
+  /** Offset of the prompt's full-block hashes in `RequestTable.blockHashes`. */
+  readonly promptHashOffset: number;
+  /** Number of full prompt blocks that have a precomputed hash. */
+  readonly promptFullBlocks: number;
+  generated = 0;
+  /** Tokens whose KV is computed (includes the cached prefix reused at admission). */
+  numComputed = 0;
+  /** Sequence length when last admitted: positions below it count as prefill work. */
+  prefillTarget = 0;
+  admissions = 0;
+  /** Physical KV blocks in sequence order. */
+  readonly blocks: number[] = [];
+  /** Chained hashes of full blocks past the prompt (blocks holding generated tokens). */
+  readonly outputHashes: number[] = [];
+
+  constructor(
+    req: number,
+    promptLength: number,
+    maxOutput: number,
+    promptHashOffset: number,
+    promptFullBlocks: number,
+  ) {
+    this.req = req;
+    this.promptLength = promptLength;
+    this.maxOutput = maxOutput;
+    this.promptHashOffset = promptHashOffset;
+    this.promptFullBlocks = promptFullBlocks;
+  }
+
+  get length(): number {
+    return this.promptLength + this.generated;
+  }
+}

@@ -1,0 +1,48 @@
+import type { Sequence } from "./sequence.js";
+
+/**
+ * FIFO of sequences with O(1) push at either end (preempted requests go back to the front).
+ * A power-of-two ring buffer; grows by doubling.
+ */
+export class SequenceQueue {
+  private items: (Sequence | null)[] = new Array<Sequence | null>(16).fill(null);
+  private head = 0;
+  private n = 0;
+
+  get length(): number {
+    return this.n;
+  }
+
+  front(): Sequence {
+    return this.items[this.head]!;
+  }
+
+  pushBack(s: Sequence): void {
+    if (this.n === this.items.length) this.grow();
+    this.items[(this.head + this.n) & (this.items.length - 1)] = s;
+    this.n++;
+  }
+
+  pushFront(s: Sequence): void {
+    if (this.n === this.items.length) this.grow();
+    this.head = (this.head - 1) & (this.items.length - 1);
+    this.items[this.head] = s;
+    this.n++;
+  }
+
+  popFront(): Sequence {
+    const s = this.items[this.head]!;
+    this.items[this.head] = null;
+    this.head = (this.head + 1) & (this.items.length - 1);
+    this.n--;
+    return s;
+  }
+
+  private grow(): void {
+    const cap = this.items.length;
+    const next = new Array<Sequence | null>(cap * 2).fill(null);
+    for (let i = 0; i < this.n; i++) next[i] = this.items[(this.head + i) & (cap - 1)];
+    this.items = next;
+    this.head = 0;
+  }
+}

@@ -1,0 +1,324 @@
+import type { TimingModel } from "../timing/timingModel.js";
+import { SEQUENCE_HASH_SEED } from "../traffic/blockHashes.js";
+import { KvBlockPool } from "./kvBlockPool.js";
+import { outputBlockHash } from "./outputHashes.js";
+import { Sequence } from "./sequence.js";
+import { SequenceQueue } from "./sequenceQueue.js";
+
+/** Scheduler limits and cache settings of one vLLM-like worker. */
+export interface EngineConfig {
+  readonly maxBatchedTokens: number;
+  readonly maxSequences: number;
+  readonly blockSize: number;
+  readonly numGpuBlocks: number;
+  readonly prefixCaching: boolean;
+  /** Prompts with length ≥ this are rejected; generation stops at it. `null` = no limit. */
+  readonly maxModelLen: number | null;
+}
+
+/** Receives admissions as they happen (at pass start). */
+export interface AdmissionObserver {
+  onAdmit(req: number, timeMs: number, reusedTokens: number): void;
+}
+
+/** What a pass emits, delivered by the replay loop at pass end. */
+export const Signal = {
+  /** One output token. */
+  Token: 1,
+  /** One output token and the request is complete. */
+  TokenAndComplete: 2,
+  /** Complete without a token (zero-output request). */
+  Complete: 3,
+  /** Rejected (prompt ≥ max_model_len, or larger than the whole KV cache). */
+  Rejected: 4,
+} as const;
+
+/**
+ * vLLM-v1-like continuous-batching engine (mocker.md §1.3, aisimulate.md §4.3).
+ *
+ * `startPass(now)` executes one forward pass eagerly: it schedules running requests first, then
+ * admits waiting ones (strict FIFO), mutates KV and sequence state to the post-pass state, and
+ * returns the pass duration. The tokens and terminal signals it produced are left in
+ * `signalReq`/`signalKind` for the caller to deliver at `now + duration`.
+ */
+export class VllmEngine {
+  readonly pool: KvBlockPool;
+  private readonly waiting = new SequenceQueue();
+  private running: Sequence[] = [];
+  /** Requests signalled by the last pass, in emission order. */
+  readonly signalReq: number[] = [];
+  readonly signalKind: number[] = [];
+  /** Preemptions over the engine's life. */
+  preemptions = 0;
+  /** Whether the last pass changed anything (scheduled tokens, signalled, or preempted). */
+  lastPassProgressed = false;
+
+  constructor(
+    private readonly config: EngineConfig,
+    private readonly timing: TimingModel,
+    /** Full-block hashes of every request's prompt (RequestTable.blockHashes). */
+    private readonly promptHashes: Float64Array,
+    private readonly observer: AdmissionObserver,
+  ) {
+    this.pool = new KvBlockPool(config.numGpuBlocks);
+  }
+
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  get runningCount(): number {
+    return this.running.length;
+  }
+
+  /** Requests this worker holds (waiting or running). */
+  get inFlight(): number {
+    return this.waiting.length + this.running.length;
+  }
+
+  hasWork(): boolean {
+    return this.waiting.length > 0 || this.running.length > 0;
+  }
+
+  enqueue(seq: Sequence): void {
+    this.waiting.pushBack(seq);
+  }
+
+  /** Builds the engine-side state of a request (capping output at max_model_len). */
+  static makeSequence(
+    req: number,
+    promptLength: number,
+    requestedOutput: number,
+    promptHashOffset: number,
+    promptFullBlocks: number,
+    maxModelLen: number | null,
+  ): Sequence {
+    let maxOutput = requestedOutput;
+    if (maxModelLen !== null && promptLength < maxModelLen && promptLength + maxOutput > maxModelLen) {
+      maxOutput = maxModelLen - promptLength;
+    }
+    return new Sequence(req, promptLength, maxOutput, promptHashOffset, promptFullBlocks);
+  }
+
+  /** Executes one pass starting at `now`; returns its duration in ms. */
+  startPass(now: number): number {
+    const cfg = this.config;
+    const bs = cfg.blockSize;
+    this.signalReq.length = 0;
+    this.signalKind.length = 0;
+    let budget = cfg.maxBatchedTokens;
+    let preempted = false;
+    let prefillCount = 0;
+    let prefillIslSum = 0;
+    let prefillPrefixSum = 0;
+
+    // 1. Running requests first, in queue order.
+    const running = this.running;
+    let i = 0;
+    while (i < running.length && budget > 0) {
+      const s = running[i];
+      const remaining = s.length - s.numComputed;
+      if (remaining <= 0) {
+        i++;
+        continue;
+      }
+      const desired = Math.min(remaining, budget);
+      let currentPreempted = false;
+      while (!this.ensureBlocks(s, s.numComputed + desired)) {
+        // LIFO: the newest running request gives its KV back and is recomputed later.
+        const victim = running[running.length - 1];
+        this.preempt();
+        preempted = true;
+        if (victim === s) {
+          currentPreempted = true;
+          break;
+        }
+      }
+      if (currentPreempted) break;
+      const before = s.numComputed;
+      if (before < s.prefillTarget) {
+        const chunk = Math.min(desired, s.prefillTarget - before);
+        prefillCount++;
+        prefillIslSum += before + chunk;
+        prefillPrefixSum += before;
+      }
+      s.numComputed = before + desired;
+      budget -= desired;
+      if (cfg.prefixCaching) this.registerFullBlocks(s, before, s.numComputed);
+      i++;
+    }
+
+    // 2. Waiting admissions: strict FIFO, none in a pass that preempted.
+    if (!preempted) {
+      while (running.length < cfg.maxSequences && budget > 0 && this.waiting.length > 0) {
+        const s = this.waiting.front();
+        const len = s.length;
+        const knownBlocks = Math.ceil(len / bs);
+        if (
+          (cfg.maxModelLen !== null && s.promptLength >= cfg.maxModelLen) ||
+          (s.admissions === 0 && knownBlocks > cfg.numGpuBlocks)
+        ) {
+          this.waiting.popFront();
+          this.signal(s.req, Signal.Rejected);
+          continue;
+        }
+        let cachedBlocks = 0;
+        let activeCachedBlocks = 0;
+        if (cfg.prefixCaching) {
+          // vLLM recomputes at least the last token for logits: a fully cached context still
+          // leaves its final block to compute.
+          const maxCachedBlocks = Math.floor((len - 1) / bs);
+          const knownHashes = s.promptFullBlocks + s.outputHashes.length;
+          const limit = Math.min(maxCachedBlocks, knownHashes);
+          const pool = this.pool;
+          for (let k = 0; k < limit; k++) {
+            const b = pool.lookup(this.hashOf(s, k));
+            if (b < 0) break;
+            cachedBlocks++;
+            if (pool.isActive(b)) activeCachedBlocks++;
+          }
+        }
+        // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
+        const needed = knownBlocks - activeCachedBlocks;
+        if (needed > this.pool.availableBlocks) break;
+        this.waiting.popFront();
+        for (let k = 0; k < cachedBlocks; k++) {
+          const b = this.pool.lookup(this.hashOf(s, k));
+          this.pool.acquire(b);
+          s.blocks.push(b);
+        }
+        const cachedTokens = cachedBlocks * bs;
+        s.numComputed = cachedTokens;
+        s.prefillTarget = len;
+        s.admissions++;
+        this.observer.onAdmit(s.req, now, cachedTokens);
+        const remaining = len - cachedTokens;
+        const desired = Math.min(remaining, budget);
+        if (!this.ensureBlocks(s, cachedTokens + desired)) {
+          throw new Error("internal: admitted request could not allocate the KV it was admitted for");
+        }
+        prefillCount++;
+        prefillIslSum += cachedTokens + desired;
+        prefillPrefixSum += cachedTokens;
+        s.numComputed = cachedTokens + desired;
+        budget -= desired;
+        if (cfg.prefixCaching) this.registerFullBlocks(s, cachedTokens, s.numComputed);
+        running.push(s);
+      }
+    }
+
+    // 3. Emit: every request whose known tokens are all computed produces one token at pass end.
+    let ready = 0;
+    let activeKv = 0;
+    let write = 0;
+    for (let r = 0; r < running.length; r++) {
+      const s = running[r];
+      const len = s.length;
+      if (s.numComputed < len) {
+        running[write++] = s;
+        continue;
+      }
+      if (s.generated >= s.maxOutput) {
+        // Zero-output request: complete after prefill, no token, not decode work.
+        this.signal(s.req, Signal.Complete);
+        this.releaseBlocks(s);
+        continue;
+      }
+      ready++;
+      activeKv += len;
+      s.generated++;
+      if (s.generated >= s.maxOutput) {
+        this.signal(s.req, Signal.TokenAndComplete);
+        this.releaseBlocks(s);
+      } else {
+        this.signal(s.req, Signal.Token);
+        running[write++] = s;
+      }
+    }
+    running.length = write;
+
+    // A lone request whose context outgrew the whole cache can never be readmitted: reject it
+    // rather than stall the worker (the reference only checks this for fresh requests).
+    if (
+      running.length === 0 &&
+      this.waiting.length > 0 &&
+      this.signalReq.length === 0 &&
+      budget === cfg.maxBatchedTokens
+    ) {
+      const head = this.waiting.front();
+      if (Math.ceil(head.length / bs) > cfg.numGpuBlocks) {
+        this.waiting.popFront();
+        this.signal(head.req, Signal.Rejected);
+      }
+    }
+
+    this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.signalReq.length > 0;
+    const prefillMs =
+      prefillCount > 0
+        ? this.timing.prefillMs(
+            prefillCount,
+            Math.floor(prefillIslSum / prefillCount),
+            Math.floor(prefillPrefixSum / prefillCount),
+          )
+        : 0;
+    const decodeMs =
+      ready > 0 ? this.timing.decodeMs(ready, activeKv, activeKv / ready, cfg.numGpuBlocks * bs) : 0;
+    if (!(prefillMs >= 0 && decodeMs >= 0) || !Number.isFinite(prefillMs + decodeMs)) {
+      throw new Error(`timing model returned a non-finite or negative duration (${prefillMs}, ${decodeMs})`);
+    }
+    return prefillMs + decodeMs;
+  }
+
+  private signal(req: number, kind: number): void {
+    this.signalReq.push(req);
+    this.signalKind.push(kind);
+  }
+
+  /** Allocates blocks until `tokens` positions are covered; false when the cache is exhausted. */
+  private ensureBlocks(s: Sequence, tokens: number): boolean {
+    const need = Math.ceil(tokens / this.config.blockSize);
+    const blocks = s.blocks;
+    while (blocks.length < need) {
+      const b = this.pool.allocate();
+      if (b < 0) return false;
+      blocks.push(b);
+    }
+    return true;
+  }
+
+  /** Makes blocks that became full between `from` and `to` computed tokens visible to lookups. */
+  private registerFullBlocks(s: Sequence, from: number, to: number): void {
+    const bs = this.config.blockSize;
+    const first = Math.floor(from / bs);
+    const end = Math.floor(to / bs);
+    for (let k = first; k < end; k++) {
+      if (k >= s.promptFullBlocks && k - s.promptFullBlocks >= s.outputHashes.length) {
+        const parent = k === 0 ? SEQUENCE_HASH_SEED : this.hashOf(s, k - 1);
+        s.outputHashes.push(outputBlockHash(parent, s.req, k));
+      }
+      this.pool.register(s.blocks[k], this.hashOf(s, k));
+    }
+  }
+
+  private hashOf(s: Sequence, k: number): number {
+    return k < s.promptFullBlocks
+      ? this.promptHashes[s.promptHashOffset + k]
+      : s.outputHashes[k - s.promptFullBlocks];
+  }
+
+  /** LIFO preemption of the newest running request: release its KV, recompute it later. */
+  private preempt(): void {
+    const victim = this.running.pop()!;
+    this.releaseBlocks(victim);
+    victim.numComputed = 0;
+    this.preemptions++;
+    this.waiting.pushFront(victim);
+  }
+
+  /** Leaf first, so a suffix becomes an older LRU entry than its parent. */
+  private releaseBlocks(s: Sequence): void {
+    const blocks = s.blocks;
+    for (let k = blocks.length - 1; k >= 0; k--) this.pool.release(blocks[k]);
+    blocks.length = 0;
+  }
+}

@@ -1,0 +1,120 @@
+import { DDSketch } from "./ddsketch.js";
+
+/** Terminal status of a request (aisimulate.md §6.3 `terminal_status`). */
+export const Terminal = {
+  None: 0,
+  Completed: 1,
+  Rejected: 2,
+} as const;
+
+export const TERMINAL_NAMES = ["", "completed", "rejected"] as const;
+
+/**
+ * Records what happens to each request, as columns indexed by request row (mocker.md §4.4,
+ * aisimulate.md §5.5). Latency distributions are derived once at the end (`summary.ts`).
+ *
+ * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
+ * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
+ * held per request and folded in at completion, so only completed requests contribute (as the
+ * reference folds gaps at terminal time).
+ */
+export class Collector {
+  readonly arrival: Float64Array;
+  readonly dispatched: Float64Array;
+  readonly firstAdmit: Float64Array;
+  readonly firstToken: Float64Array;
+  readonly secondToken: Float64Array;
+  readonly lastToken: Float64Array;
+  readonly terminal: Float64Array;
+  readonly tokens: Int32Array;
+  readonly reusedMax: Int32Array;
+  readonly reusedFirst: Int32Array;
+  readonly admissions: Int32Array;
+  readonly worker: Int32Array;
+  readonly status: Uint8Array;
+  /** Per-admission history (only kept when per-request records are captured). */
+  readonly admissionLog: { ordinal: number; at: number; reused: number }[][] | null;
+  readonly itl = new DDSketch();
+  readonly perUserThroughput = new DDSketch();
+  arrived = 0;
+  /** Admissions over the run (1-based ordinal of the latest). */
+  admissionCount = 0;
+  private readonly heldGaps: (number[] | null)[] | null;
+
+  constructor(count: number, opts: { holdGapsUntilTerminal: boolean; captureHistory: boolean }) {
+    this.arrival = new Float64Array(count).fill(Number.NaN);
+    this.dispatched = new Float64Array(count).fill(Number.NaN);
+    this.firstAdmit = new Float64Array(count).fill(Number.NaN);
+    this.firstToken = new Float64Array(count).fill(Number.NaN);
+    this.secondToken = new Float64Array(count).fill(Number.NaN);
+    this.lastToken = new Float64Array(count).fill(Number.NaN);
+    this.terminal = new Float64Array(count).fill(Number.NaN);
+    this.tokens = new Int32Array(count);
+    this.reusedMax = new Int32Array(count);
+    this.reusedFirst = new Int32Array(count);
+    this.admissions = new Int32Array(count);
+    this.worker = new Int32Array(count).fill(-1);
+    this.status = new Uint8Array(count);
+    this.heldGaps = opts.holdGapsUntilTerminal ? new Array<number[] | null>(count).fill(null) : null;
+    this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;
+  }
+
+  onArrival(req: number, t: number): void {
+    this.arrival[req] = t;
+    this.arrived++;
+  }
+
+  onDispatch(req: number, t: number, worker: number): void {
+    this.dispatched[req] = t;
+    this.worker[req] = worker;
+  }
+
+  onAdmit(req: number, t: number, reusedTokens: number): void {
+    this.admissionCount++;
+    if (this.admissions[req]++ === 0) {
+      this.firstAdmit[req] = t;
+      this.reusedFirst[req] = reusedTokens;
+    }
+    if (reusedTokens > this.reusedMax[req]) this.reusedMax[req] = reusedTokens;
+    if (this.admissionLog !== null)
+      this.admissionLog[req].push({ ordinal: this.admissionCount, at: t, reused: reusedTokens });
+  }
+
+  onToken(req: number, t: number): void {
+    const n = this.tokens[req]++;
+    if (n === 0) {
+      this.firstToken[req] = t;
+    } else {
+      if (n === 1) this.secondToken[req] = t;
+      const gap = t - this.lastToken[req];
+      if (this.heldGaps === null) {
+        this.foldGap(gap);
+      } else {
+        let held = this.heldGaps[req];
+        if (held === null) {
+          held = [];
+          this.heldGaps[req] = held;
+        }
+        held.push(gap);
+      }
+    }
+    this.lastToken[req] = t;
+  }
+
+  onTerminal(req: number, t: number, status: number): void {
+    this.terminal[req] = t;
+    this.status[req] = status;
+    if (this.heldGaps !== null) {
+      const held = this.heldGaps[req];
+      if (held !== null) {
+        if (status === Terminal.Completed) for (let i = 0; i < held.length; i++) this.foldGap(held[i]);
+        this.heldGaps[req] = null;
+      }
+    }
+  }
+
+  private foldGap(gap: number): void {
+    this.itl.add(gap);
+    if (gap > 0) this.perUserThroughput.add(1000 / gap);
+  }
+}

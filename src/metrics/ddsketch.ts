@@ -1,0 +1,241 @@
+/**
+ * DDSketch: a relative-accuracy quantile sketch (Masson, Rim & Lee, VLDB 2019), hand-written to
+ * reproduce the semantics of the Rust `sketches-ddsketch` crate that the aisimulate collector uses
+ * for its streaming distributions (ITL gaps and per-user output throughput; aisimulate.md §6.2,
+ * mocker.md §4.5).
+ *
+ * Mapping: `gamma = (1 + α)/(1 − α)`, `key(v) = ceil(ln v / ln gamma) + offset` for `v > minValue`,
+ * where `offset = 1 − trunc(ln(minValue)/ln gamma)` keeps every positive key ≥ 1. Bucket `k` holds
+ * `(gamma^(k−offset−1), gamma^(k−offset)]` and is represented by `2·gamma^(k−offset)/(1 + gamma)`,
+ * which is within relative error α of every value in the bucket.
+ *
+ * Values `≤ minValue` (including any negative value) go to a separate zero bucket represented by 0;
+ * the sketch is meant for non-negative samples. Non-finite samples are dropped entirely.
+ *
+ * Bins live in a dense `Float64Array` window that grows by doubling up to `maxBins`. When the keys
+ * would span more than `maxBins` bins, the lowest bins are collapsed into the lowest kept bin, so
+ * the upper quantiles stay accurate and the lowest ones degrade (the crate's behaviour, without its
+ * 128-bin growth-step quirks).
+ *
+ * `count`, `min`, `max` and `sum` are exact; `mean` and (population) `variance` use Welford's
+ * update, weighted for `addMany`.
+ */
+
+export interface DDSketchOptions {
+  /** Relative accuracy α; default 0.001. */
+  readonly relativeAccuracy?: number;
+  /** Bin limit; default 32,768. */
+  readonly maxBins?: number;
+  /** Values at or below this go to the zero bucket; default 1e-9 (the crate's default). */
+  readonly minValue?: number;
+}
+
+export const DEFAULT_RELATIVE_ACCURACY = 0.001;
+export const DEFAULT_MAX_BINS = 32_768;
+export const DEFAULT_MIN_VALUE = 1e-9;
+const INITIAL_BINS = 128;
+
+export class DDSketch {
+  readonly relativeAccuracy: number;
+  readonly maxBins: number;
+  readonly minValue: number;
+  readonly gamma: number;
+  private readonly gammaLn: number;
+  private readonly offset: number;
+
+  /** Dense counts; `bins[i]` is the count of key `lo + i`. Empty until the first positive sample. */
+  private bins: Float64Array = new Float64Array(0);
+  private lo = 0;
+  /** Lowest / highest non-empty key (valid while `storeCount > 0`). */
+  private minKey = 0;
+  private maxKey = 0;
+  private storeCount = 0;
+  private zeroCount = 0;
+
+  private n = 0;
+  private minV = Number.POSITIVE_INFINITY;
+  private maxV = Number.NEGATIVE_INFINITY;
+  private total = 0;
+  private wMean = 0;
+  private wM2 = 0;
+
+  constructor(options: DDSketchOptions = {}) {
+    const alpha = options.relativeAccuracy ?? DEFAULT_RELATIVE_ACCURACY;
+    const maxBins = options.maxBins ?? DEFAULT_MAX_BINS;
+    const minValue = options.minValue ?? DEFAULT_MIN_VALUE;
+    if (!(alpha > 0 && alpha < 1)) throw new RangeError(`relativeAccuracy must be in (0, 1), got ${alpha}`);
+    if (!Number.isInteger(maxBins) || maxBins < 1) throw new RangeError(`maxBins must be a positive integer`);
+    if (!(minValue > 0 && Number.isFinite(minValue))) throw new RangeError(`minValue must be positive`);
+    this.relativeAccuracy = alpha;
+    this.maxBins = maxBins;
+    this.minValue = minValue;
+    const x = (2 * alpha) / (1 - alpha);
+    this.gamma = 1 + x;
+    this.gammaLn = Math.log1p(x);
+    this.offset = 1 - Math.trunc(Math.log(minValue) / this.gammaLn);
+  }
+
+  /** Number of samples kept (non-finite samples are not counted). */
+  get count(): number {
+    return this.n;
+  }
+  /** Exact smallest sample; NaN when empty. */
+  get min(): number {
+    return this.n === 0 ? Number.NaN : this.minV;
+  }
+  /** Exact largest sample; NaN when empty. */
+  get max(): number {
+    return this.n === 0 ? Number.NaN : this.maxV;
+  }
+  /** Plain running sum of the samples; 0 when empty. */
+  get sum(): number {
+    return this.total;
+  }
+  /** Welford mean; 0 when empty. */
+  get mean(): number {
+    return this.wMean;
+  }
+  /** Welford population variance (÷n); 0 when empty. */
+  get variance(): number {
+    return this.n === 0 ? 0 : Math.max(0, this.wM2 / this.n);
+  }
+  /** Bins currently allocated (≤ maxBins); for tests and diagnostics. */
+  get allocatedBins(): number {
+    return this.bins.length;
+  }
+
+  /** Bucket key of a value (0 = zero bucket). */
+  key(value: number): number {
+    return value > this.minValue ? Math.ceil(Math.log(value) / this.gammaLn) + this.offset : 0;
+  }
+
+  /** Representative value of a bucket key: `2·gamma^(k−offset)/(1+gamma)`, 0 for the zero bucket. */
+  value(key: number): number {
+    return key === 0 ? 0 : (2 * Math.exp((key - this.offset) * this.gammaLn)) / (1 + this.gamma);
+  }
+
+  add(value: number): void {
+    this.addMany(value, 1);
+  }
+
+  /** Adds `value` `count` times in O(1) (amortised). `count` must be a non-negative safe integer. */
+  addMany(value: number, count: number): void {
+    if (!Number.isSafeInteger(count) || count < 0) {
+      throw new RangeError(`count must be a non-negative integer, got ${count}`);
+    }
+    if (count === 0 || !Number.isFinite(value)) return;
+    if (value > this.minValue) this.addKey(this.key(value), count);
+    else this.zeroCount += count;
+
+    const n = this.n + count;
+    const delta = value - this.wMean;
+    this.wMean += (delta * count) / n;
+    this.wM2 += delta * (value - this.wMean) * count;
+    this.n = n;
+    this.total += value * count;
+    if (value < this.minV) this.minV = value;
+    if (value > this.maxV) this.maxV = value;
+  }
+
+  /**
+   * Value at quantile `q`: `q ≤ 0` → exact min, `q ≥ 1` → exact max; otherwise the representative
+   * value of the bucket holding 0-based rank `floor(q·(count−1))`, clamped to [min, max]
+   * (the crate's `key_at_rank(floor(q·(n−1)) + 1)` with a 1-based rank). NaN when empty.
+   */
+  quantile(q: number): number {
+    if (Number.isNaN(q)) throw new RangeError("quantile must be a number");
+    if (this.n === 0) return Number.NaN;
+    if (q <= 0) return this.minV;
+    if (q >= 1) return this.maxV;
+    const rank = Math.floor(q * (this.n - 1));
+    const v = rank < this.zeroCount ? 0 : this.value(this.keyAtRank(rank - this.zeroCount));
+    return Math.min(Math.max(v, this.minV), this.maxV);
+  }
+
+  /** Key of the bucket holding 0-based rank `rank` among the positive samples. */
+  private keyAtRank(rank: number): number {
+    const bins = this.bins;
+    const end = this.maxKey - this.lo;
+    let acc = 0;
+    for (let i = this.minKey - this.lo; i <= end; i++) {
+      acc += bins[i];
+      if (acc > rank) return this.lo + i;
+    }
+    return this.maxKey;
+  }
+
+  private addKey(key: number, count: number): void {
+    if (this.storeCount === 0) {
+      if (this.bins.length === 0) this.bins = new Float64Array(Math.min(INITIAL_BINS, this.maxBins));
+      this.lo = key - (this.bins.length >> 1);
+      this.minKey = key;
+      this.maxKey = key;
+    } else {
+      let k = key;
+      if (k > this.maxKey && k - this.minKey >= this.maxBins) {
+        // New top key: keep the window [k − maxBins + 1, k] and fold everything below it.
+        this.relayout(k - this.maxBins + 1, this.maxBins);
+      } else if (k < this.maxKey - this.maxBins + 1) {
+        // Too far below the top: collapse into the lowest bin of the full window.
+        k = this.maxKey - this.maxBins + 1;
+      }
+      if (k < this.lo || k >= this.lo + this.bins.length) this.grow(k);
+      if (k < this.minKey) this.minKey = k;
+      if (k > this.maxKey) this.maxKey = k;
+      this.bins[k - this.lo] += count;
+      this.storeCount += count;
+      return;
+    }
+    this.bins[key - this.lo] += count;
+    this.storeCount += count;
+  }
+
+  /** Resizes / recentres the window so it covers [min(minKey,k), max(maxKey,k)] (span ≤ maxBins). */
+  private grow(k: number): void {
+    const newMin = Math.min(this.minKey, k);
+    const newMax = Math.max(this.maxKey, k);
+    const span = newMax - newMin + 1;
+    let cap = Math.max(this.bins.length, 1);
+    while (cap < 2 * span && cap < this.maxBins) cap *= 2;
+    cap = Math.min(cap, this.maxBins);
+    const slack = cap - span;
+    // Leave most of the slack on the side the keys are moving towards.
+    const newLo = k > this.maxKey ? newMin - (slack >> 2) : newMax - cap + 1 + (slack >> 2);
+    this.relayout(newLo, cap);
+  }
+
+  /**
+   * Moves the counts into a window starting at `newLo` with `newCap` bins (reusing the buffer when
+   * the size is unchanged); counts of keys below `newLo` are folded into key `newLo`.
+   * Precondition: `maxKey < newLo + newCap` or every key is below `newLo`.
+   */
+  private relayout(newLo: number, newCap: number): void {
+    const old = this.bins;
+    const oldLo = this.lo;
+    let folded = 0;
+    const foldEnd = Math.min(newLo, this.maxKey + 1);
+    for (let key = this.minKey; key < foldEnd; key++) folded += old[key - oldLo];
+    const keepFrom = Math.max(this.minKey, newLo);
+    const target = newCap === old.length ? old : new Float64Array(newCap);
+    if (keepFrom <= this.maxKey) {
+      const src = keepFrom - oldLo;
+      const srcEnd = this.maxKey - oldLo + 1;
+      const dst = keepFrom - newLo;
+      const dstEnd = dst + (srcEnd - src);
+      if (target === old) {
+        old.copyWithin(dst, src, srcEnd);
+        old.fill(0, 0, dst);
+        old.fill(0, dstEnd);
+      } else {
+        target.set(old.subarray(src, srcEnd), dst);
+      }
+    } else if (target === old) {
+      old.fill(0);
+    }
+    if (folded > 0) target[0] += folded;
+    this.bins = target;
+    this.lo = newLo;
+    this.minKey = keepFrom;
+    if (folded > 0) this.minKey = newLo;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Summary statistics of a latency distribution, in the two flavours of the aisimulate collector
+ * (aisimulate.md §6.2, mocker.md §4.5):
+ *
+ * - exact (vector) distributions — ttft, ttst, tpot, e2e: nearest-rank percentile at
+ *   `rank = round((n−1)·p/100)` clamped to [0, n−1] (no interpolation), arithmetic mean,
+ *   population std (÷n);
+ * - streaming distributions — itl, per-user output throughput: a DDSketch queried at
+ *   `q = (rank + 0.5)/(n − 1)` (1.0 at the top rank and for n = 1) so the sketch lands on the same
+ *   rounded rank; min/max exact, mean/std via Welford.
+ *
+ * Empty distributions report every statistic as 0.
+ */
+import type { DDSketch } from "./ddsketch.js";
+
+export interface DistStats {
+  mean: number;
+  min: number;
+  max: number;
+  median: number;
+  p75: number;
+  p90: number;
+  p95: number;
+  p99: number;
+  std: number;
+}
+
+/** Statistic names in serialization order (the `{mean,…,std}_<name>` families of §6.2). */
+export const STAT_NAMES: readonly (keyof DistStats)[] = [
+  "mean",
+  "min",
+  "max",
+  "median",
+  "p75",
+  "p90",
+  "p95",
+  "p99",
+  "std",
+];
+
+const ZERO_STATS: DistStats = { mean: 0, min: 0, max: 0, median: 0, p75: 0, p90: 0, p95: 0, p99: 0, std: 0 };
+
+export function emptyStats(): DistStats {
+  return { ...ZERO_STATS };
+}
+
+/** Nearest rank of percentile `p` (0–100) among `n ≥ 1` sorted samples: `round((n−1)·p/100)`, clamped. */
+export function nearestRank(n: number, p: number): number {
+  const r = Math.round(((n - 1) * p) / 100);
+  return Math.min(Math.max(r, 0), n - 1);
+}
+
+/**
+ * Exact statistics of `values[0..n)`. The input is NOT modified: the finite samples are copied into a
+ * fresh `Float64Array` which is sorted (numeric typed-array sort). Non-finite samples are dropped
+ * (they do not count towards n). Mean and std are summed in input order; std is the two-pass
+ * population standard deviation.
+ */
+export function exactStats(values: Float64Array, n: number = values.length): DistStats {
+  const limit = Math.min(Math.max(0, Math.trunc(n)), values.length);
+  const sorted = new Float64Array(limit);
+  let m = 0;
+  let sum = 0;
+  for (let i = 0; i < limit; i++) {
+    const v = values[i];
+    if (Number.isFinite(v)) {
+      sorted[m++] = v;
+      sum += v;
+    }
+  }
+  if (m === 0) return emptyStats();
+  const mean = sum / m;
+  let ss = 0;
+  for (let i = 0; i < m; i++) {
+    const d = sorted[i] - mean;
+    ss += d * d;
+  }
+  const xs = m === limit ? sorted : sorted.subarray(0, m);
+  xs.sort();
+  const at = (p: number): number => xs[nearestRank(m, p)];
+  return {
+    mean,
+    min: xs[0],
+    max: xs[m - 1],
+    median: at(50),
+    p75: at(75),
+    p90: at(90),
+    p95: at(95),
+    p99: at(99),
+    std: Math.sqrt(ss / m),
+  };
+}
+
+/** Sketch quantile argument that lands on the rounded nearest rank of percentile `p`. */
+export function sketchQuantileFor(n: number, p: number): number {
+  const rank = nearestRank(n, p);
+  return n <= 1 || rank >= n - 1 ? 1.0 : (rank + 0.5) / (n - 1);
+}
+
+/** Statistics of a DDSketch with the same rounded-rank percentile definition as `exactStats`. */
+export function sketchStats(s: DDSketch): DistStats {
+  const n = s.count;
+  if (n === 0) return emptyStats();
+  const at = (p: number): number => s.quantile(sketchQuantileFor(n, p));
+  return {
+    mean: s.mean,
+    min: s.min,
+    max: s.max,
+    median: at(50),
+    p75: at(75),
+    p90: at(90),
+    p95: at(95),
+    p99: at(99),
+    std: Math.sqrt(s.variance),
+  };
+}
+
+/**
+ * Writes `{mean,min,max,median,p75,p90,p95,p99,std}_<name>` into `target`, e.g. `name = "ttft_ms"` gives
+ * `mean_ttft_ms … std_ttft_ms`; `name = "output_token_throughput_per_user"` gives
+ * `std_output_token_throughput_per_user`. Returns `target`.
+ */
+export function putStats<T extends Record<string, number>>(target: T, name: string, stats: DistStats): T {
+  const rec = target as Record<string, number>;
+  for (const k of STAT_NAMES) rec[`${k}_${name}`] = stats[k];
+  return target;
+}

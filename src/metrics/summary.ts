@@ -1,0 +1,113 @@
+import type { SlaSpec } from "../config/runSpec.js";
+import type { ReplayResult } from "../sim/replay.js";
+import { Terminal } from "./collector.js";
+import { exactStats, putStats, sketchStats } from "./distribution.js";
+import { hasSla, isGood } from "./goodput.js";
+
+export type Summary = Record<string, number>;
+
+/** Summary keys that depend on host speed; they are the only keys that differ between two runs. */
+export const HOST_TIME_KEYS = [
+  "wall_time_ms",
+  "processed_tokens_per_s",
+  "processed_output_tokens_per_s",
+] as const;
+
+/**
+ * The `summary` object of prediction.json (aisimulate.md §6.2; definitions in docs/metrics.md).
+ * Populations: a request is *completed* iff it was admitted and terminated Completed; rejected or
+ * unfinished requests count only in `num_requests`.
+ */
+export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary {
+  const c = result.collector;
+  const table = result.table;
+  const n = table.count;
+  const ttft = new Float64Array(n);
+  const ttst = new Float64Array(n);
+  const tpot = new Float64Array(n);
+  const e2e = new Float64Array(n);
+  let nTtft = 0;
+  let nTtst = 0;
+  let nTpot = 0;
+  let completed = 0;
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let reusedMax = 0;
+  let reusedFirst = 0;
+  let durationMs = 0;
+  let good = 0;
+  let goodOutput = 0;
+  const slaSet = hasSla(sla);
+
+  for (let r = 0; r < n; r++) {
+    if (c.status[r] !== Terminal.Completed || c.admissions[r] === 0) continue;
+    completed++;
+    const tokens = c.tokens[r];
+    inputTokens += table.inputLength[r];
+    outputTokens += tokens;
+    reusedMax += c.reusedMax[r];
+    reusedFirst += c.reusedFirst[r];
+    if (c.terminal[r] > durationMs) durationMs = c.terminal[r];
+    let rTtft: number | null = null;
+    let rE2e: number | null = null;
+    if (tokens >= 1) {
+      rTtft = Math.max(0, c.firstToken[r] - c.arrival[r]);
+      rE2e = c.lastToken[r] - c.arrival[r];
+      ttft[nTtft++] = rTtft;
+      e2e[nTtft - 1] = rE2e;
+    }
+    if (tokens >= 2) {
+      ttst[nTtst++] = c.secondToken[r] - c.firstToken[r];
+      tpot[nTpot++] = (c.lastToken[r] - c.firstToken[r]) / (tokens - 1);
+    }
+    if (slaSet && isGood(sla, rTtft, rE2e, tokens)) {
+      good++;
+      goodOutput += tokens;
+    }
+  }
+
+  const durationS = Math.max(durationMs / 1000, 1e-9);
+  const wallS = Math.max(result.wallTimeMs / 1000, 1e-9);
+  const gpuHours =
+    (result.prefillWorkerSeconds * result.prefillGpusPerWorker +
+      result.decodeWorkerSeconds * result.decodeGpusPerWorker) /
+    3600;
+
+  const s: Summary = {
+    num_requests: c.arrived,
+    completed_requests: completed,
+    total_input_tokens: inputTokens,
+    total_output_tokens: outputTokens,
+    duration_ms: durationMs,
+    wall_time_ms: result.wallTimeMs,
+    request_throughput_rps: completed / durationS,
+    input_throughput_tok_s: inputTokens / durationS,
+    output_throughput_tok_s: outputTokens / durationS,
+    total_throughput_tok_s: (inputTokens + outputTokens) / durationS,
+    prefill_worker_seconds: result.prefillWorkerSeconds,
+    decode_worker_seconds: result.decodeWorkerSeconds,
+    prefill_gpus_per_worker: result.prefillGpusPerWorker,
+    decode_gpus_per_worker: result.decodeGpusPerWorker,
+    gpu_hours: gpuHours,
+  };
+  if (slaSet) {
+    s.goodput_completed_requests = good;
+    s.goodput_request_throughput_rps = good / durationS;
+    s.goodput_output_throughput_tok_s = goodOutput / durationS;
+  }
+  s.processed_tokens = inputTokens + outputTokens;
+  s.processed_tokens_per_s = (inputTokens + outputTokens) / wallS;
+  s.processed_output_tokens_per_s = outputTokens / wallS;
+  s.prefix_cache_reused_ratio = inputTokens > 0 ? reusedMax / inputTokens : 0;
+  s.first_admission_prefix_cache_reused_ratio = inputTokens > 0 ? reusedFirst / inputTokens : 0;
+  s.num_ttft_samples = nTtft;
+  s.num_tpot_samples = nTpot;
+  s.num_e2e_latency_samples = nTtft;
+  putStats(s, "ttft_ms", exactStats(ttft, nTtft));
+  putStats(s, "ttst_ms", exactStats(ttst, nTtst));
+  putStats(s, "tpot_ms", exactStats(tpot, nTpot));
+  putStats(s, "itl_ms", sketchStats(c.itl));
+  putStats(s, "e2e_latency_ms", exactStats(e2e, nTtft));
+  putStats(s, "output_token_throughput_per_user", sketchStats(c.perUserThroughput));
+  return s;
+}

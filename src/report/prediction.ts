@@ -1,0 +1,34 @@
+import type { RunSpec } from "../config/runSpec.js";
+import { buildSummary, type Summary } from "../metrics/summary.js";
+import type { ReplayResult } from "../sim/replay.js";
+import { buildPerRequest, type PerRequestRecord } from "./perRequest.js";
+
+/** The document written as prediction.json (aisimulate.md §6.1). */
+export interface Prediction {
+  summary: Summary;
+  /** `null` until the Planner exists (and when it is disabled). */
+  planner: null;
+  /** Filled only with `--capture-per-request`; otherwise empty. */
+  per_request: PerRequestRecord[];
+  coverage: {
+    capture_per_request: boolean;
+    capture_planner_details: boolean;
+    capture_canonical_evidence: boolean;
+    per_request_records: number;
+  };
+}
+
+export function buildPrediction(spec: RunSpec, result: ReplayResult, capturePerRequest: boolean): Prediction {
+  const perRequest = capturePerRequest ? buildPerRequest(result) : [];
+  return {
+    summary: buildSummary(result, spec.sla),
+    planner: null,
+    per_request: perRequest,
+    coverage: {
+      capture_per_request: capturePerRequest,
+      capture_planner_details: false,
+      capture_canonical_evidence: false,
+      per_request_records: perRequest.length,
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * The AIPerf-style console summary printed by `predict` (aisimulate.md §1.5; layout of Dynamo's
+ * `replay/reporting.py format_report_table`): a title line, a box-drawn table with heavy borders
+ * and right-aligned numbers, then the wall-time and prefix-cache lines. No colours.
+ */
+import Table from "cli-table3";
+
+export const SUMMARY_TITLE = "NVIDIA AIPerf | LLM Metrics";
+export const STAT_COLUMNS = ["avg", "min", "max", "p99", "p90", "p75", "std"] as const;
+
+export type Summary = Readonly<Record<string, number | null | undefined>>;
+
+/** Distribution rows: label and key suffix (`mean_<suffix>` must be present for the row to appear). */
+const STAT_ROWS: readonly (readonly [string, string])[] = [
+  ["Time to First Token (ms)", "ttft_ms"],
+  ["Time to Second Token (ms)", "ttst_ms"],
+  ["Request Latency (ms)", "e2e_latency_ms"],
+  ["Inter Token Latency (ms)", "itl_ms"],
+  ["Output Token Throughput Per User (tokens/sec/user)", "output_token_throughput_per_user"],
+];
+
+/** Key prefixes feeding the avg, min, max, p99, p90, p75, std columns. */
+const STAT_PREFIXES = ["mean", "min", "max", "p99", "p90", "p75", "std"] as const;
+
+const NA = "N/A";
+
+function groupThousands(digits: string): string {
+  let out = "";
+  const head = digits.length % 3;
+  if (head > 0) out = digits.slice(0, head);
+  for (let i = head; i < digits.length; i += 3) out += (out.length > 0 ? "," : "") + digits.slice(i, i + 3);
+  return out;
+}
+
+/**
+ * Formats like Python's `f"{v:,.2f}"`: thousands separators, exactly two decimals, correct rounding
+ * of the exact binary value with ties to even, `-0.00` for negative values that round to zero,
+ * `nan` / `inf` / `-inf`; `null`/`undefined` → `N/A`. Locale-independent.
+ */
+export function formatNumber(value: number | null | undefined): string {
+  if (value == null) return NA;
+  if (Number.isNaN(value)) return "nan";
+  const negative = value < 0 || Object.is(value, -0);
+  const a = Math.abs(value);
+  if (a === Number.POSITIVE_INFINITY) return negative ? "-inf" : "inf";
+  let intDigits: string;
+  let frac: string;
+  if (a >= 1e21) {
+    // Integral (≥ 2^53): BigInt gives the exact decimal expansion.
+    intDigits = BigInt(a).toString();
+    frac = "00";
+  } else {
+    const whole = Math.floor(a);
+    const eighths = (a - whole) * 8; // exact: the subtraction and the scaling by 8 do not round
+    if (Number.isInteger(eighths) && eighths % 2 === 1) {
+      // Exact tie at the third decimal (x.125, x.375, x.625, x.875): round half to even like Python
+      // (Number#toFixed would round these away from zero).
+      intDigits = BigInt(whole).toString();
+      frac = ["12", "38", "62", "88"][(eighths - 1) / 2];
+    } else {
+      const fixed = a.toFixed(2);
+      const dot = fixed.indexOf(".");
+      intDigits = fixed.slice(0, dot);
+      frac = fixed.slice(dot + 1);
+    }
+  }
+  return (negative ? "-" : "") + groupThousands(intDigits) + "." + frac;
+}
+
+function present(summary: Summary, key: string): boolean {
+  return Object.hasOwn(summary, key) && summary[key] !== undefined;
+}
+
+function buildRows(summary: Summary): string[][] {
+  const rows: string[][] = [];
+  for (const [label, suffix] of STAT_ROWS) {
+    if (!present(summary, `mean_${suffix}`)) continue;
+    rows.push([label, ...STAT_PREFIXES.map((p) => formatNumber(summary[`${p}_${suffix}`]))]);
+  }
+  const single = (label: string, value: number | null | undefined): string[] => [
+    label,
+    formatNumber(value),
+    ...STAT_COLUMNS.slice(1).map(() => NA),
+  ];
+  rows.push(single("Output Token Throughput (tokens/sec)", summary["output_throughput_tok_s"]));
+  rows.push(single("Request Throughput (requests/sec)", summary["request_throughput_rps"]));
+  const count = present(summary, "completed_requests")
+    ? summary["completed_requests"]
+    : summary["num_requests"];
+  rows.push(single("Request Count (requests)", count));
+  return rows;
+}
+
+/** The table alone (no title, no trailing lines). */
+export function renderMetricsTable(rows: readonly (readonly string[])[]): string {
+  const table = new Table({
+    head: ["Metric", ...STAT_COLUMNS],
+    colAligns: ["left", ...STAT_COLUMNS.map(() => "right" as const)],
+    chars: {
+      top: "━",
+      "top-mid": "┳",
+      "top-left": "┏",
+      "top-right": "┓",
+      bottom: "━",
+      "bottom-mid": "┴",
+      "bottom-left": "└",
+      "bottom-right": "┘",
+      left: "┃",
+      "left-mid": "┡",
+      mid: "━",
+      "mid-mid": "╇",
+      right: "┃",
+      "right-mid": "┩",
+      middle: "┃",
+    },
+    style: { head: [], border: [], compact: true, "padding-left": 1, "padding-right": 1 },
+  });
+  for (const row of rows) table.push([...row]);
+  return table.toString();
+}
+
+/**
+ * Renders the printed summary: title, table, then `Wall Time (ms)`, `Prefix Cache Reused Ratio`
+ * and `First Admission Prefix Cache Reused Ratio` lines (each only when the key holds a number).
+ * Lines are joined with `\n`, no trailing newline.
+ */
+export function renderSummaryTable(summary: Summary): string {
+  const lines = [SUMMARY_TITLE, renderMetricsTable(buildRows(summary))];
+  const tail: readonly (readonly [string, string])[] = [
+    ["Wall Time (ms)", "wall_time_ms"],
+    ["Prefix Cache Reused Ratio", "prefix_cache_reused_ratio"],
+    ["First Admission Prefix Cache Reused Ratio", "first_admission_prefix_cache_reused_ratio"],
+  ];
+  for (const [label, key] of tail) {
+    const v = summary[key];
+    if (typeof v === "number") lines.push(`${label}: ${formatNumber(v)}`);
+  }
+  return lines.join("\n");
+}

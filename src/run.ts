@@ -1,0 +1,51 @@
+import type { RunSpec } from "./config/runSpec.js";
+import { buildPrediction, type Prediction } from "./report/prediction.js";
+import { Replay, type ReplayResult } from "./sim/replay.js";
+import { loadMooncakeTrace } from "./traffic/mooncake.js";
+import type { RequestTable } from "./traffic/requests.js";
+import { makeSyntheticTable } from "./traffic/synthetic.js";
+
+/** Builds the request table a run spec describes (trace file or synthetic generator). */
+export async function loadWorkload(spec: RunSpec): Promise<RequestTable> {
+  const engineBlockSize = spec.engine.aggregated.blockSize;
+  const source = spec.source;
+  if (source.type === "trace") {
+    return loadMooncakeTrace(source.path, {
+      traceBlockSize: source.blockSize,
+      engineBlockSize,
+      requireTimestamps: spec.load.type === "trace_timestamps",
+    });
+  }
+  const load = spec.load;
+  if (load.type === "trace_timestamps") throw new Error("internal: trace_timestamps with a synthetic source");
+  return makeSyntheticTable({
+    inputTokens: source.inputTokens,
+    outputTokens: source.outputTokens,
+    requests: spec.stop.requests ?? 0,
+    engineBlockSize,
+    arrivals: load,
+  });
+}
+
+export interface RunOutcome {
+  readonly prediction: Prediction;
+  readonly result: ReplayResult;
+}
+
+export interface RunHooks {
+  /** Receives the replay before it starts (to abort it on Ctrl-C, or show progress). */
+  onStart?(replay: Replay): void;
+}
+
+/** Loads the workload, replays it and builds the prediction document. */
+export async function runPrediction(
+  spec: RunSpec,
+  opts: { capturePerRequest: boolean },
+  hooks: RunHooks = {},
+): Promise<RunOutcome> {
+  const table = await loadWorkload(spec);
+  const replay = new Replay(spec, table, { capturePerRequest: opts.capturePerRequest });
+  hooks.onStart?.(replay);
+  const result = await replay.run();
+  return { prediction: buildPrediction(spec, result, opts.capturePerRequest), result };
+}

@@ -1,0 +1,57 @@
+import type { LoadSpec } from "../config/runSpec.js";
+import type { RequestTable } from "../traffic/requests.js";
+
+/**
+ * Decides when each request arrives (mocker.md §4.3):
+ *  - open loop (`trace_timestamps`, `poisson`, `constant_rate`): a session's first turn arrives
+ *    at its authored timestamp ÷ speedup; a later turn arrives `delay ÷ speedup` after the
+ *    previous turn of its session finished.
+ *  - closed loop (`concurrency: N`): at most N sessions are active; sessions start in file order
+ *    as slots free, a session holds its slot through all turns and think time, and a request's
+ *    arrival time is its dispatch time.
+ * It only computes times; the replay loop owns the clock and the event queue.
+ */
+export class ArrivalPlan {
+  readonly closedLoop: boolean;
+  private readonly speedup: number;
+  private readonly concurrency: number;
+  private nextSession = 0;
+
+  constructor(
+    private readonly table: RequestTable,
+    load: LoadSpec,
+  ) {
+    this.closedLoop = load.type === "concurrency";
+    this.speedup = load.type === "trace_timestamps" ? load.speedup : 1;
+    this.concurrency = load.type === "concurrency" ? load.concurrency : 0;
+  }
+
+  /** Calls `schedule(row, time)` for every request that is ready at the start. */
+  seed(schedule: (row: number, time: number) => void): void {
+    const t = this.table;
+    if (this.closedLoop) {
+      const n = Math.min(this.concurrency, t.sessionCount);
+      for (let s = 0; s < n; s++) schedule(t.sessionFirstRow[s], 0);
+      this.nextSession = n;
+      return;
+    }
+    for (let s = 0; s < t.sessionCount; s++) {
+      const row = t.sessionFirstRow[s];
+      schedule(row, t.timestampMs[row] / this.speedup);
+    }
+    this.nextSession = t.sessionCount;
+  }
+
+  /** A request reached a terminal state at `now`: schedules what that makes ready. */
+  onTerminal(row: number, now: number, schedule: (row: number, time: number) => void): void {
+    const t = this.table;
+    const next = t.nextTurnRow[row];
+    if (next >= 0) {
+      schedule(next, now + t.delayAfterPreviousMs[next] / this.speedup);
+      return;
+    }
+    if (this.closedLoop && this.nextSession < t.sessionCount) {
+      schedule(t.sessionFirstRow[this.nextSession++], now);
+    }
+  }
+}

@@ -1,0 +1,17 @@
+import type { TimingModel } from "./timingModel.js";
+
+/** Constant cost per non-empty prefill batch and per non-empty decode pass (aisimulate.md §4.1). */
+export class FixedTiming implements TimingModel {
+  constructor(
+    private readonly prefill: number,
+    private readonly decode: number,
+  ) {}
+
+  prefillMs(batchCount: number, _meanIsl: number, _meanPrefix: number): number {
+    return batchCount > 0 ? this.prefill : 0;
+  }
+
+  decodeMs(batch: number, _activeKvTokens: number, _meanContext: number, _totalKvTokens: number): number {
+    return batch > 0 ? this.decode : 0;
+  }
+}

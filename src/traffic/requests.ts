@@ -1,0 +1,36 @@
+/**
+ * The workload as columns: one row per request (a Mooncake row, or one synthetic request), in
+ * file/generation order. Memory is a few typed arrays, not one object per request.
+ *
+ * Engine-block hashes are precomputed per request (see `blockHashes.ts`): request `i` owns
+ * `blockHashes[blockOffsets[i] .. blockOffsets[i+1])`, the chained sequence hashes of its *full*
+ * engine blocks of prompt tokens (mocker.md §6.1). A trailing partial block has no hash.
+ */
+export interface RequestTable {
+  readonly count: number;
+  /** Authored arrival time in ms, normalized so the first session starts at 0 (NaN when absent). */
+  readonly timestampMs: Float64Array;
+  readonly inputLength: Int32Array;
+  readonly outputLength: Int32Array;
+  /** Session index (0-based, dense). Rows without `session_id` get a session of their own. */
+  readonly session: Int32Array;
+  /** Turn index within the session (0 for the first). */
+  readonly turn: Int32Array;
+  /** Delay before this turn once the previous turn completed, ms (0 for first turns). */
+  readonly delayAfterPreviousMs: Float64Array;
+  readonly blockOffsets: Int32Array;
+  /** Sequence hashes as non-negative integers below 2^53 (exact in a double). */
+  readonly blockHashes: Float64Array;
+  /** Engine block size the hashes were computed for. */
+  readonly engineBlockSize: number;
+  /** Authored `request_id` per row, or null. */
+  readonly requestIds: ReadonlyArray<string | null>;
+  /** Authored `session_id` per session index, or null for implicit sessions. */
+  readonly sessionIds: ReadonlyArray<string | null>;
+  /** Number of sessions. */
+  readonly sessionCount: number;
+  /** Row index of the first turn of each session (sessions are in order of first appearance). */
+  readonly sessionFirstRow: Int32Array;
+  /** Row index of the next turn of the same session, or -1. */
+  readonly nextTurnRow: Int32Array;
+}

@@ -1,0 +1,112 @@
+/**
+ * Synthetic workload (aisimulate.md §2.1 `source.type: synthetic`, §3 legacy materialization): fixed
+ * ISL/OSL, every request its own single-turn session, prompts unique per request (no prefix sharing).
+ */
+import { Prng } from "../util/prng.js";
+import { fullBlockCount, hashPrompts } from "./blockHashes.js";
+import type { RequestTable } from "./requests.js";
+
+export type SyntheticArrivals =
+  /** Closed loop: arrival is stamped at dispatch by the driver, so timestamps are NaN. */
+  | { readonly type: "concurrency" }
+  /** Open loop: t0 = 0, exponential gaps with mean 1000/rate ms from a seeded PRNG. */
+  | { readonly type: "poisson"; readonly requestsPerSecond: number; readonly seed: number }
+  /** Open loop: t_i = i · 1000/rate ms. */
+  | { readonly type: "constant_rate"; readonly requestsPerSecond: number };
+
+export interface SyntheticOptions {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly requests: number;
+  readonly engineBlockSize: number;
+  readonly arrivals: SyntheticArrivals;
+}
+
+/**
+ * Materializes the synthetic requests. Each request's prompt is `ceil(inputTokens / engineBlockSize)`
+ * globally unique hash ids (a counter from 1, trace block = engine block), so no two requests share a
+ * block hash (up to the 2^-53-scale collision odds documented in blockHashes.ts).
+ * Request ids are `synthetic-<i>`; sessions have no authored id.
+ */
+export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
+  const { inputTokens, outputTokens, requests: count, engineBlockSize: E, arrivals } = opts;
+  if (!(Number.isInteger(inputTokens) && inputTokens >= 1 && inputTokens <= 0x7fffffff)) {
+    throw new RangeError(`inputTokens must be a positive integer, got ${inputTokens}`);
+  }
+  if (!(Number.isInteger(outputTokens) && outputTokens >= 0 && outputTokens <= 0x7fffffff)) {
+    throw new RangeError(`outputTokens must be a non-negative integer, got ${outputTokens}`);
+  }
+  if (!(Number.isInteger(count) && count >= 0))
+    throw new RangeError(`requests must be a non-negative integer, got ${count}`);
+  if (!(Number.isInteger(E) && E > 0))
+    throw new RangeError(`engineBlockSize must be a positive integer, got ${E}`);
+
+  const timestampMs = arrivalTimes(count, arrivals);
+
+  const idsPerRequest = Math.ceil(inputTokens / E);
+  if (idsPerRequest * count >= 0xffffffff)
+    throw new RangeError("synthetic workload too large for u32 hash ids");
+  const ids = new Uint32Array(idsPerRequest * count);
+  for (let k = 0; k < ids.length; k++) ids[k] = k + 1;
+  const idOffsets = new Int32Array(count + 1);
+  for (let i = 0; i <= count; i++) idOffsets[i] = i * idsPerRequest;
+  const inputLength = new Int32Array(count).fill(inputTokens);
+  const packed = hashPrompts(count, ids, idOffsets, inputLength, E, E);
+  // Sanity: every request owns exactly fullBlockCount(inputTokens, E) hashes.
+  if (packed.hashes.length !== count * fullBlockCount(inputTokens, E))
+    throw new Error("synthetic hash count mismatch");
+
+  const index = new Int32Array(count);
+  for (let i = 0; i < count; i++) index[i] = i;
+  const requestIds: string[] = new Array<string>(count);
+  for (let i = 0; i < count; i++) requestIds[i] = `synthetic-${i}`;
+
+  return {
+    count,
+    timestampMs,
+    inputLength,
+    outputLength: new Int32Array(count).fill(outputTokens),
+    session: index,
+    turn: new Int32Array(count),
+    delayAfterPreviousMs: new Float64Array(count),
+    blockOffsets: packed.offsets,
+    blockHashes: packed.hashes,
+    engineBlockSize: E,
+    requestIds,
+    sessionIds: new Array<string | null>(count).fill(null),
+    sessionCount: count,
+    sessionFirstRow: index.slice(),
+    nextTurnRow: new Int32Array(count).fill(-1),
+  };
+}
+
+/** Arrival times in ms for `count` requests (NaN for concurrency). */
+export function arrivalTimes(count: number, arrivals: SyntheticArrivals): Float64Array {
+  const out = new Float64Array(count);
+  switch (arrivals.type) {
+    case "concurrency":
+      out.fill(Number.NaN);
+      return out;
+    case "constant_rate": {
+      const rate = checkRate(arrivals.requestsPerSecond);
+      for (let i = 0; i < count; i++) out[i] = (i * 1000) / rate;
+      return out;
+    }
+    case "poisson": {
+      const rate = checkRate(arrivals.requestsPerSecond);
+      const rng = new Prng(arrivals.seed);
+      let t = 0;
+      for (let i = 0; i < count; i++) {
+        if (i > 0) t += (-Math.log(1 - rng.nextFloat()) / rate) * 1000;
+        out[i] = t;
+      }
+      return out;
+    }
+  }
+}
+
+function checkRate(rate: number): number {
+  if (!(Number.isFinite(rate) && rate > 0))
+    throw new RangeError(`requestsPerSecond must be finite and > 0, got ${rate}`);
+  return rate;
+}

@@ -1,0 +1,31 @@
+/**
+ * A trace that cannot be loaded: unreadable file, bad gzip, invalid JSON or a malformed field.
+ * The CLI prints `message` and exits 2. `line` is 1-based; 0 means the error concerns the whole file
+ * (missing, unreadable, corrupt gzip, no rows).
+ */
+export class TraceError extends Error {
+  readonly file: string;
+  readonly line: number;
+  readonly field: string | undefined;
+
+  constructor(file: string, line: number, detail: string, field?: string) {
+    const where = line > 0 ? `${file}:${line}` : file;
+    super(field === undefined ? `${where}: ${detail}` : `${where}: field '${field}': ${detail}`);
+    this.name = "TraceError";
+    this.file = file;
+    this.line = line;
+    this.field = field;
+  }
+}
+
+/** Short JSON rendering of an offending value for error messages. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  let s: string;
+  try {
+    s = JSON.stringify(value) ?? String(value);
+  } catch {
+    s = String(value);
+  }
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}

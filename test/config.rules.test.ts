@@ -1,0 +1,461 @@
+/**
+ * One bad input per row: the config is RUNNABLE_ENGINE plus `--set` flags (or extra YAML), and
+ * the row asserts the dotted path and the exact message of the one issue it produces.
+ */
+import { describe, expect, it } from "vitest";
+import type { Stack } from "../src/config/runSpec.js";
+import { issueAt, loadError, RUNNABLE_ENGINE } from "./configHelpers.js";
+
+const ROLE = "engine.workers.aggregated";
+const NOT_YET = "is not supported by fleetsim yet";
+
+interface Case {
+  readonly name: string;
+  readonly sets?: readonly string[];
+  /** YAML prepended to RUNNABLE_ENGINE. */
+  readonly yaml?: string;
+  readonly stack?: Stack;
+  readonly path: string;
+  readonly message: string;
+}
+
+const CASES: readonly Case[] = [
+  // top level
+  { name: "unknown top-level key", sets: ["foo=1"], path: "foo", message: "Extra inputs are not permitted" },
+  {
+    name: "planner is not implemented",
+    yaml: "planner: {policy: enabled}\n",
+    path: "planner",
+    message:
+      "the Planner is not implemented in fleetsim yet (it arrives with a later issue); remove the planner section",
+  },
+  {
+    name: "optimizer is recommend-only",
+    yaml: "optimizer: {max_trials: 3}\n",
+    path: "optimizer",
+    message: "section 'optimizer' is only valid for 'recommend'; 'predict' does not accept it",
+  },
+  {
+    name: "null section",
+    yaml: "evaluation:\n",
+    path: "evaluation",
+    message: "Input should be a valid mapping, got null",
+  },
+  // traffic.source
+  {
+    name: "synthetic-session source",
+    sets: ["traffic.source.type=synthetic-session", "traffic.stop.requests=1"],
+    path: "traffic.source.type",
+    message: `traffic.source.type='synthetic-session' ${NOT_YET} (supported: 'synthetic' or 'trace')`,
+  },
+  {
+    name: "misspelt source type",
+    sets: ["traffic.source.type=synth", "traffic.stop.requests=1"],
+    path: "traffic.source.type",
+    message: "Input should be 'synthetic' or 'trace'",
+  },
+  {
+    name: "weka trace format",
+    sets: ["traffic.source={type: trace, format: weka, paths: [a]}"],
+    path: "traffic.source.format",
+    message: `traffic.source.format='weka' ${NOT_YET} (supported: 'mooncake')`,
+  },
+  {
+    name: "two trace paths",
+    sets: ["traffic.source={type: trace, paths: [a, b]}"],
+    path: "traffic.source.paths",
+    message: "traffic.source.paths must list exactly 1 path for format 'mooncake' (got 2)",
+  },
+  {
+    name: "trace without paths",
+    sets: ["traffic.source={type: trace}"],
+    path: "traffic.source",
+    message: "traffic.source.type='trace' requires paths",
+  },
+  {
+    name: "synthetic source with trace fields",
+    sets: ["traffic.source={type: synthetic, paths: [a], block_size: 16}", "traffic.stop.requests=1"],
+    path: "traffic.source",
+    message: "traffic.source.type='synthetic' does not accept ['paths', 'block_size']",
+  },
+  {
+    name: "trace source with token counts",
+    sets: ["traffic.source={type: trace, paths: [a], input_tokens: 5}"],
+    path: "traffic.source",
+    message: "traffic.source.type='trace' does not accept ['input_tokens']",
+  },
+  {
+    name: "session fields",
+    sets: ["traffic.source.session={turns: 3}", "traffic.stop.requests=1"],
+    path: "traffic.source.session",
+    message: `traffic.source.session ${NOT_YET} (session traffic)`,
+  },
+  {
+    name: "missing trace file",
+    sets: ["traffic.source={type: trace, paths: [nope.jsonl]}"],
+    path: "traffic.source.paths.0",
+    message: "trace file not found: <dir>/nope.jsonl",
+  },
+  // traffic.load
+  {
+    name: "fields not allowed for the load type",
+    sets: ["traffic.load={type: poisson, requests_per_second: 2, concurrency: 3}", "traffic.stop.requests=1"],
+    path: "traffic.load",
+    message: "traffic.load.type='poisson' does not accept ['concurrency']",
+  },
+  {
+    name: "constant_rate without a rate",
+    sets: ["traffic.load={type: constant_rate}", "traffic.stop.requests=1"],
+    path: "traffic.load",
+    message: "traffic.load.type='constant_rate' requires requests_per_second",
+  },
+  {
+    name: "string concurrency",
+    sets: ["traffic.load.concurrency='8'", "traffic.stop.requests=1"],
+    path: "traffic.load.concurrency",
+    message: "Input should be a valid integer, got string '8'",
+  },
+  {
+    name: "fractional concurrency",
+    sets: ["traffic.load.concurrency=2.5", "traffic.stop.requests=1"],
+    path: "traffic.load.concurrency",
+    message: "Input should be a valid integer, got number 2.5",
+  },
+  {
+    name: "zero concurrency",
+    sets: ["traffic.load.concurrency=0", "traffic.stop.requests=1"],
+    path: "traffic.load.concurrency",
+    message: "Input should be greater than or equal to 1",
+  },
+  {
+    name: "infinite rate",
+    sets: ["traffic.load={type: poisson, requests_per_second: .inf}", "traffic.stop.requests=1"],
+    path: "traffic.load.requests_per_second",
+    message: "Input should be a finite number, got .inf",
+  },
+  {
+    name: "sessions_per_second",
+    sets: ["traffic.load={type: poisson, sessions_per_second: 1}", "traffic.stop.requests=1"],
+    path: "traffic.load.sessions_per_second",
+    message: `traffic.load.sessions_per_second ${NOT_YET} (session traffic)`,
+  },
+  {
+    name: "kv_capacity_fraction load",
+    sets: ["traffic.load={type: kv_capacity_fraction}", "traffic.stop.requests=1"],
+    path: "traffic.load.type",
+    message: `traffic.load.type='kv_capacity_fraction' ${NOT_YET} (supported: 'concurrency', 'poisson', 'constant_rate' or 'trace_timestamps')`,
+  },
+  {
+    name: "trace_timestamps with a synthetic source",
+    sets: ["traffic.load={type: trace_timestamps}", "traffic.stop.requests=1"],
+    path: "traffic.load.type",
+    message: "traffic.load.type='trace_timestamps' requires traffic.source.type='trace'",
+  },
+  {
+    name: "poisson with a trace source",
+    sets: [
+      "traffic.source={type: trace, paths: [a]}",
+      "traffic.load={type: poisson, requests_per_second: 1}",
+    ],
+    path: "traffic.load.type",
+    message:
+      "traffic.load.type='poisson' is not supported with traffic.source.type='trace'; use 'trace_timestamps' or 'concurrency'",
+  },
+  {
+    name: "zero speedup",
+    sets: ["traffic.source={type: trace, paths: [a]}", "traffic.load={type: trace_timestamps, speedup: 0}"],
+    path: "traffic.load.speedup",
+    message: "Input should be greater than 0",
+  },
+  // traffic.stop
+  {
+    name: "synthetic without stop",
+    sets: ["traffic.source.type=synthetic"],
+    path: "traffic.stop",
+    message: "synthetic traffic requires a stop condition",
+  },
+  {
+    name: "two count stops",
+    sets: ["traffic.stop={requests: 3, requests_per_load_unit: 2}"],
+    path: "traffic.stop",
+    message:
+      "synthetic traffic requires exactly one stop condition, got ['requests', 'requests_per_load_unit']",
+  },
+  {
+    name: "virtual-time stop on synthetic traffic",
+    sets: ["traffic.stop={requests: 3, max_virtual_time_seconds: 2}"],
+    path: "traffic.stop.max_virtual_time_seconds",
+    message: "traffic.stop.max_virtual_time_seconds is only valid with traffic.source.type='trace'",
+  },
+  {
+    name: "count stop on a trace",
+    sets: ["traffic.source={type: trace, paths: [a]}", "traffic.stop.requests=4"],
+    path: "traffic.stop",
+    message:
+      "trace traffic does not accept count stops ['requests']; a trace runs to its end or to traffic.stop.max_virtual_time_seconds",
+  },
+  // engine
+  {
+    name: "missing model",
+    yaml: "engine:\n  hardware: h200_sxm\n  workers: {aggregated: {}}\n",
+    path: "engine.model",
+    message: "Field required",
+  },
+  {
+    name: "disaggregated mode",
+    sets: ["engine.mode=disaggregated"],
+    path: "engine.mode",
+    message: `engine.mode='disaggregated' ${NOT_YET} (supported: 'aggregated')`,
+  },
+  {
+    name: "sglang backend",
+    sets: ["engine.backend=sglang"],
+    path: "engine.backend",
+    message: `engine.backend='sglang' ${NOT_YET} (supported: 'vllm')`,
+  },
+  {
+    name: "hardware auto",
+    sets: ["engine.hardware=auto"],
+    path: "engine.hardware",
+    message: "engine.hardware='auto' is only valid for recommend; name a system such as 'h200_sxm'",
+  },
+  {
+    name: "bad context_length",
+    sets: ["engine.context_length=0"],
+    path: "engine.context_length",
+    message: "Input should be a positive integer or 'max'",
+  },
+  {
+    name: "speculation",
+    sets: ["engine.speculation={kind: ngram, num_speculative_tokens: 3}"],
+    path: "engine.speculation",
+    message: `engine.speculation ${NOT_YET}`,
+  },
+  {
+    name: "kv_transfer in aggregated mode",
+    sets: ["engine.kv_transfer={bandwidth_gb_per_second: 50}"],
+    path: "engine.kv_transfer",
+    message: "engine.kv_transfer is only valid with engine.mode='disaggregated'",
+  },
+  {
+    name: "prefill role in aggregated mode",
+    sets: ["engine.workers.prefill={}"],
+    path: "engine.workers.prefill",
+    message:
+      "engine.workers.prefill requires engine.mode='disaggregated'; engine.mode='aggregated' accepts only workers.aggregated",
+  },
+  {
+    name: "hardware on the aggregated role",
+    sets: [`${ROLE}.hardware=h100_sxm`],
+    path: `${ROLE}.hardware`,
+    message: `${ROLE}.hardware is only valid on prefill/decode roles; set engine.hardware instead`,
+  },
+  {
+    name: "unknown model with context_length max",
+    sets: ["engine.model=acme/unknown-7b"],
+    path: "engine.context_length",
+    message:
+      "cannot resolve context_length 'max' for model 'acme/unknown-7b' offline: no config.json in a local model " +
+      "directory or the Hugging Face cache, and the model is not in fleetsim's built-in table. " +
+      "Set engine.context_length to an integer",
+  },
+  // workers.aggregated
+  {
+    name: "pipeline parallelism",
+    sets: [`${ROLE}.parallelism.pipeline=2`],
+    path: `${ROLE}.parallelism.pipeline`,
+    message: `${ROLE}.parallelism.pipeline=2 ${NOT_YET} (only 1)`,
+  },
+  {
+    name: "attention data parallelism",
+    sets: [`${ROLE}.parallelism.attention_data=4`],
+    path: `${ROLE}.parallelism.attention_data`,
+    message: `${ROLE}.parallelism.attention_data=4 ${NOT_YET} (only 1)`,
+  },
+  {
+    name: "context parallelism",
+    sets: [`${ROLE}.parallelism.decode_context=2`],
+    path: `${ROLE}.parallelism.decode_context`,
+    message: `${ROLE}.parallelism.decode_context=2 ${NOT_YET} (only 1)`,
+  },
+  {
+    name: "negative prefill_decode_interval",
+    sets: [`${ROLE}.scheduler.prefill_decode_interval=-1`],
+    path: `${ROLE}.scheduler.prefill_decode_interval`,
+    message: "Input should be greater than or equal to 0",
+  },
+  {
+    name: "block size 1 on vLLM",
+    sets: [`${ROLE}.kv_cache.block_size=1`],
+    path: `${ROLE}.kv_cache.block_size`,
+    message: `${ROLE}.kv_cache.block_size must be >= 2 for backend 'vllm'`,
+  },
+  {
+    name: "prefix_caching as a string",
+    sets: [`${ROLE}.kv_cache.prefix_caching=yes`],
+    path: `${ROLE}.kv_cache.prefix_caching`,
+    message: "Input should be a valid boolean, got string 'yes'",
+  },
+  {
+    name: "bytes_per_token zero",
+    sets: [`${ROLE}.kv_cache.bytes_per_token=0`],
+    path: `${ROLE}.kv_cache.bytes_per_token`,
+    message: "Input should be a positive number or 'auto'",
+  },
+  {
+    name: "fixed capacity with memory_fraction",
+    sets: [`${ROLE}.kv_cache.capacity.memory_fraction=0.5`],
+    path: `${ROLE}.kv_cache.capacity`,
+    message: `${ROLE}.kv_cache.capacity.type='fixed' does not accept ['memory_fraction']`,
+  },
+  {
+    name: "fixed capacity with both blocks and bytes",
+    sets: [`${ROLE}.kv_cache.capacity.bytes=1000000`],
+    path: `${ROLE}.kv_cache.capacity`,
+    message: `${ROLE}.kv_cache.capacity.type='fixed' requires exactly one of blocks or bytes`,
+  },
+  {
+    name: "fixed capacity bytes without explicit block size",
+    sets: [`${ROLE}.kv_cache={bytes_per_token: 1024, capacity: {type: fixed, bytes: 1000000}}`],
+    path: `${ROLE}.kv_cache.capacity.bytes`,
+    message: `${ROLE}.kv_cache.capacity.bytes requires an explicit ${ROLE}.kv_cache.block_size and a numeric ${ROLE}.kv_cache.bytes_per_token`,
+  },
+  {
+    name: "fixed capacity bytes smaller than one block",
+    sets: [`${ROLE}.kv_cache={block_size: 16, bytes_per_token: 1024, capacity: {type: fixed, bytes: 1000}}`],
+    path: `${ROLE}.kv_cache.capacity.bytes`,
+    message: `${ROLE}.kv_cache.capacity.bytes=1000 holds no full KV block (block_size 16 x bytes_per_token 1024 bytes)`,
+  },
+  {
+    name: "default capacity with blocks",
+    sets: [`${ROLE}.kv_cache.capacity.type=default`],
+    path: `${ROLE}.kv_cache.capacity`,
+    message: `${ROLE}.kv_cache.capacity.type='default' does not accept ['blocks']`,
+  },
+  {
+    name: "memory_fraction above 1",
+    sets: [`${ROLE}.kv_cache.capacity={memory_fraction: 1.5}`],
+    path: `${ROLE}.kv_cache.capacity.memory_fraction`,
+    message: "Input should be less than or equal to 1",
+  },
+  {
+    name: "default capacity is not computable yet",
+    sets: [`${ROLE}.kv_cache.capacity={type: default, memory_fraction: 0.8}`],
+    path: `${ROLE}.kv_cache.capacity.type`,
+    message:
+      `${ROLE}.kv_cache.capacity.type='default' (KV capacity from GPU memory) cannot be computed by fleetsim yet: ` +
+      "the default KV capacity arrives with the op-level timing model. Set capacity: {type: fixed, blocks: N}",
+  },
+  {
+    name: "host offload",
+    sets: [`${ROLE}.kv_cache.host_offload={num_host_blocks: 10}`],
+    path: `${ROLE}.kv_cache.host_offload`,
+    message: `${ROLE}.kv_cache.host_offload ${NOT_YET} (KV host offload)`,
+  },
+  {
+    name: "fixed timing without decode_ms",
+    sets: [`${ROLE}.timing={type: fixed, prefill_ms: 3}`],
+    path: `${ROLE}.timing`,
+    message: `${ROLE}.timing.type='fixed' requires ['decode_ms']`,
+  },
+  {
+    name: "polynomial timing with prefill_ms",
+    sets: [`${ROLE}.timing.prefill_ms=3`],
+    path: `${ROLE}.timing`,
+    message: `${ROLE}.timing.type='polynomial' does not accept ['prefill_ms']`,
+  },
+  {
+    name: "negative fixed timing",
+    sets: [`${ROLE}.timing={type: fixed, prefill_ms: -1, decode_ms: 1}`],
+    path: `${ROLE}.timing.prefill_ms`,
+    message: "Input should be greater than or equal to 0",
+  },
+  {
+    name: "default timing is not priceable yet",
+    sets: [`${ROLE}.timing={type: default, forward_model: fpm}`],
+    path: `${ROLE}.timing.type`,
+    message:
+      `${ROLE}.timing.type='default' (the AIC op-level forward-pass model) cannot be priced by fleetsim yet: ` +
+      "the default timing model arrives with the op-level timing model. " +
+      "Set timing: {type: polynomial} (or {type: fixed, prefill_ms: X, decode_ms: Y})",
+  },
+  {
+    name: "negative startup_seconds",
+    sets: [`${ROLE}.startup_seconds=-5`],
+    path: `${ROLE}.startup_seconds`,
+    message: "Input should be greater than or equal to 0",
+  },
+  // router
+  {
+    name: "kv_router",
+    sets: ["router.policy=kv_router"],
+    path: "router.policy",
+    message: `router.policy='kv_router' ${NOT_YET} (supported: 'round_robin')`,
+  },
+  {
+    name: "aic prefill load model with round robin",
+    sets: ["router.prefill_load_model.type=aic"],
+    path: "router.prefill_load_model.type",
+    message:
+      "router.prefill_load_model.type: 'aic' is incompatible with router.policy='round_robin'; use policy='kv_router' or type='none'",
+  },
+  {
+    name: "kv-router knob with round robin",
+    sets: ["router.overlap_score_credit=0.5"],
+    path: "router.overlap_score_credit",
+    message:
+      "router.overlap_score_credit: 0.5 is incompatible with router.policy='round_robin'; use policy='kv_router' or remove router.overlap_score_credit",
+  },
+  {
+    name: "router section on the engine stack",
+    sets: ["router.policy=round_robin"],
+    stack: "engine",
+    path: "router",
+    message:
+      "section 'router' is not provided by stack 'engine' (it always routes round robin); use --stack dynamo or remove it",
+  },
+  // evaluation / execution
+  {
+    name: "e2e with ttft",
+    sets: ["evaluation.sla={e2e_ms: 1000, ttft_ms: 100}"],
+    path: "evaluation.sla",
+    message:
+      "evaluation.sla.e2e_ms is mutually exclusive with evaluation.sla.ttft_ms and evaluation.sla.itl_ms",
+  },
+  {
+    name: "non-positive SLA",
+    sets: ["evaluation.sla.itl_ms=0"],
+    path: "evaluation.sla.itl_ms",
+    message: "Input should be greater than 0",
+  },
+  {
+    name: "unknown execution key",
+    sets: ["execution.resources.gpus=2"],
+    path: "execution.resources.gpus",
+    message: "Extra inputs are not permitted",
+  },
+  {
+    name: "cpu_limit not an int",
+    sets: ["execution.resources.cpu_limit=1.5"],
+    path: "execution.resources.cpu_limit",
+    message: "Input should be a positive integer or 'auto'",
+  },
+];
+
+describe("bad inputs", () => {
+  it("has at least 20 distinct cases", () => {
+    expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);
+    expect(CASES.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(CASES)("$name", (c) => {
+    const yaml = c.yaml?.startsWith("engine:") ? c.yaml : `${c.yaml ?? ""}${RUNNABLE_ENGINE}`;
+    const err = loadError(yaml, { sets: c.sets, stack: c.stack });
+    expect(err.issues, err.format()).toHaveLength(1);
+    const issue = issueAt(err, c.path);
+    const dir = err.configPath.slice(0, err.configPath.lastIndexOf("/"));
+    expect(issue.message).toBe(c.message.replace("<dir>", dir));
+    // Every issue says where it came from.
+    expect(issue.source !== undefined || issue.line !== undefined).toBe(true);
+  });
+});

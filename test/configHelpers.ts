@@ -1,0 +1,78 @@
+/** Shared helpers of the config tests: write YAML into a temp dir and load it. */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, expect } from "vitest";
+import { ConfigError, type ConfigIssue } from "../src/config/errors.js";
+import { loadConfig } from "../src/config/load.js";
+import type { RunSpec, Stack } from "../src/config/runSpec.js";
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "fleetsim-config-"));
+  roots.push(dir);
+  return dir;
+}
+
+/** Write `files` (relative path → content) under a fresh temp dir; returns the dir. */
+export function writeFiles(files: Readonly<Record<string, string>>): string {
+  const dir = tempDir();
+  for (const [rel, content] of Object.entries(files)) {
+    const path = join(dir, rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+  }
+  return dir;
+}
+
+/** An engine block fleetsim can run (polynomial timing, fixed capacity, a model in the built-in table). */
+export const RUNNABLE_ENGINE = `engine:
+  model: Qwen/Qwen3-8B
+  hardware: h200_sxm
+  workers:
+    aggregated:
+      kv_cache: {capacity: {type: fixed, blocks: 1000}}
+      timing: {type: polynomial}
+`;
+
+/** An empty HF cache so tests never depend on the host's ~/.cache/huggingface. */
+const isolatedEnv = (): Record<string, string> => ({ HF_HOME: tempDir(), HOME: tempDir() });
+
+export interface LoadArgs {
+  readonly sets?: readonly string[];
+  readonly stack?: Stack;
+  readonly env?: Record<string, string>;
+  /** Extra files next to the config (e.g. traces). */
+  readonly files?: Readonly<Record<string, string>>;
+}
+
+export function loadYaml(yamlText: string, args: LoadArgs = {}): RunSpec {
+  const dir = writeFiles({ "prediction.yaml": yamlText, ...args.files });
+  return loadConfig({
+    configPath: join(dir, "prediction.yaml"),
+    sets: [...(args.sets ?? [])],
+    stack: args.stack ?? "dynamo",
+    env: args.env ?? isolatedEnv(),
+  });
+}
+
+export function loadError(yamlText: string, args: LoadArgs = {}): ConfigError {
+  try {
+    loadYaml(yamlText, args);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error("expected a ConfigError, but the config loaded");
+}
+
+/** The single issue at `path` (fails if there is not exactly one). */
+export function issueAt(err: ConfigError, path: string): ConfigIssue {
+  const found = err.issues.filter((i) => i.path === path);
+  expect(found, `issues at ${path} in:\n${err.format()}`).toHaveLength(1);
+  return found[0];
+}

@@ -1,0 +1,61 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { LoadSpec, RunSpec, SlaSpec, WorkerRoleSpec } from "../../src/config/runSpec.js";
+
+export function tempDir(prefix = "fleetsim-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Writes Mooncake rows to a fresh temp file and returns its path. */
+export function writeTrace(rows: readonly Record<string, unknown>[], dir = tempDir()): string {
+  const path = join(dir, "trace.jsonl");
+  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  return path;
+}
+
+export function role(over: Partial<WorkerRoleSpec> = {}): WorkerRoleSpec {
+  return {
+    replicas: 1,
+    tensor: 1,
+    pipeline: 1,
+    attentionData: 1,
+    gpusPerWorker: 1,
+    maxBatchedTokens: 8192,
+    maxSequences: 256,
+    blockSize: 4,
+    prefixCaching: true,
+    numGpuBlocks: 64,
+    timing: { type: "fixed", prefillMs: 10, decodeMs: 2 },
+    startupSeconds: 0,
+    maxModelLen: null,
+    ...over,
+  };
+}
+
+export function traceSpec(
+  path: string,
+  opts: {
+    role?: Partial<WorkerRoleSpec>;
+    traceBlockSize?: number;
+    load?: LoadSpec;
+    maxVirtualTimeMs?: number | null;
+    sla?: SlaSpec | null;
+  } = {},
+): RunSpec {
+  return {
+    stack: "dynamo",
+    source: { type: "trace", format: "mooncake", path, blockSize: opts.traceBlockSize ?? 4 },
+    load: opts.load ?? { type: "trace_timestamps", speedup: 1 },
+    stop: { requests: null, maxVirtualTimeMs: opts.maxVirtualTimeMs ?? null },
+    engine: {
+      mode: "aggregated",
+      model: "test-model",
+      hardware: "h200_sxm",
+      backend: "vllm",
+      aggregated: role(opts.role),
+    },
+    router: { policy: "round_robin" },
+    sla: opts.sla ?? null,
+  };
+}
