@@ -7,6 +7,7 @@ import { checkOutputDir, type OutputFile, writeOutputs } from "../report/outputD
 import { renderSummaryTable } from "../report/table.js";
 import { runPrediction } from "../run.js";
 import type { Replay } from "../sim/replay.js";
+import { ExitCode } from "./exitCodes.js";
 
 export interface PredictOptions {
   readonly config: string;
@@ -33,8 +34,16 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
 
+  // Ctrl-C: the first one stops the replay at its next yield point (nothing is written); a
+  // second one exits at once. Results are only written after a complete run, so either way
+  // nothing partial is left behind.
   let replay: Replay | null = null;
-  const onSigint = (): void => replay?.abort();
+  let interrupted = false;
+  const onSigint = (): void => {
+    if (interrupted) process.exit(ExitCode.Interrupted);
+    interrupted = true;
+    replay?.abort();
+  };
   process.on("SIGINT", onSigint);
   let outcome: Awaited<ReturnType<typeof runPrediction>>;
   try {
@@ -44,6 +53,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
       {
         onStart: (r) => {
           replay = r;
+          if (interrupted) r.abort();
         },
       },
     );

@@ -126,6 +126,7 @@ export class Replay {
   async run(): Promise<ReplayResult> {
     const start = performance.now();
     let sliceEnd = start + 50;
+    if (this.aborted) throw new ReplayAborted();
     while (this.step(4096)) {
       if (performance.now() >= sliceEnd) {
         await new Promise<void>((resolve) => setImmediate(resolve));
