@@ -172,6 +172,24 @@ describe("replay loop: arrivals", () => {
   });
 });
 
+describe("replay loop: populations", () => {
+  it("counts a completed zero-output request without latency samples (report.rs test)", async () => {
+    const rows = [
+      { timestamp: 0, input_length: 8, output_length: 0, hash_ids: [1, 2] },
+      { timestamp: 0, input_length: 4, output_length: 2, hash_ids: [3] },
+    ];
+    const spec = traceSpec(writeTrace(rows));
+    const { result } = await replay(spec);
+    const s = buildSummary(result, null);
+    expect(s.completed_requests).toBe(2);
+    expect(s.total_input_tokens).toBe(12);
+    expect(s.total_output_tokens).toBe(2);
+    expect([s.num_ttft_samples, s.num_e2e_latency_samples, s.num_tpot_samples]).toEqual([1, 1, 1]);
+    // Zero-output: terminal at the end of its prefill pass (10 ms fixed prefill + 2 ms decode of r1).
+    expect(result.collector.terminal[0]).toBe(12);
+  });
+});
+
 describe("runPrediction", () => {
   it("runs a synthetic constant-rate workload to its request count", async () => {
     const spec = {

@@ -21,7 +21,15 @@ describe("seed walkthrough (aggregated, planner removed, polynomial timing) on t
 
   it("replays all 12,031 requests through 2 workers and reports consistent worker-seconds and GPU-hours", async () => {
     const out = join(tempDir(), "out");
-    const r = await cli("predict", "-c", "examples/seed-aggregated.yaml", "--output-dir", out, "--set", FIXED_CAPACITY);
+    const r = await cli(
+      "predict",
+      "-c",
+      "examples/seed-aggregated.yaml",
+      "--output-dir",
+      out,
+      "--set",
+      FIXED_CAPACITY,
+    );
     expect(r.err.split("\n")[0]).toBe("");
     expect(r.code).toBe(0);
     const s = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")).summary;

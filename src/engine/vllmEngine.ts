@@ -52,6 +52,10 @@ export class VllmEngine {
   preemptions = 0;
   /** Whether the last pass changed anything (scheduled tokens, signalled, or preempted). */
   lastPassProgressed = false;
+  // Prefill batch statistics of the pass being formed (aisimulate.md §4.3 step 2).
+  private prefillCount = 0;
+  private prefillIslSum = 0;
+  private prefillPrefixSum = 0;
 
   constructor(
     private readonly config: EngineConfig,
@@ -108,9 +112,9 @@ export class VllmEngine {
     this.signalKind.length = 0;
     let budget = cfg.maxBatchedTokens;
     let preempted = false;
-    let prefillCount = 0;
-    let prefillIslSum = 0;
-    let prefillPrefixSum = 0;
+    this.prefillCount = 0;
+    this.prefillIslSum = 0;
+    this.prefillPrefixSum = 0;
 
     // 1. Running requests first, in queue order.
     const running = this.running;
@@ -135,16 +139,8 @@ export class VllmEngine {
         }
       }
       if (currentPreempted) break;
-      const before = s.numComputed;
-      if (before < s.prefillTarget) {
-        const chunk = Math.min(desired, s.prefillTarget - before);
-        prefillCount++;
-        prefillIslSum += before + chunk;
-        prefillPrefixSum += before;
-      }
-      s.numComputed = before + desired;
+      this.compute(s, desired);
       budget -= desired;
-      if (cfg.prefixCaching) this.registerFullBlocks(s, before, s.numComputed);
       i++;
     }
 
@@ -197,12 +193,8 @@ export class VllmEngine {
         if (!this.ensureBlocks(s, cachedTokens + desired)) {
           throw new Error("internal: admitted request could not allocate the KV it was admitted for");
         }
-        prefillCount++;
-        prefillIslSum += cachedTokens + desired;
-        prefillPrefixSum += cachedTokens;
-        s.numComputed = cachedTokens + desired;
+        this.compute(s, desired);
         budget -= desired;
-        if (cfg.prefixCaching) this.registerFullBlocks(s, cachedTokens, s.numComputed);
         running.push(s);
       }
     }
@@ -253,12 +245,13 @@ export class VllmEngine {
     }
 
     this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.signalReq.length > 0;
+    const count = this.prefillCount;
     const prefillMs =
-      prefillCount > 0
+      count > 0
         ? this.timing.prefillMs(
-            prefillCount,
-            Math.floor(prefillIslSum / prefillCount),
-            Math.floor(prefillPrefixSum / prefillCount),
+            count,
+            Math.floor(this.prefillIslSum / count),
+            Math.floor(this.prefillPrefixSum / count),
           )
         : 0;
     const decodeMs =
@@ -267,6 +260,24 @@ export class VllmEngine {
       throw new Error(`timing model returned a non-finite or negative duration (${prefillMs}, ${decodeMs})`);
     }
     return prefillMs + decodeMs;
+  }
+
+  /**
+   * Computes `desired` more tokens of `s` (its KV is already allocated): prefill statistics for
+   * the pass, and newly full blocks become visible to prefix lookups at once, so later requests
+   * in the same pass can hit them.
+   */
+  private compute(s: Sequence, desired: number): void {
+    const before = s.numComputed;
+    if (before < s.prefillTarget) {
+      // Positions below the length at admission are prefill work (prompt, or recompute).
+      const chunk = Math.min(desired, s.prefillTarget - before);
+      this.prefillCount++;
+      this.prefillIslSum += before + chunk;
+      this.prefillPrefixSum += before;
+    }
+    s.numComputed = before + desired;
+    if (this.config.prefixCaching) this.registerFullBlocks(s, before, s.numComputed);
   }
 
   private signal(req: number, kind: number): void {
