@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: replays the FAST'25 conversation trace through the seed's aggregated
- * deployment (2 workers, polynomial timing) and prints the speed factor (simulated / wall time)
- * and the replay's wall time relative to a parse-only pass over the same file, measured in the
- * same process, so the ratio is meaningful on a noisy machine.
+ * deployment (2 workers of nvidia/Llama-3.1-8B-Instruct-FP8 on h200_sxm) with polynomial timing
+ * and with the default op-level timing, and prints for each the speed factor (simulated / wall)
+ * and the replay's wall time relative to a parse-only pass over the same file. Everything is
+ * measured in the same process, alternating, so the ratios are meaningful on a noisy machine.
  *
  * Usage: node --import tsx bench/replay.ts [--replicas N] [--rounds R] [--trace PATH]
  */
@@ -10,9 +11,11 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/load.js";
+import type { RunSpec } from "../src/config/runSpec.js";
 import { buildSummary } from "../src/metrics/summary.js";
 import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
+import { createTimingModel } from "../src/timing/index.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
 
 const { values } = parseArgs({
@@ -28,15 +31,17 @@ if (!existsSync(trace)) {
   process.exit(2);
 }
 
-const spec = loadConfig({
-  configPath: "examples/seed-aggregated.yaml",
-  sets: [
-    `traffic.source.paths=[${JSON.stringify(trace)}]`,
-    `engine.workers.aggregated.parallelism.replicas=${values.replicas}`,
-    "engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 14000}",
-  ],
-  stack: "dynamo",
-});
+function spec(timing: string): RunSpec {
+  return loadConfig({
+    configPath: "examples/seed-aggregated.yaml",
+    sets: [
+      `traffic.source.paths=[${JSON.stringify(trace)}]`,
+      `engine.workers.aggregated.parallelism.replicas=${values.replicas}`,
+      `engine.workers.aggregated.timing={type: ${timing}}`,
+    ],
+    stack: "dynamo",
+  });
+}
 
 async function parseOnly(): Promise<number> {
   const t0 = performance.now();
@@ -49,40 +54,59 @@ async function parseOnly(): Promise<number> {
   return performance.now() - t0;
 }
 
-const rounds = Number(values.rounds);
-const rows: { parseMs: number; loadMs: number; replayMs: number; simS: number; requests: number }[] = [];
-for (let i = 0; i < rounds; i++) {
-  const parseMs = await parseOnly();
+interface Sample {
+  replayMs: number;
+  loadMs: number;
+  simS: number;
+  requests: number;
+  blocks: number;
+}
+
+async function replayOnce(s: RunSpec): Promise<Sample> {
   const t0 = performance.now();
-  const table = await loadWorkload(spec);
+  const role = s.engine.aggregated;
+  const [table, timing] = await Promise.all([loadWorkload(s), createTimingModel(role.timing, role)]);
   const t1 = performance.now();
-  const result = new Replay(spec, table, { capturePerRequest: false }).runSync();
+  const result = new Replay(s, table, timing, { capturePerRequest: false }).runSync();
   const t2 = performance.now();
-  const summary = buildSummary(result, spec.sla);
-  rows.push({
-    parseMs,
-    loadMs: t1 - t0,
+  const summary = buildSummary(result, s.sla);
+  return {
     replayMs: t2 - t1,
+    loadMs: t1 - t0,
     simS: summary.duration_ms / 1000,
     requests: summary.num_requests,
-  });
+    blocks: role.numGpuBlocks,
+  };
+}
+
+const specs = { polynomial: spec("polynomial"), default: spec("default") };
+const rounds = Number(values.rounds);
+const samples: Record<keyof typeof specs, Sample[]> = { polynomial: [], default: [] };
+const parses: number[] = [];
+for (let i = 0; i < rounds; i++) {
+  parses.push(await parseOnly());
+  for (const key of ["polynomial", "default"] as const) samples[key].push(await replayOnce(specs[key]));
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const replayMs = median(rows.map((r) => r.replayMs));
-const parseMs = median(rows.map((r) => r.parseMs));
-const loadMs = median(rows.map((r) => r.loadMs));
-const simS = rows[0].simS;
+const parseMs = median(parses);
 console.log(`trace            ${trace}`);
-console.log(`workers          ${values.replicas} (polynomial timing, 14000 blocks of 64 per worker)`);
-console.log(`requests         ${rows[0].requests}`);
-console.log(`simulated        ${simS.toFixed(1)} s`);
-console.log(`wall (replay)    ${(replayMs / 1000).toFixed(3)} s   (median of ${rounds})`);
-console.log(`wall (load)      ${(loadMs / 1000).toFixed(3)} s   parse + block hashing`);
-console.log(`speed factor     ${(simS / (replayMs / 1000)).toFixed(0)}x   simulated / replay wall`);
 console.log(
-  `speed (end2end)  ${(simS / ((replayMs + loadMs) / 1000)).toFixed(0)}x   simulated / (load + replay) wall`,
+  `deployment       ${values.replicas} × nvidia/Llama-3.1-8B-Instruct-FP8 on h200_sxm, default KV capacity`,
 );
-console.log(
-  `replay / parse   ${(replayMs / parseMs).toFixed(2)}   replay wall ÷ parse-only pass (${parseMs.toFixed(0)} ms)`,
-);
+console.log(`parse-only pass  ${parseMs.toFixed(0)} ms (median of ${rounds})`);
+const wall: Record<string, number> = {};
+for (const key of ["polynomial", "default"] as const) {
+  const xs = samples[key];
+  const replayMs = median(xs.map((x) => x.replayMs));
+  wall[key] = replayMs;
+  const simS = xs[0].simS;
+  console.log(`\n[${key} timing]`);
+  console.log(`  requests         ${xs[0].requests}   (KV blocks per worker: ${xs[0].blocks})`);
+  console.log(`  simulated        ${simS.toFixed(1)} s`);
+  console.log(`  wall (replay)    ${(replayMs / 1000).toFixed(3)} s   (median of ${rounds})`);
+  console.log(`  wall (load)      ${(median(xs.map((x) => x.loadMs)) / 1000).toFixed(3)} s`);
+  console.log(`  speed factor     ${(simS / (replayMs / 1000)).toFixed(0)}x   simulated / replay wall`);
+  console.log(`  replay / parse   ${(replayMs / parseMs).toFixed(2)}`);
+}
+console.log(`\ndefault / polynomial wall: ${(wall.default / wall.polynomial).toFixed(2)}`);

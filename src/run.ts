@@ -1,6 +1,7 @@
 import type { RunSpec } from "./config/runSpec.js";
 import { buildPrediction, type Prediction } from "./report/prediction.js";
 import { Replay, type ReplayResult } from "./sim/replay.js";
+import { createTimingModel } from "./timing/index.js";
 import { loadMooncakeTrace } from "./traffic/mooncake.js";
 import type { RequestTable } from "./traffic/requests.js";
 import { makeSyntheticTable } from "./traffic/synthetic.js";
@@ -43,8 +44,9 @@ export async function runPrediction(
   opts: { capturePerRequest: boolean },
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
-  const table = await loadWorkload(spec);
-  const replay = new Replay(spec, table, { capturePerRequest: opts.capturePerRequest });
+  const role = spec.engine.aggregated;
+  const [table, timing] = await Promise.all([loadWorkload(spec), createTimingModel(role.timing, role)]);
+  const replay = new Replay(spec, table, timing, { capturePerRequest: opts.capturePerRequest });
   hooks.onStart?.(replay);
   const result = await replay.run();
   return { prediction: buildPrediction(spec, result, opts.capturePerRequest), result };

@@ -223,12 +223,30 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
     await expectUserError(["predict", "-c", p.config, "--stack", "engine"], "router");
   });
 
-  it("default timing is not available yet", async () => {
+  it("default timing for a model fleetsim cannot find", async () => {
     const p = project();
     await expectUserError(
       ["predict", "-c", p.config, "--set", "engine.workers.aggregated.timing={type: default}"],
-      "timing",
-      "polynomial",
+      "engine.model",
+      "unknown model 'test/model'",
+    );
+  });
+
+  it("default KV capacity when the weights do not fit", async () => {
+    const p = project();
+    await expectUserError(
+      [
+        "predict",
+        "-c",
+        p.config,
+        "--set",
+        "engine.model=meta-llama/Llama-3.1-70B",
+        "--set",
+        "engine.workers.aggregated.kv_cache.capacity={type: default}",
+      ],
+      "engine.workers.aggregated.kv_cache.capacity",
+      "needs",
+      "raise tensor or pipeline",
     );
   });
 

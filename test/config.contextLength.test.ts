@@ -1,11 +1,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  contextLengthFromHfConfig,
-  hfHubCacheDir,
-  lookupMaxContextLength,
-} from "../src/config/contextLength.js";
-import { knownContextLength } from "../src/config/knownContextLengths.js";
+import { lookupMaxContextLength } from "../src/config/contextLength.js";
+import { contextLengthFromConfig as contextLengthFromHfConfig } from "../src/model/hfConfig.js";
+import { hfHubCacheDir } from "../src/model/resolve.js";
 import { loadYaml, tempDir, writeFiles } from "./configHelpers.js";
 
 const engineFor = (model: string) => `engine:
@@ -37,9 +34,9 @@ describe("contextLengthFromHfConfig", () => {
   });
 
   it("ignores non-integer values and non-objects", () => {
-    expect(contextLengthFromHfConfig({ max_position_embeddings: "4096", seq_length: 2.5 })).toBeUndefined();
-    expect(contextLengthFromHfConfig([1, 2])).toBeUndefined();
-    expect(contextLengthFromHfConfig(null)).toBeUndefined();
+    expect(contextLengthFromHfConfig({ max_position_embeddings: "4096", seq_length: 2.5 })).toBeNull();
+    expect(contextLengthFromHfConfig([1, 2])).toBeNull();
+    expect(contextLengthFromHfConfig(null)).toBeNull();
   });
 });
 
@@ -60,7 +57,7 @@ describe("lookupMaxContextLength", () => {
       homeDir: tempDir(),
       baseDirs: [],
     });
-    expect(found).toEqual({ value: 2048, from: join(dir, "models/tiny/config.json") });
+    expect(found).toEqual({ value: 2048, from: `local:${join(dir, "models/tiny")}` });
     // Relative paths are tried against the base directories.
     const rel = lookupMaxContextLength("models/tiny", {
       env: {},
@@ -100,21 +97,23 @@ describe("lookupMaxContextLength", () => {
     expect(found?.value).toBe(32768);
   });
 
-  it("falls back to the built-in table, case-insensitively", () => {
+  it("falls back to the built-in catalog, case-insensitively", () => {
     const opts = { env: { HF_HOME: tempDir() }, homeDir: tempDir(), baseDirs: [] };
     expect(lookupMaxContextLength("nvidia/Llama-3.1-8B-Instruct-FP8", opts)).toEqual({
       value: 131072,
-      from: "built-in table",
+      from: "built-in catalog",
     });
     expect(lookupMaxContextLength("qwen/qwen3-32b-fp8", opts)?.value).toBe(40960);
     expect(lookupMaxContextLength("acme/nothing", opts)).toBeUndefined();
   });
 
-  it("has the documented table entries", () => {
-    expect(knownContextLength("meta-llama/Llama-3.3-70B-Instruct")).toBe(131072);
-    expect(knownContextLength("Qwen/Qwen3-30B-A3B")).toBe(40960);
-    expect(knownContextLength("Qwen/Qwen3-235B-A22B-FP8")).toBe(40960);
-    expect(knownContextLength("mistralai/Mixtral-8x22B-Instruct-v0.1")).toBe(65536);
+  it("has the catalog's context lengths", () => {
+    const opts = { env: { HF_HOME: tempDir() }, homeDir: tempDir(), baseDirs: [] };
+    const len = (id: string) => lookupMaxContextLength(id, opts)?.value;
+    expect(len("meta-llama/Llama-3.3-70B-Instruct")).toBe(131072);
+    expect(len("Qwen/Qwen3-30B-A3B")).toBe(40960);
+    expect(len("Qwen/Qwen3-235B-A22B-FP8")).toBe(40960);
+    expect(len("mistralai/Mixtral-8x22B-Instruct-v0.1")).toBe(65536);
   });
 });
 

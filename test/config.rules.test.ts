@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Stack } from "../src/config/runSpec.js";
+import { catalogIds } from "../src/model/catalog.js";
 import { issueAt, loadError, RUNNABLE_ENGINE } from "./configHelpers.js";
 
 const ROLE = "engine.workers.aggregated";
@@ -18,6 +19,10 @@ interface Case {
   readonly path: string;
   readonly message: string;
 }
+
+const UNKNOWN_MODEL_MESSAGE =
+  "unknown model 'acme/unknown-7b': not a local directory with config.json, not in the Hugging Face cache " +
+  `(<hfhub>), and not in fleetsim's built-in catalog (fleetsim never downloads). Known ids: ${catalogIds().join(", ")}`;
 
 const CASES: readonly Case[] = [
   // top level
@@ -256,21 +261,23 @@ const CASES: readonly Case[] = [
     path: "engine.context_length",
     message:
       "cannot resolve context_length 'max' for model 'acme/unknown-7b' offline: no config.json in a local model " +
-      "directory or the Hugging Face cache, and the model is not in fleetsim's built-in table. " +
+      "directory or the Hugging Face cache, and the model is not in fleetsim's built-in catalog. " +
       "Set engine.context_length to an integer",
   },
   // workers.aggregated
   {
-    name: "pipeline parallelism",
-    sets: [`${ROLE}.parallelism.pipeline=2`],
-    path: `${ROLE}.parallelism.pipeline`,
-    message: `${ROLE}.parallelism.pipeline=2 ${NOT_YET} (only 1)`,
+    name: "MoE parallelism that adds GPUs",
+    sets: [`${ROLE}.parallelism.moe_expert=2`],
+    path: `${ROLE}.parallelism.moe_expert`,
+    message:
+      `${ROLE}.parallelism.moe_expert: moe_tensor × moe_expert (1 × 2) must equal tensor × attention_data ` +
+      "(1 × 1): MoE parallelism repartitions the worker's GPUs",
   },
   {
-    name: "attention data parallelism",
-    sets: [`${ROLE}.parallelism.attention_data=4`],
-    path: `${ROLE}.parallelism.attention_data`,
-    message: `${ROLE}.parallelism.attention_data=4 ${NOT_YET} (only 1)`,
+    name: "unknown GPU for the op-level model",
+    sets: ["engine.hardware=tpu_v9", `${ROLE}.timing={type: default}`],
+    path: "engine.hardware",
+    message: "unknown GPU 'tpu_v9'; known: a100_sxm, b200_sxm, h100_sxm, h200_sxm, l40s",
   },
   {
     name: "context parallelism",
@@ -339,12 +346,19 @@ const CASES: readonly Case[] = [
     message: "Input should be less than or equal to 1",
   },
   {
-    name: "default capacity is not computable yet",
-    sets: [`${ROLE}.kv_cache.capacity={type: default, memory_fraction: 0.8}`],
-    path: `${ROLE}.kv_cache.capacity.type`,
+    name: "weights that do not fit in GPU memory",
+    sets: ["engine.model=meta-llama/Llama-3.1-405B", `${ROLE}.kv_cache.capacity={type: default}`],
+    path: `${ROLE}.kv_cache.capacity`,
     message:
-      `${ROLE}.kv_cache.capacity.type='default' (KV capacity from GPU memory) cannot be computed by fleetsim yet: ` +
-      "the default KV capacity arrives with the op-level timing model. Set capacity: {type: fixed, blocks: N}",
+      "meta-llama/Llama-3.1-405B (BF16) needs 811.7 GB of weights per GPU at tensor=1, pipeline=1; h200_sxm has " +
+      "141.0 GiB (126.9 GiB at memory_fraction 0.9); with activations 2.8 GiB, runtime 3.5 GiB, NCCL 0.0 GiB and " +
+      "CUDA graphs 0.0 GiB no memory is left for the KV cache; raise tensor or pipeline",
+  },
+  {
+    name: "unknown model for the default capacity",
+    sets: ["engine.model=acme/unknown-7b", `${ROLE}.kv_cache.capacity={type: default}`],
+    path: "engine.model",
+    message: UNKNOWN_MODEL_MESSAGE,
   },
   {
     name: "host offload",
@@ -371,13 +385,19 @@ const CASES: readonly Case[] = [
     message: "Input should be greater than or equal to 0",
   },
   {
-    name: "default timing is not priceable yet",
+    name: "the FPM forward model",
     sets: [`${ROLE}.timing={type: default, forward_model: fpm}`],
-    path: `${ROLE}.timing.type`,
+    path: `${ROLE}.timing.forward_model`,
+    message: `${ROLE}.timing: the whole-forward FPM model ${NOT_YET}; use forward_model: op_level (the default)`,
+  },
+  {
+    name: "an architecture the op-level model cannot price",
+    sets: ["engine.model=deepseek-ai/DeepSeek-V3", `${ROLE}.timing={type: default}`],
+    path: "engine.model",
     message:
-      `${ROLE}.timing.type='default' (the AIC op-level forward-pass model) cannot be priced by fleetsim yet: ` +
-      "the default timing model arrives with the op-level timing model. " +
-      "Set timing: {type: polynomial} (or {type: fixed, prefill_ms: X, decode_ms: Y})",
+      "deepseek-ai/DeepSeek-V3: architecture DeepseekV3ForCausalLM (MLA attention) is not supported by fleetsim's " +
+      "timing model yet; supported: LlamaForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, " +
+      "MixtralForCausalLM",
   },
   {
     name: "negative startup_seconds",
@@ -454,7 +474,7 @@ describe("bad inputs", () => {
     expect(err.issues, err.format()).toHaveLength(1);
     const issue = issueAt(err, c.path);
     const dir = err.configPath.slice(0, err.configPath.lastIndexOf("/"));
-    expect(issue.message).toBe(c.message.replace("<dir>", dir));
+    expect(issue.message.replace(/\(\/[^)]*hub\)/, "(<hfhub>)")).toBe(c.message.replace("<dir>", dir));
     // Every issue says where it came from.
     expect(issue.source !== undefined || issue.line !== undefined).toBe(true);
   });

@@ -70,6 +70,8 @@ describe("defaults", () => {
         tensor: 1,
         pipeline: 1,
         attentionData: 1,
+        moeTensor: 1,
+        moeExpert: 1,
         gpusPerWorker: 1,
         maxBatchedTokens: 8192,
         maxSequences: 256,
@@ -334,11 +336,27 @@ describe("source positions", () => {
     });
   });
 
-  it("points resolver issues on defaults at the nearest mapping", () => {
+  it("points resolver issues at the value that caused them", () => {
     const err = loadError(
+      "engine:\n  model: Qwen/Qwen3-8B\n  hardware: tpu_v9\n  workers:\n    aggregated: {}\n",
+    );
+    expect(issueAt(err, "engine.hardware")).toMatchObject({ line: 3, column: 13 });
+  });
+
+  it("resolves the minimal engine block with the default timing model and KV capacity", () => {
+    const spec = loadYaml(
       "engine:\n  model: Qwen/Qwen3-8B\n  hardware: h200_sxm\n  workers:\n    aggregated: {}\n",
     );
-    expect(issueAt(err, `${ROLE}.timing.type`)).toMatchObject({ line: 5, column: 17 });
+    const role = spec.engine.aggregated;
+    expect(role.timing.type).toBe("default");
+    if (role.timing.type === "default") {
+      expect(role.timing.model.numLayers).toBe(36);
+      expect(role.timing.gpu.id).toBe("h200_sxm");
+      expect(role.timing.perfDatabase).toBeNull();
+    }
+    // Qwen3-8B BF16 on one H200 at memory_fraction 0.9 leaves room for several thousand 64-token blocks.
+    expect(role.numGpuBlocks).toBeGreaterThan(5000);
+    expect(role.maxModelLen).toBe(40960);
   });
 });
 

@@ -4,11 +4,15 @@ import { buildSummary } from "../src/metrics/summary.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import { loadWorkload, runPrediction } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
+import { createTimingModel } from "../src/timing/index.js";
 import { traceSpec, writeTrace } from "./helpers/specs.js";
 
 async function replay(spec: ReturnType<typeof traceSpec>, capture = true) {
   const table = await loadWorkload(spec);
-  const r = new Replay(spec, table, { capturePerRequest: capture });
+  const role = spec.engine.aggregated;
+  const r = new Replay(spec, table, await createTimingModel(role.timing, role), {
+    capturePerRequest: capture,
+  });
   return { replay: r, result: r.runSync() };
 }
 
@@ -157,6 +161,25 @@ describe("replay loop: arrivals", () => {
     expect(s.decode_gpus_per_worker).toBe(2);
     expect(s.gpu_hours).toBeCloseTo((s.decode_worker_seconds * 2) / 3600, 15);
     expect(s.decode_worker_seconds).toBeCloseTo((3 * s.duration_ms) / 1000, 12);
+  });
+
+  it("attention DP: each rank schedules its own batch and the worker's pass ends with the slowest rank", async () => {
+    const rows = [
+      { timestamp: 0, input_length: 8, output_length: 1, hash_ids: [1, 2] },
+      { timestamp: 0, input_length: 4, output_length: 3, hash_ids: [3] },
+    ];
+    // max_sequences 1 per rank: without DP the second request would wait for the first.
+    const spec = traceSpec(writeTrace(rows), {
+      role: { attentionData: 2, gpusPerWorker: 2, maxSequences: 1 },
+    });
+    const { replay: r, result } = await replay(spec);
+    expect(r.workers).toHaveLength(2);
+    expect(Array.from(result.collector.dpRank)).toEqual([0, 1]);
+    expect(Array.from(result.collector.firstToken)).toEqual([12, 12]);
+    // Rank 1 keeps decoding alone; rank 0 idles at the barrier (2 ms passes).
+    expect(result.collector.lastToken[1]).toBe(16);
+    expect(buildPerRequest(result).map((x) => x.routing_history[0].dp_rank)).toEqual([0, 1]);
+    expect(buildSummary(result, null).decode_gpus_per_worker).toBe(2);
   });
 
   it("counts rejected requests only in num_requests", async () => {

@@ -1,9 +1,12 @@
 import { readFileSync } from "node:fs";
-import { Command, CommanderError, Option } from "@commander-js/extra-typings";
+import { Command, CommanderError, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { ConfigError } from "../config/errors.js";
+import { HardwareError } from "../hardware/errors.js";
+import { ModelError } from "../model/errors.js";
 import { OutputDirError } from "../report/outputDir.js";
 import { ReplayAborted } from "../sim/replay.js";
 import { TraceError } from "../traffic/traceError.js";
+import { EstimateUsageError, estimateCommand } from "./estimate.js";
 import { ExitCode } from "./exitCodes.js";
 import { predictCommand, type Streams } from "./predict.js";
 
@@ -15,6 +18,19 @@ const VERSION = (
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+/** Parses a positive (or, with `allowZero`, non-negative) integer option. */
+function intOption(name: string, allowZero = false): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) {
+      throw new InvalidArgumentError(
+        `${name} must be ${allowZero ? "a non-negative" : "a positive"} integer`,
+      );
+    }
+    return n;
+  };
 }
 
 /** Builds the command tree; `run` resolves to the exit code. Separate from process for tests. */
@@ -59,7 +75,7 @@ Examples:
   fleetsim predict -c prediction.yaml --format json --capture-per-request --output-dir out/`,
     )
     .action(async (opts) => {
-      exitCode = await guarded(io, () =>
+      exitCode = await guarded(io, "predict", () =>
         predictCommand(
           {
             config: opts.config,
@@ -69,6 +85,64 @@ Examples:
             capturePerRequest: opts.capturePerRequest,
             format: opts.format,
             stack: opts.stack,
+          },
+          io,
+        ),
+      );
+    });
+
+  program
+    .command("estimate")
+    .description("Price one forward pass with the op-level timing model and show its per-operation breakdown")
+    .requiredOption("--model <id>", "model id (catalog, local directory, or Hugging Face cache)")
+    .requiredOption("--hardware <gpu>", "GPU system, e.g. h200_sxm")
+    .addOption(
+      new Option("--backend <backend>", "serving backend").choices(["vllm"] as const).default("vllm"),
+    )
+    .option("--tensor <n>", "tensor-parallel size", intOption("--tensor"), 1)
+    .option("--pipeline <n>", "pipeline-parallel size", intOption("--pipeline"), 1)
+    .option("--moe-tensor <n>", "MoE tensor-parallel size", intOption("--moe-tensor"), 1)
+    .option("--moe-expert <n>", "MoE expert-parallel size", intOption("--moe-expert"), 1)
+    .option(
+      "--prefill-tokens <n>",
+      "new prompt tokens per request (prices a prefill pass)",
+      intOption("--prefill-tokens"),
+    )
+    .option("--prefix <n>", "cached prefix tokens per request", intOption("--prefix", true), 0)
+    .option("--batch <n>", "requests in the pass", intOption("--batch"), 1)
+    .option("--context <n>", "context length per request (prices a decode pass)", intOption("--context"))
+    .option(
+      "--perf-database <dir>",
+      "read an AIConfigurator-format perf-data tree instead of the built-in tables",
+    )
+    .addOption(
+      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
+    )
+    .addHelpText(
+      "after",
+      `
+Examples:
+  fleetsim estimate --model nvidia/Llama-3.1-8B-Instruct-FP8 --hardware h200_sxm --prefill-tokens 4096
+  fleetsim estimate --model meta-llama/Llama-3.1-70B --hardware h100_sxm --tensor 4 --batch 64 --context 8192
+  fleetsim estimate --model Qwen/Qwen3-32B --hardware b200_sxm --prefill-tokens 2048 --prefix 8192 --format json`,
+    )
+    .action(async (opts) => {
+      exitCode = await guarded(io, "estimate", () =>
+        estimateCommand(
+          {
+            model: opts.model,
+            hardware: opts.hardware,
+            backend: opts.backend,
+            tensor: opts.tensor,
+            pipeline: opts.pipeline,
+            moeTensor: opts.moeTensor,
+            moeExpert: opts.moeExpert,
+            prefillTokens: opts.prefillTokens,
+            prefix: opts.prefix,
+            batch: opts.batch,
+            context: opts.context,
+            perfDatabase: opts.perfDatabase,
+            format: opts.format,
           },
           io,
         ),
@@ -88,7 +162,7 @@ Examples:
 }
 
 /** Maps errors to exit codes: user mistakes print one clear message, never a stack trace. */
-async function guarded(io: Streams, body: () => Promise<void>): Promise<number> {
+async function guarded(io: Streams, command: string, body: () => Promise<void>): Promise<number> {
   try {
     await body();
     return ExitCode.Ok;
@@ -97,7 +171,13 @@ async function guarded(io: Streams, body: () => Promise<void>): Promise<number> 
       io.err(`fleetsim: error: ${err.format()}\n`);
       return ExitCode.UserError;
     }
-    if (err instanceof TraceError || err instanceof OutputDirError) {
+    if (
+      err instanceof TraceError ||
+      err instanceof OutputDirError ||
+      err instanceof ModelError ||
+      err instanceof HardwareError ||
+      err instanceof EstimateUsageError
+    ) {
       io.err(`fleetsim: error: ${err.message}\n`);
       return ExitCode.UserError;
     }
@@ -106,7 +186,7 @@ async function guarded(io: Streams, body: () => Promise<void>): Promise<number> 
       return ExitCode.Interrupted;
     }
     const e = err instanceof Error ? err : new Error(String(err));
-    io.err(`fleetsim predict failed: ${e.name}: ${e.message}\n`);
+    io.err(`fleetsim ${command} failed: ${e.name}: ${e.message}\n`);
     if (process.env.FLEETSIM_DEBUG) io.err(`${e.stack ?? ""}\n`);
     return ExitCode.Failure;
   }

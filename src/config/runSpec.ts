@@ -4,12 +4,23 @@
  * a name says otherwise.
  */
 
+import type { GpuSpec } from "../hardware/gpu.js";
+import type { ModelArchitecture } from "../model/architecture.js";
+
 export type Stack = "dynamo" | "engine";
 
 /** Forward-pass timing provider of one worker role (aisimulate.md §4.1, mocker.md §2). */
 export type TimingSpec =
   | { readonly type: "polynomial" }
-  | { readonly type: "fixed"; readonly prefillMs: number; readonly decodeMs: number };
+  | { readonly type: "fixed"; readonly prefillMs: number; readonly decodeMs: number }
+  | {
+      /** Op-level model over silicon-measured op tables (aisimulate.md §4.2). */
+      readonly type: "default";
+      readonly model: ModelArchitecture;
+      readonly gpu: GpuSpec;
+      /** An AIConfigurator-format perf-data tree to read instead of the built-in tables. */
+      readonly perfDatabase: string | null;
+    };
 
 /** One worker role (only `aggregated` in this version). */
 export interface WorkerRoleSpec {
@@ -17,6 +28,8 @@ export interface WorkerRoleSpec {
   readonly tensor: number;
   readonly pipeline: number;
   readonly attentionData: number;
+  readonly moeTensor: number;
+  readonly moeExpert: number;
   /** GPUs one logical worker occupies: tensor × pipeline × attention_data × prefill_context. */
   readonly gpusPerWorker: number;
   readonly maxBatchedTokens: number;

@@ -39,13 +39,24 @@ const Parallelism = z
     decode_context: posInt().optional(),
   })
   .superRefine((p, ctx) => {
-    // The simulator core models one scheduler per worker with no pipeline stages or context
-    // parallel ranks yet; accepting these would silently simulate the wrong deployment.
-    for (const key of ["pipeline", "attention_data", "prefill_context", "decode_context"] as const) {
+    // Context-parallel ranks are not modelled yet; accepting them would silently simulate the
+    // wrong deployment. (Pipeline stages are priced by the op-level timing model; attention-DP
+    // ranks each get their own scheduler and KV cache.)
+    for (const key of ["prefill_context", "decode_context"] as const) {
       const value = p[key];
       if (value !== undefined && value > 1) {
         fail(ctx, `${PATH}=${value} is not supported by fleetsim yet (only 1)`, [key]);
       }
+    }
+    // MoE parallelism repartitions the worker's GPUs; it never adds any (aisimulate.md §2.2).
+    const moeGpus = p.moe_tensor * p.moe_expert;
+    if (moeGpus !== 1 && moeGpus !== p.tensor * p.attention_data) {
+      fail(
+        ctx,
+        `${PATH}: moe_tensor × moe_expert (${p.moe_tensor} × ${p.moe_expert}) must equal tensor × attention_data ` +
+          `(${p.tensor} × ${p.attention_data}): MoE parallelism repartitions the worker's GPUs`,
+        ["moe_expert"],
+      );
     }
   });
 
@@ -217,6 +228,8 @@ export const Engine = z
     backend: oneOf(["vllm", "sglang", "trtllm"], ["vllm"]).default("vllm"),
     backend_version: z.string().min(1).optional(),
     context_length: positiveOr("integer", "max").default("max"),
+    /** fleetsim extension: an AIConfigurator-format perf-data tree (`<dir>/<gpu>/vllm/<version>/*.parquet`). */
+    perf_database: z.string().min(1).optional(),
     kv_transfer: rejectKey(`${PATH} is only valid with engine.mode='disaggregated'`),
     workers: Workers,
     ...unsupportedEngineKnobs,

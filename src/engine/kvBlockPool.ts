@@ -1,3 +1,5 @@
+import { BlockHashIndex } from "./blockHashIndex.js";
+
 /**
  * Paged KV cache of one worker (attention-DP rank) with prefix caching (mocker.md §1.4).
  *
@@ -23,7 +25,7 @@ export class KvBlockPool {
   private readonly freeStack: Int32Array;
   private freeTop: number;
   private inactive = 0;
-  private readonly byHash = new Map<number, number>();
+  private readonly byHash: BlockHashIndex;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
 
@@ -38,6 +40,7 @@ export class KvBlockPool {
     // Pop order 0, 1, 2, … for readable tests.
     for (let i = 0; i < capacity; i++) this.freeStack[i] = capacity - 1 - i;
     this.freeTop = capacity;
+    this.byHash = new BlockHashIndex(capacity);
   }
 
   /** Blocks held by running requests. */
@@ -61,8 +64,7 @@ export class KvBlockPool {
 
   /** Physical block registered under `hash`, or -1. */
   lookup(hash: number): number {
-    const b = this.byHash.get(hash);
-    return b === undefined ? -1 : b;
+    return this.byHash.get(hash);
   }
 
   isActive(block: number): boolean {

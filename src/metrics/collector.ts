@@ -31,6 +31,8 @@ export class Collector {
   readonly reusedFirst: Int32Array;
   readonly admissions: Int32Array;
   readonly worker: Int32Array;
+  /** Attention-DP rank within the worker. */
+  readonly dpRank: Int32Array;
   readonly status: Uint8Array;
   /** Per-admission history (only kept when per-request records are captured). */
   readonly admissionLog: { ordinal: number; at: number; reused: number }[][] | null;
@@ -54,6 +56,7 @@ export class Collector {
     this.reusedFirst = new Int32Array(count);
     this.admissions = new Int32Array(count);
     this.worker = new Int32Array(count).fill(-1);
+    this.dpRank = new Int32Array(count);
     this.status = new Uint8Array(count);
     this.heldGaps = opts.holdGapsUntilTerminal ? new Array<number[] | null>(count).fill(null) : null;
     this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;
@@ -64,9 +67,10 @@ export class Collector {
     this.arrived++;
   }
 
-  onDispatch(req: number, t: number, worker: number): void {
+  onDispatch(req: number, t: number, worker: number, dpRank: number): void {
     this.dispatched[req] = t;
     this.worker[req] = worker;
+    this.dpRank[req] = dpRank;
   }
 
   onAdmit(req: number, t: number, reusedTokens: number): void {

@@ -103,7 +103,7 @@ export function buildPerRequest(result: ReplayResult): PerRequestRecord[] {
                 released_at_ms: c.dispatched[r],
                 queue_wait_ms: 0,
                 logical_worker_id: worker,
-                dp_rank: 0,
+                dp_rank: c.dpRank[r],
               },
             ]
           : [],

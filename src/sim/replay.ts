@@ -2,7 +2,7 @@ import type { RunSpec } from "../config/runSpec.js";
 import { Signal, VllmEngine } from "../engine/vllmEngine.js";
 import { Collector, Terminal } from "../metrics/collector.js";
 import { RoundRobinRouter } from "../router/roundRobin.js";
-import { createTimingModel } from "../timing/index.js";
+import type { TimingModel } from "../timing/timingModel.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { ArrivalPlan } from "./arrivals.js";
 import { EventHeap, eventOrder, Phase } from "./eventHeap.js";
@@ -57,7 +57,10 @@ export class ReplayAborted extends Error {
  */
 export class Replay {
   private readonly heap = new EventHeap(4096);
+  /** One engine per attention-DP rank: worker w's ranks are `engines[w·D .. w·D + D)`. */
   private readonly engines: VllmEngine[] = [];
+  private readonly ranksPerWorker: number;
+  private readonly workerCount: number;
   private readonly busy: Uint8Array;
   private readonly dirty: Uint8Array;
   private readonly router = new RoundRobinRouter();
@@ -73,6 +76,7 @@ export class Replay {
   constructor(
     private readonly spec: RunSpec,
     private readonly table: RequestTable,
+    timing: TimingModel,
     opts: ReplayOptions,
   ) {
     const role = spec.engine.aggregated;
@@ -89,23 +93,26 @@ export class Replay {
       holdGapsUntilTerminal: this.maxTimeMs !== null || contextMayOutgrowCache(table, role),
       captureHistory: opts.capturePerRequest,
     });
-    const timing = createTimingModel(role.timing);
+    this.workerCount = role.replicas;
+    this.ranksPerWorker = role.attentionData;
     for (let w = 0; w < role.replicas; w++) {
-      this.engines.push(
-        new VllmEngine(
-          {
-            maxBatchedTokens: role.maxBatchedTokens,
-            maxSequences: role.maxSequences,
-            blockSize: role.blockSize,
-            numGpuBlocks: role.numGpuBlocks,
-            prefixCaching: role.prefixCaching,
-            maxModelLen: role.maxModelLen,
-          },
-          timing,
-          table.blockHashes,
-          this.collector,
-        ),
-      );
+      for (let r = 0; r < role.attentionData; r++) {
+        this.engines.push(
+          new VllmEngine(
+            {
+              maxBatchedTokens: role.maxBatchedTokens,
+              maxSequences: role.maxSequences,
+              blockSize: role.blockSize,
+              numGpuBlocks: role.numGpuBlocks,
+              prefixCaching: role.prefixCaching,
+              maxModelLen: role.maxModelLen,
+            },
+            timing,
+            table.blockHashes,
+            this.collector,
+          ),
+        );
+      }
       this.router.addWorker(w);
     }
     this.busy = new Uint8Array(role.replicas);
@@ -146,7 +153,7 @@ export class Replay {
     return this.result(performance.now() - start);
   }
 
-  /** The workers' engines (read-only use: invariant checks and diagnostics). */
+  /** Every attention-DP rank's engine (read-only use: invariant checks and diagnostics). */
   get workers(): readonly VllmEngine[] {
     return this.engines;
   }
@@ -159,7 +166,7 @@ export class Replay {
   /** Processes up to `maxTimestamps` distinct timestamps; false when the run is over. */
   step(maxTimestamps: number): boolean {
     const heap = this.heap;
-    const provisioned = this.engines.length;
+    const provisioned = this.workerCount;
     for (let k = 0; k < maxTimestamps; k++) {
       const t = heap.peekTime();
       if (t === Number.POSITIVE_INFINITY) return false;
@@ -185,10 +192,11 @@ export class Replay {
   private arrive(row: number, t: number): void {
     this.collector.onArrival(row, t);
     const w = this.router.pick();
-    this.collector.onDispatch(row, t, w);
+    const rank = this.pickRank(w);
+    this.collector.onDispatch(row, t, w, rank);
     const table = this.table;
     const offset = table.blockOffsets[row];
-    this.engines[w].enqueue(
+    this.engines[w * this.ranksPerWorker + rank].enqueue(
       VllmEngine.makeSequence(
         row,
         table.inputLength[row],
@@ -201,10 +209,29 @@ export class Replay {
     this.dirty[w] = 1;
   }
 
+  /** The attention-DP rank of worker `w` holding the fewest requests (lowest rank on ties). */
+  private pickRank(w: number): number {
+    const base = w * this.ranksPerWorker;
+    let best = 0;
+    let bestLoad = this.engines[base].inFlight;
+    for (let r = 1; r < this.ranksPerWorker; r++) {
+      const load = this.engines[base + r].inFlight;
+      if (load < bestLoad) {
+        best = r;
+        bestLoad = load;
+      }
+    }
+    return best;
+  }
+
   private completePass(w: number, t: number): void {
     this.busy[w] = 0;
     this.dirty[w] = 1;
-    const engine = this.engines[w];
+    const base = w * this.ranksPerWorker;
+    for (let r = 0; r < this.ranksPerWorker; r++) this.deliverSignals(this.engines[base + r], t);
+  }
+
+  private deliverSignals(engine: VllmEngine, t: number): void {
     const reqs = engine.signalReq;
     const kinds = engine.signalKind;
     const collector = this.collector;
@@ -229,18 +256,29 @@ export class Replay {
     kinds.length = 0;
   }
 
+  /**
+   * Starts a pass on every idle worker with work, in worker-id order. With attention DP every
+   * rank with work forms its own batch at the same time and the worker's pass ends when the
+   * slowest rank does (ranks without work wait at the barrier; aisimulate.md §4.3 step 5).
+   */
   private driveWorkers(t: number): void {
     const engines = this.engines;
-    for (let w = 0; w < engines.length; w++) {
+    const D = this.ranksPerWorker;
+    for (let w = 0; w < this.workerCount; w++) {
       if (this.dirty[w] === 0 || this.busy[w] === 1) continue;
       this.dirty[w] = 0;
-      const engine = engines[w];
-      if (!engine.hasWork()) continue;
-      const duration = engine.startPass(t);
-      if (!engine.lastPassProgressed) {
-        // Nothing could run (e.g. the waiting head does not fit yet): stay idle until new work.
-        continue;
+      let progressed = false;
+      let duration = 0;
+      for (let r = 0; r < D; r++) {
+        const engine = engines[w * D + r];
+        if (!engine.hasWork()) continue;
+        const d = engine.startPass(t);
+        if (!engine.lastPassProgressed) continue;
+        progressed = true;
+        if (d > duration) duration = d;
       }
+      // Nothing could run (e.g. the waiting heads do not fit yet): stay idle until new work.
+      if (!progressed) continue;
       this.busy[w] = 1;
       this.passes++;
       this.heap.push(t + duration, eventOrder(Phase.PassCompletion, w), w);

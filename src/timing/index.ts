@@ -1,15 +1,44 @@
-import type { TimingSpec } from "../config/runSpec.js";
+import type { TimingSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { loadCompactTables } from "../hardware/compactTables.js";
+import { loadParquetTables } from "../hardware/parquetTables.js";
 import { FixedTiming } from "./fixed.js";
+import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
 import type { TimingModel } from "./timingModel.js";
 
 export type { TimingModel } from "./timingModel.js";
 
-export function createTimingModel(spec: TimingSpec): TimingModel {
+/**
+ * Per-pass host overhead added by the op-level model, ms: the scheduler, sampler and input
+ * preparation that the op tables do not measure. 0.126 ms per step is the per-step constant of
+ * the BLIS fit to H100 vLLM serving (peers.md §4.4); AIConfigurator adds none.
+ */
+export const OP_LEVEL_PASS_OVERHEAD_MS = 0.126;
+
+/** Builds the timing model of a worker role (loading op tables for `default`). */
+export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec): Promise<TimingModel> {
   switch (spec.type) {
     case "polynomial":
       return new PolynomialTiming();
     case "fixed":
       return new FixedTiming(spec.prefillMs, spec.decodeMs);
+    case "default": {
+      const tables =
+        spec.perfDatabase === null
+          ? loadCompactTables(spec.gpu.id)
+          : await loadParquetTables(spec.perfDatabase, spec.gpu.id);
+      return new OpLevelTiming(
+        spec.model,
+        spec.gpu,
+        tables,
+        {
+          tensor: role.tensor,
+          pipeline: role.pipeline,
+          moeTensor: role.moeTensor,
+          moeExpert: role.moeExpert,
+        },
+        OP_LEVEL_PASS_OVERHEAD_MS,
+      );
+    }
   }
 }

@@ -20,6 +20,8 @@ export function role(over: Partial<WorkerRoleSpec> = {}): WorkerRoleSpec {
     tensor: 1,
     pipeline: 1,
     attentionData: 1,
+    moeTensor: 1,
+    moeExpert: 1,
     gpusPerWorker: 1,
     maxBatchedTokens: 8192,
     maxSequences: 256,

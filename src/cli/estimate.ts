@@ -1,0 +1,124 @@
+import { resolve } from "node:path";
+import Table from "cli-table3";
+import { gpuSpec } from "../hardware/catalog.js";
+import { loadCompactTables } from "../hardware/compactTables.js";
+import { loadParquetTables } from "../hardware/parquetTables.js";
+import type { OpPerfTables } from "../hardware/perfTables.js";
+import { resolveModel } from "../model/resolve.js";
+import { stableLine } from "../report/json.js";
+import { formatNumber } from "../report/table.js";
+import { OpLevelTiming, type PassEstimate } from "../timing/opLevel.js";
+import type { Streams } from "./predict.js";
+
+export interface EstimateOptions {
+  readonly model: string;
+  readonly hardware: string;
+  readonly backend: "vllm";
+  readonly tensor: number;
+  readonly pipeline: number;
+  readonly moeTensor: number;
+  readonly moeExpert: number;
+  readonly prefillTokens: number | undefined;
+  readonly prefix: number;
+  readonly batch: number;
+  readonly context: number | undefined;
+  readonly perfDatabase: string | undefined;
+  readonly format: "table" | "json";
+}
+
+/** A CLI mistake in `estimate` options (exit 2). */
+export class EstimateUsageError extends Error {}
+
+/**
+ * `fleetsim estimate`: the op-level latency of one forward pass — a prefill of `batch` requests
+ * with `prefill-tokens` new tokens over `prefix` cached ones, and/or a decode step of `batch`
+ * requests at `context` tokens — with its per-operation breakdown.
+ */
+export async function estimateCommand(opts: EstimateOptions, io: Streams): Promise<void> {
+  if (opts.prefillTokens === undefined && opts.context === undefined) {
+    throw new EstimateUsageError(
+      "give --prefill-tokens N (a prefill pass) and/or --context N (a decode pass)",
+    );
+  }
+  const model = resolveModel(opts.model);
+  const gpu = gpuSpec(opts.hardware);
+  const tables: OpPerfTables =
+    opts.perfDatabase !== undefined
+      ? await loadParquetTables(resolve(opts.perfDatabase), gpu.id)
+      : loadCompactTables(gpu.id);
+  const timing = new OpLevelTiming(model, gpu, tables, {
+    tensor: opts.tensor,
+    pipeline: opts.pipeline,
+    moeTensor: opts.moeTensor,
+    moeExpert: opts.moeExpert,
+  });
+  const prefill =
+    opts.prefillTokens !== undefined
+      ? timing.explainPrefill(opts.batch, opts.prefillTokens, opts.prefix)
+      : null;
+  const decode = opts.context !== undefined ? timing.explainDecode(opts.batch, opts.context) : null;
+  const totalMs = (prefill?.totalMs ?? 0) + (decode?.totalMs ?? 0);
+
+  if (opts.format === "json") {
+    io.out(
+      `${stableLine({
+        model: model.id,
+        hardware: gpu.id,
+        backend: opts.backend,
+        parallelism: {
+          tensor: opts.tensor,
+          pipeline: opts.pipeline,
+          moe_tensor: opts.moeTensor,
+          moe_expert: opts.moeExpert,
+        },
+        batch: opts.batch,
+        prefill:
+          prefill === null
+            ? null
+            : { new_tokens: opts.prefillTokens, prefix: opts.prefix, ...asJson(prefill) },
+        decode: decode === null ? null : { context: opts.context, ...asJson(decode) },
+        total_ms: totalMs,
+        perf_data: opts.perfDatabase === undefined ? "compact" : "parquet",
+      })}\n`,
+    );
+    return;
+  }
+  const header = `${model.id} on ${gpu.id} (vLLM, ${model.weightDtype} weights, ${model.kvDtype} KV), tensor ${opts.tensor}, pipeline ${opts.pipeline}`;
+  const parts = [header];
+  if (prefill !== null) {
+    parts.push(
+      `Prefill: ${opts.batch} × ${opts.prefillTokens} new tokens over a ${opts.prefix}-token prefix`,
+      breakdownTable(prefill),
+    );
+  }
+  if (decode !== null) {
+    parts.push(`Decode: ${opts.batch} sequences at context ${opts.context}`, breakdownTable(decode));
+  }
+  parts.push(`Pass latency (ms): ${formatNumber(totalMs)}`);
+  io.out(`${parts.join("\n")}\n`);
+}
+
+function asJson(p: PassEstimate) {
+  return {
+    total_ms: p.totalMs,
+    ops: p.ops.map((o) => ({ name: o.name, repeat: o.repeat, latency_ms: o.latencyMs })),
+  };
+}
+
+function breakdownTable(p: PassEstimate): string {
+  const table = new Table({
+    head: ["Operation", "Count", "Latency (ms)", "Share"],
+    colAligns: ["left", "right", "right", "right"],
+    style: { head: [], border: [] },
+  });
+  for (const op of p.ops) {
+    table.push([
+      op.name,
+      String(op.repeat),
+      formatNumber(op.latencyMs),
+      `${formatNumber((100 * op.latencyMs) / p.totalMs)} %`,
+    ]);
+  }
+  table.push(["total", "", formatNumber(p.totalMs), "100.00 %"]);
+  return table.toString();
+}

@@ -1,0 +1,8 @@
+/**
+ * A user-facing hardware error: an unknown GPU id, a perf-data directory that does not hold the
+ * expected tables, or an operation the measured tables cannot answer (e.g. FP8 GEMM on A100).
+ * The message says what was asked and what is available.
+ */
+export class HardwareError extends Error {
+  override readonly name = "HardwareError";
+}

@@ -1,0 +1,278 @@
+/**
+ * The interpolation core shared by both `OpPerfTables` backends: a dense N-dimensional grid
+ * (N ≤ 3) of latencies over sorted measured axes, queried by nested 1-D interpolation between the
+ * bracketing knots (multilinear in the chosen axis/value spaces). Holes (cells never measured)
+ * are filled once at construction, so a query reads at most 2^N cells, allocates nothing and
+ * costs one binary search per axis.
+ */
+
+/** What happens outside an axis' measured range. */
+export type Extrapolation =
+  /** Hold the edge value. */
+  | "clamp"
+  /** Continue the edge segment (in the axis/value space); a decreasing trend holds the edge value. */
+  | "extend"
+  /** Edge value × x / x_edge: linear in the work along this axis (FLOPs, bytes). */
+  | "proportional"
+  /** Continue the edge segment linearly in x and √value (AIC's rule for attention sequence length). */
+  | "sqrt";
+
+/** Space in which values are interpolated along an axis. */
+export type ValueSpace = "lin" | "log" | "sqrt";
+
+export interface AxisRule {
+  /** Interpolate in ln(x) instead of x. */
+  readonly log: boolean;
+  /** Interpolate ln(latency), √latency or latency along this axis. */
+  readonly values: ValueSpace;
+  readonly below: Extrapolation;
+  readonly above: Extrapolation;
+}
+
+export interface GridRules {
+  /** One rule per axis. */
+  readonly axes: readonly AxisRule[];
+  /** Axes along which holes are filled, in order (see `fillHoles`). */
+  readonly fillOrder: readonly number[];
+}
+
+const CLAMP = 0;
+const EXTEND = 1;
+const PROPORTIONAL = 2;
+const SQRT = 3;
+
+function modeCode(e: Extrapolation): number {
+  switch (e) {
+    case "clamp":
+      return CLAMP;
+    case "extend":
+      return EXTEND;
+    case "proportional":
+      return PROPORTIONAL;
+    case "sqrt":
+      return SQRT;
+  }
+}
+
+const V_LIN = 0;
+const V_LOG = 1;
+const V_SQRT = 2;
+
+/**
+ * One 1-D step: the value at fraction `t` of the way from v0 to v1 (t may lie outside [0, 1] when
+ * extrapolating), in linear, log or √ value space.
+ */
+function blend(v0: number, v1: number, t: number, space: number): number {
+  if (space === V_SQRT) {
+    const r = Math.sqrt(v0) + t * (Math.sqrt(v1) - Math.sqrt(v0));
+    return r * r;
+  }
+  if (space === V_LOG && v0 > 0 && v1 > 0) {
+    const l0 = Math.log(v0);
+    return Math.exp(l0 + t * (Math.log(v1) - l0));
+  }
+  const r = v0 + t * (v1 - v0);
+  return Math.max(r, 0);
+}
+
+/** Largest i in [0, n-2] with kn[i] <= x (kn sorted ascending, kn[0] < x < kn[n-1]). */
+function bracket(kn: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = kn.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if (kn[mid] <= x) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export class Grid {
+  readonly dims: number;
+  /** Sorted knots of each axis. */
+  readonly knots: readonly Float64Array[];
+  /** Row-major cells (last axis fastest), holes filled. */
+  readonly values: Float64Array;
+  /** 1 where the cell was measured (not filled). */
+  readonly measured: Uint8Array;
+  private readonly tk: Float64Array[];
+  private readonly strides: Int32Array;
+  private readonly logAxis: Uint8Array;
+  private readonly space: Uint8Array;
+  private readonly below: Uint8Array;
+  private readonly above: Uint8Array;
+  private readonly q = new Float64Array(3);
+
+  /**
+   * @param knots strictly increasing knots per axis (positive on log axes)
+   * @param cells row-major values, `NaN` (or null) for holes
+   */
+  constructor(knots: readonly (readonly number[])[], cells: ArrayLike<number | null>, rules: GridRules) {
+    const dims = knots.length;
+    if (dims < 1 || dims > 3 || rules.axes.length !== dims) {
+      throw new Error(`grid: ${dims} axes with ${rules.axes.length} rules (1 to 3 supported)`);
+    }
+    this.dims = dims;
+    this.knots = knots.map((k) => Float64Array.from(k));
+    this.strides = new Int32Array(dims);
+    let size = 1;
+    for (let d = dims - 1; d >= 0; d--) {
+      this.strides[d] = size;
+      size *= knots[d].length;
+    }
+    if (cells.length !== size) throw new Error(`grid: ${cells.length} cells for axes of ${size}`);
+    this.logAxis = new Uint8Array(dims);
+    this.space = new Uint8Array(dims);
+    this.below = new Uint8Array(dims);
+    this.above = new Uint8Array(dims);
+    this.tk = [];
+    for (let d = 0; d < dims; d++) {
+      const k = this.knots[d];
+      const rule = rules.axes[d];
+      if (k.length === 0) throw new Error(`grid: axis ${d} is empty`);
+      for (let i = 1; i < k.length; i++) {
+        if (!(k[i] > k[i - 1])) throw new Error(`grid: axis ${d} is not strictly increasing`);
+      }
+      if (rule.log && !(k[0] > 0)) throw new Error(`grid: log axis ${d} has a knot ≤ 0`);
+      this.logAxis[d] = rule.log ? 1 : 0;
+      this.space[d] = rule.values === "log" ? V_LOG : rule.values === "sqrt" ? V_SQRT : V_LIN;
+      this.below[d] = modeCode(rule.below);
+      this.above[d] = modeCode(rule.above);
+      this.tk.push(rule.log ? k.map(Math.log) : k);
+    }
+    this.values = new Float64Array(size);
+    this.measured = new Uint8Array(size);
+    for (let i = 0; i < size; i++) {
+      const v = cells[i];
+      const ok = typeof v === "number" && Number.isFinite(v);
+      this.values[i] = ok ? v : Number.NaN;
+      this.measured[i] = ok ? 1 : 0;
+    }
+    this.fillHoles(rules.fillOrder);
+  }
+
+  /** Value at `x` on a 1-axis grid. */
+  at1(x: number): number {
+    this.q[0] = x;
+    return this.rec(0, 0);
+  }
+
+  at2(x: number, y: number): number {
+    this.q[0] = x;
+    this.q[1] = y;
+    return this.rec(0, 0);
+  }
+
+  at3(x: number, y: number, z: number): number {
+    this.q[0] = x;
+    this.q[1] = y;
+    this.q[2] = z;
+    return this.rec(0, 0);
+  }
+
+  private child(d: number, off: number): number {
+    return d === this.dims - 1 ? this.values[off] : this.rec(d + 1, off);
+  }
+
+  private rec(d: number, off: number): number {
+    const kn = this.knots[d];
+    const n = kn.length;
+    const x = this.q[d];
+    const st = this.strides[d];
+    if (n === 1) {
+      const v = this.child(d, off);
+      if ((x > kn[0] && this.above[d] === PROPORTIONAL) || (x < kn[0] && this.below[d] === PROPORTIONAL)) {
+        return (v * x) / kn[0];
+      }
+      return v;
+    }
+    let i: number;
+    let mode = -1;
+    if (x <= kn[0]) {
+      if (x === kn[0]) return this.child(d, off);
+      mode = this.below[d];
+      i = 0;
+    } else if (x >= kn[n - 1]) {
+      if (x === kn[n - 1]) return this.child(d, off + (n - 1) * st);
+      mode = this.above[d];
+      i = n - 2;
+    } else {
+      i = bracket(kn, x);
+      if (x === kn[i]) return this.child(d, off + i * st);
+    }
+    if (mode === CLAMP || mode === PROPORTIONAL) {
+      const e = x < kn[0] ? 0 : n - 1;
+      const v = this.child(d, off + e * st);
+      return mode === CLAMP ? v : (v * x) / kn[e];
+    }
+    const v0 = this.child(d, off + i * st);
+    const v1 = this.child(d, off + (i + 1) * st);
+    if (mode !== -1 && v1 < v0) return x < kn[0] ? v0 : v1;
+    if (mode === SQRT) return blend(v0, v1, (x - kn[i]) / (kn[i + 1] - kn[i]), V_SQRT);
+    const tk = this.tk[d];
+    const tx = this.logAxis[d] === 1 ? Math.log(x) : x;
+    return blend(v0, v1, (tx - tk[i]) / (tk[i + 1] - tk[i]), this.space[d]);
+  }
+
+  /**
+   * Fills holes line by line along each axis of `order` in turn (a filled cell counts as measured
+   * for later axes): between two measured knots by the axis' interpolation, above the last one by
+   * its extrapolation rule (`clamp` becomes `extend`: continue the last segment), below the first
+   * one by holding the first value. This mirrors AIConfigurator's load-time
+   * `extrapolate_data_grid`, which completes ragged grids before any query.
+   */
+  private fillHoles(order: readonly number[]): void {
+    const vals = this.values;
+    const size = vals.length;
+    for (const axis of order) {
+      const n = this.knots[axis].length;
+      const st = this.strides[axis];
+      const kn = this.knots[axis];
+      const tk = this.tk[axis];
+      const above = this.above[axis];
+      const space = this.space[axis];
+      const present: number[] = [];
+      for (let base = 0; base < size; base++) {
+        if (Math.floor(base / st) % n !== 0) continue;
+        present.length = 0;
+        for (let j = 0; j < n; j++) if (!Number.isNaN(vals[base + j * st])) present.push(j);
+        if (present.length === 0 || present.length === n) continue;
+        const fills: number[] = [];
+        for (let j = 0; j < n; j++) {
+          if (!Number.isNaN(vals[base + j * st])) continue;
+          let p = 0;
+          while (p < present.length && present[p] < j) p++;
+          let v: number;
+          if (p === 0) {
+            v = vals[base + present[0] * st];
+          } else if (p < present.length) {
+            const a = present[p - 1];
+            const b = present[p];
+            const t = (tk[j] - tk[a]) / (tk[b] - tk[a]);
+            v = blend(vals[base + a * st], vals[base + b * st], t, space);
+          } else {
+            const b = present[p - 1];
+            const vb = vals[base + b * st];
+            if (above === PROPORTIONAL) {
+              v = (vb * kn[j]) / kn[b];
+            } else if (present.length === 1) {
+              v = vb;
+            } else {
+              const a = present[p - 2];
+              const va = vals[base + a * st];
+              const sq = above === SQRT;
+              const t = sq ? (kn[j] - kn[a]) / (kn[b] - kn[a]) : (tk[j] - tk[a]) / (tk[b] - tk[a]);
+              v = vb < va ? vb : blend(va, vb, t, sq ? V_SQRT : space);
+            }
+          }
+          fills.push(j, v);
+        }
+        for (let f = 0; f < fills.length; f += 2) vals[base + fills[f] * st] = fills[f + 1];
+      }
+    }
+    for (let i = 0; i < size; i++) {
+      if (Number.isNaN(vals[i]))
+        throw new Error("grid: holes remain after filling; add an axis to fillOrder");
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import type { KvDtype, WeightDtype } from "../model/architecture.js";
+import type { GridRules } from "./grid.js";
+
+/**
+ * The measured op tables of one GPU as plain, JSON-able data — the common input of both
+ * `OpPerfTables` backends. The parquet backend fills it with every measured row it uses; the
+ * compact backend with a thinned subset (`compact.ts`). Latencies are milliseconds.
+ */
+
+/** Knots per axis and row-major latencies (last axis fastest); `null` = not measured. */
+export interface GridData {
+  readonly axes: readonly (readonly number[])[];
+  readonly latencyMs: readonly (number | null)[];
+}
+
+/**
+ * Attention timings of one head configuration. `kvHeads` is the number of KV heads, or 0 for MHA
+ * (KV heads = query heads, AIConfigurator's `kv_n = 0` key). Axes: [query heads, batch, isl] for
+ * context attention, [query heads, batch, cached KV length] for generation attention.
+ */
+export interface AttentionGroup {
+  readonly kvDtype: KvDtype;
+  readonly headDim: number;
+  readonly kvHeads: number;
+  readonly grid: GridData;
+}
+
+/** Custom all-reduce of one GPU count. Axis: [message size in BF16 elements]. */
+export interface AllReduceTable {
+  readonly numGpus: number;
+  readonly grid: GridData;
+}
+
+/** Fused MoE of one shape (unsharded hidden/expert sizes + MoE parallelism). Axis: [num tokens]. */
+export interface MoeTable {
+  readonly dtype: WeightDtype;
+  readonly hiddenSize: number;
+  readonly interSize: number;
+  readonly topK: number;
+  readonly numExperts: number;
+  readonly moeTp: number;
+  readonly moeEp: number;
+  readonly grid: GridData;
+}
+
+export interface OpTableData {
+  readonly gpu: string;
+  readonly perfDataVersion: string;
+  /** Axes [m, n, k]. */
+  readonly gemm: readonly { readonly dtype: WeightDtype; readonly grid: GridData }[];
+  readonly contextAttention: readonly AttentionGroup[];
+  readonly generationAttention: readonly AttentionGroup[];
+  /** Where the all-reduce rows came from, e.g. `custom_allreduce:vllm_graph`. */
+  readonly allReduceSource: string;
+  readonly allReduce: readonly AllReduceTable[];
+  /** The MoE token-routing distribution the rows were measured with. */
+  readonly moeDistribution: string;
+  readonly moe: readonly MoeTable[];
+}
+
+export const WEIGHT_DTYPES: readonly WeightDtype[] = ["bfloat16", "fp8", "fp8_block"];
+export const KV_DTYPES: readonly KvDtype[] = ["bfloat16", "fp8"];
+
+/**
+ * AIConfigurator's default MoE workload for the generic MoE family (Qwen3-MoE, Mixtral, …):
+ * `workload_distribution: power_law` with `_power_law_alpha = 1.2` (`sdk/models/moe.py`).
+ */
+export const DEFAULT_MOE_DISTRIBUTION = "power_law_1.2";
+
+/**
+ * GEMM: log-log in m, n and k; beyond the largest measured m/n/k the latency grows in proportion
+ * (linear in FLOPs and in weight bytes); below the smallest, held. Holes filled along m, then k,
+ * then n.
+ */
+export const GEMM_RULES: GridRules = {
+  axes: [
+    { log: true, values: "log", below: "clamp", above: "proportional" },
+    { log: true, values: "log", below: "clamp", above: "proportional" },
+    { log: true, values: "log", below: "clamp", above: "proportional" },
+  ],
+  fillOrder: [0, 2, 1],
+};
+
+/**
+ * Context attention over [heads, batch, isl]: linear in heads (AIC's x axis, linearly
+ * extrapolated) and in batch (beyond the largest batch: proportional); along isl linear in
+ * √latency (prefill attention grows ~quadratically), also beyond the largest isl — AIC's
+ * `sqrt_y_value` rule. Holes (large batch × long isl, never measured) are filled along batch
+ * first, as AIC's `extrapolate_data_grid` does (z = batch).
+ */
+export const CONTEXT_RULES: GridRules = {
+  axes: [
+    { log: false, values: "lin", below: "clamp", above: "extend" },
+    { log: false, values: "lin", below: "clamp", above: "proportional" },
+    { log: false, values: "sqrt", below: "clamp", above: "sqrt" },
+  ],
+  fillOrder: [1, 2, 0],
+};
+
+/**
+ * Generation attention over [heads, batch, kv length]: linear in all three (AIC's bilinear over
+ * batch × sequence; decode attention is affine in batch·kv), extrapolated linearly. Holes filled
+ * along kv first (AIC's z = sequence length), then batch, then heads.
+ */
+export const GENERATION_RULES: GridRules = {
+  axes: [
+    { log: false, values: "lin", below: "clamp", above: "extend" },
+    { log: false, values: "lin", below: "clamp", above: "extend" },
+    { log: false, values: "lin", below: "clamp", above: "extend" },
+  ],
+  fillOrder: [2, 1, 0],
+};
+
+/** All-reduce over message size: log-log; beyond the largest message, proportional (bandwidth-bound). */
+export const ALLREDUCE_RULES: GridRules = {
+  axes: [{ log: true, values: "log", below: "clamp", above: "proportional" }],
+  fillOrder: [0],
+};
+
+/** MoE over tokens: log-log; above the largest count the query applies AIC's utilisation rule. */
+export const MOE_RULES: GridRules = {
+  axes: [{ log: true, values: "log", below: "clamp", above: "extend" }],
+  fillOrder: [0],
+};

@@ -1,0 +1,446 @@
+import type { KvDtype, WeightDtype } from "../model/architecture.js";
+import { HardwareError } from "./errors.js";
+import type { GpuSpec } from "./gpu.js";
+import { Grid } from "./grid.js";
+import type { OpPerfTables } from "./perfTables.js";
+import { gemmSolMs, generationAttentionSolMs, moeSolMs } from "./sol.js";
+import {
+  ALLREDUCE_RULES,
+  type AttentionGroup,
+  CONTEXT_RULES,
+  GEMM_RULES,
+  GENERATION_RULES,
+  type GridData,
+  MOE_RULES,
+  type MoeTable,
+  type OpTableData,
+} from "./tableData.js";
+
+function dtypeIndex(d: WeightDtype): number {
+  return d === "bfloat16" ? 0 : d === "fp8" ? 1 : d === "fp8_block" ? 2 : -1;
+}
+
+/** Numeric key of an attention head configuration (kvHeads 0 = MHA); -1 when out of range. */
+function attnKey(kvDtype: KvDtype, headDim: number, kvHeads: number): number {
+  const kv = kvDtype === "bfloat16" ? 0 : kvDtype === "fp8" ? 1 : -1;
+  if (kv < 0 || !(headDim >= 0 && headDim < 1024) || !(kvHeads >= 0 && kvHeads < 1024)) return -1;
+  return kv * 1048576 + headDim * 1024 + kvHeads;
+}
+
+/** How an unmeasured head configuration is answered from a measured one. */
+interface AttnRoute {
+  readonly grid: Grid;
+  /** Query heads on the measured grid = heads × headRatio (keeps heads/kv-heads). */
+  readonly headRatio: number;
+  /** Latency multiplier: (kv heads / measured kv heads) × (head dim / measured head dim). */
+  readonly scale: number;
+}
+
+interface MoeEntry {
+  readonly table: MoeTable;
+  readonly grid: Grid;
+  readonly maxTokens: number;
+  readonly maxLatency: number;
+}
+
+interface MoeRoute {
+  readonly dtype: WeightDtype;
+  readonly hidden: number;
+  readonly inter: number;
+  readonly topK: number;
+  readonly experts: number;
+  readonly tp: number;
+  readonly ep: number;
+  readonly entry: MoeEntry;
+  readonly exact: boolean;
+}
+
+function describeGroups(groups: readonly AttentionGroup[]): string {
+  return groups
+    .map((g) => `${g.kvDtype}/hd${g.headDim}/kv${g.kvHeads === 0 ? "=heads" : g.kvHeads}`)
+    .join(", ");
+}
+
+/** The interpolation grids of `OpTableData`, index-aligned with its arrays. */
+export interface Grids {
+  readonly gemm: readonly Grid[];
+  readonly contextAttention: readonly Grid[];
+  readonly generationAttention: readonly Grid[];
+  readonly allReduce: readonly Grid[];
+  readonly moe: readonly Grid[];
+}
+
+/** Measured GEMM cells raised to ≥ SOL (AIC `GEMM._correct_sol`), holes filled. */
+function gemmGrid(spec: GpuSpec, dtype: WeightDtype, grid: GridData): Grid {
+  const [ms, ns, ks] = grid.axes;
+  const cells = grid.latencyMs.slice();
+  let c = 0;
+  for (const m of ms) {
+    for (const n of ns) {
+      for (const k of ks) {
+        const v = cells[c];
+        if (v !== null) cells[c] = Math.max(v, gemmSolMs(spec, dtype, m, n, k));
+        c++;
+      }
+    }
+  }
+  return new Grid(grid.axes, cells, GEMM_RULES);
+}
+
+/**
+ * Decode-attention grid: measured cells raised to ≥ SOL, holes filled, and every cell raised to
+ * ≥ SOL again (AIC `GenerationAttention.load_data` clamps before and after extrapolating).
+ */
+function generationGrid(spec: GpuSpec, g: AttentionGroup): Grid {
+  const [hs, bs, kvs] = g.grid.axes;
+  const sol = (c: number): number => {
+    const h = hs[Math.floor(c / (bs.length * kvs.length))];
+    const b = bs[Math.floor(c / kvs.length) % bs.length];
+    const kv = kvs[c % kvs.length];
+    return generationAttentionSolMs(spec, b, kv, h, g.kvHeads === 0 ? h : g.kvHeads, g.headDim, g.kvDtype);
+  };
+  const cells = g.grid.latencyMs.map((v, c) => (v === null ? null : Math.max(v, sol(c))));
+  const grid = new Grid(g.grid.axes, cells, GENERATION_RULES);
+  for (let c = 0; c < grid.values.length; c++) grid.values[c] = Math.max(grid.values[c], sol(c));
+  return grid;
+}
+
+/** Builds (SOL-clamps, hole-fills) every grid of `data`. */
+export function buildGrids(data: OpTableData, spec: GpuSpec): Grids {
+  return {
+    gemm: data.gemm.map((g) => gemmGrid(spec, g.dtype, g.grid)),
+    contextAttention: data.contextAttention.map(
+      (g) => new Grid(g.grid.axes, g.grid.latencyMs, CONTEXT_RULES),
+    ),
+    generationAttention: data.generationAttention.map((g) => generationGrid(spec, g)),
+    allReduce: data.allReduce.map((t) => new Grid(t.grid.axes, t.grid.latencyMs, ALLREDUCE_RULES)),
+    moe: data.moe.map((t) => new Grid(t.grid.axes, t.grid.latencyMs, MOE_RULES)),
+  };
+}
+
+/**
+ * `OpPerfTables` over `OpTableData`: the one query implementation both backends share.
+ * Construction clamps measured GEMM and decode-attention cells to ≥ SOL (AIC `_correct_sol`) and
+ * fills holes; queries are typed-array interpolations (`Grid`). See docs/perf-tables.md.
+ */
+export class InterpolatedTables implements OpPerfTables {
+  readonly gpu: string;
+  private readonly gemmGrids: (Grid | undefined)[] = [undefined, undefined, undefined];
+  private readonly ctx = new Map<number, Grid>();
+  private readonly gen = new Map<number, Grid>();
+  private readonly ctxRoutes = new Map<number, AttnRoute>();
+  private readonly genRoutes = new Map<number, AttnRoute>();
+  private readonly ar = new Map<number, Grid>();
+  private readonly moeEntries: MoeEntry[] = [];
+  private readonly moeRoutes = new Map<string, MoeRoute>();
+  private lastMoe: MoeRoute | undefined;
+
+  constructor(
+    private readonly data: OpTableData,
+    private readonly spec: GpuSpec,
+  ) {
+    this.gpu = data.gpu;
+    const grids = buildGrids(data, spec);
+    data.gemm.forEach(({ dtype }, i) => {
+      this.gemmGrids[dtypeIndex(dtype)] = grids.gemm[i];
+    });
+    data.contextAttention.forEach((g, i) => {
+      this.ctx.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), grids.contextAttention[i]);
+    });
+    data.generationAttention.forEach((g, i) => {
+      this.gen.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), grids.generationAttention[i]);
+    });
+    data.allReduce.forEach((t, i) => {
+      this.ar.set(t.numGpus, grids.allReduce[i]);
+    });
+    data.moe.forEach((table, i) => {
+      const grid = grids.moe[i];
+      const knots = grid.knots[0];
+      this.moeEntries.push({
+        table,
+        grid,
+        maxTokens: knots[knots.length - 1],
+        maxLatency: grid.values[knots.length - 1],
+      });
+    });
+  }
+
+  gemm(dtype: WeightDtype, m: number, n: number, k: number): number {
+    if (!(m > 0 && n > 0 && k > 0)) return 0;
+    const g = this.gemmGrids[dtypeIndex(dtype)];
+    if (g === undefined) {
+      const have = this.data.gemm.map((x) => x.dtype).join(", ");
+      throw new HardwareError(`no ${dtype} GEMM table for ${this.gpu} (measured: ${have || "none"})`);
+    }
+    return g.at3(m, n, k);
+  }
+
+  contextAttention(
+    batch: number,
+    newTokens: number,
+    prefix: number,
+    numHeads: number,
+    numKvHeads: number,
+    headDim: number,
+    kvDtype: KvDtype,
+  ): number {
+    if (!(batch > 0 && newTokens > 0 && numHeads > 0)) return 0;
+    const p = Math.max(prefix, 0);
+    const full = newTokens + p;
+    const kvKey = numKvHeads === numHeads ? 0 : numKvHeads;
+    const g = this.ctx.get(attnKey(kvDtype, headDim, kvKey));
+    const base =
+      g !== undefined
+        ? g.at3(numHeads, batch, full)
+        : this.routed(
+            this.ctxRoutes,
+            this.ctx,
+            "context",
+            numHeads,
+            numKvHeads,
+            headDim,
+            kvDtype,
+            batch,
+            full,
+          );
+    if (p === 0) return base;
+    // AIC: the table has no prefix axis; time the full causal attention over prefix + new tokens
+    // and keep the share of the (full² − prefix²) score matrix the new tokens compute.
+    const r = p / full;
+    return base * (1 - r * r);
+  }
+
+  generationAttention(
+    batch: number,
+    kvLength: number,
+    numHeads: number,
+    numKvHeads: number,
+    headDim: number,
+    kvDtype: KvDtype,
+  ): number {
+    if (!(batch > 0 && numHeads > 0)) return 0;
+    const kvKey = numKvHeads === numHeads ? 0 : numKvHeads;
+    const g = this.gen.get(attnKey(kvDtype, headDim, kvKey));
+    if (g !== undefined) return g.at3(numHeads, batch, kvLength);
+    return this.routed(
+      this.genRoutes,
+      this.gen,
+      "generation",
+      numHeads,
+      numKvHeads,
+      headDim,
+      kvDtype,
+      batch,
+      kvLength,
+    );
+  }
+
+  allReduce(numGpus: number, messageBytes: number): number {
+    if (!(numGpus > 1 && messageBytes > 0)) return 0;
+    let g = this.ar.get(numGpus);
+    let scale = 1;
+    const perNode = this.spec.gpusPerNode;
+    if (g === undefined && numGpus > perNode && perNode > 1) {
+      // AIC beyond one node: the node-sized all-reduce, rescaled by the ring factor and the
+      // intra- to inter-node bandwidth ratio.
+      g = this.ar.get(perNode);
+      scale =
+        (((numGpus - 1) / numGpus) * (perNode / (perNode - 1)) * this.spec.intraNodeBandwidth) /
+        this.spec.interNodeBandwidth;
+    }
+    if (g === undefined) {
+      const have = [...this.ar.keys()].join(", ");
+      throw new HardwareError(
+        `no all-reduce table for ${numGpus} GPUs on ${this.gpu} (measured GPU counts: ${have || "none"})`,
+      );
+    }
+    // The tables' message_size counts BF16 elements (AIC passes tokens × hidden).
+    return g.at1(messageBytes / 2) * scale;
+  }
+
+  moe(
+    dtype: WeightDtype,
+    numTokens: number,
+    hiddenSize: number,
+    expertIntermediateSize: number,
+    topK: number,
+    numExperts: number,
+    moeTp: number,
+    moeEp: number,
+  ): number {
+    if (!(numTokens > 0)) return 0;
+    let r = this.lastMoe;
+    if (
+      r === undefined ||
+      r.dtype !== dtype ||
+      r.hidden !== hiddenSize ||
+      r.inter !== expertIntermediateSize ||
+      r.topK !== topK ||
+      r.experts !== numExperts ||
+      r.tp !== moeTp ||
+      r.ep !== moeEp
+    ) {
+      r = this.moeRoute(dtype, hiddenSize, expertIntermediateSize, topK, numExperts, moeTp, moeEp);
+      this.lastMoe = r;
+    }
+    const lat = this.moeCurve(r.entry, numTokens);
+    if (r.exact) return lat;
+    const t = r.entry.table;
+    const solRef = moeSolMs(
+      this.spec,
+      dtype,
+      numTokens,
+      t.hiddenSize,
+      t.interSize,
+      t.topK,
+      t.numExperts,
+      t.moeTp,
+      t.moeEp,
+    );
+    const solQ = moeSolMs(
+      this.spec,
+      dtype,
+      numTokens,
+      hiddenSize,
+      expertIntermediateSize,
+      topK,
+      numExperts,
+      moeTp,
+      moeEp,
+    );
+    return (lat * solQ) / solRef;
+  }
+
+  /** Latency of a measured MoE shape; above the largest token count AIC's utilisation rule. */
+  private moeCurve(e: MoeEntry, tokens: number): number {
+    if (tokens <= e.maxTokens) return e.grid.at1(tokens);
+    const t = e.table;
+    const solMax = moeSolMs(
+      this.spec,
+      t.dtype,
+      e.maxTokens,
+      t.hiddenSize,
+      t.interSize,
+      t.topK,
+      t.numExperts,
+      t.moeTp,
+      t.moeEp,
+    );
+    const solQ = moeSolMs(
+      this.spec,
+      t.dtype,
+      tokens,
+      t.hiddenSize,
+      t.interSize,
+      t.topK,
+      t.numExperts,
+      t.moeTp,
+      t.moeEp,
+    );
+    const util = Math.max(Math.min(1, solMax / e.maxLatency), 1e-8);
+    return solQ / util;
+  }
+
+  private moeRoute(
+    dtype: WeightDtype,
+    hidden: number,
+    inter: number,
+    topK: number,
+    experts: number,
+    tp: number,
+    ep: number,
+  ): MoeRoute {
+    const key = [dtype, hidden, inter, topK, experts, tp, ep].join("|");
+    const cached = this.moeRoutes.get(key);
+    if (cached !== undefined) return cached;
+    const same = this.moeEntries.filter((e) => e.table.dtype === dtype);
+    if (same.length === 0) {
+      const have = [...new Set(this.moeEntries.map((e) => e.table.dtype))].join(", ");
+      throw new HardwareError(`no ${dtype} MoE table for ${this.gpu} (measured: ${have || "none"})`);
+    }
+    const l = (a: number, b: number): number => Math.abs(Math.log(a / b));
+    let best = same[0];
+    let bestD = Number.POSITIVE_INFINITY;
+    for (const e of same) {
+      const t = e.table;
+      // Nearest shape: per-GPU expert GEMM size, routing and experts per rank weigh most.
+      const d =
+        l(t.hiddenSize, hidden) +
+        l(t.interSize / t.moeTp, inter / tp) +
+        l(t.topK, topK) +
+        l(t.numExperts / t.moeEp, experts / ep) +
+        0.1 * (l(t.moeTp, tp) + l(t.moeEp, ep));
+      if (d < bestD) {
+        bestD = d;
+        best = e;
+      }
+    }
+    const route: MoeRoute = { dtype, hidden, inter, topK, experts, tp, ep, entry: best, exact: bestD === 0 };
+    this.moeRoutes.set(key, route);
+    return route;
+  }
+
+  /**
+   * An attention head configuration that was not measured: the nearest measured head dim (latency
+   * × head-dim ratio), and for GQA the nearest measured KV-head count, queried with the same
+   * heads-per-KV-head ratio and scaled by the KV-head ratio (attention work is linear in heads).
+   */
+  private routed(
+    routes: Map<number, AttnRoute>,
+    grids: Map<number, Grid>,
+    kind: "context" | "generation",
+    heads: number,
+    kvHeads: number,
+    headDim: number,
+    kvDtype: KvDtype,
+    batch: number,
+    seq: number,
+  ): number {
+    const k = attnKey(kvDtype, headDim, heads === kvHeads ? 0 : kvHeads);
+    const key = k * 2 + (heads === kvHeads ? 1 : 0);
+    let route = k < 0 ? undefined : routes.get(key);
+    if (route === undefined) {
+      route = this.attnRoute(grids, kind, heads, kvHeads, headDim, kvDtype);
+      if (k >= 0) routes.set(key, route);
+    }
+    return route.grid.at3(heads * route.headRatio, batch, seq) * route.scale;
+  }
+
+  private attnRoute(
+    grids: Map<number, Grid>,
+    kind: "context" | "generation",
+    heads: number,
+    kvHeads: number,
+    headDim: number,
+    kvDtype: KvDtype,
+  ): AttnRoute {
+    const groups = kind === "context" ? this.data.contextAttention : this.data.generationAttention;
+    const fail = (why: string): HardwareError =>
+      new HardwareError(
+        `no ${kind}-attention table for ${heads} heads / ${kvHeads} KV heads, head dim ${headDim}, ` +
+          `${kvDtype} KV on ${this.gpu}: ${why} (measured: ${describeGroups(groups)})`,
+      );
+    if (!(kvHeads > 0) || kvHeads > heads) throw fail("KV heads must be in 1…heads");
+    const dtypeGroups = groups.filter((g) => g.kvDtype === kvDtype);
+    if (dtypeGroups.length === 0) throw fail(`no ${kvDtype} KV-cache rows`);
+    const l = (a: number, b: number): number => Math.abs(Math.log(a / b));
+    const dims = [...new Set(dtypeGroups.map((g) => g.headDim))].sort((a, b) => b - a);
+    const hd = dims.reduce((best, d) => (l(d, headDim) < l(best, headDim) ? d : best), dims[0]);
+    const mha = heads === kvHeads;
+    const cands = dtypeGroups.filter((g) => g.headDim === hd && (mha ? g.kvHeads === 0 : g.kvHeads > 0));
+    if (cands.length === 0) throw fail(mha ? "no MHA rows" : "no GQA rows");
+    cands.sort((a, b) => b.kvHeads - a.kvHeads);
+    const pick = mha
+      ? cands[0]
+      : cands.reduce((best, g) => (l(g.kvHeads, kvHeads) < l(best.kvHeads, kvHeads) ? g : best));
+    const grid = grids.get(attnKey(pick.kvDtype, pick.headDim, pick.kvHeads));
+    if (grid === undefined) throw fail("internal: grid missing");
+    const headRatio = mha ? 1 : pick.kvHeads / kvHeads;
+    return { grid, headRatio, scale: headDim / hd / headRatio };
+  }
+}
+
+/** Builds the shared query implementation over measured table data. */
+export function buildOpPerfTables(data: OpTableData, spec: GpuSpec): OpPerfTables {
+  return new InterpolatedTables(data, spec);
+}

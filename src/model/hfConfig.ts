@@ -1,0 +1,197 @@
+/**
+ * Hugging Face `config.json` (+ optional ModelOpt `hf_quant_config.json`) → ModelArchitecture.
+ *
+ * Only the families fleetsim's timing model prices — dense GQA transformers and
+ * every-layer-MoE transformers with full attention — are accepted. Anything else (MLA, hybrid
+ * Mamba/linear attention, sliding-window attention, mixed dense/MoE stacks) is a ModelError: a
+ * silent fallback to a dense approximation would produce plausible-looking but wrong capacity and
+ * latency numbers.
+ */
+import type { ModelArchitecture, MoeSpec } from "./architecture.js";
+import { ModelError } from "./errors.js";
+import { checkpointDtypes, isJsonObject } from "./quant.js";
+
+type JsonObject = Record<string, unknown>;
+
+export const DENSE_ARCHITECTURES = ["LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"] as const;
+export const MOE_ARCHITECTURES = ["Qwen3MoeForCausalLM", "MixtralForCausalLM"] as const;
+export const SUPPORTED_ARCHITECTURES: readonly string[] = [...DENSE_ARCHITECTURES, ...MOE_ARCHITECTURES];
+
+/** Why well-known unsupported architectures are unsupported, for a useful error message. */
+const KNOWN_UNSUPPORTED: Readonly<Record<string, string>> = {
+  DeepseekV2ForCausalLM: "MLA attention",
+  DeepseekV3ForCausalLM: "MLA attention",
+  DeepseekV32ForCausalLM: "MLA + sparse attention",
+  DeepseekV4ForCausalLM: "compressed sparse attention",
+  KimiK25ForConditionalGeneration: "MLA attention",
+  GlmMoeDsaForCausalLM: "MLA + sparse attention",
+  NemotronHForCausalLM: "hybrid Mamba layers",
+  JambaForCausalLM: "hybrid Mamba layers",
+  FalconH1ForCausalLM: "hybrid Mamba layers",
+  Qwen3NextForCausalLM: "hybrid linear attention",
+  Qwen3_5ForConditionalGeneration: "hybrid linear attention",
+  Qwen3_5MoeForConditionalGeneration: "hybrid linear attention",
+  GptOssForCausalLM: "alternating sliding-window attention",
+  Gemma2ForCausalLM: "alternating sliding-window attention",
+  Gemma3ForCausalLM: "alternating sliding-window attention",
+  Llama4ForConditionalGeneration: "chunked local attention + interleaved MoE",
+  Qwen2MoeForCausalLM: "shared experts",
+};
+
+/** HF keys for the maximum context, in the reference's order (`aic.py resolve_model_context_length`). */
+const CONTEXT_KEYS = [
+  "max_position_embeddings",
+  "model_max_length",
+  "max_sequence_length",
+  "seq_length",
+  "n_positions",
+] as const;
+
+export function unsupportedArchitectureError(id: string, architecture: string, reason: string): ModelError {
+  return new ModelError(
+    `${id}: architecture ${architecture} (${reason}) is not supported by fleetsim's timing model yet; ` +
+      `supported: ${SUPPORTED_ARCHITECTURES.join(", ")}`,
+  );
+}
+
+/**
+ * @param id the model id the user gave (kept on the result for messages and reports)
+ * @param configJson parsed config.json
+ * @param quantConfigJson parsed hf_quant_config.json, or null when the checkpoint has none
+ * @param source where the config came from (`local:<dir>`, `hf-cache:<path>`, `catalog`)
+ */
+export function architectureFromHfConfig(
+  id: string,
+  configJson: unknown,
+  quantConfigJson: unknown,
+  source: string,
+): ModelArchitecture {
+  if (!isJsonObject(configJson)) throw new ModelError(`${id}: config.json (${source}) is not a JSON object`);
+  const architecture = architectureName(id, configJson, source);
+  // Multimodal wrappers keep the language model's dimensions under text_config.
+  const text = isJsonObject(configJson["text_config"]) ? configJson["text_config"] : configJson;
+  rejectUnsupported(id, architecture, text);
+
+  const field = (key: string): number => positiveInt(id, source, text, key);
+  const numHeads = field("num_attention_heads");
+  const hiddenSize = field("hidden_size");
+  const numKvHeads = optionalPositiveInt(id, source, text, "num_key_value_heads") ?? numHeads;
+  const headDim =
+    optionalPositiveInt(id, source, text, "head_dim") ??
+    optionalPositiveInt(id, source, text, "attention_head_dim") ??
+    Math.floor(hiddenSize / numHeads);
+  const numLayers = field("num_hidden_layers");
+  const moe = moeSpec(id, source, architecture, text, numLayers);
+
+  return {
+    id,
+    architecture,
+    numLayers,
+    hiddenSize,
+    numHeads,
+    numKvHeads,
+    headDim,
+    // For MoE families intermediate_size is either the expert size (Mixtral) or unused (Qwen3-MoE).
+    intermediateSize: moe === null ? field("intermediate_size") : 0,
+    vocabSize: field("vocab_size"),
+    tieWordEmbeddings: text["tie_word_embeddings"] === true || configJson["tie_word_embeddings"] === true,
+    moe,
+    maxContextLength: contextLengthFromConfig(configJson),
+    ...checkpointDtypes(id, configJson, quantConfigJson),
+    source,
+  };
+}
+
+/** `text_config` first (multimodal wrappers), then the root; first positive integer key wins. */
+export function contextLengthFromConfig(config: unknown): number | null {
+  if (!isJsonObject(config)) return null;
+  const scopes = isJsonObject(config["text_config"]) ? [config["text_config"], config] : [config];
+  for (const scope of scopes) {
+    for (const key of CONTEXT_KEYS) {
+      const value = scope[key];
+      if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
+    }
+  }
+  return null;
+}
+
+function architectureName(id: string, config: JsonObject, source: string): string {
+  const list = config["architectures"];
+  if (Array.isArray(list) && typeof list[0] === "string" && list[0] !== "") return list[0];
+  throw new ModelError(`${id}: config.json (${source}) names no architectures[0]`);
+}
+
+function rejectUnsupported(id: string, architecture: string, text: JsonObject): void {
+  const reason = unsupportedReason(architecture, text);
+  if (reason !== undefined) throw unsupportedArchitectureError(id, architecture, reason);
+}
+
+/**
+ * Why a config cannot be priced by fleetsim's timing model, or undefined when it can. `text` is
+ * the language-model scope of the config (its `text_config`, else the root).
+ */
+export function unsupportedReason(architecture: string, text: JsonObject): string | undefined {
+  // Attention shape beats the architecture name: an MLA config is MLA whatever class it names.
+  if ("kv_lora_rank" in text || "q_lora_rank" in text) return "MLA attention";
+  if (!SUPPORTED_ARCHITECTURES.includes(architecture)) {
+    return KNOWN_UNSUPPORTED[architecture] ?? "unknown layer layout";
+  }
+  // Qwen-style configs keep a sliding_window value but only use it when use_sliding_window is set;
+  // Mistral-style configs use sliding_window whenever it is non-null.
+  const qwenStyle = architecture.startsWith("Qwen");
+  const window = text["sliding_window"];
+  const slides = qwenStyle ? text["use_sliding_window"] === true : typeof window === "number" && window > 0;
+  if (slides) return "sliding-window attention";
+  if (Array.isArray(text["layer_types"]) && text["layer_types"].some((t) => t !== "full_attention")) {
+    return "mixed attention layer types";
+  }
+  if (architecture === "Qwen3MoeForCausalLM") {
+    const denseLayers = text["mlp_only_layers"];
+    const step = text["decoder_sparse_step"];
+    if ((Array.isArray(denseLayers) && denseLayers.length > 0) || (step !== undefined && step !== 1)) {
+      return "mixed dense/MoE layers";
+    }
+  }
+  return undefined;
+}
+
+function moeSpec(
+  id: string,
+  source: string,
+  architecture: string,
+  text: JsonObject,
+  numLayers: number,
+): MoeSpec | null {
+  if (architecture === "MixtralForCausalLM") {
+    return {
+      numExperts: positiveInt(id, source, text, "num_local_experts"),
+      topK: positiveInt(id, source, text, "num_experts_per_tok"),
+      expertIntermediateSize: positiveInt(id, source, text, "intermediate_size"),
+      moeLayers: numLayers,
+    };
+  }
+  if (architecture === "Qwen3MoeForCausalLM") {
+    return {
+      numExperts: positiveInt(id, source, text, "num_experts"),
+      topK: positiveInt(id, source, text, "num_experts_per_tok"),
+      expertIntermediateSize: positiveInt(id, source, text, "moe_intermediate_size"),
+      moeLayers: numLayers,
+    };
+  }
+  return null;
+}
+
+function optionalPositiveInt(id: string, source: string, scope: JsonObject, key: string): number | undefined {
+  const value = scope[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
+  throw new ModelError(
+    `${id}: config.json (${source}) has ${key}=${JSON.stringify(value)}; expected a positive integer`,
+  );
+}
+
+function positiveInt(id: string, source: string, scope: JsonObject, key: string): number {
+  const value = optionalPositiveInt(id, source, scope, key);
+  if (value === undefined) throw new ModelError(`${id}: config.json (${source}) lacks ${key}`);
+  return value;
+}

@@ -1,0 +1,163 @@
+/**
+ * Resident weight bytes per GPU, counted the way AIConfigurator's memory model counts them
+ * (`BaseBackend._get_memory_usage`: the sum of `get_weights()` over the model's context ops,
+ * divided by the pipeline size; op graphs in `sdk/models/llama.py` and `sdk/models/moe.py`).
+ *
+ * Per GPU, with integer division as the reference does it:
+ * - embedding: (vocab / TP) · hidden · 2 (always BF16)
+ * - per layer, attention: qkv ((heads·head_dim)/TP + 2·head_dim·kv_per_gpu) · hidden and
+ *   o (hidden · (heads·head_dim)/TP), at the checkpoint's GEMM bytes
+ * - per layer, dense MLP: (2·inter/TP) · hidden + hidden · (inter/TP), at GEMM bytes
+ * - per layer, MoE: router num_experts · hidden · 2 (BF16, replicated) and experts
+ *   hidden · expert_inter · num_experts · bytes · 3 / EP / MoE-TP
+ * - LM head (dense family only): (vocab / TP) · hidden · 2 (kept BF16, as ModelOpt excludes it)
+ * - total / PP
+ *
+ * Reference-parity quirks kept on purpose (documented in docs/models.md): norms and biases are
+ * not counted; a tied LM head is still counted separately; the MoE family's op graph has no
+ * context LM-head GEMM, so its LM head is not counted at all.
+ */
+import type { ModelArchitecture } from "./architecture.js";
+import { ModelError } from "./errors.js";
+
+export interface TensorPipeline {
+  readonly tensor: number;
+  readonly pipeline: number;
+}
+
+export interface WeightParallelism extends TensorPipeline {
+  /** Expert tensor parallelism; inferred from the attention width when omitted. */
+  readonly moeTensor?: number;
+  /** Expert parallelism; inferred from the attention width when omitted. */
+  readonly moeExpert?: number;
+  /** Attention data-parallel ranks of the worker (MoE width = tensor · attentionData). Default 1. */
+  readonly attentionData?: number;
+}
+
+export interface WeightBreakdown {
+  readonly embeddingBytes: number;
+  /** All layers, one TP shard, before the pipeline split. */
+  readonly attentionBytes: number;
+  readonly mlpBytes: number;
+  readonly routerBytes: number;
+  readonly expertBytes: number;
+  readonly lmHeadBytes: number;
+  /** Sum of the above / pipeline: what one GPU holds. Not rounded (the reference divides floats). */
+  readonly perGpuBytes: number;
+  readonly moeTensor: number;
+  readonly moeExpert: number;
+}
+
+const BF16_BYTES = 2;
+
+/** Positive-integer and head-divisibility checks shared by weights, KV and capacity. */
+export function checkTensorPipeline(model: ModelArchitecture, par: TensorPipeline): void {
+  for (const [name, value] of [
+    ["tensor", par.tensor],
+    ["pipeline", par.pipeline],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new ModelError(`${model.id}: parallelism.${name} must be a positive integer, got ${value}`);
+    }
+  }
+  // The reference asserts this in BaseModel: attention heads are split evenly over TP ranks.
+  if (model.numHeads % par.tensor !== 0) {
+    throw new ModelError(
+      `${model.id}: ${model.numHeads} attention heads cannot be split over tensor=${par.tensor}; ` +
+        "tensor must divide the head count",
+    );
+  }
+}
+
+/** KV heads per GPU: ceil(kv_heads / TP), i.e. replicated when TP exceeds the KV head count. */
+export function kvHeadsPerGpu(model: ModelArchitecture, tensor: number): number {
+  return Math.ceil(model.numKvHeads / tensor);
+}
+
+/**
+ * Expert parallel layout, as AIConfigurator's `ModelConfig.resolve_moe_parallelism` resolves it:
+ * one of moeTensor/moeExpert given → the other is inferred from the width; both given → checked.
+ * With neither (the reference refuses that), fleetsim assumes vLLM's default without
+ * `--enable-expert-parallel`: experts sharded by TP (moeTensor = width, moeExpert = 1).
+ */
+export function resolveMoeParallelism(
+  model: ModelArchitecture,
+  par: WeightParallelism,
+): { moeTensor: number; moeExpert: number } {
+  const width = par.tensor * (par.attentionData ?? 1);
+  if (model.moe === null) return { moeTensor: par.moeTensor ?? 1, moeExpert: par.moeExpert ?? 1 };
+  let moeTensor = par.moeTensor;
+  let moeExpert = par.moeExpert;
+  if (moeTensor === undefined && moeExpert === undefined) {
+    moeTensor = width;
+    moeExpert = 1;
+  } else if (moeTensor === undefined) {
+    moeTensor = divideWidth(model, width, "moe_expert", moeExpert!);
+  } else if (moeExpert === undefined) {
+    moeExpert = divideWidth(model, width, "moe_tensor", moeTensor);
+  }
+  const mt = moeTensor!;
+  const me = moeExpert!;
+  if (!Number.isSafeInteger(mt) || mt < 1 || !Number.isSafeInteger(me) || me < 1 || mt * me !== width) {
+    throw new ModelError(
+      `${model.id}: moe_tensor (${mt}) × moe_expert (${me}) must equal tensor × attention_data (${width})`,
+    );
+  }
+  if (me > model.moe.numExperts) {
+    throw new ModelError(`${model.id}: moe_expert=${me} exceeds the ${model.moe.numExperts} experts`);
+  }
+  return { moeTensor: mt, moeExpert: me };
+}
+
+function divideWidth(model: ModelArchitecture, width: number, name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1 || width % value !== 0) {
+    throw new ModelError(`${model.id}: ${name}=${value} does not divide tensor × attention_data (${width})`);
+  }
+  return width / value;
+}
+
+export function weightBreakdown(model: ModelArchitecture, par: WeightParallelism): WeightBreakdown {
+  checkTensorPipeline(model, par);
+  const { moeTensor, moeExpert } = resolveMoeParallelism(model, par);
+  const tp = par.tensor;
+  const h = model.hiddenSize;
+  const wb = model.weightBytes;
+  const layers = model.numLayers;
+  const qWidth = Math.floor((model.numHeads * model.headDim) / tp);
+
+  const embeddingBytes = Math.floor(model.vocabSize / tp) * h * BF16_BYTES;
+  const qkv = (qWidth + model.headDim * kvHeadsPerGpu(model, tp) * 2) * h * wb;
+  const attentionBytes = layers * (qkv + h * qWidth * wb);
+
+  let mlpBytes = 0;
+  let routerBytes = 0;
+  let expertBytes = 0;
+  let lmHeadBytes = 0;
+  if (model.moe === null) {
+    const inter = model.intermediateSize;
+    mlpBytes = layers * (Math.floor((2 * inter) / tp) * h * wb + h * Math.floor(inter / tp) * wb);
+    lmHeadBytes = Math.floor(model.vocabSize / tp) * h * BF16_BYTES;
+  } else {
+    const { numExperts, expertIntermediateSize } = model.moe;
+    routerBytes = layers * numExperts * h * BF16_BYTES;
+    const allExperts = h * expertIntermediateSize * numExperts * wb * 3;
+    expertBytes = layers * Math.floor(Math.floor(allExperts / moeExpert) / moeTensor);
+  }
+  const total = embeddingBytes + attentionBytes + mlpBytes + routerBytes + expertBytes + lmHeadBytes;
+  return {
+    embeddingBytes,
+    attentionBytes,
+    mlpBytes,
+    routerBytes,
+    expertBytes,
+    lmHeadBytes,
+    perGpuBytes: total / par.pipeline,
+    moeTensor,
+    moeExpert,
+  };
+}
+
+/** Weight bytes resident on one GPU of the given parallel shape. */
+export function weightBytesPerGpu(model: ModelArchitecture, par: WeightParallelism): number {
+  return weightBreakdown(model, par).perGpuBytes;
+}

@@ -1,0 +1,298 @@
+import type { GpuSpec } from "../hardware/gpu.js";
+import type { OpPerfTables } from "../hardware/perfTables.js";
+import type { ModelArchitecture, WeightDtype } from "../model/architecture.js";
+import type { TimingModel } from "./timingModel.js";
+
+/** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
+export interface Parallelism {
+  readonly tensor: number;
+  readonly pipeline: number;
+  readonly moeTensor: number;
+  readonly moeExpert: number;
+}
+
+/** One operation's contribution to a pass. */
+export interface OpCost {
+  readonly name: string;
+  /** How many times it runs in the pass (layers of one pipeline stage × stages, …). */
+  readonly repeat: number;
+  /** Total latency of all repeats, ms. */
+  readonly latencyMs: number;
+}
+
+/** Latency of one pass, with the per-operation breakdown. */
+export interface PassEstimate {
+  readonly totalMs: number;
+  readonly ops: readonly OpCost[];
+}
+
+type GemmOp = {
+  readonly name: string;
+  readonly n: number;
+  readonly k: number;
+  readonly dtype: WeightDtype;
+  readonly repeat: number;
+};
+type MemOp = { readonly name: string; readonly bytesPerToken: number; readonly repeat: number };
+
+/**
+ * The op-level forward-pass model (`timing: {type: default}`, aisimulate.md §4.2): a pass is the
+ * sum over the operations of one forward pass — per layer add+norm, QKV GEMM, attention, output
+ * GEMM, add+norm, gate/up GEMM (or router + fused MoE), activation, down GEMM and two tensor-parallel
+ * all-reduces; once per pass the embedding (+ its all-reduce), the LM head on the last token of
+ * each sequence, and the pipeline hand-offs — following AIConfigurator's LLAMA op list. Each op's
+ * latency comes from silicon-measured tables (`OpPerfTables`); memory-bound elementwise ops use the
+ * GPU's empirical bandwidth. Prefill and decode are priced separately and added, as the
+ * reference's vLLM core does (§4.3).
+ *
+ * All layers of a pipeline stage run one after another, and the stages of one pass run in
+ * sequence, so a pass costs all layers plus (pp − 1) point-to-point transfers.
+ *
+ * Speed: the attention-free part of a pass depends only on the token count, so it is memoized by
+ * token count; attention is one table interpolation per pass.
+ */
+export class OpLevelTiming implements TimingModel {
+  private readonly layerGemms: GemmOp[] = [];
+  private readonly tokenMemOps: MemOp[] = [];
+  private readonly numLayers: number;
+  private readonly headsPerGpu: number;
+  private readonly kvHeadsPerGpu: number;
+  private readonly hiddenBytesPerToken: number;
+  private readonly logitsN: number;
+  private readonly tokenCostCache = new Map<number, number>();
+  private readonly logitsCache = new Map<number, number>();
+
+  constructor(
+    private readonly model: ModelArchitecture,
+    private readonly gpu: GpuSpec,
+    private readonly tables: OpPerfTables,
+    private readonly parallel: Parallelism,
+    /** Fixed host/framework cost added to every non-empty pass, ms. */
+    private readonly passOverheadMs = 0,
+  ) {
+    const tp = parallel.tensor;
+    const h = model.hiddenSize;
+    const hd = model.headDim;
+    this.numLayers = model.numLayers;
+    this.headsPerGpu = model.numHeads / tp;
+    // KV heads are replicated when there are fewer of them than tensor-parallel ranks.
+    this.kvHeadsPerGpu = Math.max(1, Math.floor(model.numKvHeads / tp));
+    this.hiddenBytesPerToken = h * 2;
+    this.logitsN = Math.floor(model.vocabSize / tp);
+    const L = model.numLayers;
+    const w = model.weightDtype;
+    this.layerGemms.push({
+      name: "qkv_gemm",
+      n: (this.headsPerGpu + 2 * this.kvHeadsPerGpu) * hd,
+      k: h,
+      dtype: w,
+      repeat: L,
+    });
+    this.layerGemms.push({ name: "proj_gemm", n: h, k: this.headsPerGpu * hd, dtype: w, repeat: L });
+    // add+norm reads and writes 2 × hidden activations (residual + normed), BF16.
+    this.tokenMemOps.push({ name: "add_norm", bytesPerToken: (2 * h + 2 * h) * 2, repeat: 2 * L });
+    this.tokenMemOps.push({ name: "embedding", bytesPerToken: h * 2, repeat: 1 });
+    if (model.moe === null) {
+      const inter = model.intermediateSize / tp;
+      this.layerGemms.push({ name: "gate_up_gemm", n: 2 * inter, k: h, dtype: w, repeat: L });
+      this.layerGemms.push({ name: "down_gemm", n: h, k: inter, dtype: w, repeat: L });
+      this.tokenMemOps.push({ name: "act_gate", bytesPerToken: (2 * inter + inter) * 2, repeat: L });
+    } else {
+      this.layerGemms.push({
+        name: "router_gemm",
+        n: model.moe.numExperts,
+        k: h,
+        dtype: "bfloat16",
+        repeat: L,
+      });
+    }
+  }
+
+  prefillMs(batchCount: number, meanIsl: number, meanPrefix: number): number {
+    if (batchCount <= 0) return 0;
+    const perRequestNew = meanIsl > meanPrefix ? meanIsl - meanPrefix : 0;
+    if (perRequestNew === 0) return 0;
+    const tokens = batchCount * perRequestNew;
+    return (
+      this.tokenCost(tokens) +
+      this.logits(batchCount) +
+      this.numLayers *
+        this.tables.contextAttention(
+          batchCount,
+          perRequestNew,
+          meanPrefix,
+          this.headsPerGpu,
+          this.kvHeadsPerGpu,
+          this.model.headDim,
+          this.model.kvDtype,
+        ) +
+      this.passOverheadMs
+    );
+  }
+
+  decodeMs(batch: number, _activeKvTokens: number, meanContext: number, _totalKvTokens: number): number {
+    if (batch <= 0) return 0;
+    const ms =
+      this.tokenCost(batch) +
+      this.logits(batch) +
+      this.numLayers *
+        this.tables.generationAttention(
+          batch,
+          Math.max(1, Math.round(meanContext)),
+          this.headsPerGpu,
+          this.kvHeadsPerGpu,
+          this.model.headDim,
+          this.model.kvDtype,
+        ) +
+      this.passOverheadMs;
+    // Token-emitting passes never collapse onto one timestamp (as the reference floors decode).
+    return Math.max(ms, 1e-3);
+  }
+
+  /** A mixed pass: prefill of one batch plus decode of another (the engine's pass price). */
+  passMs(
+    prefillCount: number,
+    meanIsl: number,
+    meanPrefix: number,
+    decodeBatch: number,
+    activeKvTokens: number,
+    meanContext: number,
+    totalKvTokens: number,
+  ): number {
+    return (
+      this.prefillMs(prefillCount, meanIsl, meanPrefix) +
+      this.decodeMs(decodeBatch, activeKvTokens, meanContext, totalKvTokens)
+    );
+  }
+
+  /** Per-op breakdown of a prefill pass (for `fleetsim estimate`; not on the hot path). */
+  explainPrefill(batchCount: number, newTokensPerRequest: number, prefix: number): PassEstimate {
+    const tokens = batchCount * newTokensPerRequest;
+    const ops = this.tokenOps(tokens);
+    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batchCount) });
+    ops.push({
+      name: "context_attention",
+      repeat: this.numLayers,
+      latencyMs:
+        this.numLayers *
+        this.tables.contextAttention(
+          batchCount,
+          newTokensPerRequest,
+          prefix,
+          this.headsPerGpu,
+          this.kvHeadsPerGpu,
+          this.model.headDim,
+          this.model.kvDtype,
+        ),
+    });
+    return finish(ops, this.passOverheadMs);
+  }
+
+  /** Per-op breakdown of a decode pass. */
+  explainDecode(batch: number, context: number): PassEstimate {
+    const ops = this.tokenOps(batch);
+    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batch) });
+    ops.push({
+      name: "generation_attention",
+      repeat: this.numLayers,
+      latencyMs:
+        this.numLayers *
+        this.tables.generationAttention(
+          batch,
+          context,
+          this.headsPerGpu,
+          this.kvHeadsPerGpu,
+          this.model.headDim,
+          this.model.kvDtype,
+        ),
+    });
+    return finish(ops, this.passOverheadMs);
+  }
+
+  /** Everything but attention and logits for `tokens` tokens in the pass (memoized). */
+  private tokenCost(tokens: number): number {
+    const cached = this.tokenCostCache.get(tokens);
+    if (cached !== undefined) return cached;
+    const ops = this.tokenOps(tokens);
+    let sum = 0;
+    for (const op of ops) sum += op.latencyMs;
+    if (this.tokenCostCache.size < 1 << 16) this.tokenCostCache.set(tokens, sum);
+    return sum;
+  }
+
+  private logits(rows: number): number {
+    const cached = this.logitsCache.get(rows);
+    if (cached !== undefined) return cached;
+    // The LM head is not quantized in the supported checkpoints (modelopt excludes lm_head).
+    const ms = this.tables.gemm("bfloat16", rows, this.logitsN, this.model.hiddenSize);
+    this.logitsCache.set(rows, ms);
+    return ms;
+  }
+
+  private tokenOps(tokens: number): OpCost[] {
+    const ops: OpCost[] = [];
+    const t = this.tables;
+    for (const g of this.layerGemms) {
+      ops.push({ name: g.name, repeat: g.repeat, latencyMs: g.repeat * t.gemm(g.dtype, tokens, g.n, g.k) });
+    }
+    const moe = this.model.moe;
+    if (moe !== null) {
+      const p = this.parallel;
+      ops.push({
+        name: "moe",
+        repeat: this.numLayers,
+        latencyMs:
+          this.numLayers *
+          t.moe(
+            this.model.weightDtype,
+            tokens,
+            this.model.hiddenSize,
+            moe.expertIntermediateSize,
+            moe.topK,
+            moe.numExperts,
+            p.moeTensor,
+            p.moeExpert,
+          ),
+      });
+    }
+    for (const m of this.tokenMemOps) {
+      ops.push({
+        name: m.name,
+        repeat: m.repeat,
+        latencyMs: m.repeat * this.memOpMs(tokens * m.bytesPerToken),
+      });
+    }
+    const tp = this.parallel.tensor;
+    if (tp > 1) {
+      const bytes = tokens * this.hiddenBytesPerToken;
+      // Two all-reduces per layer (after attention and after the MLP) plus one after the embedding.
+      const repeat = 2 * this.numLayers + 1;
+      ops.push({ name: "all_reduce", repeat, latencyMs: repeat * t.allReduce(tp, bytes) });
+    }
+    const pp = this.parallel.pipeline;
+    if (pp > 1) {
+      const bytes = tokens * this.hiddenBytesPerToken;
+      const g = this.gpu;
+      const bw = pp * tp <= g.gpusPerNode ? g.intraNodeBandwidth : g.interNodeBandwidth;
+      ops.push({
+        name: "pipeline_p2p",
+        repeat: pp - 1,
+        latencyMs: (pp - 1) * (bytes / bw + g.p2pLatencyS) * 1000,
+      });
+    }
+    return ops;
+  }
+
+  /** A memory-bound op moving `bytes`: empirical bandwidth plus a constant launch latency. */
+  private memOpMs(bytes: number): number {
+    const g = this.gpu;
+    return (bytes / (g.memBandwidth * g.memBandwidthScaling) + g.memConstantLatencyS) * 1000;
+  }
+}
+
+function finish(ops: OpCost[], overheadMs: number): PassEstimate {
+  if (overheadMs > 0) ops.push({ name: "pass_overhead", repeat: 1, latencyMs: overheadMs });
+  let total = 0;
+  for (const op of ops) total += op.latencyMs;
+  return { totalMs: total, ops };
+}

@@ -1,0 +1,250 @@
+/**
+ * The op tables against the measured rows: exact hits, interpolation between measured points,
+ * AIC's prefix rule, degenerate queries, errors, and query speed. Needs ../shared/perf-data.
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { gpuSpec, knownGpuIds } from "../src/hardware/catalog.js";
+import { loadCompactTables } from "../src/hardware/compactTables.js";
+import { HardwareError } from "../src/hardware/errors.js";
+import type { GpuSpec } from "../src/hardware/gpu.js";
+import { type PerfRows, readPerfRows } from "../src/hardware/parquetData.js";
+import { loadParquetTables } from "../src/hardware/parquetTables.js";
+import type { OpPerfTables } from "../src/hardware/perfTables.js";
+import { gemmSolMs, generationAttentionSolMs } from "../src/hardware/sol.js";
+import type { KvDtype, WeightDtype } from "../src/model/architecture.js";
+
+const PERF_DATA = resolve("../shared/perf-data");
+const GPU = "h200_sxm";
+
+/** Deterministic sample of `n` items. */
+function sample<T>(xs: readonly T[], n: number): T[] {
+  const step = Math.max(1, Math.floor(xs.length / n));
+  return xs.filter((_, i) => i % step === 0).slice(0, n);
+}
+
+const num = (v: unknown): number => v as number;
+
+describe(`op tables on ${GPU}`, () => {
+  let rows: PerfRows;
+  let parquet: OpPerfTables;
+  let compact: OpPerfTables;
+  let spec: GpuSpec;
+
+  beforeAll(async () => {
+    expect(
+      existsSync(PERF_DATA),
+      `missing ${PERF_DATA}: the shared perf-data folder must sit beside the repo`,
+    ).toBe(true);
+    rows = await readPerfRows(PERF_DATA, GPU);
+    parquet = await loadParquetTables(PERF_DATA, GPU);
+    compact = loadCompactTables(GPU);
+    spec = gpuSpec(GPU);
+  }, 120_000);
+
+  it("GEMM: exact hits return the measured latency (cells at or above the roofline)", () => {
+    const hits = sample(
+      rows.gemm.filter((r) => ["bfloat16", "fp8", "fp8_block"].includes(r["gemm_dtype"] as string)),
+      2000,
+    );
+    let checked = 0;
+    for (const r of hits) {
+      const [d, m, n, k, lat] = [
+        r["gemm_dtype"] as WeightDtype,
+        num(r["m"]),
+        num(r["n"]),
+        num(r["k"]),
+        num(r["latency"]),
+      ];
+      const expected = Math.max(lat, gemmSolMs(spec, d, m, n, k));
+      expect(parquet.gemm(d, m, n, k)).toBe(expected);
+      expect(compact.gemm(d, m, n, k) / expected - 1).toBeLessThan(0.0021);
+      checked++;
+    }
+    expect(checked).toBe(hits.length);
+  });
+
+  it("attention, all-reduce and MoE: exact hits return the measured latency", () => {
+    const full = (r: PerfRows["contextAttention"][number]): boolean => num(r["window_size"]) === 0;
+    for (const r of sample(rows.contextAttention.filter(full), 500)) {
+      const args = [
+        num(r["num_heads"]),
+        num(r["num_key_value_heads"]),
+        num(r["head_dim"]),
+        r["kv_cache_dtype"] as KvDtype,
+      ] as const;
+      expect(parquet.contextAttention(num(r["batch_size"]), num(r["isl"]), 0, ...args)).toBe(
+        num(r["latency"]),
+      );
+    }
+    for (const r of sample(rows.generationAttention.filter(full), 500)) {
+      const [b, kv, h, nkv, hd, dt] = [
+        num(r["batch_size"]),
+        num(r["step"]),
+        num(r["num_heads"]),
+        num(r["num_key_value_heads"]),
+        num(r["head_dim"]),
+        r["kv_cache_dtype"] as KvDtype,
+      ];
+      const expected = Math.max(num(r["latency"]), generationAttentionSolMs(spec, b, kv, h, nkv, hd, dt));
+      expect(parquet.generationAttention(b, kv, h, nkv, hd, dt)).toBe(expected);
+    }
+    for (const r of rows.customAllReduce.filter((x) => x["backend"] === "vllm_graph")) {
+      // message_size counts BF16 elements; the interface takes bytes.
+      expect(parquet.allReduce(num(r["num_gpus"]), num(r["message_size"]) * 2)).toBe(num(r["latency"]));
+    }
+    const moe = sample(
+      rows.moe.filter(
+        (r) =>
+          r["distribution"] === "power_law_1.2" &&
+          ["bfloat16", "fp8", "fp8_block"].includes(r["moe_dtype"] as string),
+      ),
+      500,
+    );
+    for (const r of moe) {
+      const got = parquet.moe(
+        r["moe_dtype"] as WeightDtype,
+        num(r["num_tokens"]),
+        num(r["hidden_size"]),
+        num(r["inter_size"]),
+        num(r["topk"]),
+        num(r["num_experts"]),
+        num(r["moe_tp_size"]),
+        num(r["moe_ep_size"]),
+      );
+      expect(got).toBe(num(r["latency"]));
+    }
+  });
+
+  it("interpolation between two measured points lies between them", () => {
+    // GEMM along m (n, k on the grid), decode attention along kv, prefill along isl.
+    const m1 = 512;
+    const m2 = 513;
+    for (const [n, k] of [
+      [4096, 4096],
+      [6144, 4096],
+      [51200, 8192],
+    ]) {
+      for (const [a, b] of [
+        [1024, 1025],
+        [1025, 1280],
+        [m1, m2],
+        [4353, 8192],
+      ]) {
+        const va = parquet.gemm("bfloat16", a, n, k);
+        const vb = parquet.gemm("bfloat16", b, n, k);
+        const mid = parquet.gemm("bfloat16", (a + b) / 2, n, k);
+        expect(mid).toBeGreaterThanOrEqual(Math.min(va, vb));
+        expect(mid).toBeLessThanOrEqual(Math.max(va, vb));
+      }
+    }
+    for (const [a, b] of [
+      [1023, 2047],
+      [4095, 8191],
+    ]) {
+      const va = parquet.generationAttention(16, a, 32, 8, 128, "bfloat16");
+      const vb = parquet.generationAttention(16, b, 32, 8, 128, "bfloat16");
+      const mid = parquet.generationAttention(16, 3000, 32, 8, 128, "bfloat16");
+      if (a === 1023) {
+        expect(mid).toBeGreaterThan(vb);
+      } else {
+        expect(mid).toBeLessThan(va);
+      }
+    }
+    const p1 = parquet.contextAttention(1, 4096, 0, 32, 8, 128, "bfloat16");
+    const p2 = parquet.contextAttention(1, 6144, 0, 32, 8, 128, "bfloat16");
+    const pm = parquet.contextAttention(1, 5000, 0, 32, 8, 128, "bfloat16");
+    expect(pm).toBeGreaterThan(p1);
+    expect(pm).toBeLessThan(p2);
+  });
+
+  it("prefix: full causal attention over prefix + new tokens, keeping the new rows' share (AIC)", () => {
+    const full = parquet.contextAttention(2, 8192, 0, 32, 8, 128, "bfloat16");
+    const withPrefix = parquet.contextAttention(2, 4096, 4096, 32, 8, 128, "bfloat16");
+    expect(withPrefix).toBeCloseTo(full * (1 - 0.25), 12);
+    const shortAlone = parquet.contextAttention(2, 4096, 0, 32, 8, 128, "bfloat16");
+    expect(withPrefix).toBeGreaterThan(shortAlone);
+  });
+
+  it("degenerate queries cost nothing; one GPU needs no all-reduce", () => {
+    expect(parquet.gemm("bfloat16", 0, 4096, 4096)).toBe(0);
+    expect(parquet.contextAttention(1, 0, 100, 32, 8, 128, "bfloat16")).toBe(0);
+    expect(parquet.generationAttention(0, 100, 32, 8, 128, "bfloat16")).toBe(0);
+    expect(parquet.allReduce(1, 1 << 20)).toBe(0);
+    expect(parquet.moe("bfloat16", 0, 2048, 768, 8, 128, 1, 1)).toBe(0);
+  });
+
+  it("extrapolates beyond the grid instead of clamping", () => {
+    // vocab GEMM wider than the widest measured n (65,536): proportional in n.
+    const wide = parquet.gemm("bfloat16", 64, 128256, 4096);
+    expect(wide).toBeCloseTo((parquet.gemm("bfloat16", 64, 65536, 4096) * 128256) / 65536, 12);
+    // 64k tokens of GEMM: linear in FLOPs beyond m = 32,768.
+    expect(parquet.gemm("fp8", 65536, 4096, 4096)).toBeCloseTo(
+      2 * parquet.gemm("fp8", 32768, 4096, 4096),
+      12,
+    );
+    // Prefill longer than the longest measured isl keeps growing superlinearly.
+    const a = parquet.contextAttention(1, 16384, 0, 32, 8, 128, "bfloat16");
+    const b = parquet.contextAttention(1, 32768, 0, 32, 8, 128, "bfloat16");
+    expect(b / a).toBeGreaterThan(3);
+    // All-reduce across two nodes is slower than within one.
+    expect(parquet.allReduce(16, 1 << 24)).toBeGreaterThan(parquet.allReduce(8, 1 << 24));
+  });
+
+  it("answers unmeasured head configurations and MoE shapes from the nearest measured one", () => {
+    // 40 heads / 5 KV heads: nearest measured KV-head count is 4 → 32/4 (same GQA ratio) × 5/4.
+    const routed = parquet.generationAttention(8, 4096, 40, 5, 128, "bfloat16");
+    const ref = parquet.generationAttention(8, 4096, 32, 4, 128, "bfloat16");
+    expect(routed).toBeCloseTo((ref * 5) / 4, 12);
+    // Head dim 96 (unmeasured) → nearest measured 128, × 96/128.
+    const hd96 = parquet.contextAttention(1, 2048, 0, 32, 8, 96, "bfloat16");
+    expect(hd96).toBeCloseTo((parquet.contextAttention(1, 2048, 0, 32, 8, 128, "bfloat16") * 96) / 128, 12);
+    const moe = parquet.moe("bfloat16", 256, 2048, 1024, 8, 128, 1, 1);
+    expect(moe).toBeGreaterThan(0);
+    expect(Number.isFinite(moe)).toBe(true);
+  });
+
+  it("reports unanswerable queries as HardwareError", () => {
+    expect(() => parquet.allReduce(3, 1024)).toThrow(HardwareError);
+    expect(() => parquet.gemm("nvfp4" as WeightDtype, 1, 1024, 1024)).toThrow(HardwareError);
+    expect(() => parquet.generationAttention(1, 128, 8, 16, 128, "bfloat16")).toThrow(HardwareError);
+  });
+
+  it("queries are fast (typed-array grids, no allocation)", () => {
+    const t0 = performance.now();
+    let acc = 0;
+    const n = 200_000;
+    for (let i = 0; i < n; i++) {
+      acc += compact.gemm("bfloat16", 1 + (i % 8000), 6144, 4096);
+      acc += compact.generationAttention(1 + (i % 200), 100 + i, 32, 8, 128, "bfloat16");
+    }
+    const perQuery = ((performance.now() - t0) * 1000) / (2 * n);
+    console.log(`op-table query: ${perQuery.toFixed(3)} µs`);
+    expect(acc).toBeGreaterThan(0);
+    expect(perQuery).toBeLessThan(5);
+  });
+});
+
+describe("GPU catalog", () => {
+  it("knows the five calibrated GPUs", () => {
+    expect(knownGpuIds()).toEqual(["a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s"]);
+    expect(gpuSpec("h200_sxm").memBandwidth).toBe(4.8e12);
+    expect(gpuSpec("a100_sxm").perfDataVersion).toBe("0.14.0");
+  });
+
+  it("an unknown GPU is a HardwareError that lists the known ids", async () => {
+    expect(() => gpuSpec("h300")).toThrow(HardwareError);
+    expect(() => gpuSpec("h300")).toThrow(/a100_sxm, b200_sxm, h100_sxm, h200_sxm, l40s/);
+    expect(() => loadCompactTables("h300")).toThrow(HardwareError);
+    await expect(loadParquetTables(PERF_DATA, "h300")).rejects.toThrow(HardwareError);
+    await expect(loadParquetTables(PERF_DATA, "h200_sxm", "9.9.9")).rejects.toThrow(/available: 0.24.0/);
+  });
+
+  it("A100 has no FP8 tables; L40S all-reduce comes from NCCL", () => {
+    const a100 = loadCompactTables("a100_sxm");
+    expect(() => a100.gemm("fp8", 16, 4096, 4096)).toThrow(/no fp8 GEMM table for a100_sxm/);
+    const l40s = loadCompactTables("l40s");
+    expect(l40s.allReduce(4, 1 << 20)).toBeGreaterThan(0);
+  });
+});
