@@ -350,3 +350,54 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
     expect(readFileSync(join(p.out, "prediction.json"), "utf8")).toBe("old");
   });
 });
+
+describe("fleetsim predict with the op-level timing model", () => {
+  it("gives the same prediction from the built-in tables and from the parquet perf database", async () => {
+    const p = project();
+    const base = [
+      "predict",
+      "-c",
+      p.config,
+      "--set",
+      "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
+      "--set",
+      "engine.workers.aggregated.timing={type: default}",
+      "--set",
+      "engine.workers.aggregated.kv_cache.capacity={type: default}",
+    ];
+    const a = await cli(...base, "--output-dir", join(p.dir, "compact"));
+    const b = await cli(
+      ...base,
+      "--set",
+      `engine.perf_database=${join(process.cwd(), "..", "shared", "perf-data")}`,
+      "--output-dir",
+      join(p.dir, "parquet"),
+    );
+    expect([a.code, b.code], a.err + b.err).toEqual([0, 0]);
+    const sa = JSON.parse(readFileSync(join(p.dir, "compact", "prediction.json"), "utf8")).summary;
+    const sb = JSON.parse(readFileSync(join(p.dir, "parquet", "prediction.json"), "utf8")).summary;
+    expect(sa.completed_requests).toBe(3);
+    expect(sb.completed_requests).toBe(3);
+    expect(sb.duration_ms).toBeCloseTo(sa.duration_ms, 0);
+    expect(Math.abs(sb.mean_ttft_ms - sa.mean_ttft_ms) / sa.mean_ttft_ms).toBeLessThan(0.01);
+  });
+
+  it("refuses a perf database directory that does not exist", async () => {
+    const p = project();
+    await expectUserError(
+      [
+        "predict",
+        "-c",
+        p.config,
+        "--set",
+        "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
+        "--set",
+        "engine.workers.aggregated.timing={type: default}",
+        "--set",
+        "engine.perf_database=no/such/dir",
+      ],
+      "engine.perf_database",
+      "perf database directory not found",
+    );
+  });
+});

@@ -37,7 +37,13 @@ const DECODE_BATCH = [1, 4, 16, 64, 256];
 const DECODE_CONTEXT = [512, 2048, 8192, 32768];
 
 function timing(model: ModelArchitecture, gpu: string, tensor: number, tables: OpPerfTables): OpLevelTiming {
-  return new OpLevelTiming(model, gpuSpec(gpu), tables, { tensor, pipeline: 1, moeTensor: 1, moeExpert: 1 });
+  return new OpLevelTiming(model, gpuSpec(gpu), tables, {
+    tensor,
+    pipeline: 1,
+    attentionData: 1,
+    moeTensor: 1,
+    moeExpert: 1,
+  });
 }
 
 interface Row {

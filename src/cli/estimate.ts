@@ -49,6 +49,7 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
   const timing = new OpLevelTiming(model, gpu, tables, {
     tensor: opts.tensor,
     pipeline: opts.pipeline,
+    attentionData: 1,
     moeTensor: opts.moeTensor,
     moeExpert: opts.moeExpert,
   });
@@ -109,7 +110,7 @@ function breakdownTable(p: PassEstimate): string {
   const table = new Table({
     head: ["Operation", "Count", "Latency (ms)", "Share"],
     colAligns: ["left", "right", "right", "right"],
-    style: { head: [], border: [] },
+    style: { head: [], border: [], compact: true },
   });
   for (const op of p.ops) {
     table.push([

@@ -34,6 +34,7 @@ export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec):
         {
           tensor: role.tensor,
           pipeline: role.pipeline,
+          attentionData: role.attentionData,
           moeTensor: role.moeTensor,
           moeExpert: role.moeExpert,
         },

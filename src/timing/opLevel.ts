@@ -7,6 +7,8 @@ import type { TimingModel } from "./timingModel.js";
 export interface Parallelism {
   readonly tensor: number;
   readonly pipeline: number;
+  /** Attention-DP ranks of the worker: their tokens meet in the shared MoE layers. */
+  readonly attentionData: number;
   readonly moeTensor: number;
   readonly moeExpert: number;
 }
@@ -245,7 +247,9 @@ export class OpLevelTiming implements TimingModel {
           this.numLayers *
           t.moe(
             this.model.weightDtype,
-            tokens,
+            // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
+            // balanced (each rank is priced on its own batch).
+            tokens * p.attentionData,
             this.model.hiddenSize,
             moe.expertIntermediateSize,
             moe.topK,
