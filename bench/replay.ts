@@ -15,7 +15,7 @@ import type { RunSpec } from "../src/config/runSpec.js";
 import { buildSummary } from "../src/metrics/summary.js";
 import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { createTimingModel } from "../src/timing/index.js";
+import { createRoleTimings } from "../src/timing/index.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
 
 const { values } = parseArgs({
@@ -64,10 +64,9 @@ interface Sample {
 
 async function replayOnce(s: RunSpec): Promise<Sample> {
   const t0 = performance.now();
-  const role = s.engine.aggregated;
-  const [table, timing] = await Promise.all([loadWorkload(s), createTimingModel(role.timing, role)]);
+  const [table, timings] = await Promise.all([loadWorkload(s), createRoleTimings(s.engine)]);
   const t1 = performance.now();
-  const result = new Replay(s, table, timing, { capturePerRequest: false }).runSync();
+  const result = new Replay(s, table, timings, { capturePerRequest: false }).runSync();
   const t2 = performance.now();
   const summary = buildSummary(result, s.sla);
   return {
@@ -75,7 +74,7 @@ async function replayOnce(s: RunSpec): Promise<Sample> {
     loadMs: t1 - t0,
     simS: summary.duration_ms / 1000,
     requests: summary.num_requests,
-    blocks: role.numGpuBlocks,
+    blocks: s.engine.mode === "aggregated" ? s.engine.aggregated.numGpuBlocks : s.engine.decode.numGpuBlocks,
   };
 }
 

@@ -1,14 +1,17 @@
 import type { RunSpec } from "./config/runSpec.js";
 import { buildPrediction, type Prediction } from "./report/prediction.js";
 import { Replay, type ReplayResult } from "./sim/replay.js";
-import { createTimingModel } from "./timing/index.js";
+import { createRoleTimings } from "./timing/index.js";
 import { loadMooncakeTrace } from "./traffic/mooncake.js";
 import type { RequestTable } from "./traffic/requests.js";
 import { makeSyntheticTable } from "./traffic/synthetic.js";
 
 /** Builds the request table a run spec describes (trace file or synthetic generator). */
 export async function loadWorkload(spec: RunSpec): Promise<RequestTable> {
-  const engineBlockSize = spec.engine.aggregated.blockSize;
+  // Both roles of a disaggregated deployment share one block size (config rule).
+  const engine = spec.engine;
+  const engineBlockSize =
+    engine.mode === "aggregated" ? engine.aggregated.blockSize : engine.prefill.blockSize;
   const source = spec.source;
   if (source.type === "trace") {
     return loadMooncakeTrace(source.path, {
@@ -44,9 +47,8 @@ export async function runPrediction(
   opts: { capturePerRequest: boolean },
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
-  const role = spec.engine.aggregated;
-  const [table, timing] = await Promise.all([loadWorkload(spec), createTimingModel(role.timing, role)]);
-  const replay = new Replay(spec, table, timing, { capturePerRequest: opts.capturePerRequest });
+  const [table, timings] = await Promise.all([loadWorkload(spec), createRoleTimings(spec.engine)]);
+  const replay = new Replay(spec, table, timings, { capturePerRequest: opts.capturePerRequest });
   hooks.onStart?.(replay);
   const result = await replay.run();
   return { prediction: buildPrediction(spec, result, opts.capturePerRequest), result };

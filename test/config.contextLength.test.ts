@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { lookupMaxContextLength } from "../src/config/contextLength.js";
 import { contextLengthFromConfig as contextLengthFromHfConfig } from "../src/model/hfConfig.js";
 import { hfHubCacheDir } from "../src/model/resolve.js";
-import { loadYaml, tempDir, writeFiles } from "./configHelpers.js";
+import { aggregatedRole, loadYaml, tempDir, writeFiles } from "./configHelpers.js";
 
 const engineFor = (model: string) => `engine:
   model: ${model}
@@ -122,7 +122,7 @@ describe("loadConfig with context_length: max", () => {
     const spec = loadYaml(engineFor("./my-model"), {
       files: { "my-model/config.json": JSON.stringify({ model_max_length: 5000 }) },
     });
-    expect(spec.engine.aggregated.maxModelLen).toBe(5000);
+    expect(aggregatedRole(spec).maxModelLen).toBe(5000);
   });
 
   it("uses the HF cache from the given environment", () => {
@@ -130,6 +130,6 @@ describe("loadConfig with context_length: max", () => {
       "hub/models--acme--m/snapshots/r1/config.json": JSON.stringify({ seq_length: 7777 }),
     });
     const spec = loadYaml(engineFor("acme/m"), { env: { HF_HOME: hfHome } });
-    expect(spec.engine.aggregated.maxModelLen).toBe(7777);
+    expect(aggregatedRole(spec).maxModelLen).toBe(7777);
   });
 });

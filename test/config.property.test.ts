@@ -26,15 +26,40 @@ const VALID = {
   evaluation: { sla: { ttft_ms: 100 } },
 };
 
+const PD_ROLE = {
+  parallelism: { tensor: 2 },
+  kv_cache: { block_size: 16, capacity: { type: "fixed", blocks: 5 } },
+  timing: { type: "polynomial" },
+};
+
+/** A disaggregated counterpart of VALID, so that the P/D schema and resolution get fuzzed too. */
+const VALID_PD = {
+  ...VALID,
+  engine: {
+    mode: "disaggregated",
+    model: "m",
+    hardware: "h200_sxm",
+    kv_transfer: { bytes_per_token: 100, bandwidth_gb_per_second: 50 },
+    workers: { prefill: { ...PD_ROLE, hardware: "b200_sxm" }, decode: PD_ROLE },
+  },
+  router: { policy: "kv_router", temperature: 0.5 },
+};
+
+const BASES = [VALID, VALID_PD] as const;
+
 /** Every mapping path of VALID, e.g. ["engine", "workers"]. */
 function mappingPaths(value: unknown, prefix: string[] = []): string[][] {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
   return [prefix, ...Object.entries(value).flatMap(([k, v]) => mappingPaths(v, [...prefix, k]))];
 }
 
-const PATHS = mappingPaths(VALID);
+const PATHS = BASES.flatMap((base) => mappingPaths(base));
 const KEYS = [
   ...new Set(PATHS.flat()),
+  "mode",
+  "aggregated",
+  "overlap_score_credit",
+  "timing_mode",
   "type",
   "paths",
   "format",
@@ -45,24 +70,39 @@ const KEYS = [
 ];
 
 describe("validateConfig", () => {
-  it("accepts the base config", () => {
-    expect(validateConfig(VALID, "dynamo").ok).toBe(true);
+  it("accepts the base configs", () => {
+    for (const base of BASES) expect(validateConfig(base, "dynamo").ok).toBe(true);
   });
 
   it("never throws, whatever is put where", () => {
     const emptyDir = tempDir();
     const value = fc.oneof(
       fc.jsonValue({ maxDepth: 2 }),
-      fc.constantFrom("synthetic", "trace", "poisson", "fixed", "default", "max", "auto", "kv_router", "aic"),
+      fc.constantFrom(
+        "synthetic",
+        "trace",
+        "poisson",
+        "fixed",
+        "default",
+        "max",
+        "auto",
+        "kv_router",
+        "aic",
+        "aggregated",
+        "disaggregated",
+        "afd",
+        "full_prompt",
+      ),
       fc.double(),
       fc.integer({ min: -3, max: 1e6 }),
     );
     fc.assert(
       fc.property(
+        fc.constantFrom(...BASES),
         fc.array(fc.tuple(fc.constantFrom(...PATHS), fc.constantFrom(...KEYS), value), { maxLength: 5 }),
         fc.constantFrom("dynamo" as const, "engine" as const),
-        (edits, stack) => {
-          const config: unknown = structuredClone(VALID);
+        (base, edits, stack) => {
+          const config: unknown = structuredClone(base);
           for (const [path, key, v] of edits) {
             let node = config as Record<string, unknown>;
             for (const seg of path) {

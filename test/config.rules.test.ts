@@ -5,9 +5,11 @@
 import { describe, expect, it } from "vitest";
 import type { Stack } from "../src/config/runSpec.js";
 import { catalogIds } from "../src/model/catalog.js";
-import { issueAt, loadError, RUNNABLE_ENGINE } from "./configHelpers.js";
+import { issueAt, loadError, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "./configHelpers.js";
 
 const ROLE = "engine.workers.aggregated";
+const PREFILL = "engine.workers.prefill";
+const DECODE = "engine.workers.decode";
 const NOT_YET = "is not supported by fleetsim yet";
 
 interface Case {
@@ -207,10 +209,16 @@ const CASES: readonly Case[] = [
     message: "Field required",
   },
   {
-    name: "disaggregated mode",
-    sets: ["engine.mode=disaggregated"],
+    name: "afd mode",
+    sets: ["engine.mode=afd"],
     path: "engine.mode",
-    message: `engine.mode='disaggregated' ${NOT_YET} (supported: 'aggregated')`,
+    message: `engine.mode='afd' ${NOT_YET} (supported: 'aggregated' or 'disaggregated')`,
+  },
+  {
+    name: "misspelt mode",
+    sets: ["engine.mode=disagg"],
+    path: "engine.mode",
+    message: "Input should be 'aggregated' or 'disaggregated'",
   },
   {
     name: "sglang backend",
@@ -250,6 +258,13 @@ const CASES: readonly Case[] = [
       "engine.workers.prefill requires engine.mode='disaggregated'; engine.mode='aggregated' accepts only workers.aggregated",
   },
   {
+    name: "decode role in aggregated mode",
+    sets: ["engine.workers.decode={timing: {type: polynomial}}"],
+    path: "engine.workers.decode",
+    message:
+      "engine.workers.decode requires engine.mode='disaggregated'; engine.mode='aggregated' accepts only workers.aggregated",
+  },
+  {
     name: "hardware on the aggregated role",
     sets: [`${ROLE}.hardware=h100_sxm`],
     path: `${ROLE}.hardware`,
@@ -263,6 +278,88 @@ const CASES: readonly Case[] = [
       "cannot resolve context_length 'max' for model 'acme/unknown-7b' offline: no config.json in a local model " +
       "directory or the Hugging Face cache, and the model is not in fleetsim's built-in catalog. " +
       "Set engine.context_length to an integer",
+  },
+  // disaggregated mode (RUNNABLE_PD_ENGINE)
+  {
+    name: "aggregated role in disaggregated mode",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: ["engine.workers.aggregated={}"],
+    path: "engine.workers.aggregated",
+    message:
+      "engine.workers.aggregated requires engine.mode='aggregated'; engine.mode='disaggregated' accepts only workers.prefill and workers.decode",
+  },
+  {
+    name: "disaggregated mode without a decode role",
+    yaml: RUNNABLE_PD_ENGINE.slice(0, RUNNABLE_PD_ENGINE.indexOf("    decode:")),
+    path: DECODE,
+    message: "Field required",
+  },
+  {
+    name: "mismatched P/D block sizes",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: [`${PREFILL}.kv_cache.block_size=32`],
+    path: `${DECODE}.kv_cache.block_size`,
+    message:
+      `${DECODE}.kv_cache.block_size (64) must equal ${PREFILL}.kv_cache.block_size (32): ` +
+      "prefill and decode workers hand KV over in whole blocks",
+  },
+  {
+    name: "attention DP in a P/D role",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: [`${DECODE}.parallelism.attention_data=2`],
+    path: `${DECODE}.parallelism.attention_data`,
+    message: `${DECODE}.parallelism.attention_data=2 ${NOT_YET} with engine.mode='disaggregated' (only 1)`,
+  },
+  {
+    name: "hardware auto on a P/D role",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: [`${PREFILL}.hardware=auto`],
+    path: `${PREFILL}.hardware`,
+    message: `${PREFILL}.hardware='auto' is only valid for recommend; name a system such as 'h200_sxm'`,
+  },
+  {
+    name: "unknown GPU on a P/D role",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: [`${PREFILL}.hardware=tpu_v9`, `${PREFILL}.kv_cache.capacity={type: default}`],
+    path: `${PREFILL}.hardware`,
+    message: "unknown GPU 'tpu_v9'; known: a100_sxm, b200_sxm, h100_sxm, h200_sxm, l40s",
+  },
+  {
+    name: "bad kv_transfer timing_mode",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: ["engine.kv_transfer.timing_mode=eager"],
+    path: "engine.kv_transfer.timing_mode",
+    message: "Input should be 'destination_missing' or 'full_prompt'",
+  },
+  {
+    name: "negative kv_transfer bandwidth",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: ["engine.kv_transfer.bandwidth_gb_per_second=-5"],
+    path: "engine.kv_transfer.bandwidth_gb_per_second",
+    message: "Input should be greater than 0",
+  },
+  {
+    name: "zero kv_transfer bytes_per_token",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: ["engine.kv_transfer.bytes_per_token=0"],
+    path: "engine.kv_transfer.bytes_per_token",
+    message: "Input should be a positive number or 'auto'",
+  },
+  {
+    name: "unknown kv_transfer key",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: ["engine.kv_transfer.latency_ms=1"],
+    path: "engine.kv_transfer.latency_ms",
+    message: "Extra inputs are not permitted",
+  },
+  {
+    name: "unknown model with auto kv_transfer bytes_per_token",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: ["engine.model=acme/unknown-7b", "engine.context_length=4096"],
+    path: "engine.kv_transfer.bytes_per_token",
+    message:
+      "engine.kv_transfer.bytes_per_token='auto' derives the size from the model; set a number of bytes instead, " +
+      `or fix the model: ${UNKNOWN_MODEL_MESSAGE}`,
   },
   // workers.aggregated
   {
@@ -407,10 +504,40 @@ const CASES: readonly Case[] = [
   },
   // router
   {
-    name: "kv_router",
-    sets: ["router.policy=kv_router"],
+    name: "unknown router policy",
+    sets: ["router.policy=random"],
     path: "router.policy",
-    message: `router.policy='kv_router' ${NOT_YET} (supported: 'round_robin')`,
+    message: "Input should be 'round_robin' or 'kv_router'",
+  },
+  {
+    name: "kv_router overlap_score_credit above 1",
+    sets: ["router={policy: kv_router, overlap_score_credit: 1.5}"],
+    path: "router.overlap_score_credit",
+    message: "Input should be less than or equal to 1",
+  },
+  {
+    name: "kv_router negative overlap_score_credit",
+    sets: ["router={policy: kv_router, overlap_score_credit: -0.5}"],
+    path: "router.overlap_score_credit",
+    message: "Input should be greater than or equal to 0",
+  },
+  {
+    name: "kv_router negative temperature",
+    sets: ["router={policy: kv_router, temperature: -1}"],
+    path: "router.temperature",
+    message: "Input should be greater than or equal to 0",
+  },
+  {
+    name: "kv_router infinite prefill_load_scale",
+    sets: ["router={policy: kv_router, prefill_load_scale: .inf}"],
+    path: "router.prefill_load_scale",
+    message: "Input should be a finite number, got .inf",
+  },
+  {
+    name: "kv_router unknown prefill load model",
+    sets: ["router={policy: kv_router, prefill_load_model: {type: fpm}}"],
+    path: "router.prefill_load_model.type",
+    message: "Input should be 'none' or 'aic'",
   },
   {
     name: "aic prefill load model with round robin",
@@ -425,6 +552,13 @@ const CASES: readonly Case[] = [
     path: "router.overlap_score_credit",
     message:
       "router.overlap_score_credit: 0.5 is incompatible with router.policy='round_robin'; use policy='kv_router' or remove router.overlap_score_credit",
+  },
+  {
+    name: "temperature with round robin",
+    sets: ["router.temperature=0.5"],
+    path: "router.temperature",
+    message:
+      "router.temperature: 0.5 is incompatible with router.policy='round_robin'; use policy='kv_router' or remove router.temperature",
   },
   {
     name: "router section on the engine stack",

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../src/config/errors.js";
 import { loadConfig } from "../src/config/load.js";
 import { validateConfig } from "../src/config/schema.js";
-import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE, tempDir } from "./configHelpers.js";
+import { aggregatedRole, issueAt, loadError, loadYaml, RUNNABLE_ENGINE, tempDir } from "./configHelpers.js";
 
 const ROLE = "engine.workers.aggregated";
 
@@ -15,7 +15,7 @@ describe("defaults", () => {
     );
     if (!result.ok) throw new Error(JSON.stringify(result.issues));
     const { engine } = result.config;
-    expect(engine.mode).toBe("aggregated");
+    if (engine.mode !== "aggregated") throw new Error(`mode ${engine.mode}`);
     expect(engine.backend).toBe("vllm");
     expect(engine.context_length).toBe("max");
     expect(engine.workers.aggregated).toEqual({
@@ -142,8 +142,8 @@ describe("resolution", () => {
         `${ROLE}.kv_cache={block_size: 16, bytes_per_token: 131072, capacity: {type: fixed, bytes: 100000000000}}`,
       ],
     });
-    expect(spec.engine.aggregated.numGpuBlocks).toBe(Math.floor(100000000000 / (16 * 131072)));
-    expect(spec.engine.aggregated.blockSize).toBe(16);
+    expect(aggregatedRole(spec).numGpuBlocks).toBe(Math.floor(100000000000 / (16 * 131072)));
+    expect(aggregatedRole(spec).blockSize).toBe(16);
   });
 
   it("fixed timing, tensor parallelism and a numeric context length", () => {
@@ -155,7 +155,7 @@ describe("resolution", () => {
         `${ROLE}.startup_seconds=30`,
       ],
     });
-    const role = spec.engine.aggregated;
+    const role = aggregatedRole(spec);
     expect(role.timing).toEqual({ type: "fixed", prefillMs: 12.5, decodeMs: 0 });
     expect([role.replicas, role.tensor, role.gpusPerWorker]).toEqual([3, 4, 4]);
     expect(role.maxModelLen).toBe(8192);
@@ -191,10 +191,10 @@ describe("--set", () => {
         "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
       ],
     });
-    expect(spec.engine.aggregated.replicas).toBe(4);
-    expect(spec.engine.aggregated.prefixCaching).toBe(false);
+    expect(aggregatedRole(spec).replicas).toBe(4);
+    expect(aggregatedRole(spec).prefixCaching).toBe(false);
     expect(spec.engine.hardware).toBe("b200=x");
-    expect(spec.engine.aggregated.maxModelLen).toBe(131072);
+    expect(aggregatedRole(spec).maxModelLen).toBe(131072);
   });
 
   it("replaces a whole mapping with a flow mapping", () => {
@@ -216,7 +216,7 @@ describe("--set", () => {
     const spec = loadYaml(RUNNABLE_ENGINE, {
       sets: [`${ROLE}.parallelism.replicas=2`, `${ROLE}.parallelism.replicas=5`],
     });
-    expect(spec.engine.aggregated.replicas).toBe(5);
+    expect(aggregatedRole(spec).replicas).toBe(5);
   });
 
   it("changing load.type keeps the old fields, and the error names the flag", () => {
@@ -347,7 +347,7 @@ describe("source positions", () => {
     const spec = loadYaml(
       "engine:\n  model: Qwen/Qwen3-8B\n  hardware: h200_sxm\n  workers:\n    aggregated: {}\n",
     );
-    const role = spec.engine.aggregated;
+    const role = aggregatedRole(spec);
     expect(role.timing.type).toBe("default");
     if (role.timing.type === "default") {
       expect(role.timing.model.numLayers).toBe(36);

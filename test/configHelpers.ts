@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { afterAll, expect } from "vitest";
 import { ConfigError, type ConfigIssue } from "../src/config/errors.js";
 import { loadConfig } from "../src/config/load.js";
-import type { RunSpec, Stack } from "../src/config/runSpec.js";
+import type { DisaggregatedEngineSpec, RunSpec, Stack, WorkerRoleSpec } from "../src/config/runSpec.js";
 
 const roots: string[] = [];
 afterAll(() => {
@@ -36,6 +36,20 @@ export const RUNNABLE_ENGINE = `engine:
   workers:
     aggregated:
       kv_cache: {capacity: {type: fixed, blocks: 1000}}
+      timing: {type: polynomial}
+`;
+
+/** A disaggregated engine block fleetsim can run (the P/D counterpart of RUNNABLE_ENGINE). */
+export const RUNNABLE_PD_ENGINE = `engine:
+  mode: disaggregated
+  model: Qwen/Qwen3-8B
+  hardware: h200_sxm
+  workers:
+    prefill:
+      kv_cache: {capacity: {type: fixed, blocks: 1000}}
+      timing: {type: polynomial}
+    decode:
+      kv_cache: {capacity: {type: fixed, blocks: 2000}}
       timing: {type: polynomial}
 `;
 
@@ -75,4 +89,19 @@ export function issueAt(err: ConfigError, path: string): ConfigIssue {
   const found = err.issues.filter((i) => i.path === path);
   expect(found, `issues at ${path} in:\n${err.format()}`).toHaveLength(1);
   return found[0];
+}
+
+/** The aggregated role of a spec that must be in aggregated mode. */
+export function aggregatedRole(spec: RunSpec): WorkerRoleSpec {
+  if (spec.engine.mode !== "aggregated")
+    throw new Error(`expected engine.mode 'aggregated', got '${spec.engine.mode}'`);
+  return spec.engine.aggregated;
+}
+
+/** The engine of a spec that must be in disaggregated mode. */
+export function disaggregatedEngine(spec: RunSpec): DisaggregatedEngineSpec {
+  if (spec.engine.mode !== "disaggregated") {
+    throw new Error(`expected engine.mode 'disaggregated', got '${spec.engine.mode}'`);
+  }
+  return spec.engine;
 }

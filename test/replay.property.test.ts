@@ -4,7 +4,7 @@ import { Terminal } from "../src/metrics/collector.js";
 import { buildSummary } from "../src/metrics/summary.js";
 import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { createTimingModel } from "../src/timing/index.js";
+import { createRoleTimings } from "../src/timing/index.js";
 import { traceSpec, writeTrace } from "./helpers/specs.js";
 
 const row = fc.record({
@@ -52,8 +52,7 @@ describe("replay invariants over random small traces", () => {
         },
       });
       const table = await loadWorkload(spec);
-      const role = spec.engine.aggregated;
-      const replay = new Replay(spec, table, await createTimingModel(role.timing, role), {
+      const replay = new Replay(spec, table, await createRoleTimings(spec.engine), {
         capturePerRequest: false,
       });
       const result = replay.runSync();

@@ -4,13 +4,12 @@ import { buildSummary } from "../src/metrics/summary.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import { loadWorkload, runPrediction } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { createTimingModel } from "../src/timing/index.js";
+import { createRoleTimings } from "../src/timing/index.js";
 import { traceSpec, writeTrace } from "./helpers/specs.js";
 
 async function replay(spec: ReturnType<typeof traceSpec>, capture = true) {
   const table = await loadWorkload(spec);
-  const role = spec.engine.aggregated;
-  const r = new Replay(spec, table, await createTimingModel(role.timing, role), {
+  const r = new Replay(spec, table, await createRoleTimings(spec.engine), {
     capturePerRequest: capture,
   });
   return { replay: r, result: r.runSync() };

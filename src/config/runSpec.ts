@@ -45,13 +45,36 @@ export interface WorkerRoleSpec {
   readonly maxModelLen: number | null;
 }
 
-export interface EngineSpec {
-  readonly mode: "aggregated";
+interface EngineCommon {
   readonly model: string;
+  /** Engine-level `hardware`; a disaggregated role may override it (its timing spec carries the GPU). */
   readonly hardware: string;
   readonly backend: "vllm";
+}
+
+export interface AggregatedEngineSpec extends EngineCommon {
+  readonly mode: "aggregated";
   readonly aggregated: WorkerRoleSpec;
 }
+
+/** KV hand-off from a prefill worker to a decode worker (aisimulate.md §4.6, mocker.md §3.1). */
+export interface KvTransferSpec {
+  /** Bytes per prompt token moved per GPU (`auto`: the model's KV bytes per token at the prefill role's TP). */
+  readonly bytesPerToken: number;
+  /** Decimal GB/s; `null` = no transfer delay. */
+  readonly bandwidthGBps: number | null;
+  /** `destination_missing`: only prompt blocks the decode worker lacks; `full_prompt`: the whole prompt. */
+  readonly timingMode: "destination_missing" | "full_prompt";
+}
+
+export interface DisaggregatedEngineSpec extends EngineCommon {
+  readonly mode: "disaggregated";
+  readonly prefill: WorkerRoleSpec;
+  readonly decode: WorkerRoleSpec;
+  readonly kvTransfer: KvTransferSpec;
+}
+
+export type EngineSpec = AggregatedEngineSpec | DisaggregatedEngineSpec;
 
 export type SourceSpec =
   | { readonly type: "synthetic"; readonly inputTokens: number; readonly outputTokens: number }
@@ -83,9 +106,20 @@ export interface SlaSpec {
   readonly e2eMs: number | null;
 }
 
-export interface RouterSpec {
-  readonly policy: "round_robin";
+/** Dynamo KV router knobs (aisimulate.md §2.3, mocker.md §5.1). */
+export interface KvRouterSpec {
+  readonly policy: "kv_router";
+  /** Credit per overlapping block, in blocks (0…1). */
+  readonly overlapScoreCredit: number;
+  /** Weight of the prefill term of the cost. */
+  readonly prefillLoadScale: number;
+  /** 0: lowest cost wins; > 0: softmax sampling over normalized costs. */
+  readonly temperature: number;
+  /** `aic`: each admitted request carries a predicted prefill duration that decays its prefill load. */
+  readonly prefillLoadModel: "none" | "aic";
 }
+
+export type RouterSpec = { readonly policy: "round_robin" } | KvRouterSpec;
 
 export interface RunSpec {
   readonly stack: Stack;

@@ -8,39 +8,9 @@ import { fromZodIssues, type PathIssue, zodMessage } from "./issues.js";
 import { isMapping, type Mapping, setOwn } from "./mapping.js";
 import type { Stack } from "./runSpec.js";
 import { Engine } from "./schemaEngine.js";
-import { fail, fraction, nonNegNum, oneOf, PATH, positiveOr, posNum } from "./schemaPrimitives.js";
+import { fail, fraction, nonNegNum, PATH, positiveOr, posNum } from "./schemaPrimitives.js";
+import { Router } from "./schemaRouter.js";
 import { DEFAULT_TRAFFIC, Traffic } from "./schemaTraffic.js";
-
-const KV_ROUTER_KNOBS = ["overlap_score_credit", "prefill_load_scale", "temperature"] as const;
-
-export const Router = z
-  .strictObject({
-    policy: oneOf(["round_robin", "kv_router"], ["round_robin"]).default("round_robin"),
-    prefill_load_model: z.strictObject({ type: z.enum(["none", "aic"]).default("none") }).prefault({}),
-    overlap_score_credit: nonNegNum().optional(),
-    prefill_load_scale: nonNegNum().optional(),
-    temperature: nonNegNum().optional(),
-  })
-  .superRefine((router, ctx) => {
-    // Only round_robin gets here (kv_router fails in `policy`), and it has no KV-router knobs.
-    if (router.prefill_load_model.type === "aic") {
-      fail(
-        ctx,
-        `${PATH}: 'aic' is incompatible with router.policy='round_robin'; use policy='kv_router' or type='none'`,
-        ["prefill_load_model", "type"],
-      );
-    }
-    for (const knob of KV_ROUTER_KNOBS) {
-      const value = router[knob];
-      if (value !== undefined) {
-        fail(
-          ctx,
-          `${PATH}: ${value} is incompatible with router.policy='round_robin'; use policy='kv_router' or remove ${PATH}`,
-          [knob],
-        );
-      }
-    }
-  });
 
 const Sla = z
   .strictObject({

@@ -1,196 +1,34 @@
 /**
- * `engine` (aisimulate.md §2.2). Only what fleetsim can simulate is accepted: aggregated vLLM
- * workers priced by the `polynomial` or `fixed` timing model with `fixed` KV capacity. Every
- * other reference knob is still recognised so that it fails with "not supported by fleetsim
- * yet" rather than as an unknown key. `timing.type: default` and `capacity.type: default` are
- * valid here; `resolve.ts` refuses them, because they are valid config that fleetsim cannot price.
+ * `engine` (aisimulate.md §2.2). fleetsim simulates vLLM workers, aggregated or disaggregated
+ * into prefill and decode roles (roles: `schemaRole.ts`). Every other reference knob is still
+ * recognised so that it fails with "not supported by fleetsim yet" rather than as an unknown key.
+ *
+ * The two modes accept different keys (§2.9: aggregated rejects prefill/decode workers and
+ * `kv_transfer`; disaggregated rejects `aggregated`), so each mode is its own strict schema and
+ * `mode` picks one before anything else is validated: a config is judged by the rules of the
+ * mode it asks for, and a wrong mode is one error rather than one per misplaced key.
  */
 import { z } from "zod";
+import { isMapping } from "./mapping.js";
 import {
   fail,
-  fraction,
-  int,
-  nonNegInt,
-  nonNegNum,
   oneOf,
+  orList,
   PATH,
-  posInt,
   positiveOr,
-  presentExcept,
-  pyList,
+  posNum,
   rejectKey,
   unsupportedKey,
   up,
 } from "./schemaPrimitives.js";
+import { AggregatedRole, disaggregatedRole, HardwareId, type RoleConfig } from "./schemaRole.js";
 
-/** vLLM's default KV block size; the only backend fleetsim runs. */
-export const VLLM_DEFAULT_BLOCK_SIZE = 64;
-const VLLM_MIN_BLOCK_SIZE = 2;
+export type { RoleConfig };
 
-const Parallelism = z
-  .strictObject({
-    replicas: posInt().default(1),
-    tensor: posInt().default(1),
-    pipeline: posInt().default(1),
-    attention_data: posInt().default(1),
-    moe_tensor: posInt().default(1),
-    moe_expert: posInt().default(1),
-    prefill_context: posInt().optional(),
-    decode_context: posInt().optional(),
-  })
-  .superRefine((p, ctx) => {
-    // Context-parallel ranks are not modelled yet; accepting them would silently simulate the
-    // wrong deployment. (Pipeline stages are priced by the op-level timing model; attention-DP
-    // ranks each get their own scheduler and KV cache.)
-    for (const key of ["prefill_context", "decode_context"] as const) {
-      const value = p[key];
-      if (value !== undefined && value > 1) {
-        fail(ctx, `${PATH}=${value} is not supported by fleetsim yet (only 1)`, [key]);
-      }
-    }
-    // MoE parallelism repartitions the worker's GPUs; it never adds any (aisimulate.md §2.2).
-    const moeGpus = p.moe_tensor * p.moe_expert;
-    if (moeGpus !== 1 && moeGpus !== p.tensor * p.attention_data) {
-      fail(
-        ctx,
-        `${PATH}: moe_tensor × moe_expert (${p.moe_tensor} × ${p.moe_expert}) must equal tensor × attention_data ` +
-          `(${p.tensor} × ${p.attention_data}): MoE parallelism repartitions the worker's GPUs`,
-        ["moe_expert"],
-      );
-    }
-  });
-
-const Scheduler = z.strictObject({
-  max_batched_tokens: posInt().default(8192),
-  max_sequences: posInt().default(256),
-  prefill_schedule_interval: posInt().default(1),
-  prefill_decode_interval: nonNegInt().default(0),
-});
-
-const Capacity = z
-  .strictObject({
-    type: z.enum(["default", "fixed"]).default("default"),
-    memory_fraction: fraction().optional(),
-    cuda_graph_reserved_bytes: int()
-      .min(0)
-      .max(2 ** 53)
-      .optional(),
-    blocks: posInt().optional(),
-    bytes: posInt().optional(),
-  })
-  .superRefine((c, ctx) => {
-    const rejected = presentExcept(
-      c,
-      c.type === "fixed"
-        ? ["type", "blocks", "bytes", "cuda_graph_reserved_bytes"]
-        : ["type", "memory_fraction", "cuda_graph_reserved_bytes"],
-    );
-    if (rejected.length > 0) {
-      fail(ctx, `${PATH}.type='${c.type}' does not accept ${pyList(rejected)}`);
-    }
-    if (c.type === "fixed" && (c.blocks === undefined) === (c.bytes === undefined)) {
-      fail(ctx, `${PATH}.type='fixed' requires exactly one of blocks or bytes`);
-    }
-  })
-  .transform((c) =>
-    c.type === "fixed"
-      ? { type: "fixed" as const, blocks: c.blocks, bytes: c.bytes }
-      : {
-          type: "default" as const,
-          memory_fraction: c.memory_fraction ?? 0.9,
-          cuda_graph_reserved_bytes: c.cuda_graph_reserved_bytes ?? 0,
-        },
-  );
-
-const KvCache = z
-  .strictObject({
-    block_size: posInt().optional(),
-    prefix_caching: z.boolean().default(true),
-    bytes_per_token: positiveOr("number", "auto").default("auto"),
-    capacity: Capacity.prefault({}),
-    host_offload: unsupportedKey("KV host offload"),
-    g3_offload: unsupportedKey("G3 KV offload"),
-    state_cache: unsupportedKey("recurrent state cache"),
-  })
-  .superRefine((kv, ctx) => {
-    if (kv.block_size !== undefined && kv.block_size < VLLM_MIN_BLOCK_SIZE) {
-      fail(ctx, `${PATH} must be >= ${VLLM_MIN_BLOCK_SIZE} for backend 'vllm'`, ["block_size"]);
-    }
-    if (kv.capacity.type === "fixed" && kv.capacity.bytes !== undefined) {
-      // bytes → blocks needs both factors spelled out: neither the default block size nor an
-      // `auto` bytes_per_token (derived from the model) is something the user has agreed to.
-      if (kv.block_size === undefined || kv.bytes_per_token === "auto") {
-        fail(ctx, `${PATH} requires an explicit ${up(2)}.block_size and a numeric ${up(2)}.bytes_per_token`, [
-          "capacity",
-          "bytes",
-        ]);
-      }
-    }
-  })
-  .transform((kv) => ({
-    block_size: kv.block_size ?? VLLM_DEFAULT_BLOCK_SIZE,
-    prefix_caching: kv.prefix_caching,
-    bytes_per_token: kv.bytes_per_token,
-    capacity: kv.capacity,
-  }));
-
-const Timing = z
-  .strictObject({
-    type: z.enum(["default", "fixed", "polynomial"]).default("default"),
-    prefill_ms: nonNegNum().optional(),
-    decode_ms: nonNegNum().optional(),
-    forward_model: z.enum(["op_level", "fpm"]).optional(),
-    fpm_parquet_path: z.string().min(1).optional(),
-  })
-  .superRefine((t, ctx) => {
-    const allowed = {
-      default: ["type", "forward_model", "fpm_parquet_path"],
-      fixed: ["type", "prefill_ms", "decode_ms"],
-      polynomial: ["type"],
-    }[t.type];
-    const rejected = presentExcept(t, allowed);
-    if (rejected.length > 0) {
-      fail(ctx, `${PATH}.type='${t.type}' does not accept ${pyList(rejected)}`);
-    }
-    if (t.type === "fixed") {
-      const missing = (["prefill_ms", "decode_ms"] as const).filter((k) => t[k] === undefined);
-      if (missing.length > 0) {
-        fail(ctx, `${PATH}.type='fixed' requires ${pyList(missing)}`);
-      }
-    }
-  })
-  .transform((t) => {
-    switch (t.type) {
-      case "fixed":
-        return { type: t.type, prefill_ms: t.prefill_ms!, decode_ms: t.decode_ms! };
-      case "polynomial":
-        return { type: t.type };
-      case "default":
-        return {
-          type: t.type,
-          forward_model: t.forward_model ?? "op_level",
-          fpm_parquet_path: t.fpm_parquet_path,
-        };
-    }
-  });
-
-const Role = z.strictObject({
-  parallelism: Parallelism.prefault({}),
-  scheduler: Scheduler.prefault({}),
-  kv_cache: KvCache.prefault({}),
-  timing: Timing.prefault({}),
-  startup_seconds: nonNegNum().default(0),
-  hardware: rejectKey(`${PATH} is only valid on prefill/decode roles; set engine.hardware instead`),
-});
-
-const PD_ROLE = `${PATH} requires engine.mode='disaggregated'; engine.mode='aggregated' accepts only workers.aggregated`;
-
-const Workers = z.strictObject({
-  aggregated: Role,
-  prefill: rejectKey(PD_ROLE),
-  decode: rejectKey(PD_ROLE),
-  encoder: unsupportedKey("analytical encoder (EPD) workers"),
-});
+const MODES = ["aggregated", "disaggregated"] as const;
+/** Reference modes fleetsim does not simulate yet. */
+const REFERENCE_ONLY_MODES: ReadonlySet<unknown> = new Set(["afd"]);
+const DEFAULT_MODE = "aggregated";
 
 /** Engine-level reference knobs fleetsim does not model yet (perf-database and speculation controls). */
 const UNSUPPORTED_ENGINE_KNOBS = [
@@ -220,25 +58,95 @@ const unsupportedEngineKnobs = Object.fromEntries(
   UNSUPPORTED_ENGINE_KNOBS.map((k) => [k, unsupportedKey()]),
 ) as Record<(typeof UNSUPPORTED_ENGINE_KNOBS)[number], ReturnType<typeof unsupportedKey>>;
 
-export const Engine = z
+/** Fields both modes share: the roles share model, backend and context length (§2.2). */
+const COMMON = {
+  model: z.string().min(1),
+  hardware: HardwareId,
+  backend: oneOf(["vllm", "sglang", "trtllm"], ["vllm"]).default("vllm"),
+  backend_version: z.string().min(1).optional(),
+  context_length: positiveOr("integer", "max").default("max"),
+  /** fleetsim extension: an AIConfigurator-format perf-data tree (`<dir>/<gpu>/vllm/<version>/*.parquet`). */
+  perf_database: z.string().min(1).optional(),
+  ...unsupportedEngineKnobs,
+};
+
+const ENCODER = unsupportedKey("analytical encoder (EPD) workers");
+
+const PD_ROLE = `${PATH} requires engine.mode='disaggregated'; engine.mode='aggregated' accepts only workers.aggregated`;
+
+const AggregatedEngine = z.strictObject({
+  mode: z.literal("aggregated"),
+  ...COMMON,
+  kv_transfer: rejectKey(`${PATH} is only valid with engine.mode='disaggregated'`),
+  workers: z.strictObject({
+    aggregated: AggregatedRole,
+    prefill: rejectKey(PD_ROLE),
+    decode: rejectKey(PD_ROLE),
+    encoder: ENCODER,
+  }),
+});
+
+/** KV hand-off from prefill to decode (aisimulate.md §4.6). */
+const KvTransfer = z.strictObject({
+  bytes_per_token: positiveOr("number", "auto").default("auto"),
+  /** Decimal GB/s; null = the hand-off takes no time. */
+  bandwidth_gb_per_second: posNum().nullable().default(null),
+  timing_mode: z.enum(["destination_missing", "full_prompt"]).default("destination_missing"),
+});
+
+const DisaggregatedWorkers = z
   .strictObject({
-    mode: oneOf(["aggregated", "disaggregated", "afd"], ["aggregated"]).default("aggregated"),
-    model: z.string().min(1),
-    hardware: z.string().min(1),
-    backend: oneOf(["vllm", "sglang", "trtllm"], ["vllm"]).default("vllm"),
-    backend_version: z.string().min(1).optional(),
-    context_length: positiveOr("integer", "max").default("max"),
-    /** fleetsim extension: an AIConfigurator-format perf-data tree (`<dir>/<gpu>/vllm/<version>/*.parquet`). */
-    perf_database: z.string().min(1).optional(),
-    kv_transfer: rejectKey(`${PATH} is only valid with engine.mode='disaggregated'`),
-    workers: Workers,
-    ...unsupportedEngineKnobs,
+    prefill: disaggregatedRole("prefill"),
+    decode: disaggregatedRole("decode"),
+    aggregated: rejectKey(
+      `${PATH} requires engine.mode='aggregated'; engine.mode='disaggregated' accepts only workers.prefill and workers.decode`,
+    ),
+    encoder: ENCODER,
   })
-  .superRefine((engine, ctx) => {
-    if (engine.hardware === "auto") {
-      fail(ctx, `${PATH}='auto' is only valid for recommend; name a system such as 'h200_sxm'`, ["hardware"]);
+  .superRefine((w, ctx) => {
+    // The hand-off moves whole KV blocks and the router hashes prompts in engine blocks, so both
+    // roles must cut prompts the same way (the reference requires it too; mocker.md §3.1).
+    const prefill = w.prefill.kv_cache.block_size;
+    const decode = w.decode.kv_cache.block_size;
+    if (prefill !== decode) {
+      fail(
+        ctx,
+        `${PATH} (${decode}) must equal ${up(3)}.prefill.kv_cache.block_size (${prefill}): ` +
+          "prefill and decode workers hand KV over in whole blocks",
+        ["decode", "kv_cache", "block_size"],
+      );
     }
   });
 
+const DisaggregatedEngine = z.strictObject({
+  mode: z.literal("disaggregated"),
+  ...COMMON,
+  kv_transfer: KvTransfer.prefault({}),
+  workers: DisaggregatedWorkers,
+});
+
+/** An omitted `mode` is the default one, filled in so that it can choose the schema. */
+function withDefaultMode(value: unknown): unknown {
+  if (!isMapping(value) || Object.hasOwn(value, "mode")) return value;
+  return { mode: DEFAULT_MODE, ...value };
+}
+
+function modeMessage(iss: z.core.$ZodRawIssue): string | undefined {
+  // The union's only own issue: `mode` names no schema.
+  if (iss.code !== "invalid_union") return undefined;
+  const mode = isMapping(iss.input) ? iss.input["mode"] : undefined;
+  if (REFERENCE_ONLY_MODES.has(mode)) {
+    return `${PATH}='${String(mode)}' is not supported by fleetsim yet (supported: ${orList(MODES)})`;
+  }
+  return `Input should be ${orList(MODES)}`;
+}
+
+export const Engine = z.preprocess(
+  withDefaultMode,
+  z.discriminatedUnion("mode", [AggregatedEngine, DisaggregatedEngine], { error: modeMessage }),
+);
+
 export type EngineConfig = z.output<typeof Engine>;
-export type RoleConfig = EngineConfig["workers"]["aggregated"];
+export type AggregatedEngineConfig = z.output<typeof AggregatedEngine>;
+export type DisaggregatedEngineConfig = z.output<typeof DisaggregatedEngine>;
+export type KvTransferConfig = z.output<typeof KvTransfer>;

@@ -13,6 +13,16 @@ import { BlockHashIndex } from "./blockHashIndex.js";
  * Only one physical copy of a hash is registered; a request that computes a block whose hash is
  * already registered keeps its copy private, and that copy is freed on release (as in vLLM).
  */
+/**
+ * Receives the pool's KV events (mocker.md §5.2): `stored` when a hash gets its first registered
+ * copy, `removed` when that copy is evicted. Completing a request emits nothing (its blocks just
+ * become inactive). The router's prefix index is fed only by these.
+ */
+export interface KvEventListener {
+  onBlockStored(hash: number): void;
+  onBlockRemoved(hash: number): void;
+}
+
 export class KvBlockPool {
   readonly capacity: number;
   private readonly refCount: Int32Array;
@@ -28,6 +38,7 @@ export class KvBlockPool {
   private readonly byHash: BlockHashIndex;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
+  private listener: KvEventListener | null = null;
 
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`KV capacity must be > 0 blocks`);
@@ -41,6 +52,11 @@ export class KvBlockPool {
     for (let i = 0; i < capacity; i++) this.freeStack[i] = capacity - 1 - i;
     this.freeTop = capacity;
     this.byHash = new BlockHashIndex(capacity);
+  }
+
+  /** Sends future stored/removed events to `listener` (null: none). */
+  setListener(listener: KvEventListener | null): void {
+    this.listener = listener;
   }
 
   /** Blocks held by running requests. */
@@ -87,9 +103,11 @@ export class KvBlockPool {
     } else if (this.lruHead >= 0) {
       block = this.lruHead;
       this.unlinkLru(block);
-      this.byHash.delete(this.blockHash[block]);
+      const hash = this.blockHash[block];
+      this.byHash.delete(hash);
       this.blockHash[block] = -1;
       this.evictions++;
+      if (this.listener !== null) this.listener.onBlockRemoved(hash);
     } else {
       return -1;
     }
@@ -105,6 +123,7 @@ export class KvBlockPool {
     if (this.blockHash[block] >= 0 || this.byHash.has(hash)) return false;
     this.blockHash[block] = hash;
     this.byHash.set(hash, block);
+    if (this.listener !== null) this.listener.onBlockStored(hash);
     return true;
   }
 

@@ -19,6 +19,8 @@ export class Sequence {
   /** Sequence length when last admitted: positions below it count as prefill work. */
   prefillTarget = 0;
   admissions = 0;
+  /** Prompt tokens found resident on the decode worker when its blocks were reserved. */
+  residentTokens = 0;
   /** Physical KV blocks in sequence order. */
   readonly blocks: number[] = [];
   /** Chained hashes of full blocks past the prompt (blocks holding generated tokens). */

@@ -5,8 +5,16 @@ import { outputBlockHash } from "./outputHashes.js";
 import { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
 
+/**
+ * What a worker does in the deployment: `aggregated` serves whole requests; `prefill` computes
+ * the prompt and the first (hidden) token, then holds the KV for the hand-off and charges no
+ * decode time; `decode` receives the prompt's KV into reserved blocks and generates the output.
+ */
+export type EngineRole = "aggregated" | "prefill" | "decode";
+
 /** Scheduler limits and cache settings of one vLLM-like worker. */
 export interface EngineConfig {
+  readonly role: EngineRole;
   readonly maxBatchedTokens: number;
   readonly maxSequences: number;
   readonly blockSize: number;
@@ -31,6 +39,8 @@ export const Signal = {
   Complete: 3,
   /** Rejected (prompt ≥ max_model_len, or larger than the whole KV cache). */
   Rejected: 4,
+  /** Prefill role: the prompt and the hidden first token are computed; the KV is held for transfer. */
+  PrefillDone: 5,
 } as const;
 
 /**
@@ -39,17 +49,24 @@ export const Signal = {
  * `startPass(now)` executes one forward pass eagerly: it schedules running requests first, then
  * admits waiting ones (strict FIFO), mutates KV and sequence state to the post-pass state, and
  * returns the pass duration. The tokens and terminal signals it produced are left in
- * `signalReq`/`signalKind` for the caller to deliver at `now + duration`.
+ * `signalReq`/`signalKind[0 .. signalCount)` for the caller to deliver at `now + duration`.
  */
 export class VllmEngine {
   readonly pool: KvBlockPool;
   private readonly waiting = new SequenceQueue();
+  /** Decode role: hand-offs whose KV arrived, waiting for admission (FIFO). */
+  private readonly remoteReady = new SequenceQueue();
   private running: Sequence[] = [];
   /** Requests signalled by the last pass, in emission order. */
-  readonly signalReq: number[] = [];
-  readonly signalKind: number[] = [];
+  signalReq = new Int32Array(64);
+  signalKind = new Uint8Array(64);
+  signalCount = 0;
   /** Preemptions over the engine's life. */
   preemptions = 0;
+  /** Prefill role: requests whose KV is held until their transfer completes, by request row. */
+  private readonly held = new Map<number, Sequence>();
+  /** Decode role: blocks reserved for hand-offs whose KV has not arrived yet. */
+  private reserved = 0;
   /** Whether the last pass changed anything (scheduled tokens, signalled, or preempted). */
   lastPassProgressed = false;
   // Prefill batch statistics of the pass being formed (aisimulate.md §4.3 step 2).
@@ -68,7 +85,7 @@ export class VllmEngine {
   }
 
   get waitingCount(): number {
-    return this.waiting.length;
+    return this.waiting.length + this.remoteReady.length;
   }
 
   get runningCount(): number {
@@ -77,11 +94,16 @@ export class VllmEngine {
 
   /** Requests this worker holds (waiting or running). */
   get inFlight(): number {
-    return this.waiting.length + this.running.length;
+    return this.waiting.length + this.remoteReady.length + this.running.length;
   }
 
   hasWork(): boolean {
-    return this.waiting.length > 0 || this.running.length > 0;
+    return this.waiting.length > 0 || this.running.length > 0 || this.remoteReady.length > 0;
+  }
+
+  /** Whether the engine holds nothing: no queued, running, held or reserved request. */
+  isIdle(): boolean {
+    return !this.hasWork() && this.held.size === 0 && this.reserved === 0;
   }
 
   enqueue(seq: Sequence): void {
@@ -108,8 +130,7 @@ export class VllmEngine {
   startPass(now: number): number {
     const cfg = this.config;
     const bs = cfg.blockSize;
-    this.signalReq.length = 0;
-    this.signalKind.length = 0;
+    this.signalCount = 0;
     let budget = cfg.maxBatchedTokens;
     let preempted = false;
     this.prefillCount = 0;
@@ -144,8 +165,16 @@ export class VllmEngine {
       i++;
     }
 
-    // 2. Waiting admissions: strict FIFO, none in a pass that preempted.
+    // 2. Waiting admissions: strict FIFO, none in a pass that preempted. Hand-offs whose KV has
+    //    arrived go first: their blocks are already held, so queueing them behind a request that
+    //    does not fit would only keep that KV idle (and could deadlock a small cache).
     if (!preempted) {
+      while (running.length < cfg.maxSequences && budget > 0 && this.remoteReady.length > 0) {
+        const s = this.remoteReady.popFront();
+        s.admissions++;
+        this.observer.onAdmit(s.req, now, s.residentTokens);
+        running.push(s);
+      }
       while (running.length < cfg.maxSequences && budget > 0 && this.waiting.length > 0) {
         const s = this.waiting.front();
         const len = s.length;
@@ -220,8 +249,14 @@ export class VllmEngine {
       activeKv += len;
       s.generated++;
       if (s.generated >= s.maxOutput) {
-        this.signal(s.req, Signal.TokenAndComplete);
-        this.releaseBlocks(s);
+        if (cfg.role === "prefill") {
+          // Source-first hand-off (vLLM): the KV stays until the transfer completes.
+          this.signal(s.req, Signal.PrefillDone);
+          this.held.set(s.req, s);
+        } else {
+          this.signal(s.req, Signal.TokenAndComplete);
+          this.releaseBlocks(s);
+        }
       } else {
         this.signal(s.req, Signal.Token);
         running[write++] = s;
@@ -234,7 +269,7 @@ export class VllmEngine {
     if (
       running.length === 0 &&
       this.waiting.length > 0 &&
-      this.signalReq.length === 0 &&
+      this.signalCount === 0 &&
       budget === cfg.maxBatchedTokens
     ) {
       const head = this.waiting.front();
@@ -244,7 +279,7 @@ export class VllmEngine {
       }
     }
 
-    this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.signalReq.length > 0;
+    this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.signalCount > 0;
     const count = this.prefillCount;
     const prefillMs =
       count > 0
@@ -254,8 +289,11 @@ export class VllmEngine {
             Math.floor(this.prefillPrefixSum / count),
           )
         : 0;
+    // A prefill worker's one token rides its prefill pass: no decode time (mocker.md §1.3 step 5).
     const decodeMs =
-      ready > 0 ? this.timing.decodeMs(ready, activeKv, activeKv / ready, cfg.numGpuBlocks * bs) : 0;
+      ready > 0 && cfg.role !== "prefill"
+        ? this.timing.decodeMs(ready, activeKv, activeKv / ready, cfg.numGpuBlocks * bs)
+        : 0;
     if (!(prefillMs >= 0 && decodeMs >= 0) || !Number.isFinite(prefillMs + decodeMs)) {
       throw new Error(`timing model returned a non-finite or negative duration (${prefillMs}, ${decodeMs})`);
     }
@@ -280,9 +318,83 @@ export class VllmEngine {
     if (this.config.prefixCaching) this.registerFullBlocks(s, before, s.numComputed);
   }
 
+  /** Prefill role: frees the KV held for a request whose transfer completed (leaf first). */
+  releaseHeld(req: number): void {
+    const s = this.held.get(req);
+    if (s === undefined) throw new Error(`internal: no KV held for request ${req}`);
+    this.held.delete(req);
+    this.releaseBlocks(s);
+  }
+
+  /** Prefill role: requests whose KV is held for a transfer. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /**
+   * Decode role: reserves blocks for a hand-off's prompt, reusing blocks of the prompt's prefix
+   * already resident here. Returns the resident (reused) prompt tokens, or -1 when the request
+   * cannot be reserved now (the caller retries when this engine frees capacity): reservations
+   * plus running requests stay within max_sequences, and the blocks must be free.
+   */
+  tryReserve(s: Sequence): number {
+    const cfg = this.config;
+    const bs = cfg.blockSize;
+    if (this.reserved + this.running.length >= cfg.maxSequences) return -1;
+    const knownBlocks = Math.ceil(s.promptLength / bs);
+    let hits = 0;
+    let activeHits = 0;
+    if (cfg.prefixCaching) {
+      const pool = this.pool;
+      for (let k = 0; k < s.promptFullBlocks; k++) {
+        const b = pool.lookup(this.hashOf(s, k));
+        if (b < 0) break;
+        hits++;
+        if (pool.isActive(b)) activeHits++;
+      }
+    }
+    if (knownBlocks - activeHits > this.pool.availableBlocks) return -1;
+    for (let k = 0; k < hits; k++) {
+      const b = this.pool.lookup(this.hashOf(s, k));
+      this.pool.acquire(b);
+      s.blocks.push(b);
+    }
+    if (!this.ensureBlocks(s, s.promptLength)) {
+      throw new Error("internal: reserved blocks could not be allocated");
+    }
+    this.reserved++;
+    s.residentTokens = hits * bs;
+    return s.residentTokens;
+  }
+
+  /** Decode role: the transferred KV arrived; the request waits for admission with its prompt computed. */
+  activate(s: Sequence): void {
+    this.reserved--;
+    s.numComputed = s.promptLength;
+    s.prefillTarget = s.promptLength;
+    // The prompt blocks become visible to prefix lookups only now (no events before activation).
+    if (this.config.prefixCaching) this.registerFullBlocks(s, 0, s.promptLength);
+    this.remoteReady.pushBack(s);
+  }
+
+  /** Decode role: reservations waiting for their KV. */
+  get reservedCount(): number {
+    return this.reserved;
+  }
+
   private signal(req: number, kind: number): void {
-    this.signalReq.push(req);
-    this.signalKind.push(kind);
+    const n = this.signalCount;
+    if (n === this.signalReq.length) {
+      const reqs = new Int32Array(n * 2);
+      reqs.set(this.signalReq);
+      this.signalReq = reqs;
+      const kinds = new Uint8Array(n * 2);
+      kinds.set(this.signalKind);
+      this.signalKind = kinds;
+    }
+    this.signalReq[n] = req;
+    this.signalKind[n] = kind;
+    this.signalCount = n + 1;
   }
 
   /** Allocates blocks until `tokens` positions are covered; false when the cache is exhausted. */

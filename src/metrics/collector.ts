@@ -18,6 +18,33 @@ export const TERMINAL_NAMES = ["", "completed", "rejected"] as const;
  * held per request and folded in at completion, so only completed requests contribute (as the
  * reference folds gaps at terminal time).
  */
+/** Per-request hand-off timeline of a disaggregated deployment. */
+export class HandoffColumns {
+  readonly decodeWorker: Int32Array;
+  readonly decodeDpRank: Int32Array;
+  readonly sourceHeld: Float64Array;
+  readonly destinationReserved: Float64Array;
+  readonly destinationActivated: Float64Array;
+  readonly decodeAdmit: Float64Array;
+  readonly sourceReleased: Float64Array;
+  readonly decodeReusedTokens: Int32Array;
+  readonly decodeRouteOverlapTokens: Int32Array;
+  readonly transferredTokens: Int32Array;
+
+  constructor(count: number) {
+    this.decodeWorker = new Int32Array(count).fill(-1);
+    this.decodeDpRank = new Int32Array(count);
+    this.sourceHeld = new Float64Array(count).fill(Number.NaN);
+    this.destinationReserved = new Float64Array(count).fill(Number.NaN);
+    this.destinationActivated = new Float64Array(count).fill(Number.NaN);
+    this.decodeAdmit = new Float64Array(count).fill(Number.NaN);
+    this.sourceReleased = new Float64Array(count).fill(Number.NaN);
+    this.decodeReusedTokens = new Int32Array(count);
+    this.decodeRouteOverlapTokens = new Int32Array(count);
+    this.transferredTokens = new Int32Array(count);
+  }
+}
+
 export class Collector {
   readonly arrival: Float64Array;
   readonly dispatched: Float64Array;
@@ -33,6 +60,10 @@ export class Collector {
   readonly worker: Int32Array;
   /** Attention-DP rank within the worker. */
   readonly dpRank: Int32Array;
+  /** Prompt blocks the routed-to worker already held, per the router's index, × block size. */
+  readonly routeOverlapTokens: Int32Array;
+  /** Disaggregated hand-off (aisimulate.md §6.3); NaN / -1 when not applicable. */
+  readonly handoff: HandoffColumns | null;
   readonly status: Uint8Array;
   /** Per-admission history (only kept when per-request records are captured). */
   readonly admissionLog: { ordinal: number; at: number; reused: number }[][] | null;
@@ -43,7 +74,10 @@ export class Collector {
   admissionCount = 0;
   private readonly heldGaps: (number[] | null)[] | null;
 
-  constructor(count: number, opts: { holdGapsUntilTerminal: boolean; captureHistory: boolean }) {
+  constructor(
+    count: number,
+    opts: { holdGapsUntilTerminal: boolean; captureHistory: boolean; disaggregated?: boolean },
+  ) {
     this.arrival = new Float64Array(count).fill(Number.NaN);
     this.dispatched = new Float64Array(count).fill(Number.NaN);
     this.firstAdmit = new Float64Array(count).fill(Number.NaN);
@@ -57,6 +91,8 @@ export class Collector {
     this.admissions = new Int32Array(count);
     this.worker = new Int32Array(count).fill(-1);
     this.dpRank = new Int32Array(count);
+    this.routeOverlapTokens = new Int32Array(count);
+    this.handoff = opts.disaggregated ? new HandoffColumns(count) : null;
     this.status = new Uint8Array(count);
     this.heldGaps = opts.holdGapsUntilTerminal ? new Array<number[] | null>(count).fill(null) : null;
     this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;

@@ -24,6 +24,18 @@ export interface PerRequestRecord {
   reused_input_tokens: number;
   prefill_worker_idx: number | null;
   decode_worker_idx: number | null;
+  /** Disaggregated hand-off timeline (null in an aggregated deployment). */
+  prefill_admit_ms: number | null;
+  source_held_ms: number | null;
+  destination_reserved_ms: number | null;
+  destination_activated_ms: number | null;
+  decode_admit_ms: number | null;
+  source_released_ms: number | null;
+  decode_reused_input_tokens: number | null;
+  prefill_route_overlap_tokens: number | null;
+  decode_route_overlap_tokens: number | null;
+  /** fleetsim extension: prompt tokens whose KV was moved to the decode worker. */
+  transferred_tokens: number | null;
   routing_history: RoutingEntry[];
   admission_history: AdmissionEntry[];
   admission_count: number;
@@ -32,19 +44,21 @@ export interface PerRequestRecord {
 }
 
 export interface RoutingEntry {
-  pool: "agg";
+  pool: "agg" | "prefill" | "decode";
   outcome: "immediate";
   queue_entered_at_ms: number;
   released_at_ms: number;
   queue_wait_ms: number;
   logical_worker_id: number;
   dp_rank: number;
+  /** Prompt tokens the router's index says the chosen worker already held. */
+  reported_overlap_tokens: number;
 }
 
 export interface AdmissionEntry {
   admission_ordinal: number;
   pool_admission_ordinal: number;
-  pool: "agg";
+  pool: "agg" | "prefill";
   at_ms: number;
   reused_input_tokens: number;
   is_readmission: boolean;
@@ -56,6 +70,25 @@ export function requestUuid(row: number): string {
 }
 
 const nullable = (v: number): number | null => (Number.isNaN(v) ? null : v);
+
+function route(
+  pool: RoutingEntry["pool"],
+  at: number,
+  worker: number,
+  dpRank: number,
+  overlapTokens: number,
+): RoutingEntry {
+  return {
+    pool,
+    outcome: "immediate",
+    queue_entered_at_ms: at,
+    released_at_ms: at,
+    queue_wait_ms: 0,
+    logical_worker_id: worker,
+    dp_rank: dpRank,
+    reported_overlap_tokens: overlapTokens,
+  };
+}
 
 /**
  * Records for every request that reached a terminal state, sorted by (request_id, arrival, uuid)
@@ -73,6 +106,17 @@ export function buildPerRequest(result: ReplayResult): PerRequestRecord[] {
     const admissions = c.admissionLog?.[r] ?? [];
     const session = t.session[r];
     const worker = c.worker[r];
+    const h = c.handoff;
+    const frontPool = h === null ? "agg" : "prefill";
+    const routing: RoutingEntry[] = [];
+    if (worker >= 0) {
+      routing.push(route(frontPool, c.dispatched[r], worker, c.dpRank[r], c.routeOverlapTokens[r]));
+    }
+    if (h !== null && h.decodeWorker[r] >= 0) {
+      routing.push(
+        route("decode", h.sourceHeld[r], h.decodeWorker[r], h.decodeDpRank[r], h.decodeRouteOverlapTokens[r]),
+      );
+    }
     const rec: PerRequestRecord = {
       session_id: t.sessionIds[session] ?? `request_${t.sessionFirstRow[session]}`,
       turn_index: t.turn[r],
@@ -91,26 +135,25 @@ export function buildPerRequest(result: ReplayResult): PerRequestRecord[] {
       requested_output_length: t.outputLength[r],
       output_length: tokens,
       reused_input_tokens: c.reusedMax[r],
-      prefill_worker_idx: null,
-      decode_worker_idx: worker >= 0 ? worker : null,
-      routing_history:
-        worker >= 0
-          ? [
-              {
-                pool: "agg",
-                outcome: "immediate",
-                queue_entered_at_ms: c.dispatched[r],
-                released_at_ms: c.dispatched[r],
-                queue_wait_ms: 0,
-                logical_worker_id: worker,
-                dp_rank: c.dpRank[r],
-              },
-            ]
-          : [],
+      prefill_worker_idx: h === null || worker < 0 ? null : worker,
+      decode_worker_idx:
+        h === null ? (worker >= 0 ? worker : null) : h.decodeWorker[r] >= 0 ? h.decodeWorker[r] : null,
+      prefill_admit_ms: h === null ? null : nullable(c.firstAdmit[r]),
+      source_held_ms: h === null ? null : nullable(h.sourceHeld[r]),
+      destination_reserved_ms: h === null ? null : nullable(h.destinationReserved[r]),
+      destination_activated_ms: h === null ? null : nullable(h.destinationActivated[r]),
+      decode_admit_ms: h === null ? null : nullable(h.decodeAdmit[r]),
+      source_released_ms: h === null ? null : nullable(h.sourceReleased[r]),
+      decode_reused_input_tokens: h === null || h.decodeWorker[r] < 0 ? null : h.decodeReusedTokens[r],
+      prefill_route_overlap_tokens: h === null || worker < 0 ? null : c.routeOverlapTokens[r],
+      decode_route_overlap_tokens: h === null || h.decodeWorker[r] < 0 ? null : h.decodeRouteOverlapTokens[r],
+      transferred_tokens:
+        h === null || Number.isNaN(h.destinationReserved[r]) ? null : h.transferredTokens[r],
+      routing_history: routing,
       admission_history: admissions.map((a, i) => ({
         admission_ordinal: a.ordinal,
         pool_admission_ordinal: a.ordinal,
-        pool: "agg",
+        pool: frontPool,
         at_ms: a.at,
         reused_input_tokens: a.reused,
         is_readmission: i > 0,

@@ -1,4 +1,4 @@
-import type { TimingSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { EngineSpec, TimingSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import { loadCompactTables } from "../hardware/compactTables.js";
 import { loadParquetTables } from "../hardware/parquetTables.js";
 import { FixedTiming } from "./fixed.js";
@@ -42,4 +42,24 @@ export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec):
       );
     }
   }
+}
+
+/** Timing model of each worker role in the deployment. */
+export type RoleTimings =
+  | { readonly mode: "aggregated"; readonly aggregated: TimingModel }
+  | { readonly mode: "disaggregated"; readonly prefill: TimingModel; readonly decode: TimingModel };
+
+/** Builds the timing models of every role of a deployment. */
+export async function createRoleTimings(engine: EngineSpec): Promise<RoleTimings> {
+  if (engine.mode === "aggregated") {
+    return {
+      mode: "aggregated",
+      aggregated: await createTimingModel(engine.aggregated.timing, engine.aggregated),
+    };
+  }
+  const [prefill, decode] = await Promise.all([
+    createTimingModel(engine.prefill.timing, engine.prefill),
+    createTimingModel(engine.decode.timing, engine.decode),
+  ]);
+  return { mode: "disaggregated", prefill, decode };
 }

@@ -66,10 +66,10 @@ export class EngineHarness {
   pass(): PassRecord {
     const start = this.now;
     const duration = this.engine.startPass(start);
-    const signals: [number, keyof typeof Signal][] = this.engine.signalReq.map((r, i) => [
-      r,
-      KIND_NAMES[this.engine.signalKind[i]],
-    ]);
+    const signals: [number, keyof typeof Signal][] = Array.from(
+      this.engine.signalReq.subarray(0, this.engine.signalCount),
+      (r, i) => [r, KIND_NAMES[this.engine.signalKind[i]]],
+    );
     this.now = start + duration;
     const rec = { start, duration, signals };
     this.passes.push(rec);
@@ -94,6 +94,7 @@ export class EngineHarness {
 
 export function engineConfig(over: Partial<EngineConfig> = {}): EngineConfig {
   return {
+    role: "aggregated",
     maxBatchedTokens: 8192,
     maxSequences: 256,
     blockSize: 4,

@@ -1,7 +1,14 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { LoadSpec, RunSpec, SlaSpec, WorkerRoleSpec } from "../../src/config/runSpec.js";
+import type {
+  KvTransferSpec,
+  LoadSpec,
+  RouterSpec,
+  RunSpec,
+  SlaSpec,
+  WorkerRoleSpec,
+} from "../../src/config/runSpec.js";
 
 export function tempDir(prefix = "fleetsim-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -59,5 +66,36 @@ export function traceSpec(
     },
     router: { policy: "round_robin" },
     sla: opts.sla ?? null,
+  };
+}
+
+export function disaggSpec(
+  path: string,
+  opts: {
+    prefill?: Partial<WorkerRoleSpec>;
+    decode?: Partial<WorkerRoleSpec>;
+    transfer?: Partial<KvTransferSpec>;
+    router?: RouterSpec;
+    traceBlockSize?: number;
+  } = {},
+): RunSpec {
+  const base = traceSpec(path, { traceBlockSize: opts.traceBlockSize });
+  return {
+    ...base,
+    engine: {
+      mode: "disaggregated",
+      model: "test-model",
+      hardware: "h200_sxm",
+      backend: "vllm",
+      prefill: role({ maxSequences: 1, ...opts.prefill }),
+      decode: role(opts.decode),
+      kvTransfer: {
+        bytesPerToken: 1e6,
+        bandwidthGBps: 1,
+        timingMode: "destination_missing",
+        ...opts.transfer,
+      },
+    },
+    router: opts.router ?? { policy: "round_robin" },
   };
 }

@@ -1,0 +1,295 @@
+/**
+ * Validated `engine` → EngineSpec: each role's timing provider and KV capacity (which may need
+ * the model architecture and the GPU), the shared context length, and for disaggregated mode
+ * the KV hand-off. Refusals of valid config that fleetsim cannot price live here too.
+ */
+import { statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
+import { gpuSpec } from "../hardware/catalog.js";
+import { HardwareError } from "../hardware/errors.js";
+import type { GpuSpec } from "../hardware/gpu.js";
+import type { ModelArchitecture } from "../model/architecture.js";
+import { ModelError } from "../model/errors.js";
+import { defaultKvCapacityBlocks, kvBytesPerToken } from "../model/memory.js";
+import { resolveModel } from "../model/resolve.js";
+import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
+import { dotted, type PathSegment } from "./issues.js";
+import type { EngineSpec, KvTransferSpec, TimingSpec, WorkerRoleSpec } from "./runSpec.js";
+import type { DisaggregatedEngineConfig, EngineConfig, RoleConfig } from "./schemaEngine.js";
+
+/** Records one issue at a config path (the message already names what is wrong). */
+export type Report = (path: readonly PathSegment[], message: string) => void;
+
+type Path = readonly PathSegment[];
+
+const rolePath = (role: "aggregated" | "prefill" | "decode"): Path => ["engine", "workers", role];
+
+export function resolveEngine(
+  engine: EngineConfig,
+  configDir: string,
+  contextLength: ContextLengthLookup,
+  report: Report,
+): EngineSpec | undefined {
+  const deployment = new DeploymentFacts(engine.model, report);
+  const perfDatabase =
+    engine.perf_database === undefined ? null : resolvePath(configDir, engine.perf_database);
+  const roleContext: RoleContext = { engineHardware: engine.hardware, deployment, perfDatabase, report };
+  const common = { model: engine.model, hardware: engine.hardware, backend: engine.backend };
+
+  if (engine.mode === "aggregated") {
+    const aggregated = resolveRole(engine.workers.aggregated, rolePath("aggregated"), roleContext);
+    // After the roles: an unknown model they already reported is not reported again here.
+    const maxModelLen = resolveContextLength(engine, contextLength, deployment, report);
+    if (aggregated === undefined || maxModelLen === undefined) return undefined;
+    return { mode: "aggregated", ...common, aggregated: { ...aggregated, maxModelLen } };
+  }
+
+  const prefill = resolveRole(engine.workers.prefill, rolePath("prefill"), roleContext);
+  const decode = resolveRole(engine.workers.decode, rolePath("decode"), roleContext);
+  const kvTransfer = resolveKvTransfer(engine, deployment, report);
+  const maxModelLen = resolveContextLength(engine, contextLength, deployment, report);
+  if (
+    prefill === undefined ||
+    decode === undefined ||
+    kvTransfer === undefined ||
+    maxModelLen === undefined
+  ) {
+    return undefined;
+  }
+  return {
+    mode: "disaggregated",
+    ...common,
+    prefill: { ...prefill, maxModelLen },
+    decode: { ...decode, maxModelLen },
+    kvTransfer,
+  };
+}
+
+/** Where a model-resolution failure is reported, and what the message is prefixed with. */
+interface ModelNeed {
+  readonly path: Path;
+  readonly prefix: string;
+}
+
+const ENGINE_MODEL: ModelNeed = { path: ["engine", "model"], prefix: "" };
+
+/**
+ * The model architecture and GPU systems, resolved only when something needs them (default
+ * timing, default capacity, `auto` KV-transfer size), so that polynomial/fixed runs with fixed
+ * capacity work for any model id, as in the reference. Each failure is reported once: the model
+ * at its first need (normally `engine.model`), a GPU at the key that named it.
+ */
+class DeploymentFacts {
+  private modelValue: ModelArchitecture | null | undefined;
+  private readonly gpus = new Map<string, GpuSpec | null>();
+
+  constructor(
+    private readonly modelId: string,
+    private readonly report: Report,
+  ) {}
+
+  /** Whether resolving the model was needed and failed (already reported). */
+  get modelFailed(): boolean {
+    return this.modelValue === null;
+  }
+
+  model(need: ModelNeed = ENGINE_MODEL): ModelArchitecture | null {
+    if (this.modelValue !== undefined) return this.modelValue;
+    let value: ModelArchitecture | null = null;
+    try {
+      value = resolveModel(this.modelId);
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      this.report(need.path, `${need.prefix}${err.message}`);
+    }
+    this.modelValue = value;
+    return value;
+  }
+
+  /** The GPU system `id`, named at `path` (`engine.hardware` or a P/D role's `hardware`). */
+  gpu(id: string, path: Path): GpuSpec | null {
+    const key = dotted(path);
+    const known = this.gpus.get(key);
+    if (known !== undefined) return known;
+    let value: GpuSpec | null = null;
+    try {
+      value = gpuSpec(id);
+    } catch (err) {
+      if (!(err instanceof HardwareError)) throw err;
+      this.report(path, err.message);
+    }
+    this.gpus.set(key, value);
+    return value;
+  }
+}
+
+interface RoleContext {
+  readonly engineHardware: string;
+  readonly deployment: DeploymentFacts;
+  readonly perfDatabase: string | null;
+  readonly report: Report;
+}
+
+/** A role's GPU: its own `hardware` (P/D roles may override) or the engine's. */
+function roleGpu(role: RoleConfig, path: Path, ctx: RoleContext): GpuSpec | null {
+  return role.hardware === undefined
+    ? ctx.deployment.gpu(ctx.engineHardware, ["engine", "hardware"])
+    : ctx.deployment.gpu(role.hardware, [...path, "hardware"]);
+}
+
+function resolveRole(
+  role: RoleConfig,
+  path: Path,
+  ctx: RoleContext,
+): Omit<WorkerRoleSpec, "maxModelLen"> | undefined {
+  const timing = resolveTiming(role, path, ctx);
+  const numGpuBlocks = resolveCapacity(role, path, ctx);
+  if (timing === undefined || numGpuBlocks === undefined) return undefined;
+  const p = role.parallelism;
+  return {
+    replicas: p.replicas,
+    tensor: p.tensor,
+    pipeline: p.pipeline,
+    attentionData: p.attention_data,
+    moeTensor: p.moe_tensor,
+    moeExpert: p.moe_expert,
+    gpusPerWorker: p.tensor * p.pipeline * p.attention_data * (p.prefill_context ?? 1),
+    maxBatchedTokens: role.scheduler.max_batched_tokens,
+    maxSequences: role.scheduler.max_sequences,
+    blockSize: role.kv_cache.block_size,
+    prefixCaching: role.kv_cache.prefix_caching,
+    numGpuBlocks,
+    timing,
+    startupSeconds: role.startup_seconds,
+  };
+}
+
+function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSpec | undefined {
+  const t = role.timing;
+  switch (t.type) {
+    case "polynomial":
+      return { type: "polynomial" };
+    case "fixed":
+      return { type: "fixed", prefillMs: t.prefill_ms, decodeMs: t.decode_ms };
+    case "default": {
+      if (t.forward_model === "fpm" || t.fpm_parquet_path !== undefined) {
+        ctx.report(
+          [...path, "timing", t.forward_model === "fpm" ? "forward_model" : "fpm_parquet_path"],
+          `${dotted(path)}.timing: the whole-forward FPM model is not supported by fleetsim yet; ` +
+            "use forward_model: op_level (the default)",
+        );
+        return undefined;
+      }
+      const model = ctx.deployment.model();
+      const gpu = roleGpu(role, path, ctx);
+      if (model === null || gpu === null) return undefined;
+      const { perfDatabase } = ctx;
+      if (perfDatabase !== null && !isDirectory(perfDatabase)) {
+        ctx.report(["engine", "perf_database"], `perf database directory not found: ${perfDatabase}`);
+        return undefined;
+      }
+      return { type: "default", model, gpu, perfDatabase };
+    }
+  }
+}
+
+function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number | undefined {
+  const kv = role.kv_cache;
+  const capacity = kv.capacity;
+  if (capacity.type === "default") {
+    const model = ctx.deployment.model();
+    const gpu = roleGpu(role, path, ctx);
+    if (model === null || gpu === null) return undefined;
+    const p = role.parallelism;
+    try {
+      return defaultKvCapacityBlocks({
+        model,
+        gpu,
+        tensor: p.tensor,
+        pipeline: p.pipeline,
+        blockSize: kv.block_size,
+        memoryFraction: capacity.memory_fraction,
+        maxNumTokens: role.scheduler.max_batched_tokens,
+        cudaGraphReservedBytes: capacity.cuda_graph_reserved_bytes ?? 0,
+      }).blocks;
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      ctx.report([...path, "kv_cache", "capacity"], err.message);
+      return undefined;
+    }
+  }
+  if (capacity.blocks !== undefined) return capacity.blocks;
+  // Schema guarantees bytes with an explicit block size and a numeric bytes_per_token here.
+  const bytesPerToken = kv.bytes_per_token as number;
+  const blocks = Math.floor(capacity.bytes! / (kv.block_size * bytesPerToken));
+  if (blocks < 1) {
+    ctx.report(
+      [...path, "kv_cache", "capacity", "bytes"],
+      `${dotted(path)}.kv_cache.capacity.bytes=${capacity.bytes} holds no full KV block ` +
+        `(block_size ${kv.block_size} x bytes_per_token ${bytesPerToken} bytes)`,
+    );
+    return undefined;
+  }
+  return blocks;
+}
+
+const BYTES_PER_TOKEN: Path = ["engine", "kv_transfer", "bytes_per_token"];
+
+/**
+ * `auto` bytes per token = the model's KV bytes per token on one GPU of the prefill role (its
+ * tensor/pipeline split): the sender's shard is what crosses the link (aisimulate.md §4.6).
+ */
+function resolveKvTransfer(
+  engine: DisaggregatedEngineConfig,
+  deployment: DeploymentFacts,
+  report: Report,
+): KvTransferSpec | undefined {
+  const kv = engine.kv_transfer;
+  let bytesPerToken = kv.bytes_per_token;
+  if (bytesPerToken === "auto") {
+    const model = deployment.model({
+      path: BYTES_PER_TOKEN,
+      prefix: `${dotted(BYTES_PER_TOKEN)}='auto' derives the size from the model; set a number of bytes instead, or fix the model: `,
+    });
+    if (model === null) return undefined;
+    const p = engine.workers.prefill.parallelism;
+    try {
+      bytesPerToken = kvBytesPerToken(model, { tensor: p.tensor, pipeline: p.pipeline });
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      report(BYTES_PER_TOKEN, err.message);
+      return undefined;
+    }
+  }
+  return { bytesPerToken, bandwidthGBps: kv.bandwidth_gb_per_second, timingMode: kv.timing_mode };
+}
+
+function resolveContextLength(
+  engine: EngineConfig,
+  lookup: ContextLengthLookup,
+  deployment: DeploymentFacts,
+  report: Report,
+): number | undefined {
+  if (engine.context_length !== "max") return engine.context_length;
+  const found = lookupMaxContextLength(engine.model, lookup);
+  if (found === undefined) {
+    // An unknown model was already reported once; say it only once.
+    if (deployment.modelFailed) return undefined;
+    report(
+      ["engine", "context_length"],
+      `cannot resolve context_length 'max' for model '${engine.model}' offline: no config.json in a local ` +
+        "model directory or the Hugging Face cache, and the model is not in fleetsim's built-in catalog. " +
+        "Set engine.context_length to an integer",
+    );
+    return undefined;
+  }
+  return found.value;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

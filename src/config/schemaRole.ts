@@ -1,0 +1,240 @@
+/**
+ * One worker role, `engine.workers.<role>` (aisimulate.md §2.2): the same fields for
+ * `aggregated`, `prefill` and `decode`, with per-role defaults and the few per-role rules
+ * (only P/D roles may set `hardware`; P/D roles run one attention-DP rank).
+ * `timing.type: default` and `capacity.type: default` are valid here; `resolveEngine.ts` prices
+ * them (or refuses what fleetsim cannot price, e.g. the FPM forward model).
+ */
+import { z } from "zod";
+import {
+  fail,
+  fraction,
+  int,
+  nonNegInt,
+  nonNegNum,
+  PATH,
+  posInt,
+  positiveOr,
+  presentExcept,
+  pyList,
+  rejectKey,
+  unsupportedKey,
+  up,
+} from "./schemaPrimitives.js";
+
+/** vLLM's default KV block size; the only backend fleetsim runs. */
+export const VLLM_DEFAULT_BLOCK_SIZE = 64;
+const VLLM_MIN_BLOCK_SIZE = 2;
+
+export type RoleKind = "aggregated" | "prefill" | "decode";
+
+/**
+ * `scheduler.max_sequences` defaults per role (aisimulate.md §2.2): a prefill worker admits one
+ * sequence per pass unless told otherwise; aggregated and decode workers batch up to 256.
+ */
+const DEFAULT_MAX_SEQUENCES: Readonly<Record<RoleKind, number>> = {
+  aggregated: 256,
+  prefill: 1,
+  decode: 256,
+};
+
+/** A GPU system id, as at `engine.hardware` and a P/D role's `hardware`. */
+export const HardwareId = z
+  .string()
+  .min(1)
+  .superRefine((id, ctx) => {
+    if (id === "auto") {
+      fail(ctx, `${PATH}='auto' is only valid for recommend; name a system such as 'h200_sxm'`);
+    }
+  });
+
+const Parallelism = z
+  .strictObject({
+    replicas: posInt().default(1),
+    tensor: posInt().default(1),
+    pipeline: posInt().default(1),
+    attention_data: posInt().default(1),
+    moe_tensor: posInt().default(1),
+    moe_expert: posInt().default(1),
+    prefill_context: posInt().optional(),
+    decode_context: posInt().optional(),
+  })
+  .superRefine((p, ctx) => {
+    // Context-parallel ranks are not modelled yet; accepting them would silently simulate the
+    // wrong deployment. (Pipeline stages are priced by the op-level timing model; attention-DP
+    // ranks each get their own scheduler and KV cache.)
+    for (const key of ["prefill_context", "decode_context"] as const) {
+      const value = p[key];
+      if (value !== undefined && value > 1) {
+        fail(ctx, `${PATH}=${value} is not supported by fleetsim yet (only 1)`, [key]);
+      }
+    }
+    // MoE parallelism repartitions the worker's GPUs; it never adds any (aisimulate.md §2.2).
+    const moeGpus = p.moe_tensor * p.moe_expert;
+    if (moeGpus !== 1 && moeGpus !== p.tensor * p.attention_data) {
+      fail(
+        ctx,
+        `${PATH}: moe_tensor × moe_expert (${p.moe_tensor} × ${p.moe_expert}) must equal tensor × attention_data ` +
+          `(${p.tensor} × ${p.attention_data}): MoE parallelism repartitions the worker's GPUs`,
+        ["moe_expert"],
+      );
+    }
+  });
+
+function scheduler(kind: RoleKind) {
+  return z.strictObject({
+    max_batched_tokens: posInt().default(8192),
+    max_sequences: posInt().default(DEFAULT_MAX_SEQUENCES[kind]),
+    prefill_schedule_interval: posInt().default(1),
+    prefill_decode_interval: nonNegInt().default(0),
+  });
+}
+
+const Capacity = z
+  .strictObject({
+    type: z.enum(["default", "fixed"]).default("default"),
+    memory_fraction: fraction().optional(),
+    cuda_graph_reserved_bytes: int()
+      .min(0)
+      .max(2 ** 53)
+      .optional(),
+    blocks: posInt().optional(),
+    bytes: posInt().optional(),
+  })
+  .superRefine((c, ctx) => {
+    const rejected = presentExcept(
+      c,
+      c.type === "fixed"
+        ? ["type", "blocks", "bytes", "cuda_graph_reserved_bytes"]
+        : ["type", "memory_fraction", "cuda_graph_reserved_bytes"],
+    );
+    if (rejected.length > 0) {
+      fail(ctx, `${PATH}.type='${c.type}' does not accept ${pyList(rejected)}`);
+    }
+    if (c.type === "fixed" && (c.blocks === undefined) === (c.bytes === undefined)) {
+      fail(ctx, `${PATH}.type='fixed' requires exactly one of blocks or bytes`);
+    }
+  })
+  .transform((c) =>
+    c.type === "fixed"
+      ? { type: "fixed" as const, blocks: c.blocks, bytes: c.bytes }
+      : {
+          type: "default" as const,
+          memory_fraction: c.memory_fraction ?? 0.9,
+          cuda_graph_reserved_bytes: c.cuda_graph_reserved_bytes ?? 0,
+        },
+  );
+
+const KvCache = z
+  .strictObject({
+    block_size: posInt().optional(),
+    prefix_caching: z.boolean().default(true),
+    bytes_per_token: positiveOr("number", "auto").default("auto"),
+    capacity: Capacity.prefault({}),
+    host_offload: unsupportedKey("KV host offload"),
+    g3_offload: unsupportedKey("G3 KV offload"),
+    state_cache: unsupportedKey("recurrent state cache"),
+  })
+  .superRefine((kv, ctx) => {
+    if (kv.block_size !== undefined && kv.block_size < VLLM_MIN_BLOCK_SIZE) {
+      fail(ctx, `${PATH} must be >= ${VLLM_MIN_BLOCK_SIZE} for backend 'vllm'`, ["block_size"]);
+    }
+    if (kv.capacity.type === "fixed" && kv.capacity.bytes !== undefined) {
+      // bytes → blocks needs both factors spelled out: neither the default block size nor an
+      // `auto` bytes_per_token (derived from the model) is something the user has agreed to.
+      if (kv.block_size === undefined || kv.bytes_per_token === "auto") {
+        fail(ctx, `${PATH} requires an explicit ${up(2)}.block_size and a numeric ${up(2)}.bytes_per_token`, [
+          "capacity",
+          "bytes",
+        ]);
+      }
+    }
+  })
+  .transform((kv) => ({
+    block_size: kv.block_size ?? VLLM_DEFAULT_BLOCK_SIZE,
+    prefix_caching: kv.prefix_caching,
+    bytes_per_token: kv.bytes_per_token,
+    capacity: kv.capacity,
+  }));
+
+const Timing = z
+  .strictObject({
+    type: z.enum(["default", "fixed", "polynomial"]).default("default"),
+    prefill_ms: nonNegNum().optional(),
+    decode_ms: nonNegNum().optional(),
+    forward_model: z.enum(["op_level", "fpm"]).optional(),
+    fpm_parquet_path: z.string().min(1).optional(),
+  })
+  .superRefine((t, ctx) => {
+    const allowed = {
+      default: ["type", "forward_model", "fpm_parquet_path"],
+      fixed: ["type", "prefill_ms", "decode_ms"],
+      polynomial: ["type"],
+    }[t.type];
+    const rejected = presentExcept(t, allowed);
+    if (rejected.length > 0) {
+      fail(ctx, `${PATH}.type='${t.type}' does not accept ${pyList(rejected)}`);
+    }
+    if (t.type === "fixed") {
+      const missing = (["prefill_ms", "decode_ms"] as const).filter((k) => t[k] === undefined);
+      if (missing.length > 0) {
+        fail(ctx, `${PATH}.type='fixed' requires ${pyList(missing)}`);
+      }
+    }
+  })
+  .transform((t) => {
+    switch (t.type) {
+      case "fixed":
+        return { type: t.type, prefill_ms: t.prefill_ms!, decode_ms: t.decode_ms! };
+      case "polynomial":
+        return { type: t.type };
+      case "default":
+        return {
+          type: t.type,
+          forward_model: t.forward_model ?? "op_level",
+          fpm_parquet_path: t.fpm_parquet_path,
+        };
+    }
+  });
+
+function roleFields(kind: RoleKind) {
+  return {
+    parallelism: Parallelism.prefault({}),
+    scheduler: scheduler(kind).prefault({}),
+    kv_cache: KvCache.prefault({}),
+    timing: Timing.prefault({}),
+    startup_seconds: nonNegNum().default(0),
+  };
+}
+
+/** `engine.workers.aggregated`: runs on `engine.hardware`. */
+export const AggregatedRole = z.strictObject({
+  ...roleFields("aggregated"),
+  hardware: rejectKey(`${PATH} is only valid on prefill/decode roles; set engine.hardware instead`),
+});
+
+/** `engine.workers.prefill` / `decode`: may run on other hardware than `engine.hardware`. */
+export function disaggregatedRole(kind: "prefill" | "decode") {
+  return z
+    .strictObject({
+      ...roleFields(kind),
+      hardware: HardwareId.optional(),
+    })
+    .superRefine((role, ctx) => {
+      // The reference's engine stack requires attention DP 1 for P/D (aisimulate.md §5.4), and
+      // the hand-off between DP ranks is not modelled; refuse rather than simulate it wrongly.
+      const dp = role.parallelism.attention_data;
+      if (dp > 1) {
+        fail(
+          ctx,
+          `${PATH}=${dp} is not supported by fleetsim yet with engine.mode='disaggregated' (only 1)`,
+          ["parallelism", "attention_data"],
+        );
+      }
+    });
+}
+
+export type AggregatedRoleConfig = z.output<typeof AggregatedRole>;
+export type DisaggregatedRoleConfig = z.output<ReturnType<typeof disaggregatedRole>>;
+/** What resolution needs of any role; `hardware` is only ever set on a P/D role. */
+export type RoleConfig = AggregatedRoleConfig | DisaggregatedRoleConfig;

@@ -1,0 +1,139 @@
+import type { KvRouterSpec } from "../config/runSpec.js";
+import { KvRouter } from "./kvRouter.js";
+import { RoundRobinRouter } from "./roundRobin.js";
+
+/**
+ * Where the requests of one worker pool go. A *slot* is one attention-DP rank of one worker
+ * (`worker × ranksPerWorker + rank`); a worker without attention DP has one slot.
+ * The lifecycle calls let a load-aware policy track what it sent where.
+ */
+export interface Placement {
+  /** Slot for a request whose full prompt blocks are `hashes[offset .. offset+count)`. */
+  choose(hashes: Float64Array, offset: number, count: number, isl: number, now: number): number;
+  /** Prompt blocks the chosen slot already held, per the policy's index (0 when it keeps none). */
+  readonly lastOverlapBlocks: number;
+  onDispatched(
+    slot: number,
+    req: number,
+    hashes: Float64Array,
+    offset: number,
+    count: number,
+    isl: number,
+    now: number,
+    predictedPrefillMs: number,
+  ): void;
+  onPrefillCompleted(slot: number, req: number, now: number): void;
+  onFreed(slot: number, req: number, now: number): void;
+  /** Feeds the policy's prefix index from a slot's KV events (no-op for round robin). */
+  onBlockStored(slot: number, hash: number): void;
+  onBlockRemoved(slot: number, hash: number): void;
+  /** Whether `onDispatched` needs a predicted prefill duration (router `prefill_load_model: aic`). */
+  readonly wantsPrefillPrediction: boolean;
+  /** Whether the policy listens to KV events (engines skip wiring them otherwise). */
+  readonly wantsKvEvents: boolean;
+}
+
+/**
+ * Round robin over workers in id order (position kept across topology changes), and within a
+ * worker over its attention-DP ranks (mocker.md §5.4 "per-worker DP rank round-robin").
+ */
+export class RoundRobinPlacement implements Placement {
+  private readonly workers = new RoundRobinRouter();
+  private readonly rankCursor: Int32Array;
+  readonly lastOverlapBlocks = 0;
+  readonly wantsPrefillPrediction = false;
+  readonly wantsKvEvents = false;
+
+  constructor(
+    workerCount: number,
+    private readonly ranksPerWorker: number,
+  ) {
+    this.rankCursor = new Int32Array(workerCount);
+    for (let w = 0; w < workerCount; w++) this.workers.addWorker(w);
+  }
+
+  choose(): number {
+    const w = this.workers.pick();
+    const r = this.rankCursor[w];
+    this.rankCursor[w] = r + 1 === this.ranksPerWorker ? 0 : r + 1;
+    return w * this.ranksPerWorker + r;
+  }
+
+  onDispatched(): void {}
+  onPrefillCompleted(): void {}
+  onFreed(): void {}
+  onBlockStored(): void {}
+  onBlockRemoved(): void {}
+}
+
+/** Router seed of the canonical replay (aisimulate.md §3: worker-selection seed 0xD1A05EED). */
+export const KV_ROUTER_SEED = 0xd1a05eed;
+
+export type KvRouterRole = "aggregated" | "prefill" | "decode";
+
+/**
+ * The Dynamo KV router over the slots of a pool. In a disaggregated deployment the prefill
+ * router does not track active blocks and the decode router gives no overlap credit, tracks no
+ * prefill tokens and assumes no KV reuse (aisimulate.md §5.6, mocker.md §3.2).
+ */
+export class KvPlacement implements Placement {
+  private readonly router: KvRouter;
+  readonly wantsPrefillPrediction: boolean;
+  readonly wantsKvEvents: boolean;
+
+  constructor(spec: KvRouterSpec, role: KvRouterRole, slotCount: number, blockSize: number) {
+    const decode = role === "decode";
+    this.router = new KvRouter({
+      blockSize,
+      overlapScoreCredit: decode ? 0 : spec.overlapScoreCredit,
+      prefillLoadScale: spec.prefillLoadScale,
+      temperature: spec.temperature,
+      trackActiveBlocks: role !== "prefill",
+      trackPrefillTokens: !decode,
+      assumeKvReuse: !decode,
+      // The AIC prefill-load model applies to the prefill-stage router only.
+      prefillLoadModel: decode ? "none" : spec.prefillLoadModel,
+      seed: KV_ROUTER_SEED,
+    });
+    this.wantsPrefillPrediction = !decode && spec.prefillLoadModel === "aic";
+    this.wantsKvEvents = !decode;
+    for (let s = 0; s < slotCount; s++) this.router.addWorker(s);
+  }
+
+  get lastOverlapBlocks(): number {
+    return this.router.lastOverlapBlocks();
+  }
+
+  choose(hashes: Float64Array, offset: number, count: number, isl: number, now: number): number {
+    return this.router.select(hashes, offset, count, isl, now);
+  }
+
+  onDispatched(
+    slot: number,
+    req: number,
+    hashes: Float64Array,
+    offset: number,
+    count: number,
+    isl: number,
+    now: number,
+    predictedPrefillMs: number,
+  ): void {
+    this.router.addRequest(slot, req, hashes, offset, count, isl, now, predictedPrefillMs);
+  }
+
+  onPrefillCompleted(slot: number, req: number, now: number): void {
+    this.router.markPrefillCompleted(slot, req, now);
+  }
+
+  onFreed(slot: number, req: number, now: number): void {
+    this.router.free(slot, req, now);
+  }
+
+  onBlockStored(slot: number, hash: number): void {
+    this.router.onBlockStored(slot, hash);
+  }
+
+  onBlockRemoved(slot: number, hash: number): void {
+    this.router.onBlockRemoved(slot, hash);
+  }
+}
