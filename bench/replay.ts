@@ -1,11 +1,11 @@
 /**
- * `npm run bench`: replays the FAST'25 conversation trace through the seed's aggregated
- * deployment (2 workers of nvidia/Llama-3.1-8B-Instruct-FP8 on h200_sxm) with polynomial timing
- * and with the default op-level timing, and prints for each the speed factor (simulated / wall)
- * and the replay's wall time relative to a parse-only pass over the same file. Everything is
- * measured in the same process, alternating, so the ratios are meaningful on a noisy machine.
+ * `npm run bench`: replays the FAST'25 conversation trace (12,031 requests, one hour) through the
+ * seed walkthrough deployments (nvidia/Llama-3.1-8B-Instruct-FP8 on h200_sxm, default KV capacity)
+ * and prints, per case, the speed factor (simulated / wall) and the replay's wall time relative to
+ * a parse-only pass over the same file. All cases run in one process, interleaved round by round,
+ * so the ratios between them are meaningful on a noisy machine; absolute times are not.
  *
- * Usage: node --import tsx bench/replay.ts [--replicas N] [--rounds R] [--trace PATH]
+ * Usage: node --import tsx bench/replay.ts [--rounds R] [--trace PATH]
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -20,7 +20,6 @@ import { readJsonlLines } from "../src/traffic/jsonlReader.js";
 
 const { values } = parseArgs({
   options: {
-    replicas: { type: "string", default: "2" },
     rounds: { type: "string", default: "3" },
     trace: { type: "string", default: resolve("../shared/traces/mooncake-fast25/conversation_trace.jsonl") },
   },
@@ -31,17 +30,27 @@ if (!existsSync(trace)) {
   process.exit(2);
 }
 
-function spec(timing: string): RunSpec {
+function spec(config: string, ...sets: string[]): RunSpec {
   return loadConfig({
-    configPath: "examples/seed-aggregated.yaml",
-    sets: [
-      `traffic.source.paths=[${JSON.stringify(trace)}]`,
-      `engine.workers.aggregated.parallelism.replicas=${values.replicas}`,
-      `engine.workers.aggregated.timing={type: ${timing}}`,
-    ],
+    configPath: config,
+    sets: [`traffic.source.paths=[${JSON.stringify(trace)}]`, ...sets],
     stack: "dynamo",
   });
 }
+
+const AGG = "examples/seed-aggregated.yaml";
+const DISAGG = "examples/seed-disaggregated.yaml";
+const CASES: Record<string, RunSpec> = {
+  "agg 2w polynomial": spec(AGG, "engine.workers.aggregated.timing={type: polynomial}"),
+  "agg 2w default": spec(AGG),
+  "disagg 1P+1D default": spec(DISAGG),
+  "agg 4w round_robin": spec(AGG, "engine.workers.aggregated.parallelism.replicas=4"),
+  "agg 4w kv_router": spec(
+    AGG,
+    "engine.workers.aggregated.parallelism.replicas=4",
+    "router={policy: kv_router}",
+  ),
+};
 
 async function parseOnly(): Promise<number> {
   const t0 = performance.now();
@@ -59,7 +68,6 @@ interface Sample {
   loadMs: number;
   simS: number;
   requests: number;
-  blocks: number;
 }
 
 async function replayOnce(s: RunSpec): Promise<Sample> {
@@ -74,38 +82,34 @@ async function replayOnce(s: RunSpec): Promise<Sample> {
     loadMs: t1 - t0,
     simS: summary.duration_ms / 1000,
     requests: summary.num_requests,
-    blocks: s.engine.mode === "aggregated" ? s.engine.aggregated.numGpuBlocks : s.engine.decode.numGpuBlocks,
   };
 }
 
-const specs = { polynomial: spec("polynomial"), default: spec("default") };
 const rounds = Number(values.rounds);
-const samples: Record<keyof typeof specs, Sample[]> = { polynomial: [], default: [] };
+const samples = new Map<string, Sample[]>(Object.keys(CASES).map((k) => [k, []]));
 const parses: number[] = [];
 for (let i = 0; i < rounds; i++) {
   parses.push(await parseOnly());
-  for (const key of ["polynomial", "default"] as const) samples[key].push(await replayOnce(specs[key]));
+  for (const [name, s] of Object.entries(CASES)) samples.get(name)!.push(await replayOnce(s));
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const parseMs = median(parses);
-console.log(`trace            ${trace}`);
+const wall = new Map<string, number>();
+console.log(`trace: ${trace}`);
+console.log(`parse-only pass: ${parseMs.toFixed(0)} ms (median of ${rounds})\n`);
 console.log(
-  `deployment       ${values.replicas} × nvidia/Llama-3.1-8B-Instruct-FP8 on h200_sxm, default KV capacity`,
+  `${"case".padEnd(22)} ${"requests".padStart(8)} ${"simulated s".padStart(11)} ${"wall s".padStart(7)} ${"load s".padStart(7)} ${"speed".padStart(8)} ${"replay/parse".padStart(12)}`,
 );
-console.log(`parse-only pass  ${parseMs.toFixed(0)} ms (median of ${rounds})`);
-const wall: Record<string, number> = {};
-for (const key of ["polynomial", "default"] as const) {
-  const xs = samples[key];
+for (const [name, xs] of samples) {
   const replayMs = median(xs.map((x) => x.replayMs));
-  wall[key] = replayMs;
+  wall.set(name, replayMs);
   const simS = xs[0].simS;
-  console.log(`\n[${key} timing]`);
-  console.log(`  requests         ${xs[0].requests}   (KV blocks per worker: ${xs[0].blocks})`);
-  console.log(`  simulated        ${simS.toFixed(1)} s`);
-  console.log(`  wall (replay)    ${(replayMs / 1000).toFixed(3)} s   (median of ${rounds})`);
-  console.log(`  wall (load)      ${(median(xs.map((x) => x.loadMs)) / 1000).toFixed(3)} s`);
-  console.log(`  speed factor     ${(simS / (replayMs / 1000)).toFixed(0)}x   simulated / replay wall`);
-  console.log(`  replay / parse   ${(replayMs / parseMs).toFixed(2)}`);
+  console.log(
+    `${name.padEnd(22)} ${String(xs[0].requests).padStart(8)} ${simS.toFixed(1).padStart(11)} ${(replayMs / 1000).toFixed(3).padStart(7)} ${(median(xs.map((x) => x.loadMs)) / 1000).toFixed(3).padStart(7)} ${`${(simS / (replayMs / 1000)).toFixed(0)}x`.padStart(8)} ${(replayMs / parseMs).toFixed(1).padStart(12)}`,
+  );
 }
-console.log(`\ndefault / polynomial wall: ${(wall.default / wall.polynomial).toFixed(2)}`);
+const ratio = (a: string, b: string): string => (wall.get(a)! / wall.get(b)!).toFixed(2);
+console.log(`\ndefault / polynomial timing (agg 2w):  ${ratio("agg 2w default", "agg 2w polynomial")}`);
+console.log(`disaggregated / aggregated (default):  ${ratio("disagg 1P+1D default", "agg 2w default")}`);
+console.log(`kv_router / round_robin (agg 4w):      ${ratio("agg 4w kv_router", "agg 4w round_robin")}`);

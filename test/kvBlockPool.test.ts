@@ -105,3 +105,41 @@ describe("KvBlockPool", () => {
     },
   );
 });
+
+describe("KV events feed the router's prefix index", () => {
+  it("stored on first registration, removed on eviction, nothing on release", async () => {
+    const { KvRouter } = await import("../src/router/kvRouter.js");
+    const router = new KvRouter({ blockSize: 4, seed: 1 });
+    router.addWorker(0);
+    const pool = new KvBlockPool(3);
+    const events: string[] = [];
+    pool.setListener({
+      onBlockStored: (h) => {
+        events.push(`stored ${h}`);
+        router.onBlockStored(0, h);
+      },
+      onBlockRemoved: (h) => {
+        events.push(`removed ${h}`);
+        router.onBlockRemoved(0, h);
+      },
+    });
+    const hashes = Float64Array.from([11, 22]);
+    const a = pool.allocate();
+    const b = pool.allocate();
+    pool.register(a, 11);
+    pool.register(b, 22);
+    expect(router.overlapBlocks(0, hashes, 0, 2)).toBe(2);
+    // A second copy of a registered hash stays private: no event, and it is freed on release.
+    const c = pool.allocate();
+    expect(pool.register(c, 11)).toBe(false);
+    pool.release(c);
+    // Leaf first: block b (hash 22) becomes the older LRU entry and is evicted first.
+    pool.release(b);
+    pool.release(a);
+    expect(events).toEqual(["stored 11", "stored 22"]);
+    pool.allocate(); // the free block
+    pool.allocate(); // evicts b
+    expect(events).toEqual(["stored 11", "stored 22", "removed 22"]);
+    expect(router.overlapBlocks(0, hashes, 0, 2)).toBe(1);
+  });
+});
