@@ -11,62 +11,12 @@ import {
   loadYaml,
   RUNNABLE_ENGINE,
   RUNNABLE_PD_ENGINE,
+  SEED_AGGREGATED_ENGINE,
+  SEED_DISAGGREGATED_ENGINE,
+  SEED_ROUTER_AND_SLA,
+  SEED_TRACE,
+  SEED_TRAFFIC,
 } from "./configHelpers.js";
-
-const TRACE = "traces/mooncake-fast25/toolagent_trace.jsonl";
-
-/** Seed 001 (planner walkthrough) step 1, verbatim except that the planner section is dropped. */
-const SEED_TRAFFIC = `traffic:
-  source:
-    type: trace
-    format: mooncake
-    paths: [traces/mooncake-fast25/toolagent_trace.jsonl]
-    block_size: 512
-  load: {type: trace_timestamps, speedup: 1.0}
-  stop: {max_virtual_time_seconds: 3600}
-`;
-const SEED_AGGREGATED_ENGINE = `engine:
-  mode: aggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 2, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-`;
-const SEED_ROUTER_AND_SLA = `router:
-  policy: round_robin
-  prefill_load_model: {type: none}
-evaluation:
-  sla: {ttft_ms: 1500, itl_ms: 50}
-`;
-/** Seed 001 step 2: the engine mapping of planner-disaggregated.yaml, verbatim. */
-const SEED_DISAGGREGATED_ENGINE = `engine:
-  mode: disaggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  kv_transfer: {bytes_per_token: auto, bandwidth_gb_per_second: 400, timing_mode: destination_missing}
-  workers:
-    prefill:
-      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 64}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-    decode:
-      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-`;
 
 const LLAMA_FP8 = "nvidia/Llama-3.1-8B-Instruct-FP8";
 
@@ -113,7 +63,7 @@ function expectDefaultTiming(role: WorkerRoleSpec, gpu: string): void {
 }
 
 describe("seed 001: planner walkthrough, disaggregated step (without the planner)", () => {
-  const files = { [TRACE]: "" };
+  const files = { [SEED_TRACE]: "" };
 
   it("loads and resolves to the expected DisaggregatedEngineSpec", () => {
     const spec = loadYaml(`${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}`, { files });

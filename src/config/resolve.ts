@@ -2,17 +2,21 @@
  * Validated config → RunSpec. Here live the steps that need more than the document: the file
  * system (trace paths), derived numbers (`requests_per_load_unit`), and the router's defaults;
  * the engine (model, GPUs, KV capacity, `context_length: max`, refusals of valid config that
- * fleetsim cannot price) is resolved by `resolveEngine.ts`.
+ * fleetsim cannot price) is resolved by `resolveEngine.ts`, the Planner by `resolvePlanner.ts`.
  */
 import { statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import type { ContextLengthLookup } from "./contextLength.js";
 import type { PathIssue, PathSegment } from "./issues.js";
 import { type Report, resolveEngine } from "./resolveEngine.js";
+import { resolvePlanner } from "./resolvePlanner.js";
 import type { LoadSpec, RouterSpec, RunSpec, SlaSpec, SourceSpec, Stack, StopSpec } from "./runSpec.js";
 import type { PredictConfigOutput } from "./schema.js";
+import { roundHalfEven } from "./schemaPrimitives.js";
 import type { RouterConfig } from "./schemaRouter.js";
 import type { LoadConfig, TrafficConfig } from "./schemaTraffic.js";
+
+export { roundHalfEven };
 
 export interface ResolveContext {
   readonly stack: Stack;
@@ -35,8 +39,9 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
   const load = resolveLoad(config.traffic.load);
   const stop = resolveStop(config.traffic);
   const engine = resolveEngine(config.engine, ctx.configDir, ctx.contextLength, report);
+  const planner = resolvePlanner(config, ctx.configDir, report);
 
-  if (issues.length > 0 || source === undefined || engine === undefined) {
+  if (issues.length > 0 || source === undefined || engine === undefined || planner === undefined) {
     return { ok: false, issues };
   }
   return {
@@ -49,6 +54,7 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
       engine,
       router: resolveRouter(config.router),
       sla: resolveSla(config),
+      planner,
     },
   };
 }
@@ -96,15 +102,6 @@ function resolveStop(traffic: TrafficConfig): StopSpec {
         ? 1
         : load.requests_per_second;
   return { requests: Math.max(1, roundHalfEven(perUnit * unit)), maxVirtualTimeMs: null };
-}
-
-/** Python's `round()` (ties to even), which the reference uses for `requests_per_load_unit`. */
-export function roundHalfEven(x: number): number {
-  const floor = Math.floor(x);
-  const diff = x - floor; // exact: x and floor(x) are within a factor of two (or floor is 0)
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return floor % 2 === 0 ? floor : floor + 1;
 }
 
 function resolveRouter(router: RouterConfig): RouterSpec {

@@ -6,6 +6,7 @@
 
 import type { GpuSpec } from "../hardware/gpu.js";
 import type { ModelArchitecture } from "../model/architecture.js";
+import type { PlannerSettings } from "../planner/types.js";
 
 export type Stack = "dynamo" | "engine";
 
@@ -130,4 +131,6 @@ export interface RunSpec {
   readonly router: RouterSpec;
   /** `null` when `evaluation.sla` is absent or sets no threshold: no goodput keys are reported. */
   readonly sla: SlaSpec | null;
+  /** The Planner in the loop (`--stack dynamo`, `planner.policy: enabled`); `null` = fixed replicas. */
+  readonly planner: PlannerSettings | null;
 }

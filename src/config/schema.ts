@@ -8,6 +8,7 @@ import { fromZodIssues, type PathIssue, zodMessage } from "./issues.js";
 import { isMapping, type Mapping, setOwn } from "./mapping.js";
 import type { Stack } from "./runSpec.js";
 import { Engine } from "./schemaEngine.js";
+import { checkPlannerDocument, Planner, plannerDocumentWhen } from "./schemaPlanner.js";
 import { fail, fraction, nonNegNum, PATH, positiveOr, posNum } from "./schemaPrimitives.js";
 import { Router } from "./schemaRouter.js";
 import { DEFAULT_TRAFFIC, Traffic } from "./schemaTraffic.js";
@@ -41,13 +42,17 @@ const Execution = z.strictObject({
     .prefault({}),
 });
 
-export const PredictConfig = z.strictObject({
-  traffic: Traffic.prefault(DEFAULT_TRAFFIC),
-  engine: Engine,
-  router: Router.prefault({}),
-  evaluation: Evaluation.prefault({}),
-  execution: Execution.prefault({}),
-});
+export const PredictConfig = z
+  .strictObject({
+    traffic: Traffic.prefault(DEFAULT_TRAFFIC),
+    engine: Engine,
+    router: Router.prefault({}),
+    /** Omitted = `policy: disabled` (fixed replicas, `planner: null` in the report). */
+    planner: Planner.prefault({}),
+    evaluation: Evaluation.prefault({}),
+    execution: Execution.prefault({}),
+  })
+  .superRefine(checkPlannerDocument, plannerDocumentWhen);
 
 export type PredictConfigOutput = z.output<typeof PredictConfig>;
 
@@ -60,7 +65,7 @@ function sectionIssue(section: string, stack: Stack): string | undefined {
     case "planner":
       return stack === "engine"
         ? "section 'planner' is not provided by stack 'engine'; use --stack dynamo or remove it"
-        : "the Planner is not implemented in fleetsim yet (it arrives with a later issue); remove the planner section";
+        : undefined;
     case "router":
       return stack === "engine"
         ? "section 'router' is not provided by stack 'engine' (it always routes round robin); use --stack dynamo or remove it"

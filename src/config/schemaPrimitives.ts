@@ -29,6 +29,15 @@ export function fail(ctx: Pick<z.RefinementCtx, "addIssue">, message: string, pa
   ctx.addIssue({ code: "custom", continue: false, message, ...(path === undefined ? {} : { path }) });
 }
 
+/** `fail` for an issue about a key (its position is the key, not its value). */
+export function failAtKey(
+  ctx: Pick<z.RefinementCtx, "addIssue">,
+  message: string,
+  path: PropertyKey[],
+): void {
+  ctx.addIssue({ code: "custom", continue: false, message, path, params: AT_KEY });
+}
+
 /** `'a', 'b' or 'c'` */
 export function orList(values: readonly unknown[]): string {
   const quoted = values.map((v) => (typeof v === "string" ? `'${v}'` : String(v)));
@@ -131,4 +140,13 @@ export function unsupportedKey(what?: string) {
 /** Keys of `obj` that are set (not undefined) and not in `allowed`, in declaration order. */
 export function presentExcept(obj: Readonly<Record<string, unknown>>, allowed: readonly string[]): string[] {
   return Object.keys(obj).filter((k) => obj[k] !== undefined && !allowed.includes(k));
+}
+
+/** Python's `round()` (ties to even), which the reference uses for derived integers. */
+export function roundHalfEven(x: number): number {
+  const floor = Math.floor(x);
+  const diff = x - floor; // exact: x and floor(x) are within a factor of two (or floor is 0)
+  if (diff > 0.5) return floor + 1;
+  if (diff < 0.5) return floor;
+  return floor % 2 === 0 ? floor : floor + 1;
 }

@@ -17,6 +17,11 @@ export class SequenceQueue {
     return this.items[this.head]!;
   }
 
+  /** The i-th sequence from the front. */
+  at(i: number): Sequence {
+    return this.items[(this.head + i) & (this.items.length - 1)]!;
+  }
+
   pushBack(s: Sequence): void {
     if (this.n === this.items.length) this.grow();
     this.items[(this.head + this.n) & (this.items.length - 1)] = s;

@@ -2,6 +2,7 @@ import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../traffic/blockHashes.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { outputBlockHash } from "./outputHashes.js";
+import { PassStats } from "./passStats.js";
 import { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
 
@@ -69,6 +70,11 @@ export class VllmEngine {
   private reserved = 0;
   /** Whether the last pass changed anything (scheduled tokens, signalled, or preempted). */
   lastPassProgressed = false;
+  /** Forward-pass metrics of the latest pass (what the Planner observes). */
+  readonly stats = new PassStats();
+  /** Σ length and Σ length² of the requests in `waiting` (kept incrementally: queues can be long). */
+  private waitingTokens = 0;
+  private waitingTokensSq = 0;
   // Prefill batch statistics of the pass being formed (aisimulate.md §4.3 step 2).
   private prefillCount = 0;
   private prefillIslSum = 0;
@@ -107,7 +113,7 @@ export class VllmEngine {
   }
 
   enqueue(seq: Sequence): void {
-    this.waiting.pushBack(seq);
+    this.pushWaiting(seq, false);
   }
 
   /** Builds the engine-side state of a request (capping output at max_model_len). */
@@ -131,6 +137,20 @@ export class VllmEngine {
     const cfg = this.config;
     const bs = cfg.blockSize;
     this.signalCount = 0;
+    const stats = this.stats;
+    stats.reset();
+    // The queue the Planner sees is the one this pass starts from.
+    stats.numQueuedPrefill = this.waiting.length;
+    stats.sumQueuedPrefillTokens = this.waitingTokens;
+    stats.sumQueuedPrefillTokensSq = this.waitingTokensSq;
+    stats.numQueuedDecode = this.remoteReady.length;
+    stats.sumQueuedDecodeKvTokens = 0;
+    stats.sumQueuedDecodeKvTokensSq = 0;
+    for (let i = 0; i < this.remoteReady.length; i++) {
+      const len = this.remoteReady.at(i).length;
+      stats.sumQueuedDecodeKvTokens += len;
+      stats.sumQueuedDecodeKvTokensSq += len * len;
+    }
     let budget = cfg.maxBatchedTokens;
     let preempted = false;
     this.prefillCount = 0;
@@ -183,7 +203,7 @@ export class VllmEngine {
           (cfg.maxModelLen !== null && s.promptLength >= cfg.maxModelLen) ||
           (s.admissions === 0 && knownBlocks > cfg.numGpuBlocks)
         ) {
-          this.waiting.popFront();
+          this.popWaiting();
           this.signal(s.req, Signal.Rejected);
           continue;
         }
@@ -206,7 +226,7 @@ export class VllmEngine {
         // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
         const needed = knownBlocks - activeCachedBlocks;
         if (needed > this.pool.availableBlocks) break;
-        this.waiting.popFront();
+        this.popWaiting();
         for (let k = 0; k < cachedBlocks; k++) {
           const b = this.pool.lookup(this.hashOf(s, k));
           this.pool.acquire(b);
@@ -247,6 +267,7 @@ export class VllmEngine {
       }
       ready++;
       activeKv += len;
+      stats.sumDecodeKvTokensSq += len * len;
       s.generated++;
       if (s.generated >= s.maxOutput) {
         if (cfg.role === "prefill") {
@@ -274,12 +295,16 @@ export class VllmEngine {
     ) {
       const head = this.waiting.front();
       if (Math.ceil(head.length / bs) > cfg.numGpuBlocks) {
-        this.waiting.popFront();
+        this.popWaiting();
         this.signal(head.req, Signal.Rejected);
       }
     }
 
     this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.signalCount > 0;
+    stats.numPrefillRequests = this.prefillCount;
+    stats.sumPrefillKvTokens = this.prefillPrefixSum;
+    stats.numDecodeRequests = ready;
+    stats.sumDecodeKvTokens = activeKv;
     const count = this.prefillCount;
     const prefillMs =
       count > 0
@@ -297,6 +322,7 @@ export class VllmEngine {
     if (!(prefillMs >= 0 && decodeMs >= 0) || !Number.isFinite(prefillMs + decodeMs)) {
       throw new Error(`timing model returned a non-finite or negative duration (${prefillMs}, ${decodeMs})`);
     }
+    stats.wallTimeS = (prefillMs + decodeMs) / 1000;
     return prefillMs + decodeMs;
   }
 
@@ -310,6 +336,8 @@ export class VllmEngine {
     if (before < s.prefillTarget) {
       // Positions below the length at admission are prefill work (prompt, or recompute).
       const chunk = Math.min(desired, s.prefillTarget - before);
+      this.stats.sumPrefillTokens += chunk;
+      this.stats.sumPrefillTokensSq += chunk * chunk;
       this.prefillCount++;
       this.prefillIslSum += before + chunk;
       this.prefillPrefixSum += before;
@@ -382,6 +410,22 @@ export class VllmEngine {
     return this.reserved;
   }
 
+  private pushWaiting(s: Sequence, front: boolean): void {
+    const len = s.length;
+    this.waitingTokens += len;
+    this.waitingTokensSq += len * len;
+    if (front) this.waiting.pushFront(s);
+    else this.waiting.pushBack(s);
+  }
+
+  private popWaiting(): Sequence {
+    const s = this.waiting.popFront();
+    const len = s.length;
+    this.waitingTokens -= len;
+    this.waitingTokensSq -= len * len;
+    return s;
+  }
+
   private signal(req: number, kind: number): void {
     const n = this.signalCount;
     if (n === this.signalReq.length) {
@@ -435,7 +479,7 @@ export class VllmEngine {
     this.releaseBlocks(victim);
     victim.numComputed = 0;
     this.preemptions++;
-    this.waiting.pushFront(victim);
+    this.pushWaiting(victim, true);
   }
 
   /** Leaf first, so a suffix becomes an older LRU entry than its parent. */

@@ -27,6 +27,10 @@ export interface Placement {
   /** Feeds the policy's prefix index from a slot's KV events (no-op for round robin). */
   onBlockStored(slot: number, hash: number): void;
   onBlockRemoved(slot: number, hash: number): void;
+  /** A worker joins routing (its slots become candidates). */
+  addWorker(worker: number): void;
+  /** A worker leaves routing (draining or removed); its in-flight requests still report lifecycle calls. */
+  removeWorker(worker: number): void;
   /** Whether `onDispatched` needs a predicted prefill duration (router `prefill_load_model: aic`). */
   readonly wantsPrefillPrediction: boolean;
   /** Whether the policy listens to KV events (engines skip wiring them otherwise). */
@@ -39,21 +43,25 @@ export interface Placement {
  */
 export class RoundRobinPlacement implements Placement {
   private readonly workers = new RoundRobinRouter();
-  private readonly rankCursor: Int32Array;
+  private readonly rankCursor: number[] = [];
   readonly lastOverlapBlocks = 0;
   readonly wantsPrefillPrediction = false;
   readonly wantsKvEvents = false;
 
-  constructor(
-    workerCount: number,
-    private readonly ranksPerWorker: number,
-  ) {
-    this.rankCursor = new Int32Array(workerCount);
-    for (let w = 0; w < workerCount; w++) this.workers.addWorker(w);
+  constructor(private readonly ranksPerWorker: number) {}
+
+  addWorker(worker: number): void {
+    while (this.rankCursor.length <= worker) this.rankCursor.push(0);
+    this.workers.addWorker(worker);
+  }
+
+  removeWorker(worker: number): void {
+    this.workers.removeWorker(worker);
   }
 
   choose(): number {
     const w = this.workers.pick();
+    if (w < 0) throw new Error("internal: no worker is ready to take a request");
     const r = this.rankCursor[w];
     this.rankCursor[w] = r + 1 === this.ranksPerWorker ? 0 : r + 1;
     return w * this.ranksPerWorker + r;
@@ -81,7 +89,12 @@ export class KvPlacement implements Placement {
   readonly wantsPrefillPrediction: boolean;
   readonly wantsKvEvents: boolean;
 
-  constructor(spec: KvRouterSpec, role: KvRouterRole, slotCount: number, blockSize: number) {
+  constructor(
+    spec: KvRouterSpec,
+    role: KvRouterRole,
+    private readonly ranksPerWorker: number,
+    blockSize: number,
+  ) {
     const decode = role === "decode";
     this.router = new KvRouter({
       blockSize,
@@ -97,7 +110,14 @@ export class KvPlacement implements Placement {
     });
     this.wantsPrefillPrediction = !decode && spec.prefillLoadModel === "aic";
     this.wantsKvEvents = !decode;
-    for (let s = 0; s < slotCount; s++) this.router.addWorker(s);
+  }
+
+  addWorker(worker: number): void {
+    for (let r = 0; r < this.ranksPerWorker; r++) this.router.addWorker(worker * this.ranksPerWorker + r);
+  }
+
+  removeWorker(worker: number): void {
+    for (let r = 0; r < this.ranksPerWorker; r++) this.router.removeWorker(worker * this.ranksPerWorker + r);
   }
 
   get lastOverlapBlocks(): number {
@@ -105,7 +125,9 @@ export class KvPlacement implements Placement {
   }
 
   choose(hashes: Float64Array, offset: number, count: number, isl: number, now: number): number {
-    return this.router.select(hashes, offset, count, isl, now);
+    const slot = this.router.select(hashes, offset, count, isl, now);
+    if (slot < 0) throw new Error("internal: no worker is ready to take a request");
+    return slot;
   }
 
   onDispatched(

@@ -1,16 +1,28 @@
 import type { KvTransferSpec, RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { varianceOf } from "../engine/passStats.js";
 import type { Sequence } from "../engine/sequence.js";
 import { SequenceQueue } from "../engine/sequenceQueue.js";
 import { Signal, VllmEngine } from "../engine/vllmEngine.js";
 import { Collector, type HandoffColumns, Terminal } from "../metrics/collector.js";
+import type { ForwardPassMetrics } from "../planner/types.js";
 import type { RoleTimings } from "../timing/index.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { ArrivalPlan } from "./arrivals.js";
 import { EventHeap, eventOrder, Phase } from "./eventHeap.js";
-import { transferMs, transferTokens, WorkerPool } from "./workerPool.js";
+import type {
+  LifecycleOperation,
+  LifecycleTransition,
+  PoolTopology,
+  ScalingPolicy,
+  TickSnapshot,
+  TrafficWindow,
+} from "./scaling.js";
+import { transferMs, transferTokens, WorkerPool, WorkerState } from "./workerPool.js";
 
 export interface ReplayOptions {
   readonly capturePerRequest: boolean;
+  /** Drives scaling ticks (the Planner); null for a fixed deployment. */
+  readonly scaling?: ScalingPolicy | null;
 }
 
 /** What a finished replay hands to reporting. */
@@ -29,6 +41,8 @@ export interface ReplayResult {
   readonly preemptions: number;
   readonly passes: number;
   readonly disaggregated: boolean;
+  /** Worker transitions caused by scaling (empty for a fixed deployment). */
+  readonly lifecycleOperations: readonly LifecycleOperation[];
 }
 
 /** Thrown out of `run` when `abort()` was called (Ctrl-C). */
@@ -80,7 +94,20 @@ export class Replay {
   private readonly prefillSlotOf: Int32Array;
   private readonly decodeSlotOf: Int32Array;
   /** Disaggregated: hand-offs waiting for decode capacity, FIFO per decode slot. */
-  private readonly pendingReservations: SequenceQueue[];
+  private readonly pendingReservations: SequenceQueue[] = [];
+  /** Requests that found no ready worker in the front pool, FIFO (the router's pending queue). */
+  private readonly pendingArrivals: number[] = [];
+  /** Disaggregated: hand-offs that found no ready decode worker, FIFO (request rows). */
+  private readonly pendingHandoffs: number[] = [];
+  private readonly scaling: ScalingPolicy | null;
+  private tickOrdinal = 0;
+  private tickDue = false;
+  /** Arrival events in the heap, and arrived requests without a terminal state. */
+  private queuedArrivalEvents = 0;
+  private openRequests = 0;
+  private readonly lifecycle: LifecycleOperation[] = [];
+  private traffic = emptyTraffic();
+  private trafficSinceMs = 0;
   private now = 0;
   private passes = 0;
   private aborted = false;
@@ -150,12 +177,15 @@ export class Replay {
     this.handoffSeq = disagg ? new Array<Sequence | null>(table.count).fill(null) : [];
     this.prefillSlotOf = new Int32Array(disagg ? table.count : 0);
     this.decodeSlotOf = new Int32Array(disagg ? table.count : 0);
-    this.pendingReservations = disagg ? this.back!.engines.map(() => new SequenceQueue()) : [];
     this.plan = new ArrivalPlan(table, spec.load);
     this.scheduleArrival = (row, time) => {
+      this.queuedArrivalEvents++;
       this.heap.push(time, eventOrder(Phase.Arrival, table.session[row]), row);
     };
     this.plan.seed(this.scheduleArrival);
+    this.scaling = opts.scaling ?? null;
+    const first = this.scaling?.initialTickMs() ?? null;
+    if (first !== null && Number.isFinite(first)) this.heap.push(first, eventOrder(Phase.Scaling, 0), 0);
   }
 
   /** Requests a stop at the next yield point (Ctrl-C). */
@@ -200,11 +230,15 @@ export class Replay {
   /** Processes up to `maxTimestamps` distinct timestamps; false when the run is over. */
   step(maxTimestamps: number): boolean {
     const heap = this.heap;
+    const readyOrder = eventOrder(Phase.WorkerReady, 0);
     const transferOrder = eventOrder(Phase.TransferComplete, 0);
     const arrivalOrder = eventOrder(Phase.Arrival, 0);
+    const scalingOrder = eventOrder(Phase.Scaling, 0);
     for (let k = 0; k < maxTimestamps; k++) {
       const t = heap.peekTime();
-      if (t === Number.POSITIVE_INFINITY) {
+      // With scaling, only ticks and startups may remain once all traffic is served: done then.
+      const finished = this.scaling !== null && this.openRequests === 0 && this.queuedArrivalEvents === 0;
+      if (t === Number.POSITIVE_INFINITY || finished) {
         this.checkDrained();
         return false;
       }
@@ -212,27 +246,50 @@ export class Replay {
       if (this.maxTimeMs !== null && t > this.maxTimeMs) return false;
       if (t < this.now) throw new Error(`internal: time went backwards (${t} < ${this.now})`);
       const dt = (t - this.now) / 1000;
-      for (const pool of this.pools) pool.workerSeconds += pool.workerCount * dt;
+      for (const pool of this.pools) pool.workerSeconds += pool.provisioned * dt;
       this.now = t;
       do {
         while (heap.peekTime() === t) {
           const order = heap.peekOrder();
           const payload = heap.peekPayload();
           heap.pop();
-          if (order < transferOrder) this.completePass(payload, t);
+          if (order < readyOrder) this.completePass(payload, t);
+          else if (order < transferOrder) this.workerReady(payload, t);
           else if (order < arrivalOrder) this.completeTransfer(payload, t);
-          else this.arrive(payload, t);
+          else if (order < scalingOrder) {
+            this.queuedArrivalEvents--;
+            this.arrive(payload, t);
+          } else this.tickDue = true;
         }
         this.driveWorkers(this.front, t);
         if (this.back !== null) this.driveWorkers(this.back, t);
-      } while (heap.peekTime() === t);
+        // Scaling ticks run last, so the policy sees a settled timestamp (aisimulate.md §5.2).
+        if (this.tickDue && heap.peekTime() !== t) {
+          this.tickDue = false;
+          this.tick(t);
+          this.driveWorkers(this.front, t);
+          if (this.back !== null) this.driveWorkers(this.back, t);
+        }
+      } while (heap.peekTime() === t || this.tickDue);
     }
     return true;
   }
 
   private arrive(row: number, t: number): void {
+    this.collector.onArrival(row, t);
+    this.openRequests++;
+    this.traffic.numReq++;
+    if (this.front.readyCount === 0) {
+      // No ready worker (all starting or draining): wait in the router's queue.
+      this.pendingArrivals.push(row);
+      return;
+    }
+    this.dispatch(row, t);
+  }
+
+  /** Routes an arrived request to a ready worker of the front pool. */
+  private dispatch(row: number, t: number): void {
     const collector = this.collector;
-    collector.onArrival(row, t);
     const table = this.table;
     const pool = this.front;
     const offset = table.blockOffsets[row];
@@ -265,6 +322,10 @@ export class Replay {
       // Capacity may have freed on a decode worker: retry the hand-offs waiting for it.
       if (pool === this.back) this.drainReservations(slot, t);
     }
+    if (pool.state[w] === WorkerState.Draining && pool.isDrained(w)) {
+      pool.remove(w);
+      this.record(pool, t, "drain_complete", [[w, "worker_removed"]]);
+    }
   }
 
   private deliverSignals(pool: WorkerPool, slot: number, t: number): void {
@@ -291,24 +352,31 @@ export class Replay {
       }
       if (kind === Signal.TokenAndComplete) {
         collector.onToken(row, t);
-        collector.onTerminal(row, t, Terminal.Completed);
+        this.terminate(row, t, Terminal.Completed);
       } else if (kind === Signal.Complete) {
-        collector.onTerminal(row, t, Terminal.Completed);
+        this.terminate(row, t, Terminal.Completed);
       } else {
-        collector.onTerminal(row, t, Terminal.Rejected);
+        this.terminate(row, t, Terminal.Rejected);
       }
       placement.onFreed(slot, row, t);
-      this.plan.onTerminal(row, t, this.scheduleArrival);
     }
   }
 
   /** A prefill worker finished a request: pick its decode worker and reserve KV there. */
   private handOff(row: number, prefillSlot: number, t: number): void {
+    this.handoff!.sourceHeld[row] = t;
+    this.prefillSlotOf[row] = prefillSlot;
+    if (this.back!.readyCount === 0) {
+      this.pendingHandoffs.push(row);
+      return;
+    }
+    this.routeHandoff(row, t);
+  }
+
+  private routeHandoff(row: number, t: number): void {
     const back = this.back!;
     const handoff = this.handoff!;
     const table = this.table;
-    handoff.sourceHeld[row] = t;
-    this.prefillSlotOf[row] = prefillSlot;
     const offset = table.blockOffsets[row];
     const count = table.blockOffsets[row + 1] - offset;
     const isl = table.inputLength[row];
@@ -321,12 +389,11 @@ export class Replay {
     if (Math.ceil(isl / back.spec.blockSize) > back.spec.numGpuBlocks) {
       // The prompt can never fit on the decode worker: reject rather than wait forever.
       this.releaseSource(row, t);
-      this.collector.onTerminal(row, t, Terminal.Rejected);
-      this.plan.onTerminal(row, t, this.scheduleArrival);
+      this.terminate(row, t, Terminal.Rejected);
       return;
     }
     this.handoffSeq[row] = seq;
-    const queue = this.pendingReservations[slot];
+    const queue = this.reservationQueue(slot);
     if (queue.length === 0 && this.reserve(seq, slot, t)) return;
     queue.pushBack(seq);
   }
@@ -359,8 +426,13 @@ export class Replay {
     return true;
   }
 
+  private reservationQueue(slot: number): SequenceQueue {
+    while (this.pendingReservations.length <= slot) this.pendingReservations.push(new SequenceQueue());
+    return this.pendingReservations[slot];
+  }
+
   private drainReservations(slot: number, t: number): void {
-    const queue = this.pendingReservations[slot];
+    const queue = this.reservationQueue(slot);
     while (queue.length > 0 && this.reserve(queue.front(), slot, t)) queue.popFront();
   }
 
@@ -383,6 +455,144 @@ export class Replay {
     front.dirty[front.workerOf(slot)] = 1;
     front.placement.onFreed(slot, row, t);
     this.handoff!.sourceReleased[row] = t;
+  }
+
+  /** A request reached a terminal state: bookkeeping shared by every path. */
+  private terminate(row: number, t: number, status: number): void {
+    const c = this.collector;
+    c.onTerminal(row, t, status);
+    this.openRequests--;
+    if (status === Terminal.Completed) {
+      const w = this.traffic;
+      const isl = this.table.inputLength[row];
+      const tokens = c.tokens[row];
+      w.shapeCount++;
+      w.sumIsl += isl;
+      w.sumOsl += tokens;
+      if (tokens >= 1) {
+        w.ttftCount++;
+        w.sumTtftMs += Math.max(0, c.firstToken[row] - c.arrival[row]);
+      }
+      if (tokens >= 2) {
+        w.itlCount++;
+        w.sumItlMs += (c.lastToken[row] - c.firstToken[row]) / (tokens - 1);
+      }
+      if (isl > 0) {
+        w.hitRateCount++;
+        w.sumKvHitRate += c.reusedMax[row] / isl;
+      }
+    }
+    this.plan.onTerminal(row, t, this.scheduleArrival);
+  }
+
+  /** A started worker finished its startup delay. */
+  private workerReady(payload: number, t: number): void {
+    const pool = payload >= POOL_ID_SPAN ? this.back! : this.front;
+    const w = payload - pool.id * POOL_ID_SPAN;
+    if (pool.state[w] !== WorkerState.Starting) return; // cancelled meanwhile
+    pool.markReady(w);
+    this.record(pool, t, "startup_complete", [[w, "worker_ready"]]);
+    this.releasePending(pool, t);
+  }
+
+  /** Requests that waited for a ready worker of `pool` go now. */
+  private releasePending(pool: WorkerPool, t: number): void {
+    if (pool === this.front) {
+      while (this.pendingArrivals.length > 0 && pool.readyCount > 0)
+        this.dispatch(this.pendingArrivals.shift()!, t);
+    } else {
+      while (this.pendingHandoffs.length > 0 && pool.readyCount > 0)
+        this.routeHandoff(this.pendingHandoffs.shift()!, t);
+    }
+  }
+
+  /** Runs one scaling tick and applies its targets (mocker.md §7). */
+  private tick(t: number): void {
+    const policy = this.scaling!;
+    const back = this.back;
+    const decodePool = back ?? this.front;
+    const window: TrafficWindow = { ...this.traffic, durationS: (t - this.trafficSinceMs) / 1000 };
+    const snapshot: TickSnapshot = {
+      tickOrdinal: this.tickOrdinal++,
+      nowMs: t,
+      prefillFpm: back === null ? null : fpmOf(this.front),
+      decodeFpm: fpmOf(decodePool),
+      prefillTopology: back === null ? null : topologyOf(this.front),
+      decodeTopology: topologyOf(decodePool),
+      traffic: window,
+    };
+    this.traffic = emptyTraffic();
+    this.trafficSinceMs = t;
+    const action = policy.onTick(snapshot);
+    if (back !== null && action.targetPrefill !== null) this.scaleTo(this.front, action.targetPrefill, t);
+    if (action.targetDecode !== null) this.scaleTo(decodePool, action.targetDecode, t);
+    const more = this.openRequests > 0 || this.queuedArrivalEvents > 0;
+    if (more && action.nextTickMs !== null && Number.isFinite(action.nextTickMs) && action.nextTickMs > t) {
+      this.heap.push(action.nextTickMs, eventOrder(Phase.Scaling, 0), 0);
+    }
+  }
+
+  /**
+   * Brings a pool's non-draining count (ready + starting) to `target`: new workers start (ready
+   * after `startup_seconds`, at once when 0); a scale-down cancels starting workers first, highest
+   * id first, then drains the highest-id ready workers, which finish their in-flight work.
+   */
+  private scaleTo(pool: WorkerPool, target: number, t: number): void {
+    const current = pool.nonDraining;
+    if (target === current) return;
+    const transitions: [number, LifecycleTransition][] = [];
+    if (target > current) {
+      const startupMs = pool.spec.startupSeconds * 1000;
+      for (let i = current; i < target; i++) {
+        const w = pool.addWorker(startupMs === 0);
+        if (startupMs === 0) {
+          transitions.push([w, "worker_ready"]);
+        } else {
+          transitions.push([w, "worker_starting"]);
+          this.heap.push(
+            t + startupMs,
+            eventOrder(Phase.WorkerReady, pool.id * POOL_ID_SPAN + w),
+            pool.id * POOL_ID_SPAN + w,
+          );
+        }
+      }
+      this.record(pool, t, "scale_up", transitions);
+      this.releasePending(pool, t);
+      return;
+    }
+    let excess = current - target;
+    for (let w = pool.workerCount - 1; w >= 0 && excess > 0; w--) {
+      if (pool.state[w] !== WorkerState.Starting) continue;
+      pool.cancelStarting(w);
+      transitions.push([w, "worker_removed"]);
+      excess--;
+    }
+    for (let w = pool.workerCount - 1; w >= 0 && excess > 0; w--) {
+      if (pool.state[w] !== WorkerState.Ready) continue;
+      pool.drain(w);
+      transitions.push([w, "worker_draining"]);
+      excess--;
+      if (pool.isDrained(w)) {
+        pool.remove(w);
+        transitions.push([w, "worker_removed"]);
+      }
+    }
+    this.record(pool, t, "scale_down", transitions);
+  }
+
+  private record(
+    pool: WorkerPool,
+    t: number,
+    cause: LifecycleOperation["cause"],
+    transitions: [number, LifecycleTransition][],
+  ): void {
+    if (this.scaling === null || transitions.length === 0) return;
+    this.lifecycle.push({
+      at_ms: t,
+      pool: pool.role === "aggregated" ? "agg" : pool.role,
+      cause,
+      transitions: transitions.map(([w, transition]) => ({ worker_id: w, transition, at_ms: t })),
+    });
   }
 
   /**
@@ -442,6 +652,84 @@ export class Replay {
       preemptions,
       passes: this.passes,
       disaggregated: back !== null,
+      lifecycleOperations: this.lifecycle,
     };
   }
+}
+
+interface MutableTraffic {
+  durationS: number;
+  numReq: number;
+  shapeCount: number;
+  sumIsl: number;
+  sumOsl: number;
+  ttftCount: number;
+  sumTtftMs: number;
+  itlCount: number;
+  sumItlMs: number;
+  hitRateCount: number;
+  sumKvHitRate: number;
+}
+
+function emptyTraffic(): MutableTraffic {
+  return {
+    durationS: 0,
+    numReq: 0,
+    shapeCount: 0,
+    sumIsl: 0,
+    sumOsl: 0,
+    ttftCount: 0,
+    sumTtftMs: 0,
+    itlCount: 0,
+    sumItlMs: 0,
+    hitRateCount: 0,
+    sumKvHitRate: 0,
+  };
+}
+
+function topologyOf(pool: WorkerPool): PoolTopology {
+  return {
+    active: pool.idsIn(WorkerState.Ready),
+    starting: pool.idsIn(WorkerState.Starting),
+    draining: pool.idsIn(WorkerState.Draining),
+  };
+}
+
+/** The latest forward pass of every rank of every ready worker (an idle heartbeat if none yet). */
+function fpmOf(pool: WorkerPool): ForwardPassMetrics[] {
+  const out: ForwardPassMetrics[] = [];
+  const D = pool.ranksPerWorker;
+  for (let w = 0; w < pool.workerCount; w++) {
+    if (pool.state[w] !== WorkerState.Ready) continue;
+    for (let r = 0; r < D; r++) {
+      const s = pool.engines[w * D + r].stats;
+      out.push({
+        workerId: w,
+        dpRank: r,
+        wallTimeS: s.wallTimeS,
+        numPrefillRequests: s.numPrefillRequests,
+        sumPrefillTokens: s.sumPrefillTokens,
+        varPrefillLength: varianceOf(s.numPrefillRequests, s.sumPrefillTokens, s.sumPrefillTokensSq),
+        sumPrefillKvTokens: s.sumPrefillKvTokens,
+        numDecodeRequests: s.numDecodeRequests,
+        sumDecodeKvTokens: s.sumDecodeKvTokens,
+        varDecodeKvTokens: varianceOf(s.numDecodeRequests, s.sumDecodeKvTokens, s.sumDecodeKvTokensSq),
+        numQueuedPrefill: s.numQueuedPrefill,
+        sumQueuedPrefillTokens: s.sumQueuedPrefillTokens,
+        varQueuedPrefillLength: varianceOf(
+          s.numQueuedPrefill,
+          s.sumQueuedPrefillTokens,
+          s.sumQueuedPrefillTokensSq,
+        ),
+        numQueuedDecode: s.numQueuedDecode,
+        sumQueuedDecodeKvTokens: s.sumQueuedDecodeKvTokens,
+        varQueuedDecodeKvTokens: varianceOf(
+          s.numQueuedDecode,
+          s.sumQueuedDecodeKvTokens,
+          s.sumQueuedDecodeKvTokensSq,
+        ),
+      });
+    }
+  }
+  return out;
 }

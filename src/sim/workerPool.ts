@@ -4,21 +4,37 @@ import { VllmEngine } from "../engine/vllmEngine.js";
 import { KvPlacement, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
 
+/** Lifecycle of a worker (mocker.md §7): starting → ready → draining → removed. */
+export const WorkerState = {
+  Starting: 1,
+  Ready: 2,
+  Draining: 3,
+  Removed: 4,
+} as const;
+
 /**
  * The workers of one role (aggregated, prefill or decode) and the policy that places requests
- * on them. Worker `w`'s attention-DP ranks are the engines (slots) `w·D .. w·D + D − 1`.
+ * on them. Worker ids grow monotonically as the Planner adds workers; worker `w`'s attention-DP
+ * ranks are the engines (slots) `w·D .. w·D + D − 1`. Only ready workers take new requests;
+ * draining workers finish what they hold and are then removed.
  */
 export class WorkerPool {
+  /** Engine per slot; a removed worker's engines stay (never reused) so ids stay stable. */
   readonly engines: VllmEngine[] = [];
-  readonly workerCount: number;
   readonly ranksPerWorker: number;
-  /** A pass is in flight on the worker. */
-  readonly busy: Uint8Array;
-  /** The worker may have new work: drive it at this timestamp. */
-  readonly dirty: Uint8Array;
+  /** Per worker: WorkerState. */
+  readonly state: number[] = [];
+  /** Per worker: a pass is in flight. */
+  readonly busy: number[] = [];
+  /** Per worker: it may have new work; drive it at this timestamp. */
+  readonly dirty: number[] = [];
   readonly placement: Placement;
-  /** ∫ provisioned workers dt, worker-seconds. */
+  /** ∫ provisioned (starting + ready + draining) workers dt, worker-seconds. */
   workerSeconds = 0;
+  provisioned = 0;
+  readyCount = 0;
+  startingCount = 0;
+  drainingCount = 0;
 
   constructor(
     /** 0 for the front pool (aggregated or prefill), 1 for the decode pool: part of event ids. */
@@ -27,46 +43,107 @@ export class WorkerPool {
     readonly spec: WorkerRoleSpec,
     readonly timing: TimingModel,
     router: RouterSpec,
-    promptHashes: Float64Array,
-    observer: AdmissionObserver,
+    private readonly promptHashes: Float64Array,
+    private readonly observer: AdmissionObserver,
   ) {
-    this.workerCount = spec.replicas;
     this.ranksPerWorker = spec.attentionData;
-    const slots = spec.replicas * spec.attentionData;
-    for (let s = 0; s < slots; s++) {
-      this.engines.push(
-        new VllmEngine(
-          {
-            role,
-            maxBatchedTokens: spec.maxBatchedTokens,
-            maxSequences: spec.maxSequences,
-            blockSize: spec.blockSize,
-            numGpuBlocks: spec.numGpuBlocks,
-            prefixCaching: spec.prefixCaching,
-            maxModelLen: spec.maxModelLen,
-          },
-          timing,
-          promptHashes,
-          observer,
-        ),
-      );
-    }
-    this.busy = new Uint8Array(spec.replicas);
-    this.dirty = new Uint8Array(spec.replicas);
-    const kvRole = role === "aggregated" ? "aggregated" : role;
     this.placement =
       router.policy === "kv_router"
-        ? new KvPlacement(router, kvRole, slots, spec.blockSize)
-        : new RoundRobinPlacement(spec.replicas, spec.attentionData);
-    if (this.placement.wantsKvEvents) {
-      const placement = this.placement;
-      this.engines.forEach((engine, slot) => {
+        ? new KvPlacement(router, role, spec.attentionData, spec.blockSize)
+        : new RoundRobinPlacement(spec.attentionData);
+    for (let w = 0; w < spec.replicas; w++) this.addWorker(true);
+  }
+
+  /** Logical workers ever created (ids 0 .. count−1). */
+  get workerCount(): number {
+    return this.state.length;
+  }
+
+  /** Ready + starting: what the Planner counts as the pool's size. */
+  get nonDraining(): number {
+    return this.readyCount + this.startingCount;
+  }
+
+  /** Creates a worker; `ready` false leaves it starting (not routable) until `markReady`. */
+  addWorker(ready: boolean): number {
+    const w = this.state.length;
+    const spec = this.spec;
+    for (let r = 0; r < this.ranksPerWorker; r++) {
+      const engine = new VllmEngine(
+        {
+          role: this.role,
+          maxBatchedTokens: spec.maxBatchedTokens,
+          maxSequences: spec.maxSequences,
+          blockSize: spec.blockSize,
+          numGpuBlocks: spec.numGpuBlocks,
+          prefixCaching: spec.prefixCaching,
+          maxModelLen: spec.maxModelLen,
+        },
+        this.timing,
+        this.promptHashes,
+        this.observer,
+      );
+      if (this.placement.wantsKvEvents) {
+        const placement = this.placement;
+        const slot = w * this.ranksPerWorker + r;
         engine.pool.setListener({
           onBlockStored: (hash) => placement.onBlockStored(slot, hash),
           onBlockRemoved: (hash) => placement.onBlockRemoved(slot, hash),
         });
-      });
+      }
+      this.engines.push(engine);
     }
+    this.state.push(WorkerState.Starting);
+    this.busy.push(0);
+    this.dirty.push(0);
+    this.provisioned++;
+    this.startingCount++;
+    if (ready) this.markReady(w);
+    return w;
+  }
+
+  markReady(w: number): void {
+    if (this.state[w] !== WorkerState.Starting) return;
+    this.state[w] = WorkerState.Ready;
+    this.startingCount--;
+    this.readyCount++;
+    this.placement.addWorker(w);
+  }
+
+  /** A starting worker is cancelled: gone at once. */
+  cancelStarting(w: number): void {
+    this.state[w] = WorkerState.Removed;
+    this.startingCount--;
+    this.provisioned--;
+  }
+
+  /** A ready worker stops taking requests; it is removed once it holds nothing. */
+  drain(w: number): void {
+    this.state[w] = WorkerState.Draining;
+    this.readyCount--;
+    this.drainingCount++;
+    this.placement.removeWorker(w);
+  }
+
+  /** Whether a draining worker has finished everything it held. */
+  isDrained(w: number): boolean {
+    if (this.busy[w] === 1) return false;
+    const D = this.ranksPerWorker;
+    for (let r = 0; r < D; r++) if (!this.engines[w * D + r].isIdle()) return false;
+    return true;
+  }
+
+  remove(w: number): void {
+    this.state[w] = WorkerState.Removed;
+    this.drainingCount--;
+    this.provisioned--;
+  }
+
+  /** Worker ids in a state, ascending. */
+  idsIn(state: number): number[] {
+    const out: number[] = [];
+    for (let w = 0; w < this.state.length; w++) if (this.state[w] === state) out.push(w);
+    return out;
   }
 
   workerOf(slot: number): number {

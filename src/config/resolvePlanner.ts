@@ -1,0 +1,109 @@
+/**
+ * Validated `planner` section → PlannerSettings: the mapping of the AISimulate adapter
+ * (`_planner_config_payload`, planner.md §9.1) onto PlannerConfig, after its easy-mode
+ * normalization and gcd rule (§1.2–§1.3). `policy: disabled` builds no Planner (`null`).
+ */
+import { statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
+import type { PlannerSettings } from "../planner/types.js";
+import type { Report } from "./resolveEngine.js";
+import type { PredictConfigOutput } from "./schema.js";
+import {
+  DEFAULT_LOAD_INTERVAL_S,
+  DEFAULT_THROUGHPUT_INTERVAL_S,
+  normalizedScaling,
+  scaleIntervalSeconds,
+} from "./schemaPlanner.js";
+
+/** PlannerConfig `ttft_ms` / `itl_ms` defaults (planner.md §1.1), used by targets other than `sla`. */
+export const DEFAULT_PLANNER_TTFT_MS = 500;
+export const DEFAULT_PLANNER_ITL_MS = 50;
+
+/** The fixed thresholds the adapter sets for `target: load` (planner.md §9.1). */
+const LOAD_TARGET_THRESHOLDS = {
+  prefillScaleUpQueueTokens: 1,
+  prefillScaleDownQueueTokens: 0,
+  decodeScaleUpKvRate: 90,
+  decodeScaleDownKvRate: 70,
+} as const;
+
+/** `null` for `policy: disabled`; `undefined` when an issue was reported. */
+export function resolvePlanner(
+  config: PredictConfigOutput,
+  configDir: string,
+  report: Report,
+): PlannerSettings | null | undefined {
+  const p = config.planner;
+  if (p.policy === "disabled") return null;
+
+  let warmupTrace: string | null = null;
+  if (p.load_predictor_warmup_trace !== null) {
+    warmupTrace = resolvePath(configDir, p.load_predictor_warmup_trace);
+    if (!isFile(warmupTrace)) {
+      report(["planner", "load_predictor_warmup_trace"], `trace file not found: ${warmupTrace}`);
+      return undefined;
+    }
+  }
+
+  const mode = config.engine.mode === "disaggregated" ? "disagg" : "agg";
+  const scaling = normalizedScaling(p);
+  // Null intervals are only valid for modes that are off (schema rule); they carry the defaults.
+  const throughputInterval = p.throughput_adjustment_interval_seconds ?? DEFAULT_THROUGHPUT_INTERVAL_S;
+  const loadInterval = p.load_adjustment_interval_seconds ?? DEFAULT_LOAD_INTERVAL_S;
+  const enabledIntervals = [
+    ...(scaling.load ? [loadInterval] : []),
+    ...(scaling.throughput ? [throughputInterval] : []),
+  ];
+  // Schema guarantees both SLA targets for target 'sla'.
+  const sla = config.evaluation.sla;
+  const isSla = p.target === "sla";
+  const isLoad = p.target === "load";
+
+  return {
+    mode,
+    optimizationTarget: p.target,
+    enableThroughputScaling: scaling.throughput,
+    enableLoadScaling: scaling.load,
+    throughputAdjustmentIntervalS: throughputInterval,
+    loadAdjustmentIntervalS: loadInterval,
+    scaleIntervalS: scaleIntervalSeconds(enabledIntervals),
+    maxThroughputScalingReplicas: p.max_throughput_scaling_replicas,
+    maxGpuBudget: p.max_num_gpus,
+    minGpuBudget: p.min_num_gpus,
+    minEndpoint: p.min_workers,
+    prefillMinEndpoint: p.prefill_min_workers,
+    decodeMinEndpoint: p.decode_min_workers,
+    ttftMs: isSla ? sla!.ttft_ms! : DEFAULT_PLANNER_TTFT_MS,
+    itlMs: isSla ? sla!.itl_ms! : DEFAULT_PLANNER_ITL_MS,
+    loadScalingDownSensitivity: p.load_scaling_down_sensitivity,
+    loadMinObservations: p.load_min_observations,
+    maxNumFpmSamples: p.max_num_fpm_samples,
+    fpmSampleBucketSize: p.fpm_sample_bucket_size,
+    // Prefill queue thresholds only where there is a prefill pool (disagg).
+    prefillScaleUpQueueTokens:
+      isLoad && mode === "disagg" ? LOAD_TARGET_THRESHOLDS.prefillScaleUpQueueTokens : null,
+    prefillScaleDownQueueTokens:
+      isLoad && mode === "disagg" ? LOAD_TARGET_THRESHOLDS.prefillScaleDownQueueTokens : null,
+    decodeScaleUpKvRate: isLoad ? LOAD_TARGET_THRESHOLDS.decodeScaleUpKvRate : null,
+    decodeScaleDownKvRate: isLoad ? LOAD_TARGET_THRESHOLDS.decodeScaleDownKvRate : null,
+    // The public schema has no `speculative_nextn`; fleetsim simulates no speculative decoding.
+    speculativeNextn: 0,
+    loadPredictor: p.load_predictor,
+    loadPredictorLog1p: p.load_predictor_log1p,
+    prophetWindowSize: p.prophet_window_size,
+    kalmanQLevel: p.kalman_q_level,
+    kalmanQTrend: p.kalman_q_trend,
+    kalmanR: p.kalman_r,
+    kalmanMinPoints: p.kalman_min_points,
+    loadPredictorWarmupTrace: warmupTrace,
+    advisory: p.advisory,
+  };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * What one engine did in its latest forward pass and what it had queued when the pass started:
+ * the forward-pass metrics (FPM) the Planner observes (planner.md §2, §8.2). One mutable
+ * instance per engine, overwritten by every pass.
+ */
+export class PassStats {
+  /** Pass duration, seconds (0 until the engine has run a pass). */
+  wallTimeS = 0;
+  numPrefillRequests = 0;
+  sumPrefillTokens = 0;
+  sumPrefillTokensSq = 0;
+  /** Tokens already in KV before this pass's prefill chunks (cached prefix + earlier chunks). */
+  sumPrefillKvTokens = 0;
+  numDecodeRequests = 0;
+  sumDecodeKvTokens = 0;
+  sumDecodeKvTokensSq = 0;
+  numQueuedPrefill = 0;
+  sumQueuedPrefillTokens = 0;
+  sumQueuedPrefillTokensSq = 0;
+  numQueuedDecode = 0;
+  sumQueuedDecodeKvTokens = 0;
+  sumQueuedDecodeKvTokensSq = 0;
+
+  reset(): void {
+    this.wallTimeS = 0;
+    this.numPrefillRequests = 0;
+    this.sumPrefillTokens = 0;
+    this.sumPrefillTokensSq = 0;
+    this.sumPrefillKvTokens = 0;
+    this.numDecodeRequests = 0;
+    this.sumDecodeKvTokens = 0;
+    this.sumDecodeKvTokensSq = 0;
+  }
+}
+
+/** Population variance from a count, a sum and a sum of squares (0 for fewer than 2 values). */
+export function varianceOf(n: number, sum: number, sumSq: number): number {
+  if (n < 2) return 0;
+  const mean = sum / n;
+  return Math.max(0, sumSq / n - mean * mean);
+}

@@ -1,0 +1,64 @@
+import type { ForwardPassMetrics } from "../planner/types.js";
+
+/** Worker ids of one pool by lifecycle state, ascending. */
+export interface PoolTopology {
+  readonly active: readonly number[];
+  readonly starting: readonly number[];
+  readonly draining: readonly number[];
+}
+
+/**
+ * Offered load and completed-request shapes since the previous tick (planner.md §8.2 `traffic`):
+ * `numReq` counts arrivals; ISL/OSL, TTFT, ITL and KV-hit are sums over requests completed in
+ * the window (divide by their counts).
+ */
+export interface TrafficWindow {
+  readonly durationS: number;
+  readonly numReq: number;
+  readonly shapeCount: number;
+  readonly sumIsl: number;
+  readonly sumOsl: number;
+  readonly ttftCount: number;
+  readonly sumTtftMs: number;
+  readonly itlCount: number;
+  readonly sumItlMs: number;
+  readonly hitRateCount: number;
+  readonly sumKvHitRate: number;
+}
+
+/** What the scaling policy sees at a tick, after every other effect of that timestamp. */
+export interface TickSnapshot {
+  readonly tickOrdinal: number;
+  readonly nowMs: number;
+  /** Latest forward pass per (worker, rank) of ready workers; null for an aggregated deployment. */
+  readonly prefillFpm: readonly ForwardPassMetrics[] | null;
+  /** Decode pool (or the aggregated pool). */
+  readonly decodeFpm: readonly ForwardPassMetrics[];
+  readonly prefillTopology: PoolTopology | null;
+  readonly decodeTopology: PoolTopology;
+  readonly traffic: TrafficWindow;
+}
+
+/** The policy's answer: absolute targets (null = unchanged) and when to tick next (null = stop). */
+export interface ScalingAction {
+  readonly targetPrefill: number | null;
+  readonly targetDecode: number | null;
+  readonly nextTickMs: number | null;
+}
+
+/** A scaling policy driven by the replay (the Rust ↔ Python planner hook of planner.md §8.2). */
+export interface ScalingPolicy {
+  /** First tick time, ms; null for none. */
+  initialTickMs(): number | null;
+  onTick(snapshot: TickSnapshot): ScalingAction;
+}
+
+export type LifecycleTransition = "worker_starting" | "worker_ready" | "worker_draining" | "worker_removed";
+
+/** One lifecycle operation: what a scaling action (or a completed startup/drain) did to workers. */
+export interface LifecycleOperation {
+  readonly at_ms: number;
+  readonly pool: "agg" | "prefill" | "decode";
+  readonly cause: "scale_up" | "scale_down" | "startup_complete" | "drain_complete";
+  readonly transitions: { worker_id: number; transition: LifecycleTransition; at_ms: number }[];
+}
