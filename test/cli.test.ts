@@ -47,7 +47,7 @@ describe("fleetsim predict: success paths", () => {
     const doc = JSON.parse(text);
     expect(Object.keys(doc)).toEqual(["coverage", "per_request", "planner", "summary"]);
     expect(doc.planner).toBeNull();
-    expect(doc.per_request).toEqual([]);
+    expect(doc.per_request).toBeNull();
     expect(doc.summary.completed_requests).toBe(3);
     expect(Object.keys(doc.summary)).toEqual([...Object.keys(doc.summary)].sort());
     expect(text.startsWith('{\n  "coverage": {\n    "capture_canonical_evidence": false')).toBe(true);
@@ -213,9 +213,13 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
     await expectUserError(["predict", "-c", p.config], "invalid YAML", /line \d+/);
   });
 
-  it("a planner section is refused until the Planner exists", async () => {
-    const p = project({ extraYaml: "planner:\n  policy: enabled\n" });
-    await expectUserError(["predict", "-c", p.config], "planner", /not (implemented|supported)/);
+  it("an unknown planner key", async () => {
+    const p = project({ extraYaml: "planner:\n  policy: enabled\n  scale_every: 5\n" });
+    await expectUserError(
+      ["predict", "-c", p.config, "--output-dir", p.out],
+      "planner.scale_every",
+      "Extra inputs are not permitted",
+    );
   });
 
   it("--stack engine rejects a router section", async () => {

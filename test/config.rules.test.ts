@@ -30,13 +30,6 @@ const CASES: readonly Case[] = [
   // top level
   { name: "unknown top-level key", sets: ["foo=1"], path: "foo", message: "Extra inputs are not permitted" },
   {
-    name: "planner is not implemented",
-    yaml: "planner: {policy: enabled}\n",
-    path: "planner",
-    message:
-      "the Planner is not implemented in fleetsim yet (it arrives with a later issue); remove the planner section",
-  },
-  {
     name: "optimizer is recommend-only",
     yaml: "optimizer: {max_trials: 3}\n",
     path: "optimizer",
@@ -567,6 +560,161 @@ const CASES: readonly Case[] = [
     path: "router",
     message:
       "section 'router' is not provided by stack 'engine' (it always routes round robin); use --stack dynamo or remove it",
+  },
+  // planner
+  {
+    name: "planner section on the engine stack",
+    yaml: "planner: {policy: enabled}\n",
+    stack: "engine",
+    path: "planner",
+    message: "section 'planner' is not provided by stack 'engine'; use --stack dynamo or remove it",
+  },
+  {
+    name: "null planner section",
+    yaml: "planner:\n",
+    path: "planner",
+    message: "Input should be a valid mapping, got null",
+  },
+  {
+    name: "unknown planner key",
+    yaml: "planner: {policy: enabled, scale_interval_seconds: 5}\n",
+    path: "planner.scale_interval_seconds",
+    message: "Extra inputs are not permitted",
+  },
+  {
+    name: "planner retune",
+    yaml: "planner: {policy: enabled, retune: {}}\n",
+    path: "planner.retune",
+    message: `planner.retune ${NOT_YET} (Planner retune)`,
+  },
+  {
+    name: "unknown planner target",
+    sets: ["planner.target=goodput"],
+    path: "planner.target",
+    message: "Input should be 'throughput', 'latency', 'load' or 'sla'",
+  },
+  {
+    name: "unknown load predictor",
+    sets: ["planner.load_predictor=lstm"],
+    path: "planner.load_predictor",
+    message: "Input should be 'constant', 'arima', 'prophet' or 'kalman'",
+  },
+  {
+    name: "FPM bucket size not a perfect square",
+    sets: ["planner.fpm_sample_bucket_size=10"],
+    path: "planner.fpm_sample_bucket_size",
+    message: "planner.fpm_sample_bucket_size must be a perfect square (1, 4, 9, 16, ...), got 10",
+  },
+  {
+    name: "load scaling sensitivity above 100",
+    sets: ["planner.load_scaling_down_sensitivity=120"],
+    path: "planner.load_scaling_down_sensitivity",
+    message: "Input should be less than or equal to 100",
+  },
+  {
+    name: "zero GPU budget",
+    sets: ["planner.max_num_gpus=0"],
+    path: "planner.max_num_gpus",
+    message: "Input should be a positive integer or -1",
+  },
+  {
+    name: "negative role minimum",
+    yaml: "planner: {policy: enabled, min_workers: -1}\n",
+    path: "planner.min_workers",
+    message: "Input should be greater than or equal to 0",
+  },
+  {
+    name: "planner interval not a number",
+    sets: ["planner.load_adjustment_interval_seconds=soon"],
+    path: "planner.load_adjustment_interval_seconds",
+    message: "Input should be a valid number, got string 'soon'",
+  },
+  {
+    name: "advisory with the planner disabled",
+    yaml: "planner: {policy: disabled, advisory: true}\n",
+    path: "planner.advisory",
+    message: "planner.advisory=true requires planner.policy='enabled' (policy 'disabled' runs no Planner)",
+  },
+  {
+    name: "sla target without itl_ms",
+    yaml: "planner: {policy: enabled, target: sla}\nevaluation: {sla: {ttft_ms: 500}}\n",
+    path: "planner.target",
+    message:
+      "planner.target='sla' requires evaluation.sla.ttft_ms and evaluation.sla.itl_ms as the Planner's targets; missing: evaluation.sla.itl_ms",
+  },
+  {
+    name: "sla target without an SLA",
+    yaml: "planner: {policy: enabled, target: sla}\n",
+    path: "planner.target",
+    message:
+      "planner.target='sla' requires evaluation.sla.ttft_ms and evaluation.sla.itl_ms as the Planner's targets; missing: evaluation.sla.ttft_ms, evaluation.sla.itl_ms",
+  },
+  {
+    name: "sla target with an e2e-only SLA",
+    yaml: "planner: {policy: enabled, target: sla}\nevaluation: {sla: {e2e_ms: 20000}}\n",
+    path: "planner.target",
+    message:
+      "planner.target='sla' requires evaluation.sla.ttft_ms and evaluation.sla.itl_ms as the Planner's targets; an SLA with only evaluation.sla.e2e_ms cannot set them",
+  },
+  {
+    name: "sla target with both scaling modes off",
+    yaml:
+      "planner: {policy: enabled, target: sla, enable_throughput_scaling: false, enable_load_scaling: false}\n" +
+      "evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}\n",
+    path: "planner",
+    message:
+      "planner.policy='enabled' needs a scaling mode: with planner.target='sla', set planner.enable_throughput_scaling or planner.enable_load_scaling to true",
+  },
+  {
+    name: "load interval not below the throughput interval",
+    yaml:
+      "planner:\n  policy: enabled\n  target: sla\n  enable_load_scaling: true\n" +
+      "  throughput_adjustment_interval_seconds: 300\n  load_adjustment_interval_seconds: 300\n" +
+      "evaluation: {sla: {ttft_ms: 500, itl_ms: 50}}\n",
+    path: "planner.load_adjustment_interval_seconds",
+    message:
+      "planner.load_adjustment_interval_seconds (300) must be less than planner.throughput_adjustment_interval_seconds (300) when both load and throughput scaling are enabled",
+  },
+  {
+    name: "null interval of an enabled mode",
+    yaml: "planner: {policy: enabled, load_adjustment_interval_seconds: null}\n",
+    path: "planner.load_adjustment_interval_seconds",
+    message:
+      "planner.load_adjustment_interval_seconds is null, but load scaling is enabled; set a number of seconds > 0 or remove it",
+  },
+  {
+    name: "interval off the millisecond grid",
+    yaml: "planner: {policy: enabled, load_adjustment_interval_seconds: 0.0015}\n",
+    path: "planner.load_adjustment_interval_seconds",
+    message:
+      "planner.load_adjustment_interval_seconds (0.0015) must be a multiple of the Planner's scale interval 0.002 s (the millisecond gcd of the enabled adjustment intervals)",
+  },
+  {
+    name: "interval under a millisecond",
+    yaml: "planner: {policy: enabled, load_adjustment_interval_seconds: 0.0001}\n",
+    path: "planner.load_adjustment_interval_seconds",
+    message:
+      "planner.load_adjustment_interval_seconds must be at least 0.001: the Planner schedules in whole milliseconds",
+  },
+  {
+    name: "prefill_min_workers in aggregated mode",
+    yaml: "planner: {policy: enabled, prefill_min_workers: 1}\n",
+    path: "planner.prefill_min_workers",
+    message:
+      "planner.prefill_min_workers requires engine.mode='disaggregated'; with engine.mode='aggregated' use planner.min_workers",
+  },
+  {
+    name: "decode_min_workers in aggregated mode",
+    yaml: "planner: {policy: enabled, decode_min_workers: 2}\n",
+    path: "planner.decode_min_workers",
+    message:
+      "planner.decode_min_workers requires engine.mode='disaggregated'; with engine.mode='aggregated' use planner.min_workers",
+  },
+  {
+    name: "missing warmup trace",
+    yaml: "planner: {policy: enabled, load_predictor_warmup_trace: warmup/missing.jsonl}\n",
+    path: "planner.load_predictor_warmup_trace",
+    message: "trace file not found: <dir>/warmup/missing.jsonl",
   },
   // evaluation / execution
   {

@@ -145,18 +145,27 @@ describe("proportionalClampPair", () => {
 
 describe("guardSingleScalingBudget", () => {
   it("holds a scale-down at the nominal floor", () => {
-    expect(guardSingleScalingBudget(64, 63, 1, 64, 64, 1)).toEqual({ value: 64, reason: "gpu_budget_guard_hold" });
+    expect(guardSingleScalingBudget(64, 63, 1, 64, 64, 1)).toEqual({
+      value: 64,
+      reason: "gpu_budget_guard_hold",
+    });
   });
   it("does not bounce from the tolerance edge to the floor", () => {
-    expect(guardSingleScalingBudget(63, 62, 1, 64, 64, 1)).toEqual({ value: 63, reason: "gpu_budget_guard_hold" });
+    expect(guardSingleScalingBudget(63, 62, 1, 64, 64, 1)).toEqual({
+      value: 63,
+      reason: "gpu_budget_guard_hold",
+    });
   });
   it("reconciles an over-ceiling current count past the throughput delta", () => {
-    expect(guardSingleScalingBudget(70, 69, 1, -1, 64, 1)).toEqual({ value: 64, reason: "gpu_budget_reconcile" });
+    expect(guardSingleScalingBudget(70, 69, 1, -1, 64, 1)).toEqual({
+      value: 64,
+      reason: "gpu_budget_reconcile",
+    });
   });
 });
 
 describe("fitDirectionalBudgetPair", () => {
-  const fit = (
+  const fitPair = (
     current: [number, number],
     proposed: [number, number],
     { pg = 1, dg = 1, min = 64, max = 64 } = {},
@@ -164,16 +173,16 @@ describe("fitDirectionalBudgetPair", () => {
     fitDirectionalBudgetPair(current[0], current[1], proposed[0], proposed[1], pg, dg, min, max, 1, 1);
 
   it("holds when both roles scale up at the ceiling", () => {
-    expect(fit([24, 40], [32, 48])).toEqual([24, 40]);
+    expect(fitPair([24, 40], [32, 48])).toEqual([24, 40]);
   });
   it("admits only the funded part of an opposing rebalance", () => {
-    expect(fit([24, 40], [23, 48])).toEqual([23, 41]);
+    expect(fitPair([24, 40], [23, 48])).toEqual([23, 41]);
   });
   it("keeps a weighted opposing rebalance atomic", () => {
-    expect(fit([16, 16], [15, 24], { pg: 2, dg: 1, min: 48, max: 48 })).toEqual([15, 18]);
+    expect(fitPair([16, 16], [15, 24], { pg: 2, dg: 1, min: 48, max: 48 })).toEqual([15, 18]);
   });
   it("shares the available headroom between two scale-ups", () => {
-    expect(fit([24, 36], [32, 44], { min: -1, max: 64 })).toEqual([26, 38]);
+    expect(fitPair([24, 36], [32, 44], { min: -1, max: 64 })).toEqual([26, 38]);
   });
 
   // Upstream enumerates currents 1..4 and proposals current±2 for widths (1,1), (1,2), (2,3) with
@@ -238,7 +247,8 @@ describe("guardDisaggScalingBudget", () => {
     current: [number, number],
     proposed: [number, number],
     { pg = 1, dg = 1, min = 64, max = 64, pmin = 1, dmin = 1 } = {},
-  ) => guardDisaggScalingBudget(current[0], current[1], proposed[0], proposed[1], pg, dg, min, max, pmin, dmin);
+  ) =>
+    guardDisaggScalingBudget(current[0], current[1], proposed[0], proposed[1], pg, dg, min, max, pmin, dmin);
   const hold = (p: number, d: number) => ({ value: [p, d], reason: "gpu_budget_guard_hold" });
 
   it.each([
@@ -290,7 +300,10 @@ describe("guardDisaggScalingBudget", () => {
     expect(guard([1, 2], [2, 1], { pg: 1, dg: 2, min: 7, max: 7 })).toEqual(hold(1, 2));
   });
   it("reconciles from the current allocation when it is below the floor", () => {
-    expect(guard([1, 1], [0, 1], { min: 4, max: 6 })).toEqual({ value: [2, 2], reason: "gpu_budget_reconcile" });
+    expect(guard([1, 1], [0, 1], { min: 4, max: 6 })).toEqual({
+      value: [2, 2],
+      reason: "gpu_budget_reconcile",
+    });
   });
 });
 

@@ -222,7 +222,7 @@ describe("runPrediction", () => {
     };
     const { prediction } = await runPrediction(spec, { capturePerRequest: true });
     expect(prediction.summary.completed_requests).toBe(7);
-    expect(prediction.per_request.map((r) => r.arrival_time_ms)).toEqual([0, 100, 200, 300, 400, 500, 600]);
+    expect(prediction.per_request?.map((r) => r.arrival_time_ms)).toEqual([0, 100, 200, 300, 400, 500, 600]);
     expect(prediction.coverage).toEqual({
       capture_per_request: true,
       capture_planner_details: false,

@@ -64,7 +64,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const { prediction } = outcome;
   const files: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
   if (opts.capturePerRequest) {
-    files.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request) });
+    files.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request ?? []) });
   }
   writeOutputs(opts.outputDir, files, opts.overwrite);
 

@@ -4,11 +4,13 @@
  * `PlannerConfig` rules (planner.md §1.2–§1.3) that apply to those keys.
  *
  * Which rules run where:
- * - key types, ranges, the perfect-square bucket size: on every section (the public schema);
- * - `advisory: true` with `policy: disabled`: on every section (the adapter rejects it);
- * - everything `PlannerConfig` checks (scaling modes after normalization, intervals, SLA targets,
- *   per-role minimums against the engine mode): only with `policy: enabled`, since a disabled
- *   section builds no PlannerConfig. So `--set planner.policy=disabled` always gives the
+ * - key types, ranges, the perfect-square bucket size: the section schema, on every section
+ *   (the public schema's own checks);
+ * - `advisory: true` with `policy: disabled` (the adapter rejects it) and everything
+ *   `PlannerConfig` checks (scaling modes after normalization, intervals, SLA targets, per-role
+ *   minimums against the engine mode): `checkPlannerDocument`, on the whole document once
+ *   the sections it reads are valid. The PlannerConfig rules run only with `policy: enabled`, since
+ *   a disabled section builds no PlannerConfig: `--set planner.policy=disabled` always gives the
  *   fixed-replica baseline of an otherwise valid config.
  *
  * Defaults of the scaling flags: the public schema defaults are `enable_throughput_scaling: true`
@@ -59,7 +61,7 @@ function interval(defaultSeconds: number) {
   return posNum().nullable().default(defaultSeconds);
 }
 
-const PlannerFields = z.strictObject({
+export const Planner = z.strictObject({
   policy: z.enum(["disabled", "enabled"]).default("disabled"),
   target: z.enum(PLANNER_TARGETS).default("throughput"),
   enable_throughput_scaling: z.boolean().default(true),
@@ -97,7 +99,7 @@ const PlannerFields = z.strictObject({
   retune: unsupportedKey("Planner retune"),
 });
 
-export type PlannerSectionConfig = z.output<typeof PlannerFields>;
+export type PlannerSectionConfig = z.output<typeof Planner>;
 
 export interface PlannerScaling {
   readonly throughput: boolean;
@@ -140,6 +142,7 @@ function isClose(a: number, b: number): boolean {
   return Math.abs(a - b) <= Math.max(1e-9 * Math.max(Math.abs(a), Math.abs(b)), 1e-9);
 }
 
+const SECTION = "planner";
 const THROUGHPUT_INTERVAL = "throughput_adjustment_interval_seconds";
 const LOAD_INTERVAL = "load_adjustment_interval_seconds";
 
@@ -153,6 +156,7 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
       ctx,
       `${PATH}.policy='enabled' needs a scaling mode: with ${PATH}.target='sla', set ` +
         `${PATH}.enable_throughput_scaling or ${PATH}.enable_load_scaling to true`,
+      [SECTION],
     );
     return;
   }
@@ -166,6 +170,7 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
     const seconds = p[key];
     if (seconds === null) {
       fail(ctx, `${PATH} is null, but ${mode} scaling is enabled; set a number of seconds > 0 or remove it`, [
+        SECTION,
         key,
       ]);
       complete = false;
@@ -178,7 +183,10 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
   const scale = scaleIntervalSeconds(enabled.map((e) => e.seconds));
   for (const { key, seconds } of enabled) {
     if (toMs(seconds) === 0) {
-      fail(ctx, `${PATH} must be at least 0.001: the Planner schedules in whole milliseconds`, [key]);
+      fail(ctx, `${PATH} must be at least 0.001: the Planner schedules in whole milliseconds`, [
+        SECTION,
+        key,
+      ]);
       return;
     }
   }
@@ -189,7 +197,7 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
         ctx,
         `${PATH} (${seconds}) must be a multiple of the Planner's scale interval ${scale} s ` +
           "(the millisecond gcd of the enabled adjustment intervals)",
-        [key],
+        [SECTION, key],
       );
       return;
     }
@@ -201,25 +209,10 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
       ctx,
       `${PATH} (${load}) must be less than ${up(1)}.${THROUGHPUT_INTERVAL} (${throughput}) ` +
         "when both load and throughput scaling are enabled",
-      [LOAD_INTERVAL],
+      [SECTION, LOAD_INTERVAL],
     );
   }
 }
-
-/** Runs a refinement only when everything below it validated (no follow-on errors). */
-const whenClean = { when: (payload: z.core.ParsePayload) => payload.issues.length === 0 };
-
-export const Planner = PlannerFields.superRefine((p, ctx) => {
-  if (p.policy === "disabled") {
-    if (p.advisory) {
-      fail(ctx, `${PATH}=true requires ${up(1)}.policy='enabled' (policy 'disabled' runs no Planner)`, [
-        "advisory",
-      ]);
-    }
-    return;
-  }
-  checkSchedule(p, ctx);
-}, whenClean);
 
 /** The parts of the validated document the planner rules read besides the section itself. */
 export interface PlannerDocument {
@@ -233,12 +226,22 @@ export interface PlannerDocument {
 const SLA_KEYS = ["ttft_ms", "itl_ms"] as const;
 
 /**
- * The rules that relate an enabled `planner` to other sections (planner.md §1.3 step 2, §9.1
- * `compile_prediction`); refines the whole document, at paths from its root.
+ * The rules beyond single keys: the adapter's (`advisory` needs an enabled Planner; §9.1
+ * `compile_prediction`) and PlannerConfig's (§1.3 steps 2, 8, 9, 12, 13 and the SLA targets),
+ * which relate keys of the section to each other and to `engine` and `evaluation`. They refine
+ * the whole document, at paths from its root, so that they are all reported together.
  */
 export function checkPlannerDocument(doc: PlannerDocument, ctx: Ctx): void {
   const p = doc.planner;
-  if (p.policy !== "enabled") return;
+  if (p.policy === "disabled") {
+    if (p.advisory) {
+      fail(ctx, `${PATH}=true requires ${up(1)}.policy='enabled' (policy 'disabled' runs no Planner)`, [
+        SECTION,
+        "advisory",
+      ]);
+    }
+    return;
+  }
   if (p.target === "sla") {
     const sla = doc.evaluation.sla ?? {};
     const missing = SLA_KEYS.filter((k) => sla[k] === undefined).map((k) => `evaluation.sla.${k}`);
@@ -250,7 +253,7 @@ export function checkPlannerDocument(doc: PlannerDocument, ctx: Ctx): void {
       fail(
         ctx,
         `${PATH}='sla' requires evaluation.sla.ttft_ms and evaluation.sla.itl_ms as the Planner's targets; ${why}`,
-        ["planner", "target"],
+        [SECTION, "target"],
       );
     }
   }
@@ -261,14 +264,18 @@ export function checkPlannerDocument(doc: PlannerDocument, ctx: Ctx): void {
         failAtKey(
           ctx,
           `${PATH} requires engine.mode='disaggregated'; with engine.mode='aggregated' use ${up(1)}.min_workers`,
-          ["planner", key],
+          [SECTION, key],
         );
       }
     }
   }
+  checkSchedule(p, ctx);
 }
 
-/** Sections whose issues make `checkPlannerDocument` skip (it would judge unvalidated values). */
+/**
+ * Sections whose issues make `checkPlannerDocument` skip: it would judge unvalidated values.
+ * (Zod also skips it, regardless, after any rule error elsewhere: those issues abort.)
+ */
 const PLANNER_DOCUMENT_SECTIONS: ReadonlySet<unknown> = new Set(["planner", "engine", "evaluation"]);
 
 export const plannerDocumentWhen = {

@@ -139,18 +139,6 @@ export class VllmEngine {
     this.signalCount = 0;
     const stats = this.stats;
     stats.reset();
-    // The queue the Planner sees is the one this pass starts from.
-    stats.numQueuedPrefill = this.waiting.length;
-    stats.sumQueuedPrefillTokens = this.waitingTokens;
-    stats.sumQueuedPrefillTokensSq = this.waitingTokensSq;
-    stats.numQueuedDecode = this.remoteReady.length;
-    stats.sumQueuedDecodeKvTokens = 0;
-    stats.sumQueuedDecodeKvTokensSq = 0;
-    for (let i = 0; i < this.remoteReady.length; i++) {
-      const len = this.remoteReady.at(i).length;
-      stats.sumQueuedDecodeKvTokens += len;
-      stats.sumQueuedDecodeKvTokensSq += len * len;
-    }
     let budget = cfg.maxBatchedTokens;
     let preempted = false;
     this.prefillCount = 0;
@@ -246,6 +234,19 @@ export class VllmEngine {
         budget -= desired;
         running.push(s);
       }
+    }
+
+    // What this pass left queued (the FPM's queued requests, planner.md §2).
+    stats.numQueuedPrefill = this.waiting.length;
+    stats.sumQueuedPrefillTokens = this.waitingTokens;
+    stats.sumQueuedPrefillTokensSq = this.waitingTokensSq;
+    stats.numQueuedDecode = this.remoteReady.length;
+    stats.sumQueuedDecodeKvTokens = 0;
+    stats.sumQueuedDecodeKvTokensSq = 0;
+    for (let i = 0; i < this.remoteReady.length; i++) {
+      const len = this.remoteReady.at(i).length;
+      stats.sumQueuedDecodeKvTokens += len;
+      stats.sumQueuedDecodeKvTokensSq += len * len;
     }
 
     // 3. Emit: every request whose known tokens are all computed produces one token at pass end.

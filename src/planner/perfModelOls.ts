@@ -19,7 +19,11 @@ export interface OlsFit {
 const RANK_TOLERANCE = 1e-10;
 
 /** Fits y ≈ intercept + coef·x over `xs` rows of length `dims`; null when there are no samples. */
-export function fitOls(xs: readonly (readonly number[])[], ys: readonly number[], dims: 1 | 2): OlsFit | null {
+export function fitOls(
+  xs: readonly (readonly number[])[],
+  ys: readonly number[],
+  dims: 1 | 2,
+): OlsFit | null {
   const n = ys.length;
   if (n === 0 || xs.length !== n) return null;
   const mean = new Array<number>(dims).fill(0);

@@ -35,10 +35,10 @@ export interface EngineCapacity {
 /** Upstream caps the sweep at 128 batch sizes. */
 export const MAX_CAPACITY_SEARCH_CANDIDATES = 128;
 /** A prefix hit never discounts more than 95% of prefill work. */
-export const MAX_KV_HIT_RATE_DISCOUNT = 0.95;
+const MAX_KV_HIT_RATE_DISCOUNT = 0.95;
 
-/** Clamp a KV-hit rate to [0, 0.95]; null / NaN / ±∞ mean "no discount". */
-export function clampKvHitRate(rate: number | null | undefined): number {
+/** Clamp a KV-hit rate to [0, 0.95]; null / NaN / ±∞ mean "no discount" (same rule as perfModelQuery). */
+function clampKvHitRate(rate: number | null | undefined): number {
   if (rate === null || rate === undefined || !Number.isFinite(rate)) return 0;
   return Math.min(MAX_KV_HIT_RATE_DISCOUNT, Math.max(0, rate));
 }
@@ -49,7 +49,10 @@ export function capacityBatchSizes(maxBatch: number): number[] {
   if (maxBatch <= MAX_CAPACITY_SEARCH_CANDIDATES) return Array.from({ length: maxBatch }, (_, i) => i + 1);
   const span = maxBatch - 1;
   const denominator = MAX_CAPACITY_SEARCH_CANDIDATES - 1;
-  return Array.from({ length: MAX_CAPACITY_SEARCH_CANDIDATES }, (_, i) => 1 + Math.floor((i * span) / denominator));
+  return Array.from(
+    { length: MAX_CAPACITY_SEARCH_CANDIDATES },
+    (_, i) => 1 + Math.floor((i * span) / denominator),
+  );
 }
 
 /**
@@ -70,7 +73,11 @@ export function findEngineCapacityRps(
   const engine = new EngineTimer(model, caps);
   const shape: Shape = { isl, osl, req };
   const best =
-    role === "prefill" ? prefillCapacity(engine, shape) : role === "decode" ? decodeCapacity(engine, shape) : aggCapacity(engine, shape);
+    role === "prefill"
+      ? prefillCapacity(engine, shape)
+      : role === "decode"
+        ? decodeCapacity(engine, shape)
+        : aggCapacity(engine, shape);
   if (best === undefined || best === null || !(best.rps > 0)) return null;
   return best;
 }

@@ -8,8 +8,8 @@ export interface Prediction {
   summary: Summary;
   /** `null` until the Planner exists (and when it is disabled). */
   planner: null;
-  /** Filled only with `--capture-per-request`; otherwise empty. */
-  per_request: PerRequestRecord[];
+  /** Filled only with `--capture-per-request`; otherwise null (as the reference writes it). */
+  per_request: PerRequestRecord[] | null;
   coverage: {
     capture_per_request: boolean;
     capture_planner_details: boolean;
@@ -19,7 +19,7 @@ export interface Prediction {
 }
 
 export function buildPrediction(spec: RunSpec, result: ReplayResult, capturePerRequest: boolean): Prediction {
-  const perRequest = capturePerRequest ? buildPerRequest(result) : [];
+  const perRequest = capturePerRequest ? buildPerRequest(result) : null;
   return {
     summary: buildSummary(result, spec.sla),
     planner: null,
@@ -28,7 +28,7 @@ export function buildPrediction(spec: RunSpec, result: ReplayResult, capturePerR
       capture_per_request: capturePerRequest,
       capture_planner_details: false,
       capture_canonical_evidence: false,
-      per_request_records: perRequest.length,
+      per_request_records: perRequest === null ? 0 : perRequest.length,
     },
   };
 }

@@ -66,6 +66,7 @@ export function traceSpec(
     },
     router: { policy: "round_robin" },
     sla: opts.sla ?? null,
+    planner: null,
   };
 }
 

@@ -28,7 +28,9 @@ export class KalmanPredictor implements LoadPredictor {
   private hasCachedPred = false;
   private cachedPred = 0;
 
-  constructor(opts: Pick<PredictorOptions, "log1p" | "kalmanQLevel" | "kalmanQTrend" | "kalmanR" | "kalmanMinPoints">) {
+  constructor(
+    opts: Pick<PredictorOptions, "log1p" | "kalmanQLevel" | "kalmanQTrend" | "kalmanR" | "kalmanMinPoints">,
+  ) {
     this.minimumDataPoints = opts.kalmanMinPoints;
     this.log1p = opts.log1p;
     this.qLevel = Math.max(1e-12, opts.kalmanQLevel);

@@ -65,7 +65,8 @@ export function solveSpd(m: readonly (readonly number[])[], b: readonly number[]
     const row = new Float64Array(k);
     for (let j = 0; j <= i; j++) {
       let s = m[i][j];
-      for (let p = 0; p < j; p++) s -= row[p] * l[j][p];
+      const lj = j === i ? row : l[j];
+      for (let p = 0; p < j; p++) s -= row[p] * lj[p];
       if (i === j) {
         if (!(s > 0)) throw new RangeError("solveSpd: matrix is not positive definite");
         row[j] = Math.sqrt(s);
