@@ -1,5 +1,6 @@
 import type { RunSpec } from "./config/runSpec.js";
 import { buildPrediction, type Prediction } from "./report/prediction.js";
+import { createPlanner } from "./sim/plannerSetup.js";
 import { Replay, type ReplayResult } from "./sim/replay.js";
 import { createRoleTimings } from "./timing/index.js";
 import { loadMooncakeTrace } from "./traffic/mooncake.js";
@@ -48,8 +49,13 @@ export async function runPrediction(
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
   const [table, timings] = await Promise.all([loadWorkload(spec), createRoleTimings(spec.engine)]);
-  const replay = new Replay(spec, table, timings, { capturePerRequest: opts.capturePerRequest });
+  const planner = createPlanner(spec, timings);
+  const replay = new Replay(spec, table, timings, {
+    capturePerRequest: opts.capturePerRequest,
+    scaling: planner,
+  });
   hooks.onStart?.(replay);
   const result = await replay.run();
-  return { prediction: buildPrediction(spec, result, opts.capturePerRequest), result };
+  const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
+  return { prediction: buildPrediction(spec, result, opts.capturePerRequest, plannerReport), result };
 }

@@ -1,13 +1,14 @@
 import type { RunSpec } from "../config/runSpec.js";
 import { buildSummary, type Summary } from "../metrics/summary.js";
+import type { PlannerReport } from "../sim/plannerAdapter.js";
 import type { ReplayResult } from "../sim/replay.js";
 import { buildPerRequest, type PerRequestRecord } from "./perRequest.js";
 
 /** The document written as prediction.json (aisimulate.md §6.1). */
 export interface Prediction {
   summary: Summary;
-  /** `null` until the Planner exists (and when it is disabled). */
-  planner: null;
+  /** Planner details; null with `planner.policy: disabled`. */
+  planner: PlannerReport | null;
   /** Filled only with `--capture-per-request`; otherwise null (as the reference writes it). */
   per_request: PerRequestRecord[] | null;
   coverage: {
@@ -18,15 +19,20 @@ export interface Prediction {
   };
 }
 
-export function buildPrediction(spec: RunSpec, result: ReplayResult, capturePerRequest: boolean): Prediction {
+export function buildPrediction(
+  spec: RunSpec,
+  result: ReplayResult,
+  capturePerRequest: boolean,
+  planner: PlannerReport | null = null,
+): Prediction {
   const perRequest = capturePerRequest ? buildPerRequest(result) : null;
   return {
     summary: buildSummary(result, spec.sla),
-    planner: null,
+    planner,
     per_request: perRequest,
     coverage: {
       capture_per_request: capturePerRequest,
-      capture_planner_details: false,
+      capture_planner_details: planner !== null,
       capture_canonical_evidence: false,
       per_request_records: perRequest === null ? 0 : perRequest.length,
     },

@@ -7,7 +7,9 @@
  * - constant differenced series ⇒ ARIMA(0,d,0), with intercept when d < 2;
  * - otherwise every (p, q) with p, q ≤ min(2, ⌊n/3⌋) (pmdarima caps at ⌊n/3⌋ and 5), with and without
  *   intercept when d ≤ 1 (pmdarima's stepwise search toggles it), stationary AR and invertible MA
- *   parts only, lowest AIC wins (ties: first in p, q, intercept-first order).
+ *   parts only, at least two residuals more than parameters, lowest AIC wins (ties: first in p, q,
+ *   intercept-first order). σ² is floored at 1e-12 × mean square so exact (noise-free) fits tie and the
+ *   smaller model wins instead of every exact fit scoring −∞.
  *
  * Deviation: parameters are conditional-sum-of-squares estimates (OLS for pure AR, Nelder–Mead
  * otherwise) rather than statsmodels' exact Kalman-filter MLE; every candidate conditions on the same
@@ -36,7 +38,7 @@ const MAX_ORDER = 2;
 const MAX_D = 2;
 /** KPSS 5 % critical value for the level null: p-value < 0.05 ⇔ statistic > 0.463. */
 const KPSS_CRITICAL_5PCT = 0.463;
-/** Nelder–Mead evaluations when only re-estimating a known order (pmdarima's update also runs few iterations). */
+/** Nelder–Mead iterations per pass when only re-estimating a known order (pmdarima's update also runs few). */
 const UPDATE_ITERATIONS = 100;
 
 export function isConstant(x: readonly number[]): boolean {
@@ -243,7 +245,7 @@ export function arimaCandidates(y: readonly number[]): ArimaFit[] {
     for (let q = 0; q <= maxQ; q++) {
       for (const intercept of d < 2 ? [true, false] : [false]) {
         const spec = { p, d, q, intercept };
-        // AICc needs residualCount − k − 1 > 0; with fewer residuals any model "fits" exactly.
+        // Require two residuals beyond the parameter count: with fewer, near-exact fits make AIC meaningless.
         if (residualCount - paramCount(spec) - 1 < 1) continue;
         try {
           fits.push(fitSpec(w, cond, spec, null, 400 * (p + q + 1)));

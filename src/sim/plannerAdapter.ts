@@ -1,0 +1,407 @@
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../planner/perfModelBootstrap.js";
+import type { PlannerCore } from "../planner/plannerCore.js";
+import type {
+  ForwardPassMetrics,
+  PlannerEffects,
+  PlannerSettings,
+  TrafficObservation,
+  WorkerCounts,
+} from "../planner/types.js";
+import type {
+  LifecycleOperation,
+  PoolTopology,
+  ScalingAction,
+  ScalingPolicy,
+  TickSnapshot,
+  TrafficWindow,
+} from "./scaling.js";
+
+/** One replica change (planner.md §8.3 `ScalingEvent`). */
+export interface ScalingEvent {
+  readonly at_s: number;
+  readonly component: "agg" | "prefill" | "decode";
+  readonly from_count: number;
+  readonly to_count: number;
+  readonly reason: "scale_up" | "scale_down";
+}
+
+export interface BootstrapInfo {
+  readonly status: "installed" | "not_required" | "not_configured_load_only";
+  readonly benchmark_granularity?: number;
+  readonly prefill_fpm_count?: number;
+  readonly decode_fpm_count?: number;
+  readonly fpm_sha256?: string;
+}
+
+/** The `planner` object of prediction.json (aisimulate.md seed 000 "planner" table). */
+export interface PlannerReport {
+  metadata: Record<string, unknown>;
+  scaling_events: ScalingEvent[];
+  lifecycle_operations: readonly LifecycleOperation[];
+  ticks: unknown[];
+  total_ticks: number;
+  html_report_path: null;
+  recommended_scaling_events?: ScalingEvent[];
+}
+
+type Role = "prefill" | "decode";
+
+/**
+ * Drives a PlannerCore from the replay's ticks, as the Dynamo `ReplayPlannerAdapter` does
+ * (planner.md §8.3): builds the tick input (ready and expected worker counts, the latest FPM of
+ * ready workers, traffic merged until a tick consumes it), turns decisions into replica targets,
+ * remembers each target until the pool's non-draining count reaches it (scaling in progress
+ * meanwhile), and records every tick and scaling event.
+ *
+ * Advisory mode runs every decision and applies none: targets are never returned, the Planner
+ * sees its starting replicas as ready and expected, and changes go to
+ * `recommended_scaling_events` instead of `scaling_events`.
+ */
+export class PlannerReplayAdapter implements ScalingPolicy {
+  private readonly target: Record<Role, number | null> = { prefill: null, decode: null };
+  private readonly recommended: Record<Role, number | null> = { prefill: null, decode: null };
+  private readonly startCount: Record<Role, number>;
+  private pending: MergedTraffic = emptyMerged();
+  private readonly scalingEvents: ScalingEvent[] = [];
+  private readonly recommendedEvents: ScalingEvent[] = [];
+  private readonly ticks: unknown[] = [];
+
+  constructor(
+    private readonly core: PlannerCore,
+    start: { prefill: number; decode: number },
+    private readonly bootstrap: BootstrapInfo,
+  ) {
+    this.startCount = { prefill: start.prefill, decode: start.decode };
+  }
+
+  private get settings(): PlannerSettings {
+    return this.core.settings;
+  }
+
+  initialTickMs(): number {
+    return this.core.initialTickS(0) * 1000;
+  }
+
+  onTick(snap: TickSnapshot): ScalingAction {
+    const s = this.settings;
+    const disagg = s.mode === "disagg";
+    const nowS = snap.nowMs / 1000;
+    const scheduled = this.core.schedule(nowS);
+    mergeInto(this.pending, snap.traffic);
+    let traffic: TrafficObservation | null = null;
+    if (scheduled.needTrafficMetrics) {
+      traffic = observationOf(this.pending);
+      this.pending = emptyMerged();
+    }
+    const workers = this.workerCounts(snap, disagg);
+    const effects = this.core.tick({
+      nowS,
+      traffic,
+      workers,
+      fpmPrefill: disagg ? (snap.prefillFpm ?? []) : null,
+      fpmDecode: snap.decodeFpm,
+    });
+    let targetPrefill: number | null = null;
+    let targetDecode: number | null = null;
+    if (effects.scaleTo !== null) {
+      if (disagg && effects.scaleTo.numPrefill !== null) {
+        targetPrefill = this.decide("prefill", effects.scaleTo.numPrefill, snap.prefillTopology!, nowS);
+      }
+      if (effects.scaleTo.numDecode !== null) {
+        targetDecode = this.decide("decode", effects.scaleTo.numDecode, snap.decodeTopology, nowS);
+      }
+    } else if (s.advisory) {
+      // A decision that keeps the current counts resets the recommendation (seed 000, advisory).
+      this.recommended.prefill = null;
+      this.recommended.decode = null;
+    }
+    const nextTickMs = effects.nextTickS * 1000;
+    this.ticks.push(
+      tickRecord(snap, scheduled, traffic, workers, effects, targetPrefill, targetDecode, nextTickMs, disagg),
+    );
+    return { targetPrefill, targetDecode, nextTickMs };
+  }
+
+  /** The planner section of prediction.json. */
+  report(lifecycle: readonly LifecycleOperation[]): PlannerReport {
+    const s = this.settings;
+    const config = plannerConfigPayload(s);
+    const report: PlannerReport = {
+      metadata: {
+        mode: s.mode,
+        advisory: s.advisory,
+        planner_config_digest: createHash("sha256").update(canonicalJson(config)).digest("hex"),
+        planner_config: config,
+        builtin_plugin_ids: builtinPlugins(s),
+        plugin_pipeline: ["observe", "predict", "propose", "reconcile", "constrain", "execute"],
+        pipeline_schema_version: "planner-plugin-pipeline.v1",
+        scale_interval_seconds: s.scaleIntervalS,
+        bootstrap: this.bootstrap,
+        details_captured: true,
+      },
+      scaling_events: this.scalingEvents,
+      lifecycle_operations: lifecycle,
+      ticks: this.ticks,
+      total_ticks: this.ticks.length,
+      html_report_path: null,
+    };
+    if (s.advisory) report.recommended_scaling_events = this.recommendedEvents;
+    return report;
+  }
+
+  private workerCounts(snap: TickSnapshot, disagg: boolean): WorkerCounts {
+    if (this.settings.advisory) {
+      // Nothing ever changes: the starting replicas are ready and expected.
+      return {
+        readyPrefill: disagg ? this.startCount.prefill : null,
+        readyDecode: this.startCount.decode,
+        expectedPrefill: disagg ? this.startCount.prefill : null,
+        expectedDecode: this.startCount.decode,
+        prefillScalingInProgress: false,
+        decodeScalingInProgress: false,
+      };
+    }
+    const pre = disagg ? this.roleCounts("prefill", snap.prefillTopology!) : null;
+    const dec = this.roleCounts("decode", snap.decodeTopology);
+    return {
+      readyPrefill: pre?.ready ?? null,
+      readyDecode: dec.ready,
+      expectedPrefill: pre?.expected ?? null,
+      expectedDecode: dec.expected,
+      prefillScalingInProgress: pre?.inProgress ?? false,
+      decodeScalingInProgress: dec.inProgress,
+    };
+  }
+
+  /** Ready count, and expected = the pending target until the non-draining count reaches it. */
+  private roleCounts(
+    role: Role,
+    topo: PoolTopology,
+  ): { ready: number; expected: number; inProgress: boolean } {
+    const nonDraining = topo.active.length + topo.starting.length;
+    if (this.target[role] !== null && this.target[role] === nonDraining) this.target[role] = null;
+    const target = this.target[role];
+    return { ready: topo.active.length, expected: target ?? nonDraining, inProgress: target !== null };
+  }
+
+  /** Records a decision for one role; returns the target to apply (null in advisory mode). */
+  private decide(role: Role, to: number, topo: PoolTopology, nowS: number): number | null {
+    const s = this.settings;
+    const component = s.mode === "agg" ? "agg" : role;
+    if (s.advisory) {
+      const from = this.startCount[role];
+      if (to !== from && to !== this.recommended[role]) {
+        this.recommendedEvents.push({
+          at_s: nowS,
+          component,
+          from_count: from,
+          to_count: to,
+          reason: to > from ? "scale_up" : "scale_down",
+        });
+      }
+      this.recommended[role] = to === from ? null : to;
+      return null;
+    }
+    const from = topo.active.length + topo.starting.length;
+    if (to === from) return null;
+    this.scalingEvents.push({
+      at_s: nowS,
+      component,
+      from_count: from,
+      to_count: to,
+      reason: to > from ? "scale_up" : "scale_down",
+    });
+    this.target[role] = to;
+    return to;
+  }
+}
+
+interface MergedTraffic {
+  durationS: number;
+  numReq: number;
+  shapeCount: number;
+  sumIsl: number;
+  sumOsl: number;
+  hitRateCount: number;
+  sumKvHitRate: number;
+}
+
+function emptyMerged(): MergedTraffic {
+  return { durationS: 0, numReq: 0, shapeCount: 0, sumIsl: 0, sumOsl: 0, hitRateCount: 0, sumKvHitRate: 0 };
+}
+
+/** Windows merge until a tick consumes them: durations and counts add, averages weight by count. */
+function mergeInto(m: MergedTraffic, w: TrafficWindow): void {
+  m.durationS += w.durationS;
+  m.numReq += w.numReq;
+  m.shapeCount += w.shapeCount;
+  m.sumIsl += w.sumIsl;
+  m.sumOsl += w.sumOsl;
+  m.hitRateCount += w.hitRateCount;
+  m.sumKvHitRate += w.sumKvHitRate;
+}
+
+function observationOf(m: MergedTraffic): TrafficObservation | null {
+  if (m.durationS <= 0) return null;
+  return {
+    durationS: m.durationS,
+    numReq: m.numReq,
+    isl: m.shapeCount > 0 ? m.sumIsl / m.shapeCount : 0,
+    osl: m.shapeCount > 0 ? m.sumOsl / m.shapeCount : 0,
+    kvHitRate: m.hitRateCount > 0 ? m.sumKvHitRate / m.hitRateCount : null,
+    // No speculative decoding is simulated: one token per forward pass.
+    acceptLength: m.shapeCount > 0 ? 1 : null,
+  };
+}
+
+function builtinPlugins(s: PlannerSettings): string[] {
+  const ids: string[] = [];
+  if (s.enableThroughputScaling) ids.push("builtin_load_predict", "builtin_throughput_propose");
+  if (s.enableLoadScaling) ids.push("builtin_load_propose");
+  return ids;
+}
+
+/** The PlannerConfig (field names of planner.md §1.1) this run used; its digest is in the metadata. */
+function plannerConfigPayload(s: PlannerSettings): Record<string, unknown> {
+  return {
+    mode: s.mode,
+    optimization_target: s.optimizationTarget,
+    enable_throughput_scaling: s.enableThroughputScaling,
+    enable_load_scaling: s.enableLoadScaling,
+    throughput_adjustment_interval_seconds: s.throughputAdjustmentIntervalS,
+    load_adjustment_interval_seconds: s.loadAdjustmentIntervalS,
+    max_throughput_scaling_replicas: s.maxThroughputScalingReplicas,
+    max_gpu_budget: s.maxGpuBudget,
+    min_gpu_budget: s.minGpuBudget,
+    min_endpoint: s.minEndpoint,
+    prefill_min_endpoint: s.prefillMinEndpoint,
+    decode_min_endpoint: s.decodeMinEndpoint,
+    ttft_ms: s.ttftMs,
+    itl_ms: s.itlMs,
+    load_scaling_down_sensitivity: s.loadScalingDownSensitivity,
+    load_min_observations: s.loadMinObservations,
+    max_num_fpm_samples: s.maxNumFpmSamples,
+    fpm_sample_bucket_size: s.fpmSampleBucketSize,
+    prefill_scale_up_queue_tokens: s.prefillScaleUpQueueTokens,
+    prefill_scale_down_queue_tokens: s.prefillScaleDownQueueTokens,
+    decode_scale_up_kv_rate: s.decodeScaleUpKvRate,
+    decode_scale_down_kv_rate: s.decodeScaleDownKvRate,
+    load_predictor: s.loadPredictor,
+    load_predictor_log1p: s.loadPredictorLog1p,
+    prophet_window_size: s.prophetWindowSize,
+    kalman_q_level: s.kalmanQLevel,
+    kalman_q_trend: s.kalmanQTrend,
+    kalman_r: s.kalmanR,
+    kalman_min_points: s.kalmanMinPoints,
+    advisory: s.advisory,
+    scheduling: { scale_interval_seconds: s.scaleIntervalS },
+  };
+}
+
+function fpmRecord(f: ForwardPassMetrics): Record<string, number> {
+  return {
+    wall_time: f.wallTimeS,
+    num_prefill_requests: f.numPrefillRequests,
+    sum_prefill_tokens: f.sumPrefillTokens,
+    sum_prefill_kv_tokens: f.sumPrefillKvTokens,
+    num_decode_requests: f.numDecodeRequests,
+    sum_decode_kv_tokens: f.sumDecodeKvTokens,
+    num_queued_prefill: f.numQueuedPrefill,
+    sum_queued_prefill_tokens: f.sumQueuedPrefillTokens,
+    num_queued_decode: f.numQueuedDecode,
+    sum_queued_decode_kv_tokens: f.sumQueuedDecodeKvTokens,
+  };
+}
+
+function fpmList(list: readonly ForwardPassMetrics[] | null): unknown {
+  if (list === null) return null;
+  return list.map((f) => ({ worker_id: f.workerId, dp_rank: f.dpRank, metrics: fpmRecord(f) }));
+}
+
+function topologyRecord(t: PoolTopology | null): unknown {
+  if (t === null) return null;
+  return {
+    active: t.active,
+    active_count: t.active.length,
+    starting: t.starting,
+    starting_count: t.starting.length,
+    draining: t.draining,
+    draining_count: t.draining.length,
+  };
+}
+
+function tickRecord(
+  snap: TickSnapshot,
+  scheduled: {
+    atS: number;
+    runLoadScaling: boolean;
+    runThroughputScaling: boolean;
+    needTrafficMetrics: boolean;
+  },
+  traffic: TrafficObservation | null,
+  workers: WorkerCounts,
+  effects: PlannerEffects,
+  targetPrefill: number | null,
+  targetDecode: number | null,
+  nextTickMs: number,
+  disagg: boolean,
+): unknown {
+  return {
+    ordinal: snap.tickOrdinal,
+    at_ms: snap.nowMs,
+    scheduled_tick: {
+      at_s: scheduled.atS,
+      run_load_scaling: scheduled.runLoadScaling,
+      run_throughput_scaling: scheduled.runThroughputScaling,
+      need_traffic_metrics: scheduled.needTrafficMetrics,
+    },
+    input: {
+      now_s: scheduled.atS,
+      traffic:
+        traffic === null
+          ? null
+          : {
+              duration_s: traffic.durationS,
+              num_req: traffic.numReq,
+              isl: traffic.isl,
+              osl: traffic.osl,
+              kv_hit_rate: traffic.kvHitRate,
+              accept_length: traffic.acceptLength,
+            },
+      worker_counts: {
+        ready_num_prefill: workers.readyPrefill,
+        ready_num_decode: workers.readyDecode,
+        expected_num_prefill: workers.expectedPrefill,
+        expected_num_decode: workers.expectedDecode,
+        prefill_scaling_in_progress: workers.prefillScalingInProgress,
+        decode_scaling_in_progress: workers.decodeScalingInProgress,
+      },
+      fpm_observations: {
+        prefill: disagg ? fpmList(snap.prefillFpm) : null,
+        decode: fpmList(snap.decodeFpm),
+      },
+    },
+    topology: { prefill: topologyRecord(snap.prefillTopology), decode: topologyRecord(snap.decodeTopology) },
+    effects: {
+      scale_to:
+        effects.scaleTo === null
+          ? null
+          : { num_prefill: effects.scaleTo.numPrefill, num_decode: effects.scaleTo.numDecode },
+      next_tick_s: effects.nextTickS,
+      diagnostics: snakeCase(effects.diagnostics),
+    },
+    runtime_decision: {
+      target_prefill: targetPrefill,
+      target_decode: targetDecode,
+      next_tick_ms: nextTickMs,
+      router_parameters: null,
+    },
+  };
+}
+
+function snakeCase(o: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v;
+  return out;
+}
