@@ -5,6 +5,9 @@
  * a parse-only pass over the same file. All cases run in one process, interleaved round by round,
  * so the ratios between them are meaningful on a noisy machine; absolute times are not.
  *
+ * The planner case is the seed as written (Planner enabled, ticks recorded, report serialized);
+ * every other case runs with `planner: {policy: disabled}`.
+ *
  * Usage: node --import tsx bench/replay.ts [--rounds R] [--trace PATH]
  */
 import { existsSync } from "node:fs";
@@ -14,6 +17,7 @@ import { loadConfig } from "../src/config/load.js";
 import type { RunSpec } from "../src/config/runSpec.js";
 import { buildSummary } from "../src/metrics/summary.js";
 import { loadWorkload } from "../src/run.js";
+import { createPlanner } from "../src/sim/plannerSetup.js";
 import { Replay } from "../src/sim/replay.js";
 import { createRoleTimings } from "../src/timing/index.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
@@ -30,10 +34,19 @@ if (!existsSync(trace)) {
   process.exit(2);
 }
 
+/** Fixed replicas unless a case turns the Planner back on. */
 function spec(config: string, ...sets: string[]): RunSpec {
   return loadConfig({
     configPath: config,
-    sets: [`traffic.source.paths=[${JSON.stringify(trace)}]`, ...sets],
+    sets: [`traffic.source.paths=[${JSON.stringify(trace)}]`, "planner={policy: disabled}", ...sets],
+    stack: "dynamo",
+  });
+}
+
+function withPlanner(config: string): RunSpec {
+  return loadConfig({
+    configPath: config,
+    sets: [`traffic.source.paths=[${JSON.stringify(trace)}]`],
     stack: "dynamo",
   });
 }
@@ -50,6 +63,7 @@ const CASES: Record<string, RunSpec> = {
     "engine.workers.aggregated.parallelism.replicas=4",
     "router={policy: kv_router}",
   ),
+  "agg 2w planner": withPlanner(AGG),
 };
 
 async function parseOnly(): Promise<number> {
@@ -73,8 +87,11 @@ interface Sample {
 async function replayOnce(s: RunSpec): Promise<Sample> {
   const t0 = performance.now();
   const [table, timings] = await Promise.all([loadWorkload(s), createRoleTimings(s.engine)]);
+  const planner = createPlanner(s, timings);
   const t1 = performance.now();
-  const result = new Replay(s, table, timings, { capturePerRequest: false }).runSync();
+  const result = new Replay(s, table, timings, { capturePerRequest: false, scaling: planner }).runSync();
+  // The planner report is part of the planner-enabled run's cost.
+  if (planner !== null) JSON.stringify(planner.report(result.lifecycleOperations));
   const t2 = performance.now();
   const summary = buildSummary(result, s.sla);
   return {
@@ -113,3 +130,4 @@ const ratio = (a: string, b: string): string => (wall.get(a)! / wall.get(b)!).to
 console.log(`\ndefault / polynomial timing (agg 2w):  ${ratio("agg 2w default", "agg 2w polynomial")}`);
 console.log(`disaggregated / aggregated (default):  ${ratio("disagg 1P+1D default", "agg 2w default")}`);
 console.log(`kv_router / round_robin (agg 4w):      ${ratio("agg 4w kv_router", "agg 4w round_robin")}`);
+console.log(`planner / no planner (agg 2w):         ${ratio("agg 2w planner", "agg 2w default")}`);

@@ -245,8 +245,6 @@ export class Replay {
       // Soft cap: events at the cap are processed, later ones are not (aisimulate.md §2.1).
       if (this.maxTimeMs !== null && t > this.maxTimeMs) return false;
       if (t < this.now) throw new Error(`internal: time went backwards (${t} < ${this.now})`);
-      const dt = (t - this.now) / 1000;
-      for (const pool of this.pools) pool.workerSeconds += pool.provisioned * dt;
       this.now = t;
       do {
         while (heap.peekTime() === t) {
@@ -323,7 +321,7 @@ export class Replay {
       if (pool === this.back) this.drainReservations(slot, t);
     }
     if (pool.state[w] === WorkerState.Draining && pool.isDrained(w)) {
-      pool.remove(w);
+      pool.remove(w, t);
       this.record(pool, t, "drain_complete", [[w, "worker_removed"]]);
     }
   }
@@ -544,7 +542,7 @@ export class Replay {
     if (target > current) {
       const startupMs = pool.spec.startupSeconds * 1000;
       for (let i = current; i < target; i++) {
-        const w = pool.addWorker(startupMs === 0);
+        const w = pool.addWorker(startupMs === 0, t);
         if (startupMs === 0) {
           transitions.push([w, "worker_ready"]);
         } else {
@@ -563,7 +561,7 @@ export class Replay {
     let excess = current - target;
     for (let w = pool.workerCount - 1; w >= 0 && excess > 0; w--) {
       if (pool.state[w] !== WorkerState.Starting) continue;
-      pool.cancelStarting(w);
+      pool.cancelStarting(w, t);
       transitions.push([w, "worker_removed"]);
       excess--;
     }
@@ -573,7 +571,7 @@ export class Replay {
       transitions.push([w, "worker_draining"]);
       excess--;
       if (pool.isDrained(w)) {
-        pool.remove(w);
+        pool.remove(w, t);
         transitions.push([w, "worker_removed"]);
       }
     }
@@ -637,6 +635,7 @@ export class Replay {
   }
 
   private result(wallTimeMs: number): ReplayResult {
+    for (const pool of this.pools) pool.accrue(this.now);
     let preemptions = 0;
     for (const e of this.workers) preemptions += e.preemptions;
     const back = this.back;

@@ -29,8 +29,13 @@ export class WorkerPool {
   /** Per worker: it may have new work; drive it at this timestamp. */
   readonly dirty: number[] = [];
   readonly placement: Placement;
-  /** ∫ provisioned (starting + ready + draining) workers dt, worker-seconds. */
+  /**
+   * ∫ provisioned (starting + ready + draining) workers dt, worker-seconds, up to `accruedToMs`.
+   * Accrued only when the provisioned count changes (and at the end), so the sum does not depend
+   * on how many unrelated events happened in between: same inputs, same bytes.
+   */
   workerSeconds = 0;
+  private accruedToMs = 0;
   provisioned = 0;
   readyCount = 0;
   startingCount = 0;
@@ -64,8 +69,15 @@ export class WorkerPool {
     return this.readyCount + this.startingCount;
   }
 
-  /** Creates a worker; `ready` false leaves it starting (not routable) until `markReady`. */
-  addWorker(ready: boolean): number {
+  /** Adds ∫ provisioned dt up to `nowMs`. */
+  accrue(nowMs: number): void {
+    this.workerSeconds += (this.provisioned * (nowMs - this.accruedToMs)) / 1000;
+    this.accruedToMs = nowMs;
+  }
+
+  /** Creates a worker at `nowMs`; `ready` false leaves it starting (not routable) until `markReady`. */
+  addWorker(ready: boolean, nowMs = 0): number {
+    this.accrue(nowMs);
     const w = this.state.length;
     const spec = this.spec;
     for (let r = 0; r < this.ranksPerWorker; r++) {
@@ -111,7 +123,8 @@ export class WorkerPool {
   }
 
   /** A starting worker is cancelled: gone at once. */
-  cancelStarting(w: number): void {
+  cancelStarting(w: number, nowMs: number): void {
+    this.accrue(nowMs);
     this.state[w] = WorkerState.Removed;
     this.startingCount--;
     this.provisioned--;
@@ -133,7 +146,8 @@ export class WorkerPool {
     return true;
   }
 
-  remove(w: number): void {
+  remove(w: number, nowMs: number): void {
+    this.accrue(nowMs);
     this.state[w] = WorkerState.Removed;
     this.drainingCount--;
     this.provisioned--;

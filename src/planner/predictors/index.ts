@@ -4,5 +4,5 @@ export { ConstantPredictor } from "./constant.js";
 export { createPredictor } from "./create.js";
 export { KalmanPredictor } from "./kalman.js";
 export { ProphetPredictor } from "./prophet.js";
-export { type LoadForecast, SeriesPredictors, type TrafficSample } from "./series.js";
+export { type LoadForecast, SeriesPredictors, type TrafficSample, type WarmupWindow } from "./series.js";
 export type { LoadPredictor, PredictorOptions } from "./types.js";
