@@ -87,7 +87,7 @@ interface Sample {
 async function replayOnce(s: RunSpec): Promise<Sample> {
   const t0 = performance.now();
   const [table, timings] = await Promise.all([loadWorkload(s), createRoleTimings(s.engine)]);
-  const planner = createPlanner(s, timings);
+  const planner = await createPlanner(s, timings);
   const t1 = performance.now();
   const result = new Replay(s, table, timings, { capturePerRequest: false, scaling: planner }).runSync();
   // The planner report is part of the planner-enabled run's cost.

@@ -49,7 +49,7 @@ export async function runPrediction(
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
   const [table, timings] = await Promise.all([loadWorkload(spec), createRoleTimings(spec.engine)]);
-  const planner = createPlanner(spec, timings);
+  const planner = await createPlanner(spec, timings);
   const replay = new Replay(spec, table, timings, {
     capturePerRequest: opts.capturePerRequest,
     scaling: planner,

@@ -223,3 +223,22 @@ describe("a traffic surge", () => {
     expect(strip(doc.summary)).toEqual(strip(fixed.summary));
   }, 60_000);
 });
+
+describe("load predictor warm-up", () => {
+  it("a warm-up trace primes the predictors before the first throughput tick", async () => {
+    const config = surgeConfig();
+    const first = async (...sets: string[]) => {
+      const { doc } = await predict(config, "planner.load_predictor=kalman", ...sets);
+      const ticks = doc.planner!.ticks as unknown as {
+        scheduled_tick: { run_throughput_scaling: boolean };
+        effects: { diagnostics: { predicted_num_req?: number } };
+      }[];
+      return ticks.find((t) => t.scheduled_tick.run_throughput_scaling)!.effects.diagnostics.predicted_num_req!;
+    };
+    const cold = await first();
+    const warm = await first("planner.load_predictor_warmup_trace=surge.jsonl");
+    // Cold, the Kalman filter's first forecast is its first observation; warmed up it has a trend.
+    expect(Number.isFinite(cold) && Number.isFinite(warm)).toBe(true);
+    expect(warm).not.toBe(cold);
+  }, 60_000);
+});

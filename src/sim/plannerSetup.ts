@@ -6,10 +6,29 @@ import {
   DEFAULT_BENCHMARK_GRANULARITY,
 } from "../planner/perfModelBootstrap.js";
 import { PlannerCore } from "../planner/plannerCore.js";
-import type { EngineCapabilities, ForwardPassMetrics } from "../planner/types.js";
+import type { WarmupWindow } from "../planner/predictors/series.js";
+import { extractMetricsFromMooncake } from "../planner/trafficWindows.js";
+import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../planner/types.js";
+import { loadMooncakeTrace } from "../traffic/mooncake.js";
 import type { RoleTimings } from "../timing/index.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import { type BootstrapInfo, PlannerReplayAdapter } from "./plannerAdapter.js";
+
+/**
+ * Predictor warm-up windows from `load_predictor_warmup_trace` (planner.md §4.1): the trace's
+ * requests bucketed by the throughput interval. Its timestamps are normalized to start at 0, so
+ * windows align with the first request rather than with wall-clock interval boundaries.
+ */
+async function warmupWindows(settings: PlannerSettings): Promise<WarmupWindow[] | null> {
+  const path = settings.loadPredictorWarmupTrace;
+  if (path === null) return null;
+  // Block sizes do not matter here: only timestamps and lengths are read.
+  const table = await loadMooncakeTrace(path, { traceBlockSize: 512, engineBlockSize: 512 });
+  return extractMetricsFromMooncake(
+    { timestampMs: table.timestampMs, inputLength: table.inputLength, outputLength: table.outputLength },
+    settings.throughputAdjustmentIntervalS,
+  );
+}
 
 /** A role's capabilities as the Planner sees them (planner.md §8.5 step 2). */
 export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
@@ -31,7 +50,7 @@ export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
  * perf models are bootstrapped with synthetic forward passes priced by the run's own timing
  * model (planner.md §8.5), so the Planner starts from the deployment's performance.
  */
-export function createPlanner(spec: RunSpec, timings: RoleTimings): PlannerReplayAdapter | null {
+export async function createPlanner(spec: RunSpec, timings: RoleTimings): Promise<PlannerReplayAdapter | null> {
   const settings = spec.planner;
   if (settings === null) return null;
   const engine = spec.engine;
@@ -59,7 +78,8 @@ export function createPlanner(spec: RunSpec, timings: RoleTimings): PlannerRepla
       fpm_sha256: bootstrapFpmSha256(prefill, decode),
     };
   }
-  const core = new PlannerCore({ settings, caps, bootstrap, warmup: null });
+  const warmup = settings.enableThroughputScaling ? await warmupWindows(settings) : null;
+  const core = new PlannerCore({ settings, caps, bootstrap, warmup });
   return new PlannerReplayAdapter(
     core,
     { prefill: prefillRole?.replicas ?? 0, decode: decodeRole.replicas },
