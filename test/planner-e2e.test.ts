@@ -233,7 +233,8 @@ describe("load predictor warm-up", () => {
         scheduled_tick: { run_throughput_scaling: boolean };
         effects: { diagnostics: { predicted_num_req?: number } };
       }[];
-      return ticks.find((t) => t.scheduled_tick.run_throughput_scaling)!.effects.diagnostics.predicted_num_req!;
+      return ticks.find((t) => t.scheduled_tick.run_throughput_scaling)!.effects.diagnostics
+        .predicted_num_req!;
     };
     const cold = await first();
     const warm = await first("planner.load_predictor_warmup_trace=surge.jsonl");

@@ -9,9 +9,9 @@ import { PlannerCore } from "../planner/plannerCore.js";
 import type { WarmupWindow } from "../planner/predictors/series.js";
 import { extractMetricsFromMooncake } from "../planner/trafficWindows.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../planner/types.js";
-import { loadMooncakeTrace } from "../traffic/mooncake.js";
 import type { RoleTimings } from "../timing/index.js";
 import type { TimingModel } from "../timing/timingModel.js";
+import { loadMooncakeTrace } from "../traffic/mooncake.js";
 import { type BootstrapInfo, PlannerReplayAdapter } from "./plannerAdapter.js";
 
 /**
@@ -50,7 +50,10 @@ export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
  * perf models are bootstrapped with synthetic forward passes priced by the run's own timing
  * model (planner.md §8.5), so the Planner starts from the deployment's performance.
  */
-export async function createPlanner(spec: RunSpec, timings: RoleTimings): Promise<PlannerReplayAdapter | null> {
+export async function createPlanner(
+  spec: RunSpec,
+  timings: RoleTimings,
+): Promise<PlannerReplayAdapter | null> {
   const settings = spec.planner;
   if (settings === null) return null;
   const engine = spec.engine;
