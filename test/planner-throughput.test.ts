@@ -11,6 +11,7 @@ import {
   guardDisaggScalingBudget,
   proportionalClampPair,
 } from "../src/planner/budget.js";
+import { resolveMinEndpoint } from "../src/planner/loadScalingTypes.js";
 import { capacityBatchSizes } from "../src/planner/throughputCapacity.js";
 import {
   advanceThroughput,
@@ -22,7 +23,6 @@ import {
   findEngineCapacityRps,
   rawReplicas,
   resolveAcceptLength,
-  resolveMinEndpoint,
   type ThroughputInputs,
   type ThroughputSettings,
 } from "../src/planner/throughputScaling.js";

@@ -72,7 +72,10 @@ export interface RoleDecision {
 }
 
 /** `resolve_min_endpoint`: the role override, else `min_endpoint`. */
-export function resolveMinEndpoint(s: PlannerSettings, role: Role): number {
+export function resolveMinEndpoint(
+  s: Pick<PlannerSettings, "minEndpoint" | "prefillMinEndpoint" | "decodeMinEndpoint">,
+  role: Role,
+): number {
   const override = role === "prefill" ? s.prefillMinEndpoint : s.decodeMinEndpoint;
   return override ?? s.minEndpoint;
 }

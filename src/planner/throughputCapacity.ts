@@ -3,6 +3,7 @@
  * `engine_query.find_engine_capacity_rps`): sweep batch sizes, model each candidate's latency with the
  * forward-pass model, and keep the best sustainable request rate under the TTFT/ITL SLAs.
  */
+import { clampKvHitRate } from "./perfModelQuery.js";
 import type { EngineCapabilities, EnginePerfModel } from "./types.js";
 
 export type CapacityRole = "prefill" | "decode" | "agg";
@@ -34,14 +35,6 @@ export interface EngineCapacity {
 
 /** Upstream caps the sweep at 128 batch sizes. */
 export const MAX_CAPACITY_SEARCH_CANDIDATES = 128;
-/** A prefix hit never discounts more than 95% of prefill work. */
-const MAX_KV_HIT_RATE_DISCOUNT = 0.95;
-
-/** Clamp a KV-hit rate to [0, 0.95]; null / NaN / ±∞ mean "no discount" (same rule as perfModelQuery). */
-function clampKvHitRate(rate: number | null | undefined): number {
-  if (rate === null || rate === undefined || !Number.isFinite(rate)) return 0;
-  return Math.min(MAX_KV_HIT_RATE_DISCOUNT, Math.max(0, rate));
-}
 
 /** Batch sizes searched: all of 1..max when max ≤ 128, else 128 evenly spread points from 1 to max. */
 export function capacityBatchSizes(maxBatch: number): number[] {

@@ -7,12 +7,14 @@
  * ready counts in. Re-running the same observation therefore yields the same bound (the cap is relative
  * to the current ready count, never to the previous bound).
  */
+
 import {
   fitDirectionalBudgetPair,
   guardDisaggScalingBudget,
   guardSingleScalingBudget,
   proportionalClampPair,
 } from "./budget.js";
+import { resolveMinEndpoint } from "./loadScalingTypes.js";
 import type { CapacityRequest, CapacityRole, EngineCapacity } from "./throughputCapacity.js";
 import type { PlannerMode, PlannerSettings, ScalingDecision } from "./types.js";
 
@@ -78,15 +80,6 @@ export interface ThroughputOutcome {
   readonly reasonPrefill: ThroughputReason | null;
   readonly reasonDecode: ThroughputReason | null;
   readonly reason: ThroughputReason;
-}
-
-/** `<role>_min_endpoint ?? min_endpoint`. */
-export function resolveMinEndpoint(
-  settings: Pick<PlannerSettings, "minEndpoint" | "prefillMinEndpoint" | "decodeMinEndpoint">,
-  role: "prefill" | "decode",
-): number {
-  const override = role === "prefill" ? settings.prefillMinEndpoint : settings.decodeMinEndpoint;
-  return override ?? settings.minEndpoint;
 }
 
 /** Predicted requests over the window's duration; null (no_traffic_data) for a non-positive duration. */
