@@ -111,10 +111,14 @@ export class PlannerReplayAdapter implements ScalingPolicy {
       if (effects.scaleTo.numDecode !== null) {
         targetDecode = this.decide("decode", effects.scaleTo.numDecode, snap.decodeTopology, nowS);
       }
-    } else if (s.advisory) {
-      // A decision that keeps the current counts resets the recommendation (seed 000, advisory).
-      this.recommended.prefill = null;
-      this.recommended.decode = null;
+    }
+    // With load scaling on, the throughput loop only sets lower bounds: the load loop decides.
+    const decided = scheduled.runLoadScaling || (scheduled.runThroughputScaling && !s.enableLoadScaling);
+    if (s.advisory && decided) {
+      // A decision that keeps a component at its current count resets that component's
+      // recommendation (seed 000, advisory); a tick on which no deciding loop ran decided nothing.
+      if (effects.scaleTo?.numPrefill == null) this.recommended.prefill = null;
+      if (effects.scaleTo?.numDecode == null) this.recommended.decode = null;
     }
     const nextTickMs = effects.nextTickS * 1000;
     this.ticks.push(
