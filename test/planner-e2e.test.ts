@@ -206,6 +206,16 @@ describe("a traffic surge", () => {
     expect(doc.summary.mean_ttft_ms).toBeLessThan(fixed.summary.mean_ttft_ms);
   }, 60_000);
 
+  it("a GPU budget at the starting size holds every scale-up", async () => {
+    const { doc } = await predict(surgeConfig(), "planner.max_num_gpus=1");
+    const p = doc.planner!;
+    expect(p.scaling_events.filter((e) => e.reason === "scale_up")).toEqual([]);
+    const reasons = (
+      p.ticks as unknown as { effects: { diagnostics: { load_decision_reason?: string } } }[]
+    ).map((t) => t.effects.diagnostics.load_decision_reason);
+    expect(reasons).toContain("gpu_budget_guard_hold");
+  }, 60_000);
+
   it("advisory mode decides the same way but changes nothing: the summary equals the fixed deployment's", async () => {
     const config = surgeConfig();
     const fixed = (await predict(config, "planner={policy: disabled}")).doc;
