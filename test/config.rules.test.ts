@@ -58,7 +58,7 @@ const CASES: readonly Case[] = [
     name: "weka trace format",
     sets: ["traffic.source={type: trace, format: weka, paths: [a]}"],
     path: "traffic.source.format",
-    message: `traffic.source.format='weka' ${NOT_YET} (supported: 'mooncake')`,
+    message: `traffic.source.format='weka' ${NOT_YET} (supported: 'mooncake' or 'dynamo')`,
   },
   {
     name: "two trace paths",
@@ -582,10 +582,10 @@ const CASES: readonly Case[] = [
     message: "Extra inputs are not permitted",
   },
   {
-    name: "planner retune",
+    name: "planner retune without an interval",
     yaml: "planner: {policy: enabled, retune: {}}\n",
-    path: "planner.retune",
-    message: `planner.retune ${NOT_YET} (Planner retune)`,
+    path: "planner.retune.interval_seconds",
+    message: "Field required",
   },
   {
     name: "unknown planner target",

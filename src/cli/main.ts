@@ -4,8 +4,16 @@ import { ConfigError } from "../config/errors.js";
 import { HardwareError } from "../hardware/errors.js";
 import { ModelError } from "../model/errors.js";
 import { OutputDirError } from "../report/outputDir.js";
+import { NotImplementedError } from "../run.js";
 import { ReplayAborted } from "../sim/replay.js";
+import { TraceWriteError } from "../traffic/dynamoTraceWriter.js";
 import { TraceError } from "../traffic/traceError.js";
+import {
+  ConvertUsageError,
+  convertCommand,
+  DEFAULT_CONVERT_BLOCK_SIZE,
+  DEFAULT_ORIGIN_UNIX_MS,
+} from "./convert.js";
 import { EstimateUsageError, estimateCommand } from "./estimate.js";
 import { ExitCode } from "./exitCodes.js";
 import { predictCommand, type Streams } from "./predict.js";
@@ -28,6 +36,17 @@ function intOption(name: string, allowZero = false): (value: string) => number {
       throw new InvalidArgumentError(
         `${name} must be ${allowZero ? "a non-negative" : "a positive"} integer`,
       );
+    }
+    return n;
+  };
+}
+
+/** Parses a finite, non-negative number of seconds. */
+function secondsOption(name: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n < 0) {
+      throw new InvalidArgumentError(`${name} must be a non-negative number of seconds`);
     }
     return n;
   };
@@ -149,6 +168,63 @@ Examples:
       );
     });
 
+  program
+    .command("convert")
+    .description("Convert a Mooncake trace into a Dynamo request trace (dynamo.request.trace.v1)")
+    .requiredOption("--input <path>", "Mooncake JSONL trace, plain or gzip")
+    .option("--output <path>", "Dynamo trace to write (gzip when the name ends in .gz)")
+    .option(
+      "--trace-block-size <n>",
+      "tokens per Mooncake hash id",
+      intOption("--trace-block-size"),
+      DEFAULT_CONVERT_BLOCK_SIZE,
+    )
+    .option(
+      "--split-at-seconds <s>",
+      "split at this trace time: earlier arrivals go to --history, the rest to --replay",
+      secondsOption("--split-at-seconds"),
+    )
+    .option("--history <path>", "with --split-at-seconds: requests arriving before the split")
+    .option("--replay <path>", "with --split-at-seconds: requests arriving at or after the split")
+    .option(
+      "--start-unix-ms <n>",
+      `unix ms that trace time 0 becomes (default ${DEFAULT_ORIGIN_UNIX_MS})`,
+      intOption("--start-unix-ms", true),
+    )
+    .option(
+      "--request-id-prefix <text>",
+      "request ids are <prefix>-<line index> (default: from the input name)",
+    )
+    .addHelpText(
+      "after",
+      `
+Each Mooncake row becomes one request_end record, as the reference's mooncake_to_dynamo.py writes
+it; see docs/traces.md.
+
+Examples:
+  fleetsim convert --input traces/toolagent_trace.jsonl --output traces/toolagent-dynamo.jsonl.gz
+  fleetsim convert --input traces/toolagent_trace.jsonl --split-at-seconds 1200 \
+    --history traces/toolagent-history.jsonl --replay traces/toolagent-replay.jsonl
+  fleetsim convert --input trace.jsonl.gz --output out.jsonl --trace-block-size 256 --start-unix-ms 0`,
+    )
+    .action(async (opts) => {
+      exitCode = await guarded(io, "convert", () =>
+        convertCommand(
+          {
+            input: opts.input,
+            output: opts.output,
+            traceBlockSize: opts.traceBlockSize,
+            splitAtSeconds: opts.splitAtSeconds,
+            history: opts.history,
+            replay: opts.replay,
+            startUnixMs: opts.startUnixMs,
+            requestIdPrefix: opts.requestIdPrefix,
+          },
+          io,
+        ),
+      );
+    });
+
   try {
     await program.parseAsync([...argv], { from: "user" });
   } catch (err) {
@@ -176,7 +252,10 @@ async function guarded(io: Streams, command: string, body: () => Promise<void>):
       err instanceof OutputDirError ||
       err instanceof ModelError ||
       err instanceof HardwareError ||
-      err instanceof EstimateUsageError
+      err instanceof EstimateUsageError ||
+      err instanceof ConvertUsageError ||
+      err instanceof TraceWriteError ||
+      err instanceof NotImplementedError
     ) {
       io.err(`fleetsim: error: ${err.message}\n`);
       return ExitCode.UserError;

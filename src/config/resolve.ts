@@ -6,6 +6,8 @@
  */
 import { statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
+import { expandTracePath } from "../traffic/dynamoTracePaths.js";
+import { TraceError } from "../traffic/traceError.js";
 import type { ContextLengthLookup } from "./contextLength.js";
 import type { PathIssue, PathSegment } from "./issues.js";
 import { type Report, resolveEngine } from "./resolveEngine.js";
@@ -64,6 +66,7 @@ function resolveSource(traffic: TrafficConfig, configDir: string, report: Report
   if (src.type === "synthetic") {
     return { type: "synthetic", inputTokens: src.input_tokens, outputTokens: src.output_tokens };
   }
+  if (src.format === "dynamo") return resolveDynamoSource(src.paths, src.block_size, configDir, report);
   const path = resolvePath(configDir, src.path);
   // Checked here rather than when the trace is read so the error can point at the config line.
   if (!isFile(path)) {
@@ -71,6 +74,32 @@ function resolveSource(traffic: TrafficConfig, configDir: string, report: Report
     return undefined;
   }
   return { type: "trace", format: src.format, path, blockSize: src.block_size };
+}
+
+/**
+ * Expands every Dynamo trace path (file, directory of shards, last-segment pattern) now, so a
+ * path that names no file is reported at its own config line; the spec holds the files to read.
+ */
+function resolveDynamoSource(
+  paths: readonly string[],
+  blockSize: number | null,
+  configDir: string,
+  report: Report,
+): SourceSpec | undefined {
+  const files: string[] = [];
+  let ok = true;
+  paths.forEach((p, i) => {
+    try {
+      files.push(...expandTracePath(resolvePath(configDir, p)));
+    } catch (err) {
+      if (!(err instanceof TraceError)) throw err;
+      report(["traffic", "source", "paths", i], err.message);
+      ok = false;
+    }
+  });
+  if (!ok) return undefined;
+  const unique = [...new Set(files)];
+  return { type: "trace", format: "dynamo", paths: unique, path: unique[0], blockSize };
 }
 
 function resolveLoad(load: LoadConfig): LoadSpec {

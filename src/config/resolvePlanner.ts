@@ -2,17 +2,22 @@
  * Validated `planner` section → PlannerSettings: the mapping of the AISimulate adapter
  * (`_planner_config_payload`, planner.md §9.1) onto PlannerConfig, after its easy-mode
  * normalization and gcd rule (§1.2–§1.3). `policy: disabled` builds no Planner (`null`).
+ *
+ * `planner.retune` resolves into `PlannerSettings.retune` (resolveRetune.ts). In retune-only
+ * mode both scaling flags are off and the Planner ticks every load interval. The retune
+ * controller does not exist yet: the run entry point must refuse settings that carry `retune`.
  */
 import { statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import type { PlannerSettings } from "../planner/types.js";
 import type { Report } from "./resolveEngine.js";
+import { resolveRetune } from "./resolveRetune.js";
 import type { PredictConfigOutput } from "./schema.js";
 import {
   DEFAULT_LOAD_INTERVAL_S,
   DEFAULT_THROUGHPUT_INTERVAL_S,
   normalizedScaling,
-  scaleIntervalSeconds,
+  plannerTickSeconds,
 } from "./schemaPlanner.js";
 
 /** PlannerConfig `ttft_ms` / `itl_ms` defaults (planner.md §1.1), used by targets other than `sla`. */
@@ -50,23 +55,20 @@ export function resolvePlanner(
   // Null intervals are only valid for modes that are off (schema rule); they carry the defaults.
   const throughputInterval = p.throughput_adjustment_interval_seconds ?? DEFAULT_THROUGHPUT_INTERVAL_S;
   const loadInterval = p.load_adjustment_interval_seconds ?? DEFAULT_LOAD_INTERVAL_S;
-  const enabledIntervals = [
-    ...(scaling.load ? [loadInterval] : []),
-    ...(scaling.throughput ? [throughputInterval] : []),
-  ];
   // Schema guarantees both SLA targets for target 'sla'.
   const sla = config.evaluation.sla;
   const isSla = p.target === "sla";
   const isLoad = p.target === "load";
 
-  return {
+  const settings: PlannerSettings = {
     mode,
     optimizationTarget: p.target,
     enableThroughputScaling: scaling.throughput,
     enableLoadScaling: scaling.load,
     throughputAdjustmentIntervalS: throughputInterval,
     loadAdjustmentIntervalS: loadInterval,
-    scaleIntervalS: scaleIntervalSeconds(enabledIntervals),
+    // The gcd of the enabled intervals; the load interval in retune-only mode.
+    scaleIntervalS: plannerTickSeconds(p),
     maxThroughputScalingReplicas: p.max_throughput_scaling_replicas,
     maxGpuBudget: p.max_num_gpus,
     minGpuBudget: p.min_num_gpus,
@@ -98,6 +100,8 @@ export function resolvePlanner(
     loadPredictorWarmupTrace: warmupTrace,
     advisory: p.advisory,
   };
+  const retune = resolveRetune(config, settings, scaling);
+  return retune === null ? settings : { ...settings, retune };
 }
 
 function isFile(path: string): boolean {

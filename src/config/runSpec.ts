@@ -86,6 +86,17 @@ export type SourceSpec =
       readonly path: string;
       /** Tokens per trace hash block (`traffic.source.block_size`, default 512). */
       readonly blockSize: number;
+    }
+  | {
+      /** A Dynamo request trace (`dynamo.request.trace.v1`), possibly in several shards. */
+      readonly type: "trace";
+      readonly format: "dynamo";
+      /** The files to read, in order: directories and patterns already expanded (absolute). */
+      readonly paths: readonly string[];
+      /** `paths[0]`, so code that names "the trace file" works for every trace format. */
+      readonly path: string;
+      /** Explicit `traffic.source.block_size`, which must equal the embedded size; null = take the embedded one. */
+      readonly blockSize: number | null;
     };
 
 export type LoadSpec =

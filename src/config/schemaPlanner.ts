@@ -6,12 +6,15 @@
  * Which rules run where:
  * - key types, ranges, the perfect-square bucket size: the section schema, on every section
  *   (the public schema's own checks);
- * - `advisory: true` with `policy: disabled` (the adapter rejects it) and everything
+ * - `advisory: true` or `retune` with `policy: disabled` (the adapter rejects them) and everything
  *   `PlannerConfig` checks (scaling modes after normalization, intervals, SLA targets, per-role
  *   minimums against the engine mode): `checkPlannerDocument`, on the whole document once
  *   the sections it reads are valid. The PlannerConfig rules run only with `policy: enabled`, since
- *   a disabled section builds no PlannerConfig: `--set planner.policy=disabled` always gives the
- *   fixed-replica baseline of an otherwise valid config.
+ *   a disabled section builds no PlannerConfig: `--set planner.policy=disabled` gives the
+ *   fixed-replica baseline of an otherwise valid config without `retune` (with it, replace the
+ *   whole section: `--set 'planner={policy: disabled}'`, as seed 000 "Measure the Gain" does);
+ * - `retune`: its own keys and domains in its section schema (schemaRetune.ts), its requirements
+ *   and the rules that need the scaling modes and the tick in `checkRetuneDocument`, called last.
  *
  * Defaults of the scaling flags: the public schema defaults are `enable_throughput_scaling: true`
  * and `enable_load_scaling: false` (planner.md §9.1, PlannerConfig §1.1). aisimulate.md §2.4's
@@ -19,8 +22,15 @@
  * easy-mode normalization (§1.3 step 8): a target other than `sla` forces load-only scaling, and
  * `sla` keeps the flags, i.e. throughput on and load off unless set (seed 000 says the same).
  * Both readings agree, so the schema keeps the §9.1 defaults and `normalizedScaling` normalizes.
+ *
+ * `retune` (schemaRetune.ts, docs/retune.md) is the one exception to that normalization: with
+ * `retune` set and both scaling flags explicitly `false`, the Planner runs in retune-only mode
+ * (seed 000 "Targets and Scaling Modes", seed 003 "Engine Integration"): it never scales and
+ * ticks every `load_adjustment_interval_seconds`. The flags therefore stay optional in the object
+ * schema, and the section's transform records whether they were written before filling defaults.
  */
 import { z } from "zod";
+import { fpmSampleBucketSize, loadScalingDownSensitivity } from "./schemaPlannerFields.js";
 import {
   fail,
   failAtKey,
@@ -30,9 +40,9 @@ import {
   posInt,
   posNum,
   roundHalfEven,
-  unsupportedKey,
   up,
 } from "./schemaPrimitives.js";
+import { checkRetuneDocument, Retune, type RetuneSectionConfig, type RetuneTick } from "./schemaRetune.js";
 
 export const PLANNER_TARGETS = ["throughput", "latency", "load", "sla"] as const;
 export const LOAD_PREDICTORS = ["constant", "arima", "prophet", "kalman"] as const;
@@ -51,34 +61,24 @@ function gpuBound() {
   });
 }
 
-function isPerfectSquare(n: number): boolean {
-  const root = Math.round(Math.sqrt(n));
-  return root * root === n;
-}
-
 /** An adjustment interval in seconds; `null` is allowed for a mode that ends up disabled. */
 function interval(defaultSeconds: number) {
   return posNum().nullable().default(defaultSeconds);
 }
 
-export const Planner = z.strictObject({
+const PlannerFields = z.strictObject({
   policy: z.enum(["disabled", "enabled"]).default("disabled"),
   target: z.enum(PLANNER_TARGETS).default("throughput"),
-  enable_throughput_scaling: z.boolean().default(true),
-  enable_load_scaling: z.boolean().default(false),
+  /** Default true; optional here so that retune-only mode can tell an explicit `false`. */
+  enable_throughput_scaling: z.boolean().optional(),
+  /** Default false; see `enable_throughput_scaling`. */
+  enable_load_scaling: z.boolean().optional(),
   throughput_adjustment_interval_seconds: interval(DEFAULT_THROUGHPUT_INTERVAL_S),
   load_adjustment_interval_seconds: interval(DEFAULT_LOAD_INTERVAL_S),
   max_throughput_scaling_replicas: posInt().default(8),
   max_num_fpm_samples: posInt().default(64),
-  fpm_sample_bucket_size: posInt()
-    .superRefine((value, ctx) => {
-      // Guarded: a value posInt() already rejected is not reported twice.
-      if (value >= 1 && !isPerfectSquare(value)) {
-        fail(ctx, `${PATH} must be a perfect square (1, 4, 9, 16, ...), got ${value}`);
-      }
-    })
-    .default(16),
-  load_scaling_down_sensitivity: int().min(0).max(100).default(80),
+  fpm_sample_bucket_size: fpmSampleBucketSize().default(16),
+  load_scaling_down_sensitivity: loadScalingDownSensitivity().default(80),
   load_min_observations: posInt().default(5),
   load_predictor: z.enum(LOAD_PREDICTORS).default("arima"),
   load_predictor_log1p: z.boolean().default(false),
@@ -96,8 +96,22 @@ export const Planner = z.strictObject({
   prefill_min_workers: posInt().nullable().default(null),
   decode_min_workers: posInt().nullable().default(null),
   advisory: z.boolean().default(false),
-  retune: unsupportedKey("Planner retune"),
+  /** Experimental, simulation only (schemaRetune.ts); omitted or null = no retune. */
+  retune: Retune.nullable().optional(),
 });
+
+export const Planner = PlannerFields.transform(({ retune, ...p }) => ({
+  ...p,
+  enable_throughput_scaling: p.enable_throughput_scaling ?? true,
+  enable_load_scaling: p.enable_load_scaling ?? false,
+  retune:
+    retune === null || retune === undefined
+      ? undefined
+      : ({
+          ...retune,
+          retune_only: p.enable_throughput_scaling === false && p.enable_load_scaling === false,
+        } satisfies RetuneSectionConfig),
+}));
 
 export type PlannerSectionConfig = z.output<typeof Planner>;
 
@@ -108,13 +122,29 @@ export interface PlannerScaling {
 
 /**
  * The scaling modes after PlannerConfig's easy-mode normalization (planner.md §1.3 step 8):
- * targets other than `sla` run load-based scaling only, whatever the flags say.
+ * targets other than `sla` run load-based scaling only, whatever the flags say, except in
+ * retune-only mode (both off; see the module comment).
  */
 export function normalizedScaling(
-  p: Pick<PlannerSectionConfig, "target" | "enable_throughput_scaling" | "enable_load_scaling">,
+  p: Pick<PlannerSectionConfig, "target" | "enable_throughput_scaling" | "enable_load_scaling"> & {
+    readonly retune?: { readonly retune_only: boolean } | undefined;
+  },
 ): PlannerScaling {
+  if (p.retune?.retune_only) return { throughput: false, load: false };
   if (p.target !== "sla") return { throughput: false, load: true };
   return { throughput: p.enable_throughput_scaling, load: p.enable_load_scaling };
+}
+
+/**
+ * The seconds between Planner ticks: in retune-only mode the load interval, otherwise the
+ * millisecond gcd of the enabled intervals. Defined for a section the schedule rules accept.
+ */
+export function plannerTickSeconds(p: PlannerSectionConfig): number {
+  const scaling = normalizedScaling(p);
+  const load = p.load_adjustment_interval_seconds ?? DEFAULT_LOAD_INTERVAL_S;
+  if (!scaling.throughput && !scaling.load) return load;
+  const throughput = p.throughput_adjustment_interval_seconds ?? DEFAULT_THROUGHPUT_INTERVAL_S;
+  return scaleIntervalSeconds([...(scaling.load ? [load] : []), ...(scaling.throughput ? [throughput] : [])]);
 }
 
 /** Whole milliseconds of an interval, as the gcd rule rounds them (Python `round(v * 1000)`). */
@@ -146,19 +176,49 @@ const SECTION = "planner";
 const THROUGHPUT_INTERVAL = "throughput_adjustment_interval_seconds";
 const LOAD_INTERVAL = "load_adjustment_interval_seconds";
 
-type Ctx = Pick<z.RefinementCtx, "addIssue">;
+type Ctx = Pick<z.RefinementCtx, "addIssue" | "issues">;
 
-/** §1.3 steps 9, 12, 13 and the null-interval rule of §9.1, on an enabled section. */
-function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
+/**
+ * Retune-only mode ticks every load interval (seed 000 Scenario 1), so that interval must be a
+ * usable number even though load scaling is off. Returns whether it is.
+ */
+function checkRetuneOnlySchedule(p: PlannerSectionConfig, ctx: Ctx): boolean {
+  const seconds = p[LOAD_INTERVAL];
+  if (seconds === null) {
+    fail(
+      ctx,
+      `${PATH} is null, but retune-only mode ticks every ${PATH}; set a number of seconds > 0 or remove it`,
+      [SECTION, LOAD_INTERVAL],
+    );
+    return false;
+  }
+  if (toMs(seconds) === 0) {
+    fail(ctx, `${PATH} must be at least 0.001: the Planner schedules in whole milliseconds`, [
+      SECTION,
+      LOAD_INTERVAL,
+    ]);
+    return false;
+  }
+  return true;
+}
+
+/** §1.3 steps 9, 12, 13 and the null-interval rule of §9.1, on an enabled section. Returns whether they pass. */
+function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): boolean {
   const scaling = normalizedScaling(p);
   if (!scaling.throughput && !scaling.load) {
+    if (p.retune?.retune_only) return checkRetuneOnlySchedule(p, ctx);
+    const retuneHint =
+      p.retune === undefined
+        ? ""
+        : `; for retune-only mode set both ${PATH}.enable_throughput_scaling and ${PATH}.enable_load_scaling ` +
+          "to false explicitly";
     fail(
       ctx,
       `${PATH}.policy='enabled' needs a scaling mode: with ${PATH}.target='sla', set ` +
-        `${PATH}.enable_throughput_scaling or ${PATH}.enable_load_scaling to true`,
+        `${PATH}.enable_throughput_scaling or ${PATH}.enable_load_scaling to true${retuneHint}`,
       [SECTION],
     );
-    return;
+    return false;
   }
   const enabled: { key: string; seconds: number }[] = [];
   let complete = true;
@@ -178,7 +238,7 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
       enabled.push({ key, seconds });
     }
   }
-  if (!complete) return;
+  if (!complete) return false;
 
   const scale = scaleIntervalSeconds(enabled.map((e) => e.seconds));
   for (const { key, seconds } of enabled) {
@@ -187,7 +247,7 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
         SECTION,
         key,
       ]);
-      return;
+      return false;
     }
   }
   for (const { key, seconds } of enabled) {
@@ -199,7 +259,7 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
           "(the millisecond gcd of the enabled adjustment intervals)",
         [SECTION, key],
       );
-      return;
+      return false;
     }
   }
   const load = p[LOAD_INTERVAL];
@@ -211,7 +271,9 @@ function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): void {
         "when both load and throughput scaling are enabled",
       [SECTION, LOAD_INTERVAL],
     );
+    return false;
   }
+  return true;
 }
 
 /** The parts of the validated document the planner rules read besides the section itself. */
@@ -221,6 +283,13 @@ export interface PlannerDocument {
   readonly evaluation: {
     readonly sla?: { readonly ttft_ms?: number; readonly itl_ms?: number; readonly e2e_ms?: number };
   };
+  /** Read by the retune rules only, and only when these sections have no issues of their own. */
+  readonly traffic: {
+    readonly source: { readonly type: string; readonly format?: string };
+    readonly load: { readonly type: string };
+    readonly stop?: { readonly max_virtual_time_seconds?: number };
+  };
+  readonly router: { readonly policy: string };
 }
 
 const SLA_KEYS = ["ttft_ms", "itl_ms"] as const;
@@ -238,6 +307,13 @@ export function checkPlannerDocument(doc: PlannerDocument, ctx: Ctx): void {
       fail(ctx, `${PATH}=true requires ${up(1)}.policy='enabled' (policy 'disabled' runs no Planner)`, [
         SECTION,
         "advisory",
+      ]);
+    }
+    if (p.retune !== undefined) {
+      // Like `advisory`: retune runs inside the Planner (seed 000 "Requirements").
+      failAtKey(ctx, `${PATH} requires ${up(1)}.policy='enabled' (policy 'disabled' runs no Planner)`, [
+        SECTION,
+        "retune",
       ]);
     }
     return;
@@ -269,7 +345,20 @@ export function checkPlannerDocument(doc: PlannerDocument, ctx: Ctx): void {
       }
     }
   }
-  checkSchedule(p, ctx);
+  const scheduleOk = checkSchedule(p, ctx);
+  if (p.retune !== undefined) {
+    const scaling = normalizedScaling(p);
+    const tick: RetuneTick | null = scheduleOk
+      ? {
+          seconds: plannerTickSeconds(p),
+          what:
+            !scaling.throughput && !scaling.load
+              ? `${SECTION}.${LOAD_INTERVAL} in retune-only mode`
+              : "the millisecond gcd of the enabled adjustment intervals",
+        }
+      : null;
+    checkRetuneDocument({ retune: p.retune, traffic: doc.traffic, router: doc.router }, ctx, scaling, tick);
+  }
 }
 
 /**

@@ -39,7 +39,7 @@ const Source = z
     output_tokens: posInt().optional(),
     format: oneOf(
       ["mooncake", "mooncake-delta", "agentic_mooncake", "applied_compute_agentic", "dynamo", "weka"],
-      ["mooncake"],
+      ["mooncake", "dynamo"],
     ).optional(),
     paths: z.array(z.string().min(1)).optional(),
     block_size: posInt().optional(),
@@ -55,30 +55,44 @@ const Source = z
       fail(ctx, `${PATH}.type='${src.type}' does not accept ${pyList(extra)}`);
     }
     if (src.type === "trace") {
+      const format = src.format ?? "mooncake";
       if (src.paths === undefined) {
         fail(ctx, `${PATH}.type='trace' requires paths`);
+      } else if (format === "dynamo") {
+        // Only the Dynamo format spans several files (shards, directories, patterns).
+        if (src.paths.length === 0) fail(ctx, `${PATH} must list at least 1 path`, ["paths"]);
       } else if (src.paths.length !== 1) {
-        fail(ctx, `${PATH} must list exactly 1 path for format 'mooncake' (got ${src.paths.length})`, [
+        fail(ctx, `${PATH} must list exactly 1 path for format '${format}' (got ${src.paths.length})`, [
           "paths",
         ]);
       }
     }
   })
-  .transform((src) =>
-    src.type === "synthetic"
-      ? {
-          type: "synthetic" as const,
-          input_tokens: src.input_tokens ?? 1024,
-          output_tokens: src.output_tokens ?? 128,
-        }
-      : {
-          type: "trace" as const,
-          format: src.format ?? "mooncake",
-          // Non-null: the refinement above required exactly one path.
-          path: src.paths![0],
-          block_size: src.block_size ?? 512,
-        },
-  );
+  .transform((src) => {
+    if (src.type === "synthetic") {
+      return {
+        type: "synthetic" as const,
+        input_tokens: src.input_tokens ?? 1024,
+        output_tokens: src.output_tokens ?? 128,
+      };
+    }
+    // Non-null paths: the refinement above required them.
+    if (src.format === "dynamo") {
+      // The block size is embedded in a Dynamo trace; an explicit one is only an equality check.
+      return {
+        type: "trace" as const,
+        format: "dynamo" as const,
+        paths: src.paths!,
+        block_size: src.block_size ?? null,
+      };
+    }
+    return {
+      type: "trace" as const,
+      format: "mooncake" as const,
+      path: src.paths![0],
+      block_size: src.block_size ?? 512,
+    };
+  });
 
 const LOAD_FIELDS = {
   concurrency: ["type", "concurrency"],

@@ -51,6 +51,97 @@ export interface PlannerSettings {
   /** Absolute path of a Mooncake trace to pre-warm the predictors, or null. */
   readonly loadPredictorWarmupTrace: string | null;
   readonly advisory: boolean;
+  /**
+   * `planner.retune` resolved (docs/retune.md); absent or null = no retune. The retune controller
+   * is not implemented yet: a run must refuse settings that carry it.
+   */
+  readonly retune?: RetuneSettings | null;
+}
+
+/** `planner.retune.objective` (seed 003 "Scoring and Outcomes"). */
+export type RetuneObjective =
+  | "Goodput"
+  | "GoodputPerGPU"
+  | "Throughput"
+  | "ThroughputPerGPU"
+  | "ThroughputPerUser"
+  | "TTFT"
+  | "E2ELatency";
+
+/** The Planner fields a retune grid point may set. */
+export type RetunePlannerField =
+  | "loadScalingDownSensitivity"
+  | "loadMinObservations"
+  | "maxNumFpmSamples"
+  | "fpmSampleBucketSize";
+
+/** The Planner fields of one value of a Planner dimension (a preset sets two). */
+export type RetunePlannerPoint = Readonly<Partial<Pick<PlannerSettings, RetunePlannerField>>>;
+
+/** One dimension of the Planner part of the grid, in canonical order of its values. */
+export interface RetunePlannerDimension {
+  /** The `retune.planner` key: a field (`load_scaling_down_sensitivity`) or a preset group (`load_sensitivity`). */
+  readonly key: string;
+  readonly points: readonly RetunePlannerPoint[];
+}
+
+/** A load predictor's fields: family and log1p, plus that family's own knobs (planner.md §9.2 `predictor_fields`). */
+export type LoadPredictorFields = Readonly<
+  Pick<PlannerSettings, "loadPredictor" | "loadPredictorLog1p"> &
+    Partial<
+      Pick<
+        PlannerSettings,
+        "prophetWindowSize" | "kalmanQLevel" | "kalmanQTrend" | "kalmanR" | "kalmanMinPoints"
+      >
+    >
+>;
+
+/** One candidate of the load-predictor pre-sweep (planner.md §9.3 preset). */
+export interface LoadPredictorCandidate {
+  readonly name: string;
+  readonly fields: LoadPredictorFields;
+}
+
+/** Expanded KV-router domains, as explicit value lists (config names; live `router_temperature` for temperature). */
+export interface RetuneRouterDomain {
+  readonly overlapScoreCredit: readonly number[];
+  readonly prefillLoadScale: readonly number[];
+  readonly temperature: readonly number[];
+}
+
+/** `planner.retune` after defaults, domain expansion and the scaling mode (docs/retune.md). */
+export interface RetuneSettings {
+  /** T: window length and sweep period; a multiple of the Planner tick. */
+  readonly intervalS: number;
+  /** G: a window's sweep launches (and its requests are censored) at window end + G. */
+  readonly graceS: number;
+  readonly maxParallel: number;
+  /** Wall-clock bound of one sweep; at most `intervalS` (× `decisionLatencyScale` when measured). */
+  readonly timeoutS: number;
+  /** D: trace seconds between launch and the earliest decision, or `measured` (sweep wall time × scale). */
+  readonly decisionLatencyS: number | "measured";
+  /** Multiplies a measured sweep time; 1 unless `decisionLatencyS` is `measured`. */
+  readonly decisionLatencyScale: number;
+  readonly minImprovementPercentage: number;
+  readonly maxCandidates: number;
+  readonly objective: RetuneObjective;
+  /** `min` for TTFT and E2ELatency, `max` otherwise. */
+  readonly objectiveSense: "max" | "min";
+  /** Scoring SLA of the Goodput objectives: `retune.sla_*`, else `evaluation.sla`, else the Planner's targets. */
+  readonly slaTtftMs: number;
+  readonly slaItlMs: number;
+  /** Both scaling flags explicitly false: the Planner never scales and ticks every load interval. */
+  readonly retuneOnly: boolean;
+  /** Trace history before each window read for an inner Planner that scales on throughput; null otherwise. */
+  readonly historyS: number | null;
+  /** null: router parameters are not searched. */
+  readonly router: RetuneRouterDomain | null;
+  /** Planner dimensions of the grid in canonical order; empty when no Planner field is searched. */
+  readonly plannerDimensions: readonly RetunePlannerDimension[];
+  /** Candidates of the load-predictor pre-sweep in canonical order; null when the predictor is not searched. */
+  readonly loadPredictorCandidates: readonly LoadPredictorCandidate[] | null;
+  /** Points of the Cartesian grid (the product of all dimension sizes), before the startup and current points. */
+  readonly gridSize: number;
 }
 
 /** What a worker of one role can do (planner.md §2 `EngineCapabilities`). */
