@@ -15,84 +15,26 @@ import { PlannerCore } from "../src/planner/plannerCore.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../src/planner/types.js";
 import { PlannerReplayAdapter, type ScalingEvent } from "../src/sim/plannerAdapter.js";
 import type { PoolTopology, TickSnapshot, TrafficWindow } from "../src/sim/scaling.js";
+import { engineCaps, forwardPass, plannerSettings } from "./helpers/planner.js";
 
 const CONTEXT_LENGTH = 4096;
 const MAX_KV = 100_000;
 
 function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
-  return {
-    mode: "disagg",
-    optimizationTarget: "throughput",
-    enableThroughputScaling: false,
-    enableLoadScaling: true,
-    throughputAdjustmentIntervalS: 180,
-    loadAdjustmentIntervalS: 5,
-    scaleIntervalS: 5,
-    maxThroughputScalingReplicas: 8,
-    maxGpuBudget: -1,
-    minGpuBudget: -1,
-    minEndpoint: 1,
-    prefillMinEndpoint: null,
-    decodeMinEndpoint: null,
-    ttftMs: 500,
-    itlMs: 50,
-    loadScalingDownSensitivity: 80,
-    loadMinObservations: 5,
-    maxNumFpmSamples: 64,
-    fpmSampleBucketSize: 16,
-    prefillScaleUpQueueTokens: null,
-    prefillScaleDownQueueTokens: null,
-    decodeScaleUpKvRate: null,
-    decodeScaleDownKvRate: null,
-    speculativeNextn: 0,
-    loadPredictor: "constant",
-    loadPredictorLog1p: false,
-    prophetWindowSize: 50,
-    kalmanQLevel: 1,
-    kalmanQTrend: 0.1,
-    kalmanR: 10,
-    kalmanMinPoints: 5,
-    loadPredictorWarmupTrace: null,
-    advisory: false,
-    ...over,
-  };
+  return plannerSettings(over);
 }
 
 function caps(over: Partial<EngineCapabilities> = {}): EngineCapabilities {
-  return {
-    numGpu: 1,
-    gpuCostPerReplica: 1,
+  return engineCaps({
     maxNumBatchedTokens: 4500,
-    maxNumSeqs: 256,
     contextLength: CONTEXT_LENGTH,
     maxKvTokens: MAX_KV,
-    kvCacheBlockSize: 16,
-    speculativeNextn: 0,
-    attentionData: 1,
     ...over,
-  };
+  });
 }
 
 function fpm(workerId: number, f: Partial<ForwardPassMetrics> = {}): ForwardPassMetrics {
-  return {
-    workerId,
-    dpRank: 0,
-    wallTimeS: 0,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...f,
-  };
+  return forwardPass(workerId, f);
 }
 
 /** Prefill queue levels (v = queued / context) and decode KV levels (u = kv / max_kv). */

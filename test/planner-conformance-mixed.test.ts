@@ -26,81 +26,25 @@ import type {
   PlannerSettings,
   PlannerTarget,
 } from "../src/planner/types.js";
+import { engineCaps, forwardPass, plannerSettings } from "./helpers/planner.js";
 
 function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
-  return {
-    mode: "disagg",
-    optimizationTarget: "throughput",
+  return plannerSettings({
     enableThroughputScaling: true,
-    enableLoadScaling: true,
-    throughputAdjustmentIntervalS: 180,
-    loadAdjustmentIntervalS: 5,
-    scaleIntervalS: 5,
-    maxThroughputScalingReplicas: 8,
     maxGpuBudget: 64,
     minGpuBudget: 64,
-    minEndpoint: 1,
-    prefillMinEndpoint: null,
-    decodeMinEndpoint: null,
     ttftMs: 5000,
     itlMs: 5000,
-    loadScalingDownSensitivity: 80,
-    loadMinObservations: 5,
-    maxNumFpmSamples: 64,
-    fpmSampleBucketSize: 16,
-    prefillScaleUpQueueTokens: null,
-    prefillScaleDownQueueTokens: null,
-    decodeScaleUpKvRate: null,
-    decodeScaleDownKvRate: null,
-    speculativeNextn: 0,
-    loadPredictor: "constant",
-    loadPredictorLog1p: false,
-    prophetWindowSize: 50,
-    kalmanQLevel: 1,
-    kalmanQTrend: 0.1,
-    kalmanR: 10,
-    kalmanMinPoints: 5,
-    loadPredictorWarmupTrace: null,
-    advisory: false,
     ...over,
-  };
+  });
 }
 
 function caps(over: Partial<EngineCapabilities> = {}): EngineCapabilities {
-  return {
-    numGpu: 1,
-    gpuCostPerReplica: 1,
-    maxNumBatchedTokens: 4500,
-    maxNumSeqs: 256,
-    contextLength: 4096,
-    maxKvTokens: 100_000,
-    kvCacheBlockSize: 16,
-    speculativeNextn: 0,
-    attentionData: 1,
-    ...over,
-  };
+  return engineCaps({ maxNumBatchedTokens: 4500, ...over });
 }
 
 function fpm(workerId: number, f: Partial<ForwardPassMetrics> = {}): ForwardPassMetrics {
-  return {
-    workerId,
-    dpRank: 0,
-    wallTimeS: 0,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...f,
-  };
+  return forwardPass(workerId, f);
 }
 
 /** Idle engines (empty queues, no KV): every role is under its down-threshold and proposes N−1. */

@@ -13,84 +13,31 @@ import type {
   PlannerTarget,
   WorkerCounts,
 } from "../src/planner/types.js";
+import { engineCaps, forwardPass, plannerSettings } from "./helpers/planner.js";
 
 const CONTEXT_LENGTH = 4096;
 const MAX_KV_TOKENS = 100_000;
 
 function settings(target: PlannerTarget, over: Partial<PlannerSettings> = {}): PlannerSettings {
-  return {
-    mode: "disagg",
+  const load = target === "load";
+  return plannerSettings({
     optimizationTarget: target,
-    enableThroughputScaling: false,
-    enableLoadScaling: true,
-    throughputAdjustmentIntervalS: 180,
-    loadAdjustmentIntervalS: 5,
-    scaleIntervalS: 5,
-    maxThroughputScalingReplicas: 8,
-    maxGpuBudget: -1,
-    minGpuBudget: -1,
-    minEndpoint: 1,
-    prefillMinEndpoint: null,
-    decodeMinEndpoint: null,
-    ttftMs: 500,
-    itlMs: 50,
-    loadScalingDownSensitivity: 80,
-    loadMinObservations: 5,
     maxNumFpmSamples: 50,
-    fpmSampleBucketSize: 16,
-    prefillScaleUpQueueTokens: target === "load" ? 1 : null,
-    prefillScaleDownQueueTokens: target === "load" ? 0 : null,
-    decodeScaleUpKvRate: target === "load" ? 90 : null,
-    decodeScaleDownKvRate: target === "load" ? 70 : null,
-    speculativeNextn: 0,
-    loadPredictor: "constant",
-    loadPredictorLog1p: false,
-    prophetWindowSize: 50,
-    kalmanQLevel: 1,
-    kalmanQTrend: 0.1,
-    kalmanR: 10,
-    kalmanMinPoints: 5,
-    loadPredictorWarmupTrace: null,
+    prefillScaleUpQueueTokens: load ? 1 : null,
+    prefillScaleDownQueueTokens: load ? 0 : null,
+    decodeScaleUpKvRate: load ? 90 : null,
+    decodeScaleDownKvRate: load ? 70 : null,
     advisory: true,
     ...over,
-  };
+  });
 }
 
 function caps(over: Partial<EngineCapabilities> = {}): EngineCapabilities {
-  return {
-    numGpu: 1,
-    gpuCostPerReplica: 1,
-    maxNumBatchedTokens: 2048,
-    maxNumSeqs: 256,
-    contextLength: CONTEXT_LENGTH,
-    maxKvTokens: MAX_KV_TOKENS,
-    kvCacheBlockSize: 16,
-    speculativeNextn: 0,
-    attentionData: 1,
-    ...over,
-  };
+  return engineCaps({ contextLength: CONTEXT_LENGTH, maxKvTokens: MAX_KV_TOKENS, ...over });
 }
 
 function fpm(workerId: number, f: Partial<ForwardPassMetrics> = {}): ForwardPassMetrics {
-  return {
-    workerId,
-    dpRank: 0,
-    wallTimeS: 0.01,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...f,
-  };
+  return forwardPass(workerId, { wallTimeS: 0.01, ...f });
 }
 
 function workers(p: number | null, d: number | null, over: Partial<WorkerCounts> = {}): WorkerCounts {

@@ -21,83 +21,26 @@ import type {
   PlannerSettings,
   WorkerCounts,
 } from "../src/planner/types.js";
+import { engineCaps, forwardPass, plannerSettings } from "./helpers/planner.js";
 
 const OPTS: RegressionOptions = { maxNumFpmSamples: 50, minObservations: 3, bucketCount: 16 };
 
 function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
-  return {
-    mode: "disagg",
+  return plannerSettings({
     optimizationTarget: "sla",
-    enableThroughputScaling: false,
-    enableLoadScaling: true,
-    throughputAdjustmentIntervalS: 180,
-    loadAdjustmentIntervalS: 5,
-    scaleIntervalS: 5,
-    maxThroughputScalingReplicas: 8,
-    maxGpuBudget: -1,
-    minGpuBudget: -1,
-    minEndpoint: 1,
-    prefillMinEndpoint: null,
-    decodeMinEndpoint: null,
-    ttftMs: 500,
-    itlMs: 50,
-    loadScalingDownSensitivity: 80,
     loadMinObservations: 3,
     maxNumFpmSamples: 50,
-    fpmSampleBucketSize: 16,
-    prefillScaleUpQueueTokens: null,
-    prefillScaleDownQueueTokens: null,
-    decodeScaleUpKvRate: null,
-    decodeScaleDownKvRate: null,
-    speculativeNextn: 0,
-    loadPredictor: "constant",
-    loadPredictorLog1p: false,
-    prophetWindowSize: 50,
-    kalmanQLevel: 1,
-    kalmanQTrend: 0.1,
-    kalmanR: 10,
-    kalmanMinPoints: 5,
-    loadPredictorWarmupTrace: null,
     advisory: true,
     ...over,
-  };
+  });
 }
 
 function caps(over: Partial<EngineCapabilities> = {}): EngineCapabilities {
-  return {
-    numGpu: 1,
-    gpuCostPerReplica: 1,
-    maxNumBatchedTokens: 2048,
-    maxNumSeqs: 256,
-    contextLength: 4096,
-    maxKvTokens: 100_000,
-    kvCacheBlockSize: 16,
-    speculativeNextn: 0,
-    attentionData: 1,
-    ...over,
-  };
+  return engineCaps(over);
 }
 
 function fpm(workerId: number, f: Partial<ForwardPassMetrics> = {}): ForwardPassMetrics {
-  return {
-    workerId,
-    dpRank: 0,
-    wallTimeS: 0.01,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...f,
-  };
+  return forwardPass(workerId, { wallTimeS: 0.01, ...f });
 }
 
 function workers(p: number | null, d: number, over: Partial<WorkerCounts> = {}): WorkerCounts {

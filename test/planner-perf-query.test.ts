@@ -16,27 +16,10 @@ import {
   queryGroups,
 } from "../src/planner/perfModelQuery.js";
 import type { EngineCapabilities, ForwardPassMetrics } from "../src/planner/types.js";
+import { forwardPass } from "./helpers/planner.js";
 
 function fpm(f: Partial<ForwardPassMetrics>): ForwardPassMetrics {
-  return {
-    workerId: 1,
-    dpRank: 0,
-    wallTimeS: 0.01,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...f,
-  };
+  return forwardPass(1, { wallTimeS: 0.01, ...f });
 }
 
 const OPTS: RegressionOptions = { maxNumFpmSamples: 50, minObservations: 3, bucketCount: 16 };

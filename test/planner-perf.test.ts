@@ -10,27 +10,10 @@ import { fitOls } from "../src/planner/perfModelOls.js";
 import { clampKvHitRate, estimateQueuedPrefillTimeS } from "../src/planner/perfModelQuery.js";
 import { MovingAverage } from "../src/planner/perfModelSamples.js";
 import type { ForwardPassMetrics } from "../src/planner/types.js";
+import { forwardPass } from "./helpers/planner.js";
 
 function fpm(f: Partial<ForwardPassMetrics>): ForwardPassMetrics {
-  return {
-    workerId: 1,
-    dpRank: 0,
-    wallTimeS: 0.01,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...f,
-  };
+  return forwardPass(1, { wallTimeS: 0.01, ...f });
 }
 
 function opts(maxNumFpmSamples: number, minObservations: number, bucketCount: number): RegressionOptions {

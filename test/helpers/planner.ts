@@ -1,0 +1,83 @@
+import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../../src/planner/types.js";
+
+/**
+ * Planner test fixtures: fully specified objects with neutral defaults (a disaggregated,
+ * load-only deployment with PlannerConfig's default knobs, no budget). Each test file overrides
+ * what its cases are about.
+ */
+export function plannerSettings(over: Partial<PlannerSettings> = {}): PlannerSettings {
+  return {
+    mode: "disagg",
+    optimizationTarget: "throughput",
+    enableThroughputScaling: false,
+    enableLoadScaling: true,
+    throughputAdjustmentIntervalS: 180,
+    loadAdjustmentIntervalS: 5,
+    scaleIntervalS: 5,
+    maxThroughputScalingReplicas: 8,
+    maxGpuBudget: -1,
+    minGpuBudget: -1,
+    minEndpoint: 1,
+    prefillMinEndpoint: null,
+    decodeMinEndpoint: null,
+    ttftMs: 500,
+    itlMs: 50,
+    loadScalingDownSensitivity: 80,
+    loadMinObservations: 5,
+    maxNumFpmSamples: 64,
+    fpmSampleBucketSize: 16,
+    prefillScaleUpQueueTokens: null,
+    prefillScaleDownQueueTokens: null,
+    decodeScaleUpKvRate: null,
+    decodeScaleDownKvRate: null,
+    speculativeNextn: 0,
+    loadPredictor: "constant",
+    loadPredictorLog1p: false,
+    prophetWindowSize: 50,
+    kalmanQLevel: 1,
+    kalmanQTrend: 0.1,
+    kalmanR: 10,
+    kalmanMinPoints: 5,
+    loadPredictorWarmupTrace: null,
+    advisory: false,
+    ...over,
+  };
+}
+
+export function engineCaps(over: Partial<EngineCapabilities> = {}): EngineCapabilities {
+  return {
+    numGpu: 1,
+    gpuCostPerReplica: 1,
+    maxNumBatchedTokens: 2048,
+    maxNumSeqs: 256,
+    contextLength: 4096,
+    maxKvTokens: 100_000,
+    kvCacheBlockSize: 16,
+    speculativeNextn: 0,
+    attentionData: 1,
+    ...over,
+  };
+}
+
+/** An FPM with every counter 0 (an idle heartbeat unless `wallTimeS` is set). */
+export function forwardPass(workerId: number, over: Partial<ForwardPassMetrics> = {}): ForwardPassMetrics {
+  return {
+    workerId,
+    dpRank: 0,
+    wallTimeS: 0,
+    numPrefillRequests: 0,
+    sumPrefillTokens: 0,
+    varPrefillLength: 0,
+    sumPrefillKvTokens: 0,
+    numDecodeRequests: 0,
+    sumDecodeKvTokens: 0,
+    varDecodeKvTokens: 0,
+    numQueuedPrefill: 0,
+    sumQueuedPrefillTokens: 0,
+    varQueuedPrefillLength: 0,
+    numQueuedDecode: 0,
+    sumQueuedDecodeKvTokens: 0,
+    varQueuedDecodeKvTokens: 0,
+    ...over,
+  };
+}
