@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
 import type { PlannerSettings } from "../src/planner/types.js";
 import { runPrediction } from "../src/run.js";
+import { plannerSettings } from "./helpers/planner.js";
 import { disaggSpec, writeTrace } from "./helpers/specs.js";
 
 const ARRIVAL_MS = 3_599_990;
@@ -42,41 +43,7 @@ function oneHourSpec(): RunSpec {
 
 /** Easy `throughput` target, load loop every 5 s, no budget: idle decode (KV 0 < 0.6) at N = 2 ⇒ 1. */
 function planner(advisory: boolean): PlannerSettings {
-  return {
-    mode: "disagg",
-    optimizationTarget: "throughput",
-    enableThroughputScaling: false,
-    enableLoadScaling: true,
-    throughputAdjustmentIntervalS: 180,
-    loadAdjustmentIntervalS: 5,
-    scaleIntervalS: 5,
-    maxThroughputScalingReplicas: 8,
-    maxGpuBudget: -1,
-    minGpuBudget: -1,
-    minEndpoint: 1,
-    prefillMinEndpoint: null,
-    decodeMinEndpoint: null,
-    ttftMs: 500,
-    itlMs: 50,
-    loadScalingDownSensitivity: 80,
-    loadMinObservations: 5,
-    maxNumFpmSamples: 64,
-    fpmSampleBucketSize: 16,
-    prefillScaleUpQueueTokens: null,
-    prefillScaleDownQueueTokens: null,
-    decodeScaleUpKvRate: null,
-    decodeScaleDownKvRate: null,
-    speculativeNextn: 0,
-    loadPredictor: "constant",
-    loadPredictorLog1p: false,
-    prophetWindowSize: 50,
-    kalmanQLevel: 1,
-    kalmanQTrend: 0.1,
-    kalmanR: 10,
-    kalmanMinPoints: 5,
-    loadPredictorWarmupTrace: null,
-    advisory,
-  };
+  return plannerSettings({ advisory });
 }
 
 describe("§11.5 GPU-hours: 1×2 + 2×4 GPUs over 1 h = 10.0", () => {
