@@ -72,6 +72,19 @@ describe("KV router cost at temperature 0 (hand-computed)", () => {
     expect(router.lastOverlapBlocks()).toBe(0);
   });
 
+  it("setCostParameters changes the scoring from now on and keeps the tracked state", () => {
+    const router = build();
+    router.setCostParameters({ overlapScoreCredit: 0, prefillLoadScale: 1, temperature: 0 });
+    expect(route(router, q, 64)).toBe(B);
+    expect(router.lastCost(A)).toBe(10.25);
+    expect(router.activeBlocks(A)).toBe(2);
+    expect(router.overlapBlocks(A, q, 0, 4)).toBe(3);
+    expect(router.options.overlapScoreCredit).toBe(0);
+    expect(() =>
+      router.setCostParameters({ overlapScoreCredit: -1, prefillLoadScale: 1, temperature: 0 }),
+    ).toThrow();
+  });
+
   it("prefillLoadScale 0: only decode blocks matter", () => {
     const router = build({ prefillLoadScale: 0 });
     // A: 0 + 2 + 3 = 5;  B: 0 + 0 + 4 = 4

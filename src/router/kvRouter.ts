@@ -28,7 +28,7 @@ export { KV_ROUTER_DEFAULT_SEED, kvRouterOptionsForRole, resolveKvRouterOptions 
 const NO_SLOT = -1;
 
 export class KvRouter {
-  readonly options: Readonly<KvRouterOptions>;
+  private opts: Readonly<KvRouterOptions>;
   private readonly prng: Prng;
   /** hash → slots whose KV cache holds the block; fed only by KV events. */
   private readonly cached = new HashSlotSets();
@@ -53,16 +53,30 @@ export class KvRouter {
   private lastOverlap = 0;
 
   constructor(init: KvRouterInit) {
-    this.options = Object.freeze(resolveKvRouterOptions(init));
-    this.prng = new Prng(this.options.seed);
+    this.opts = Object.freeze(resolveKvRouterOptions(init));
+    this.prng = new Prng(this.opts.seed);
     this.load = new ActiveLoad(
-      this.options.trackActiveBlocks,
-      this.options.trackPrefillTokens,
-      this.options.assumeKvReuse,
+      this.opts.trackActiveBlocks,
+      this.opts.trackPrefillTokens,
+      this.opts.assumeKvReuse,
     );
   }
 
   /** Makes `worker` eligible. Throws if it already is. A draining worker that returns keeps its live load. */
+  get options(): Readonly<KvRouterOptions> {
+    return this.opts;
+  }
+
+  /**
+   * Changes the cost parameters from now on (the live router's PATCH /router_policy, which retune
+   * uses). Tracked load and the prefix index are kept; only the scoring changes.
+   */
+  setCostParameters(
+    p: Pick<KvRouterOptions, "overlapScoreCredit" | "prefillLoadScale" | "temperature">,
+  ): void {
+    this.opts = Object.freeze(resolveKvRouterOptions({ ...this.opts, ...p }));
+  }
+
   addWorker(worker: number): void {
     if (!Number.isInteger(worker) || worker < 0) throw new RangeError(`kv router: bad worker id ${worker}`);
     if (this.eligibleSlotOf(worker) !== NO_SLOT) throw new Error(`kv router: worker ${worker} already added`);
@@ -116,9 +130,9 @@ export class KvRouter {
     }
     this.scoreCandidates(hashes, offset, count, isl, nowMs);
     const pick =
-      this.options.temperature === 0
+      this.opts.temperature === 0
         ? pickLowestCost(this.costs, n, this.prng)
-        : pickSoftmax(this.costs, n, this.options.temperature, this.prng, this.probabilities);
+        : pickSoftmax(this.costs, n, this.opts.temperature, this.prng, this.probabilities);
     this.lastOverlap = this.overlapBySlot[this.candidateSlots[pick]];
     return this.candidateWorkers[pick];
   }
@@ -156,7 +170,7 @@ export class KvRouter {
   ): void {
     const slot = this.eligibleSlotOf(worker);
     if (slot === NO_SLOT) throw new Error(`kv router: addRequest on non-eligible worker ${worker}`);
-    const aic = this.options.prefillLoadModel === "aic";
+    const aic = this.opts.prefillLoadModel === "aic";
     if (
       aic &&
       !Number.isNaN(predictedPrefillMs) &&
@@ -166,10 +180,7 @@ export class KvRouter {
         `kv router: predicted prefill must be finite and ≥ 0 or NaN, got ${predictedPrefillMs}`,
       );
     }
-    const cachedTokens = Math.min(
-      isl,
-      this.cachedDepth(slot, hashes, offset, count) * this.options.blockSize,
-    );
+    const cachedTokens = Math.min(isl, this.cachedDepth(slot, hashes, offset, count) * this.opts.blockSize);
     this.load.add(
       slot,
       request,
@@ -233,7 +244,7 @@ export class KvRouter {
     isl: number,
     nowMs: number,
   ): void {
-    const o = this.options;
+    const o = this.opts;
     const n = this.candidateCount;
     const slots = this.candidateSlots;
     this.cached.leadingDepths(hashes, offset, count, slots, n, this.overlapBySlot, this.aliveWords);
