@@ -2,6 +2,7 @@ import type { RunSpec } from "./config/runSpec.js";
 import { buildPrediction, type Prediction } from "./report/prediction.js";
 import { createPlanner } from "./sim/plannerSetup.js";
 import { Replay, type ReplayResult } from "./sim/replay.js";
+import type { RetuneSweepInfo } from "./sim/retuneController.js";
 import { createRoleTimings } from "./timing/index.js";
 import {
   buildDynamoTable,
@@ -69,11 +70,40 @@ function checkDynamoLoad(requests: DynamoRequests, spec: RunSpec): void {
 export interface RunOutcome {
   readonly prediction: Prediction;
   readonly result: ReplayResult;
+  /** With `planner.retune`: what each window's sweep did (process counts, wall time); else absent. */
+  readonly retuneSweeps?: readonly RetuneSweepInfo[];
 }
 
 export interface RunHooks {
   /** Receives the replay before it starts (to abort it on Ctrl-C, or show progress). */
   onStart?(replay: Replay): void;
+  /** Receives diagnostic lines (the retune window counts, docs/retune.md §4). */
+  log?(line: string): void;
+}
+
+/**
+ * What of `planner.retune` fleetsim runs: retune-only KV-router retune of an aggregated deployment
+ * (seed 000 Scenario 1). Returns why the rest is refused, or null when the settings are in scope.
+ */
+export function retuneRefusal(spec: RunSpec): string | null {
+  const retune = spec.planner?.retune;
+  if (retune === undefined || retune === null) return null;
+  const prefix = "planner.retune: ";
+  const suffix =
+    " is not implemented in fleetsim yet (the configuration is valid; see docs/retune.md §12). " +
+    "Remove planner.retune to replay without it.";
+  if (retune.plannerDimensions.length > 0 || retune.loadPredictorCandidates !== null) {
+    return `${prefix}retuning Planner fields (retune.planner, the load-predictor pre-sweep)${suffix}`;
+  }
+  if (!retune.retuneOnly) {
+    return (
+      `${prefix}retune with scaling on (an inner Planner in the candidate replays; only retune-only mode, ` +
+      `both enable_load_scaling and enable_throughput_scaling false, runs)${suffix}`
+    );
+  }
+  if (spec.engine.mode !== "aggregated") return `${prefix}retune of a disaggregated deployment${suffix}`;
+  if (retune.router === null) return `${prefix}retune without retune.router${suffix}`;
+  return null;
 }
 
 /** Loads the workload, replays it and builds the prediction document. */
@@ -85,16 +115,17 @@ export async function runPrediction(
   opts: { capturePerRequest: boolean },
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
-  if (spec.planner?.retune !== undefined && spec.planner.retune !== null) {
-    // The config is validated (docs/retune.md is the spec), but the controller does not exist yet:
-    // refuse rather than silently replay without retune.
-    throw new NotImplementedError(
-      "planner.retune: the retune controller is not implemented in fleetsim yet (the configuration is valid; " +
-        "see docs/retune.md). Remove planner.retune to replay without it.",
-    );
-  }
-  const [table, timings] = await Promise.all([loadWorkload(spec), createRoleTimings(spec.engine)]);
-  const planner = await createPlanner(spec, timings);
+  // Refuse, before the workload is read, what the retune controller does not run yet: never replay
+  // without retune a config that asks for it.
+  const refusal = retuneRefusal(spec);
+  if (refusal !== null) throw new NotImplementedError(refusal);
+  const retuneOn = spec.planner?.retune !== undefined && spec.planner.retune !== null;
+  const [workload, timings] = await Promise.all([
+    retuneOn ? loadRetuneWorkload(spec) : loadWorkload(spec).then((table) => ({ table, requests: null })),
+    createRoleTimings(spec.engine),
+  ]);
+  const { table, requests } = workload;
+  const planner = await createPlanner(spec, timings, requests === null ? null : { requests, log: hooks.log });
   const replay = new Replay(spec, table, timings, {
     capturePerRequest: opts.capturePerRequest,
     scaling: planner,
@@ -102,5 +133,30 @@ export async function runPrediction(
   hooks.onStart?.(replay);
   const result = await replay.run();
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
-  return { prediction: buildPrediction(spec, result, opts.capturePerRequest, plannerReport), result };
+  const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
+  const sweeps = planner?.retune?.sweepInfo;
+  return sweeps === undefined ? { prediction, result } : { prediction, result, retuneSweeps: sweeps };
+}
+
+/**
+ * The workload of a retune run, read once: the Dynamo trace's requests (the window reader's rows)
+ * and their table. An agentic trace is rejected (docs/retune.md §1: windows replay open-loop).
+ */
+async function loadRetuneWorkload(spec: RunSpec): Promise<{ table: RequestTable; requests: DynamoRequests }> {
+  const source = spec.source;
+  if (source.type !== "trace" || source.format !== "dynamo") {
+    throw new Error("internal: planner.retune needs a Dynamo request trace (config rule)");
+  }
+  const requests = await readDynamoRequests(source.paths, { expectedBlockSize: source.blockSize });
+  if (isAgentic(requests)) {
+    throw new TraceError(
+      requests.files[0],
+      0,
+      "planner.retune replays open-loop windows: an agentic Dynamo trace (agent_context on every request) is not supported",
+    );
+  }
+  const engine = spec.engine;
+  const engineBlockSize =
+    engine.mode === "aggregated" ? engine.aggregated.blockSize : engine.prefill.blockSize;
+  return { table: buildDynamoTable(requests, { engineBlockSize }), requests };
 }

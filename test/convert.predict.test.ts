@@ -141,12 +141,9 @@ describe("predict: a converted trace replays like its Mooncake original", async 
   }
 });
 
-describe("planner.retune before its controller exists", () => {
-  it("refuses a valid retune config with exit 2 instead of replaying without retune", async () => {
-    const { cli } = await import("./helpers/cli.js");
+describe("planner.retune on a converted trace", () => {
+  async function setup(planner: string): Promise<{ config: string; out: string }> {
     const { tempDir } = await import("./helpers/specs.js");
-    const { writeFileSync } = await import("node:fs");
-    const { join } = await import("node:path");
     const dir = tempDir();
     const trace = join(dir, "replay.jsonl");
     const conv = await cli("convert", "--input", "examples/sample_trace.jsonl", "--output", trace);
@@ -164,17 +161,34 @@ engine:
 router: {policy: kv_router}
 planner:
   policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 60
-    router: {temperature: {choices: [0.0, 1.0]}}
+${planner}  retune:
+    interval_seconds: 30
+    grace_seconds: 5
+    router: {overlap_score_credit: 1.0, prefill_load_scale: 1.0, temperature: {choices: [0.0, 1.0]}}
 `,
     );
-    const out = join(dir, "out");
-    const r = await cli("predict", "-c", config, "--output-dir", out);
+    return { config, out: join(dir, "out") };
+  }
+
+  it("runs a retune-only router retune and reports its decisions", async () => {
+    const p = await setup("  enable_load_scaling: false\n  enable_throughput_scaling: false\n");
+    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    expect(r.code, r.err).toBe(0);
+    const prediction = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
+    const events = prediction.planner.retune_events as { decision_id: string; num_candidates: number }[];
+    expect(Array.isArray(events)).toBe(true);
+    events.forEach((e, i) => {
+      expect(e.decision_id).toBe(`retune-${i + 1}-w${i}`);
+      expect(e.num_candidates).toBe(2);
+    });
+  }, 60_000);
+
+  it("still refuses retune with scaling on (exit 2) instead of replaying without retune", async () => {
+    const p = await setup("  enable_load_scaling: true\n  enable_throughput_scaling: false\n");
+    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
     expect(r.code, r.err).toBe(2);
-    expect(r.err).toContain("planner.retune: the retune controller is not implemented in fleetsim yet");
+    expect(r.err).toContain("planner.retune: retune with scaling on");
+    expect(r.err).toContain("is not implemented in fleetsim yet");
     expect(r.err).not.toContain("    at ");
   });
 });

@@ -35,6 +35,18 @@ export interface Placement {
   readonly wantsPrefillPrediction: boolean;
   /** Whether the policy listens to KV events (engines skip wiring them otherwise). */
   readonly wantsKvEvents: boolean;
+  /**
+   * Changes the cost parameters from now on (retune's PATCH /router_policy, docs/retune.md §9);
+   * absent for a policy without parameters (round robin).
+   */
+  setCostParameters?(p: RouterCostParameters): void;
+}
+
+/** The retunable KV-router cost parameters (config names). */
+export interface RouterCostParameters {
+  readonly overlapScoreCredit: number;
+  readonly prefillLoadScale: number;
+  readonly temperature: number;
 }
 
 /**
@@ -86,6 +98,7 @@ export type KvRouterRole = "aggregated" | "prefill" | "decode";
  */
 export class KvPlacement implements Placement {
   private readonly router: KvRouter;
+  private readonly decode: boolean;
   readonly wantsPrefillPrediction: boolean;
   readonly wantsKvEvents: boolean;
 
@@ -96,6 +109,7 @@ export class KvPlacement implements Placement {
     blockSize: number,
   ) {
     const decode = role === "decode";
+    this.decode = decode;
     this.router = new KvRouter({
       blockSize,
       overlapScoreCredit: decode ? 0 : spec.overlapScoreCredit,
@@ -110,6 +124,15 @@ export class KvPlacement implements Placement {
     });
     this.wantsPrefillPrediction = !decode && spec.prefillLoadModel === "aic";
     this.wantsKvEvents = !decode;
+  }
+
+  /** Patches the router's scoring; a decode-stage router keeps giving no overlap credit. */
+  setCostParameters(p: RouterCostParameters): void {
+    this.router.setCostParameters({
+      overlapScoreCredit: this.decode ? 0 : p.overlapScoreCredit,
+      prefillLoadScale: p.prefillLoadScale,
+      temperature: p.temperature,
+    });
   }
 
   addWorker(worker: number): void {

@@ -8,6 +8,7 @@ import type {
   TrafficObservation,
   WorkerCounts,
 } from "../planner/types.js";
+import type { RetuneController, RetuneTickResult } from "./retuneController.js";
 import type {
   LifecycleOperation,
   PoolTopology,
@@ -43,6 +44,8 @@ export interface PlannerReport {
   total_ticks: number;
   html_report_path: null;
   recommended_scaling_events?: ScalingEvent[];
+  /** `planner.retune` set: every recorded decision (docs/retune.md §10). */
+  retune_events?: unknown[];
 }
 
 type Role = "prefill" | "decode";
@@ -71,6 +74,8 @@ export class PlannerReplayAdapter implements ScalingPolicy {
     private readonly core: PlannerCore,
     start: { prefill: number; decode: number },
     private readonly bootstrap: BootstrapInfo,
+    /** The retune controller when `planner.retune` is set (retune-only router retune). */
+    readonly retune: RetuneController | null = null,
   ) {
     this.startCount = { prefill: start.prefill, decode: start.decode };
   }
@@ -121,10 +126,33 @@ export class PlannerReplayAdapter implements ScalingPolicy {
       if (effects.scaleTo?.numDecode == null) this.recommended.decode = null;
     }
     const nextTickMs = effects.nextTickS * 1000;
+    // Retune runs after the scaling pipeline (docs/retune.md §9 "Within a tick").
+    const retune =
+      this.retune?.onTick(snap.nowMs, {
+        prefill: disagg ? snap.prefillTopology!.active.length : null,
+        decode: snap.decodeTopology.active.length,
+      }) ?? null;
     this.ticks.push(
-      tickRecord(snap, scheduled, traffic, workers, effects, targetPrefill, targetDecode, nextTickMs, disagg),
+      tickRecord(
+        snap,
+        scheduled,
+        traffic,
+        workers,
+        effects,
+        targetPrefill,
+        targetDecode,
+        nextTickMs,
+        disagg,
+        retune,
+      ),
     );
-    return { targetPrefill, targetDecode, nextTickMs };
+    const routerParameters = retune?.routerParameters ?? null;
+    if (routerParameters === null) return { targetPrefill, targetDecode, nextTickMs };
+    return { targetPrefill, targetDecode, nextTickMs, routerParameters };
+  }
+
+  pendingWork(): Promise<void> | null {
+    return this.retune?.pendingWork() ?? null;
   }
 
   /** The planner section of prediction.json. */
@@ -151,6 +179,7 @@ export class PlannerReplayAdapter implements ScalingPolicy {
       html_report_path: null,
     };
     if (s.advisory) report.recommended_scaling_events = this.recommendedEvents;
+    if (this.retune !== null) report.retune_events = [...this.retune.retuneEvents];
     return report;
   }
 
@@ -350,8 +379,9 @@ function tickRecord(
   targetDecode: number | null,
   nextTickMs: number,
   disagg: boolean,
+  retune: RetuneTickResult | null,
 ): unknown {
-  return {
+  const record: Record<string, unknown> = {
     ordinal: snap.tickOrdinal,
     at_ms: snap.nowMs,
     scheduled_tick: {
@@ -399,9 +429,12 @@ function tickRecord(
       target_prefill: targetPrefill,
       target_decode: targetDecode,
       next_tick_ms: nextTickMs,
-      router_parameters: null,
+      router_parameters: retune?.desiredRouterParameters ?? null,
     },
   };
+  // With retune, each router's revision and parameters before this tick's update (§10).
+  if (retune !== null) record.router_policies = retune.routerPolicies;
+  return record;
 }
 
 function snakeCase(o: object): Record<string, unknown> {

@@ -11,8 +11,10 @@ import { extractMetricsFromMooncake } from "../planner/trafficWindows.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../planner/types.js";
 import type { RoleTimings } from "../timing/index.js";
 import type { TimingModel } from "../timing/timingModel.js";
+import type { DynamoRequests } from "../traffic/dynamoTrace.js";
 import { loadMooncakeTrace } from "../traffic/mooncake.js";
 import { type BootstrapInfo, PlannerReplayAdapter } from "./plannerAdapter.js";
+import { RetuneController } from "./retuneController.js";
 
 /**
  * Predictor warm-up windows from `load_predictor_warmup_trace` (planner.md §4.1): the trace's
@@ -53,6 +55,7 @@ export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
 export async function createPlanner(
   spec: RunSpec,
   timings: RoleTimings,
+  retune: { readonly requests: DynamoRequests; readonly log?: (line: string) => void } | null = null,
 ): Promise<PlannerReplayAdapter | null> {
   const settings = spec.planner;
   if (settings === null) return null;
@@ -83,9 +86,16 @@ export async function createPlanner(
   }
   const warmup = settings.enableThroughputScaling ? await warmupWindows(settings) : null;
   const core = new PlannerCore({ settings, caps, bootstrap, warmup });
-  return new PlannerReplayAdapter(
-    core,
-    { prefill: prefillRole?.replicas ?? 0, decode: decodeRole.replicas },
-    info,
-  );
+  const start = { prefill: prefillRole?.replicas ?? 0, decode: decodeRole.replicas };
+  let controller: RetuneController | null = null;
+  if (settings.retune !== undefined && settings.retune !== null) {
+    if (retune === null) throw new Error("internal: planner.retune needs the Dynamo trace's requests");
+    controller = new RetuneController(
+      spec,
+      retune.requests,
+      { prefill: prefillRole === null ? null : start.prefill, decode: start.decode },
+      retune.log,
+    );
+  }
+  return new PlannerReplayAdapter(core, start, info, controller);
 }

@@ -102,6 +102,8 @@ export class Replay {
   private readonly scaling: ScalingPolicy | null;
   private tickOrdinal = 0;
   private tickDue = false;
+  /** Work the last tick's policy started (a retune sweep): the clock waits for it (`run`). */
+  private work: Promise<void> | null = null;
   /** Arrival events in the heap, and arrived requests without a terminal state. */
   private queuedArrivalEvents = 0;
   private openRequests = 0;
@@ -199,6 +201,15 @@ export class Replay {
     let sliceEnd = start + 50;
     if (this.aborted) throw new ReplayAborted();
     while (this.step(4096)) {
+      const work = this.work;
+      if (work !== null) {
+        // Virtual time stands still while the policy's work (a retune sweep) runs.
+        this.work = null;
+        await work;
+        if (this.aborted) throw new ReplayAborted();
+        sliceEnd = performance.now() + 50;
+        continue;
+      }
       if (performance.now() >= sliceEnd) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (this.aborted) throw new ReplayAborted();
@@ -212,7 +223,12 @@ export class Replay {
   runSync(): ReplayResult {
     const start = performance.now();
     while (this.step(1 << 30)) {
-      /* keep going */
+      if (this.work !== null) {
+        this.work.catch(() => {}); // reported by the error below, not as an unhandled rejection
+        throw new Error(
+          "internal: the scaling policy started asynchronous work (a retune sweep); use Replay.run(), not runSync()",
+        );
+      }
     }
     return this.result(performance.now() - start);
   }
@@ -267,6 +283,8 @@ export class Replay {
           this.tick(t);
           this.driveWorkers(this.front, t);
           if (this.back !== null) this.driveWorkers(this.back, t);
+          // The tick started asynchronous work: return so that `run` awaits it before going on.
+          if (this.work !== null) return true;
         }
       } while (heap.peekTime() === t || this.tickDue);
     }
@@ -522,6 +540,9 @@ export class Replay {
     this.traffic = emptyTraffic();
     this.trafficSinceMs = t;
     const action = policy.onTick(snapshot);
+    const params = action.routerParameters ?? null;
+    if (params !== null) for (const pool of this.pools) pool.placement.setCostParameters?.(params);
+    this.work = policy.pendingWork?.() ?? null;
     if (back !== null && action.targetPrefill !== null) this.scaleTo(this.front, action.targetPrefill, t);
     if (action.targetDecode !== null) this.scaleTo(decodePool, action.targetDecode, t);
     const more = this.openRequests > 0 || this.queuedArrivalEvents > 0;

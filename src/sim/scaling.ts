@@ -1,4 +1,5 @@
 import type { ForwardPassMetrics } from "../planner/types.js";
+import type { RouterCostParameters } from "../router/placement.js";
 
 /** Worker ids of one pool by lifecycle state, ascending. */
 export interface PoolTopology {
@@ -44,6 +45,11 @@ export interface ScalingAction {
   readonly targetPrefill: number | null;
   readonly targetDecode: number | null;
   readonly nextTickMs: number | null;
+  /**
+   * Router cost parameters to patch into every KV router at this tick (retune's decision tick,
+   * docs/retune.md §9); absent or null = unchanged.
+   */
+  readonly routerParameters?: RouterCostParameters | null;
 }
 
 /** A scaling policy driven by the replay (the Rust ↔ Python planner hook of planner.md §8.2). */
@@ -51,6 +57,11 @@ export interface ScalingPolicy {
   /** First tick time, ms; null for none. */
   initialTickMs(): number | null;
   onTick(snapshot: TickSnapshot): ScalingAction;
+  /**
+   * Asynchronous work the last tick started (a retune sweep), or null. The virtual clock stands
+   * still until it settles: \`Replay.run\` awaits it before the next event; \`runSync\` refuses it.
+   */
+  pendingWork?(): Promise<void> | null;
 }
 
 export type LifecycleTransition = "worker_starting" | "worker_ready" | "worker_draining" | "worker_removed";

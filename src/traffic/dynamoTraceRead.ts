@@ -30,6 +30,11 @@ export interface DynamoRequests {
   readonly startMs: Float64Array;
   /** Recorded completion, absolute unix milliseconds (the event time when no duration is known). */
   readonly endMs: Float64Array;
+  /**
+   * 1 when the row carried `total_time_ms` (its completion is known and it can be censored), 0 when
+   * `endMs` is only the event time (docs/retune.md §4 `censor_unavailable`).
+   */
+  readonly completionKnown: Uint8Array;
   readonly inputLength: Int32Array;
   readonly outputLength: Int32Array;
   /** Request i's compact hash ids are `hashIds[hashIdOffsets[i] .. hashIdOffsets[i+1])`. */
@@ -82,6 +87,7 @@ class Accumulator {
   duplicateRows = 0;
   private readonly start = new GrowableF64();
   private readonly end = new GrowableF64();
+  private readonly known: boolean[] = [];
   private readonly isl = new GrowableI32();
   private readonly osl = new GrowableI32();
   private readonly ids = new GrowableU32(1 << 16);
@@ -108,6 +114,7 @@ class Accumulator {
     this.idOffsets.push(this.ids.length);
     this.start.push(row.startMs);
     this.end.push(row.endMs);
+    this.known.push(row.completionKnown);
     this.isl.push(row.inputLength);
     this.osl.push(row.outputLength);
     this.requestIds.push(row.requestId);
@@ -163,6 +170,7 @@ class Accumulator {
 
     const startMs = new Float64Array(n);
     const endMs = new Float64Array(n);
+    const completionKnown = new Uint8Array(n);
     const inputLength = new Int32Array(n);
     const outputLength = new Int32Array(n);
     const hashIdOffsets = new Int32Array(n + 1);
@@ -177,6 +185,7 @@ class Accumulator {
       const i = order[k];
       startMs[k] = start[i];
       endMs[k] = end[i];
+      completionKnown[k] = this.known[i] ? 1 : 0;
       inputLength[k] = this.isl.data[i];
       outputLength[k] = this.osl.data[i];
       requestIds[k] = rid[i];
@@ -191,6 +200,7 @@ class Accumulator {
       blockSize: this.first!.row.blockSize,
       startMs,
       endMs,
+      completionKnown,
       inputLength,
       outputLength,
       hashIdOffsets,

@@ -36,6 +36,8 @@ export interface DynamoRequestRow {
   readonly requestId: string;
   readonly startMs: number;
   readonly endMs: number;
+  /** The row carried `total_time_ms`: `endMs` is a recorded completion, not just the event time. */
+  readonly completionKnown: boolean;
   readonly inputLength: number;
   readonly outputLength: number;
   readonly blockSize: number;
@@ -100,7 +102,18 @@ export function parseDynamoLine(text: string, at: RowPosition): DynamoRequestRow
 
   const startMs = received ?? Math.max(0, eventTime - (total ?? 0));
   const endMs = received !== null && total !== null ? received + total : eventTime;
-  return { requestId, startMs, endMs, inputLength, outputLength, blockSize, hashKeys, sessionId };
+  const completionKnown = total !== null;
+  return {
+    requestId,
+    startMs,
+    endMs,
+    completionKnown,
+    inputLength,
+    outputLength,
+    blockSize,
+    hashKeys,
+    sessionId,
+  };
 }
 
 function readSession(record: Json, f: Fields): string | null {

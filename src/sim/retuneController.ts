@@ -1,0 +1,332 @@
+/**
+ * The retune controller in the replay (docs/retune.md §4–§10), for retune-only KV-router retune
+ * (seed 000 Scenario 1): both scaling flags false, so the Planner never scales, replica counts are
+ * fixed, and a candidate replay needs no inner Planner.
+ *
+ * On every Planner tick (after the scaling pipeline) the controller records the ready worker counts,
+ * records a decision whose decision tick has come (switching the router parameters when `applied`),
+ * and launches the sweep of the window that came due: the window's rows of the Dynamo trace, one
+ * `replay` sweep job per distinct candidate (the run's spec with the candidate's router parameters,
+ * the ready counts at the window start, no Planner), scored and decided at once. The virtual clock
+ * stands still while the sweep runs (the replay awaits `pendingWork()`), so the decision — and with
+ * `measured` its latency — is known in the launch tick; it is recorded and takes effect on its
+ * decision tick.
+ */
+import type { RunSpec } from "../config/runSpec.js";
+import {
+  type CandidateResult,
+  type CandidateSummary,
+  candidateSet,
+  decideWindow,
+  formatWindowCounts,
+  type RetuneDecision,
+  type RetuneEventRecord,
+  type RetunePoint,
+  type RetuneWindow,
+  ROUTER_LIVE_NAMES,
+  type RouterParameters,
+  replayGroups,
+  type SweepReport,
+  selectWindowRows,
+  startupPoint,
+  type WindowAttempt,
+  windowDueAtTick,
+} from "../planner/retune/index.js";
+import type { PlannerSettings, RetuneSettings } from "../planner/types.js";
+import { sweep } from "../sweep/index.js";
+import type { ReplayJob, ReplayJobOutput } from "../sweep/tasks/replay.js";
+import type { DynamoRequests } from "../traffic/dynamoTrace.js";
+
+/** Ready worker counts of one tick (prefill null in an aggregated deployment). */
+export interface ReadyCounts {
+  readonly prefill: number | null;
+  readonly decode: number;
+}
+
+/** What one sweep's process pool did (diagnostics; not part of prediction.json). */
+export interface RetuneSweepInfo {
+  readonly windowIndex: number;
+  readonly jobs: number;
+  readonly processesStarted: number;
+  readonly wallS: number;
+  readonly timedOut: boolean;
+}
+
+/** One router's policy state as a tick records it (`router_policies`, docs/retune.md §10). */
+export interface RouterPolicyState {
+  readonly worker_type: string;
+  readonly revision: number;
+  readonly parameters: Readonly<Record<string, number>>;
+}
+
+/** What the controller asks of the replay at a tick. */
+export interface RetuneTickResult {
+  /** Router parameters to patch in now (an `applied` decision's tick), else null. */
+  readonly routerParameters: RouterParameters | null;
+  /** `runtime_decision.router_parameters`: the desired map per worker type, or null (§9, §10). */
+  readonly desiredRouterParameters: Readonly<Record<string, Readonly<Record<string, number>>>> | null;
+  /** Each router's revision and parameters before this tick's update. */
+  readonly routerPolicies: readonly RouterPolicyState[];
+}
+
+/** A relative tolerance for tick times (seconds on a binary grid). */
+const EPS = 1e-9;
+
+function liveRouter(p: RouterParameters): Record<string, number> {
+  return {
+    [ROUTER_LIVE_NAMES.overlapScoreCredit]: p.overlapScoreCredit,
+    [ROUTER_LIVE_NAMES.prefillLoadScale]: p.prefillLoadScale,
+    [ROUTER_LIVE_NAMES.temperature]: p.temperature,
+  };
+}
+
+export class RetuneController {
+  private readonly retune: RetuneSettings;
+  private readonly planner: PlannerSettings;
+  private readonly startup: RetunePoint;
+  private current: RetunePoint;
+  /** The router parameters in force (the startup ones until an `applied` decision switches them). */
+  private inForce: RouterParameters | null;
+  private revision = 0;
+  private readonly workerTypes: readonly string[];
+  /** Ready counts per tick, keyed by whole virtual milliseconds. */
+  private readonly readyAt = new Map<number, ReadyCounts>();
+  /** Decided, waiting for its decision tick. */
+  private pending: RetuneDecision | null = null;
+  private work: Promise<void> | null = null;
+  private ordinal = 0;
+  private readonly events: RetuneEventRecord[] = [];
+  private readonly sweeps: RetuneSweepInfo[] = [];
+  private readonly completion: Float64Array;
+  private readonly clock: { originMs: number; speedup: number };
+
+  constructor(
+    private readonly spec: RunSpec,
+    private readonly requests: DynamoRequests,
+    start: ReadyCounts,
+    private readonly log: (line: string) => void = () => {},
+  ) {
+    const planner = spec.planner;
+    const retune = planner?.retune;
+    if (planner === null || retune === undefined || retune === null) {
+      throw new Error("internal: RetuneController needs planner.retune");
+    }
+    this.planner = planner;
+    this.retune = retune;
+    this.startup = startupPoint(spec.router, planner);
+    this.current = this.startup;
+    this.inForce = this.startup.router;
+    this.workerTypes = spec.engine.mode === "aggregated" ? ["aggregated"] : ["prefill", "decode"];
+    // The replay starts with its replicas ready at t = 0, the first window's start (**fleetsim
+    // choice**: the first tick fires one Δ later, so this count is recorded here).
+    this.readyAt.set(0, start);
+    // A row without `total_time_ms` has no known completion and cannot be censored (§4).
+    const n = requests.count;
+    this.completion = new Float64Array(n);
+    for (let i = 0; i < n; i++)
+      this.completion[i] = requests.completionKnown[i] ? requests.endMs[i] : Number.NaN;
+    const speedup = spec.load.type === "trace_timestamps" ? spec.load.speedup : 1;
+    this.clock = { originMs: n > 0 ? requests.startMs[0] : 0, speedup };
+  }
+
+  /** `planner.retune_events`: every decision whose decision tick came. */
+  get retuneEvents(): readonly RetuneEventRecord[] {
+    return this.events;
+  }
+
+  /** The sweeps run so far (process counts; diagnostics and tests). */
+  get sweepInfo(): readonly RetuneSweepInfo[] {
+    return this.sweeps;
+  }
+
+  /** The sweep the last tick launched, until the replay has awaited it. */
+  pendingWork(): Promise<void> | null {
+    const w = this.work;
+    this.work = null;
+    return w;
+  }
+
+  /** One Planner tick at `nowMs`, after the scaling pipeline (docs/retune.md §9 "Within a tick"). */
+  onTick(nowMs: number, ready: ReadyCounts): RetuneTickResult {
+    const policies = this.routerPolicies();
+    this.readyAt.set(Math.round(nowMs), ready);
+    const nowS = nowMs / 1000;
+    const tickS = this.planner.scaleIntervalS;
+    let patch: RouterParameters | null = null;
+
+    const pending = this.pending;
+    if (pending !== null && pending.timing !== null && nowS >= pending.timing.decidedAtS * (1 - EPS) - EPS) {
+      this.pending = null;
+      this.events.push(pending.record);
+      this.current = pending.current;
+      if (pending.routerParameters !== null) {
+        patch = pending.routerParameters;
+        this.inForce = patch;
+        this.revision++;
+      }
+    }
+
+    const window = windowDueAtTick(nowS, this.retune, tickS);
+    if (window !== null) this.launch(window);
+
+    return {
+      routerParameters: patch,
+      desiredRouterParameters: this.desired(),
+      routerPolicies: policies,
+    };
+  }
+
+  private desired(): Record<string, Record<string, number>> | null {
+    if (this.retune.router === null || this.planner.advisory || this.inForce === null) return null;
+    const map: Record<string, Record<string, number>> = {};
+    for (const t of this.workerTypes) map[t] = liveRouter(this.inForce);
+    return map;
+  }
+
+  private routerPolicies(): RouterPolicyState[] {
+    const p = this.inForce;
+    if (p === null) return [];
+    return this.workerTypes.map((t) => ({
+      worker_type: t,
+      revision: this.revision,
+      parameters: liveRouter(t === "decode" ? { ...p, overlapScoreCredit: 0 } : p),
+    }));
+  }
+
+  private decide(window: RetuneWindow, numRequests: number, attempt: WindowAttempt): RetuneDecision {
+    this.ordinal++;
+    return decideWindow(
+      { ordinal: this.ordinal, window, numRequests, previous: this.current, attempt },
+      {
+        settings: this.retune,
+        tickS: this.planner.scaleIntervalS,
+        advisory: this.planner.advisory,
+        predictorBase: this.planner,
+      },
+    );
+  }
+
+  /** Records a decision that needs no sweep (busy, not launched) on this tick. */
+  private recordNow(decision: RetuneDecision): void {
+    this.events.push(decision.record);
+  }
+
+  private launch(window: RetuneWindow): void {
+    if (this.pending !== null) {
+      // Never produced under the virtual clock (D and the timeout are at most T), kept for safety.
+      this.recordNow(this.decide(window, 0, { kind: "busy" }));
+      return;
+    }
+    const counts = this.readyAt.get(Math.round(window.startS * 1000));
+    if (counts === undefined) {
+      this.recordNow(
+        this.decide(window, 0, {
+          kind: "not_launched",
+          reason: `no ready worker counts were recorded at the window start (${window.startS} s)`,
+        }),
+      );
+      return;
+    }
+    if (counts.decode === 0 || counts.prefill === 0) {
+      this.recordNow(
+        this.decide(window, 0, {
+          kind: "not_launched",
+          reason: `a role had no ready worker at the window start (${window.startS} s)`,
+        }),
+      );
+      return;
+    }
+    const r = this.requests;
+    const membership = selectWindowRows(
+      { arrivalMs: r.startMs, completionMs: this.completion, requestId: r.requestIds },
+      window,
+      this.clock,
+    );
+    const rows = membership.window;
+    this.log(
+      formatWindowCounts(window, rows.length, { ...membership.counts, dropped: 0, agentContextStripped: 0 }),
+    );
+    const set = candidateSet(this.retune, this.startup, this.current);
+    const base = { candidates: set.candidates, currentIndex: set.currentIndex, presweep: null };
+    if (rows.length === 0) {
+      const sweepReport: SweepReport = {
+        ...base,
+        wallS: 0,
+        timedOut: false,
+        error: null,
+        results: [],
+        predictorWarmupObservations: null,
+      };
+      this.pending = this.decide(window, 0, { kind: "swept", sweep: sweepReport });
+      return;
+    }
+    const groups = replayGroups(set.candidates);
+    const jobs: ReplayJob[] = groups.map((g) => ({
+      spec: this.candidateSpec(set.candidates[g.indices[0]].point, counts),
+      rows,
+      capturePerRequest: false,
+    }));
+    const started = performance.now();
+    this.work = sweep<ReplayJob, ReplayJobOutput>(jobs, {
+      maxParallel: this.retune.maxParallel,
+      timeoutMs: this.retune.timeoutS * 1000,
+      task: "replay",
+    })
+      .then(
+        (outcome) => {
+          const results: CandidateResult[] = new Array(set.candidates.length);
+          groups.forEach((g, j) => {
+            const res = outcome.results[j];
+            const c: CandidateResult =
+              res.status === "ok"
+                ? { status: "ok", summary: res.value.summary as unknown as CandidateSummary }
+                : res;
+            for (const i of g.indices) results[i] = c;
+          });
+          const wallS = outcome.wallMs / 1000;
+          this.sweeps.push({
+            windowIndex: window.index,
+            jobs: jobs.length,
+            processesStarted: outcome.processesStarted,
+            wallS,
+            timedOut: outcome.timedOut,
+          });
+          return { ...base, wallS, timedOut: outcome.timedOut, error: null, results };
+        },
+        (err: unknown) => ({
+          ...base,
+          wallS: (performance.now() - started) / 1000,
+          timedOut: false,
+          error: `the sweep failed: ${err instanceof Error ? err.message : String(err)}`,
+          results: [],
+        }),
+      )
+      .then((s) => {
+        const sweepReport: SweepReport = { ...s, predictorWarmupObservations: null };
+        this.pending = this.decide(window, rows.length, { kind: "swept", sweep: sweepReport });
+      });
+  }
+
+  /** The run's spec as one candidate replay: its router parameters, the recorded replicas, no Planner. */
+  private candidateSpec(point: RetunePoint, counts: ReadyCounts): RunSpec {
+    const spec = this.spec;
+    const router =
+      spec.router.policy === "kv_router" && point.router !== null
+        ? { ...spec.router, ...point.router }
+        : spec.router;
+    const engine =
+      spec.engine.mode === "aggregated"
+        ? { ...spec.engine, aggregated: { ...spec.engine.aggregated, replicas: counts.decode } }
+        : {
+            ...spec.engine,
+            prefill: { ...spec.engine.prefill, replicas: counts.prefill ?? spec.engine.prefill.replicas },
+            decode: { ...spec.engine.decode, replicas: counts.decode },
+          };
+    const goodput = this.retune.objective === "Goodput" || this.retune.objective === "GoodputPerGPU";
+    // The Goodput objectives score against the scoring SLA (§7); the others keep the run's own.
+    const sla = goodput
+      ? { ttftMs: this.retune.slaTtftMs, itlMs: this.retune.slaItlMs, e2eMs: null }
+      : spec.sla;
+    return { ...spec, router, engine, sla, planner: null };
+  }
+}

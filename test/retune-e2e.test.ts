@@ -1,0 +1,268 @@
+/**
+ * Retune-only KV-router retune end to end (docs/retune.md, seed 000 Scenario 1): windows, sweeps in
+ * worker processes, decisions, the switch, the report, and the configurations still refused.
+ */
+import { describe, expect, it } from "vitest";
+import type { RunSpec } from "../src/config/runSpec.js";
+import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
+import type { RetuneEventRecord } from "../src/planner/retune/index.js";
+import { NotImplementedError, runPrediction } from "../src/run.js";
+import { loadYaml, RUNNABLE_ENGINE, writeFiles } from "./configHelpers.js";
+import { cli } from "./helpers/cli.js";
+
+const T0 = 1_760_000_000_000;
+
+/**
+ * A Dynamo request trace of `seconds` seconds, one request every `gapMs`: prompts of 4–12 blocks of
+ * 64 tokens sharing a prefix per group of 5, a recorded total time of 2 s (so none is censored by a
+ * 5 s grace).
+ */
+function dynamoTrace(seconds: number, gapMs = 250): string {
+  const lines: string[] = [];
+  for (let i = 0, t = 0; t < seconds * 1000; i++, t += gapMs) {
+    const blocks = 4 + (i % 9);
+    const group = Math.floor(i / 5) % 7;
+    const hashes = Array.from({ length: blocks }, (_, b) => (b < 3 ? group * 1000 + b : i * 100 + b));
+    lines.push(
+      JSON.stringify({
+        schema: "dynamo.request.trace.v1",
+        event_type: "request_end",
+        event_time_unix_ms: T0 + t + 2000,
+        request: {
+          request_id: `r-${i}`,
+          request_received_ms: T0 + t,
+          total_time_ms: 2000,
+          output_tokens: 20 + (i % 30),
+          replay: { trace_block_size: 64, input_length: blocks * 64, input_sequence_hashes: hashes },
+        },
+      }),
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+const TRACE = { "trace.jsonl": dynamoTrace(110, 60) };
+
+function config(retune: string, router = "{policy: kv_router, temperature: 0.0}", planner?: string): string {
+  return `traffic:
+  source: {type: trace, format: dynamo, paths: [trace.jsonl]}
+  load: {type: trace_timestamps}
+${RUNNABLE_ENGINE}router: ${router}
+planner:
+${
+  planner ??
+  `  policy: enabled
+  enable_load_scaling: false
+  enable_throughput_scaling: false
+`
+}  retune:
+${retune
+  .split("\n")
+  .filter((l) => l !== "")
+  .map((l) => `    ${l}`)
+  .join("\n")}
+evaluation:
+  sla: {ttft_ms: 1500, itl_ms: 50}
+`;
+}
+
+const REPLICAS = "engine.workers.aggregated.parallelism.replicas=3";
+
+function spec(retune: string, sets: string[] = [], router?: string, planner?: string): RunSpec {
+  return loadYaml(config(retune, router, planner), { files: TRACE, sets: [REPLICAS, ...sets] });
+}
+
+function events(out: Awaited<ReturnType<typeof runPrediction>>): RetuneEventRecord[] {
+  return (out.prediction.planner?.retune_events ?? []) as RetuneEventRecord[];
+}
+
+const BASE = `interval_seconds: 30
+grace_seconds: 5
+max_parallel: 1
+`;
+
+/** Searches overlap credit only: 2 × 1 × 1 grid points, the startup credit (1.0) among them. */
+const TWO_POINTS = `${BASE}router: {overlap_score_credit: {choices: [0.0, 1.0]}, prefill_load_scale: 1.0, temperature: 0.0}`;
+/** 12 points under a latency objective with no threshold: some candidate beats the startup point. */
+const TWELVE_POINTS = `${BASE}objective: TTFT
+min_improvement_percentage: 0
+router: {overlap_score_credit: {choices: [0.0, 1.0]}, prefill_load_scale: {choices: [0.0, 1.0, 4.0]}, temperature: {choices: [0.0, 1.0]}}`;
+
+const RUN = { capturePerRequest: false };
+
+interface Tick {
+  at_ms: number;
+  runtime_decision: { router_parameters: Record<string, Record<string, number>> | null };
+  router_policies?: { worker_type: string; revision: number; parameters: Record<string, number> }[];
+}
+
+function ticks(out: Awaited<ReturnType<typeof runPrediction>>): Tick[] {
+  return (out.prediction.planner?.ticks ?? []) as Tick[];
+}
+
+function tickAt(out: Awaited<ReturnType<typeof runPrediction>>, ms: number): Tick {
+  const t = ticks(out).find((x) => x.at_ms === ms);
+  if (t === undefined) throw new Error(`no tick at ${ms} ms`);
+  return t;
+}
+
+const STARTUP_ROUTER = { overlap_score_credit: 1, prefill_load_scale: 1, router_temperature: 0 };
+
+describe("retune-only router retune (seed 000 Scenario 1)", () => {
+  it("records one decision per due window with the expected ids, windows and times", async () => {
+    const s = spec(TWO_POINTS);
+    expect(s.planner?.retune?.gridSize).toBe(2);
+    const out = await runPrediction(s, RUN);
+    const ev = events(out);
+    // 110 s of traffic: windows 0–2 come due at 35, 65 and 95 s and decide one tick later (D = 0).
+    expect(ev.map((e) => e.decision_id)).toEqual(["retune-1-w0", "retune-2-w1", "retune-3-w2"]);
+    expect(ev.map((e) => [e.window_start_s, e.window_end_s])).toEqual([
+      [0, 30],
+      [30, 60],
+      [60, 90],
+    ]);
+    expect(ev.map((e) => e.as_of_s)).toEqual([35, 65, 95]);
+    expect(ev.map((e) => e.launched_at_s)).toEqual([35, 65, 95]);
+    expect(ev.map((e) => e.decided_at_s)).toEqual([40, 70, 100]);
+    for (const e of ev) {
+      expect(e.num_candidates).toBe(2);
+      expect(e.num_requests).toBeGreaterThan(0);
+      expect(e.decision_latency_s).toBe(0);
+      expect(e.sweep_wall_s).toBeGreaterThan(0);
+      expect(e.baseline_score).not.toBeNull();
+      // The current point is a candidate (the grid point equal to it): it is scored.
+      expect(e.top.map(([p]) => p.router)).toContainEqual(e.previous.router);
+    }
+    expect(ev[0].previous.router).toEqual(STARTUP_ROUTER);
+    // Every tick records the parameters in force and each router's state before the tick.
+    for (const t of ticks(out)) {
+      expect(Object.keys(t.runtime_decision.router_parameters ?? {})).toEqual(["aggregated"]);
+      expect(t.router_policies?.map((p) => p.worker_type)).toEqual(["aggregated"]);
+    }
+    // One sweep per window, one process each (max_parallel 1), two replays each.
+    expect(out.retuneSweeps?.map((x) => [x.windowIndex, x.jobs, x.processesStarted])).toEqual([
+      [0, 2, 1],
+      [1, 2, 1],
+      [2, 2, 1],
+    ]);
+  }, 60_000);
+
+  it("applies a better candidate at the decision tick and searches from it next", async () => {
+    const out = await runPrediction(spec(TWELVE_POINTS), RUN);
+    const ev = events(out);
+    expect(ev[0].outcome).toBe("applied");
+    expect(ev[0].num_candidates).toBe(12);
+    expect(ev[0].best_score as number).toBeLessThan(ev[0].baseline_score as number);
+    const chosen = ev[0].chosen?.router;
+    expect(chosen).not.toEqual(STARTUP_ROUTER);
+    // Before the decision tick the startup parameters are in force; from it, the chosen ones.
+    expect(tickAt(out, 35_000).runtime_decision.router_parameters).toEqual({ aggregated: STARTUP_ROUTER });
+    expect(tickAt(out, 40_000).runtime_decision.router_parameters).toEqual({ aggregated: chosen });
+    expect(tickAt(out, 40_000).router_policies?.[0]).toEqual({
+      worker_type: "aggregated",
+      revision: 0,
+      parameters: STARTUP_ROUTER,
+    });
+    expect(tickAt(out, 45_000).router_policies?.[0]).toEqual({
+      worker_type: "aggregated",
+      revision: 1,
+      parameters: chosen,
+    });
+    expect(ev[1].previous.router).toEqual(chosen);
+  }, 60_000);
+
+  it("keeps a single candidate equal to the current point (common random numbers)", async () => {
+    const out = await runPrediction(
+      spec(`${BASE}router: {overlap_score_credit: 1.0, prefill_load_scale: 1.0, temperature: 0.0}`),
+      RUN,
+    );
+    const ev = events(out);
+    expect(ev).toHaveLength(3);
+    for (const e of ev) {
+      expect(e.outcome).toBe("kept");
+      expect(e.num_candidates).toBe(1);
+      expect(e.best_score).toBe(e.baseline_score);
+      expect(e.chosen).toEqual(e.previous);
+    }
+  }, 60_000);
+
+  it("advisory: records advisory decisions and leaves the summary of the run without retune", async () => {
+    const advisory = await runPrediction(spec(TWELVE_POINTS, ["planner.advisory=true"]), RUN);
+    const baseline = await runPrediction(spec(TWELVE_POINTS, ["planner={policy: disabled}"]), RUN);
+    const ev = events(advisory);
+    expect(ev.length).toBe(3);
+    expect(ev.some((e) => e.outcome === "advisory")).toBe(true);
+    for (const e of ev) {
+      expect(["advisory", "kept"]).toContain(e.outcome);
+      // Nothing changes: every window searches from the startup point.
+      expect(e.previous.router).toEqual(STARTUP_ROUTER);
+    }
+    for (const t of ticks(advisory)) expect(t.runtime_decision.router_parameters).toBeNull();
+    expect(baseline.prediction.planner).toBeNull();
+    const strip = (x: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(x).filter(([k]) => !HOST_TIME_KEYS.includes(k as never)));
+    expect(strip(advisory.prediction.summary as unknown as Record<string, unknown>)).toEqual(
+      strip(baseline.prediction.summary as unknown as Record<string, unknown>),
+    );
+  }, 60_000);
+
+  it("a tiny timeout_seconds yields timeout and changes nothing", async () => {
+    const out = await runPrediction(spec(`${TWO_POINTS}\ntimeout_seconds: 0.001`), RUN);
+    const ev = events(out);
+    expect(ev).toHaveLength(3);
+    for (const e of ev) {
+      expect(e.outcome).toBe("timeout");
+      expect(e.chosen).toBeNull();
+      expect(e.previous.router).toEqual(STARTUP_ROUTER);
+    }
+  }, 60_000);
+
+  it("max_parallel 2 starts 2 worker processes per sweep", async () => {
+    const out = await runPrediction(spec(TWO_POINTS, ["planner.retune.max_parallel=2"]), RUN);
+    expect(out.retuneSweeps?.map((x) => x.processesStarted)).toEqual([2, 2, 2]);
+    expect(events(out)).toHaveLength(3);
+  }, 60_000);
+
+  it("measured decision latency: D is the sweep's wall time, the decision one tick later", async () => {
+    const out = await runPrediction(
+      spec(TWO_POINTS, ["planner.retune.decision_latency_seconds=measured"]),
+      RUN,
+    );
+    for (const e of events(out)) {
+      expect(e.decision_latency_s).toBe(e.sweep_wall_s);
+      // A sweep of well under Δ = 5 s: ready at launch + Δ.
+      expect(e.decided_at_s).toBe((e.launched_at_s as number) + 5);
+    }
+  }, 60_000);
+});
+
+describe("retune configurations still refused (exit 2)", () => {
+  const SCALING_ON = `  policy: enabled
+  enable_load_scaling: true
+  enable_throughput_scaling: false
+`;
+
+  async function predict(yaml: string): Promise<{ code: number; err: string }> {
+    const dir = writeFiles({ "prediction.yaml": yaml, ...TRACE });
+    return cli("predict", "-c", `${dir}/prediction.yaml`, "--output-dir", `${dir}/out`, "--set", REPLICAS);
+  }
+
+  it("retune with scaling on", async () => {
+    const r = await predict(config(TWO_POINTS, undefined, SCALING_ON));
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("retune with scaling on");
+    expect(r.err).toContain("not implemented");
+    await expect(runPrediction(spec(TWO_POINTS, [], undefined, SCALING_ON), RUN)).rejects.toThrow(
+      NotImplementedError,
+    );
+  });
+
+  it("retune.planner", async () => {
+    const r = await predict(
+      config(`${BASE}planner: {load_scaling_down_sensitivity: {choices: [70, 90]}}`, undefined, SCALING_ON),
+    );
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("retune.planner");
+    expect(r.err).toContain("not implemented");
+  });
+});
