@@ -82,8 +82,10 @@ export interface RunHooks {
 }
 
 /**
- * What of `planner.retune` fleetsim runs: retune-only KV-router retune of an aggregated deployment
- * (seed 000 Scenario 1). Returns why the rest is refused, or null when the settings are in scope.
+ * What of `planner.retune` fleetsim runs: retune of an aggregated deployment — KV-router retune in
+ * retune-only mode (seed 000 Scenario 1) and, with scaling on, router and Planner-field retune with
+ * an inner Planner in the candidate replays and the load-predictor pre-sweep (Scenario 2). Returns
+ * why the rest (a disaggregated deployment) is refused, or null when the settings are in scope.
  */
 export function retuneRefusal(spec: RunSpec): string | null {
   const retune = spec.planner?.retune;
@@ -92,17 +94,7 @@ export function retuneRefusal(spec: RunSpec): string | null {
   const suffix =
     " is not implemented in fleetsim yet (the configuration is valid; see docs/retune.md §12). " +
     "Remove planner.retune to replay without it.";
-  if (retune.plannerDimensions.length > 0 || retune.loadPredictorCandidates !== null) {
-    return `${prefix}retuning Planner fields (retune.planner, the load-predictor pre-sweep)${suffix}`;
-  }
-  if (!retune.retuneOnly) {
-    return (
-      `${prefix}retune with scaling on (an inner Planner in the candidate replays; only retune-only mode, ` +
-      `both enable_load_scaling and enable_throughput_scaling false, runs)${suffix}`
-    );
-  }
   if (spec.engine.mode !== "aggregated") return `${prefix}retune of a disaggregated deployment${suffix}`;
-  if (retune.router === null) return `${prefix}retune without retune.router${suffix}`;
   return null;
 }
 

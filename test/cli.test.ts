@@ -128,7 +128,7 @@ describe("fleetsim predict: success paths", () => {
     expect(r.code).toBe(0);
     expect(readFileSync(join(p.out, "notes.txt"), "utf8")).toBe("keep me");
     expect(existsSync(join(p.out, "requests.jsonl"))).toBe(false);
-    expect(readdirSync(p.out).sort()).toEqual(["notes.txt", "prediction.json"]);
+    expect(readdirSync(p.out).sort()).toEqual(["notes.txt", "prediction.json", "resource-runtime.json"]);
   });
 
   it("prints help with examples and the version", async () => {

@@ -183,12 +183,11 @@ ${planner}  retune:
     });
   }, 60_000);
 
-  it("still refuses retune with scaling on (exit 2) instead of replaying without retune", async () => {
+  it("runs retune with load scaling on (an inner Planner in the candidate replays)", async () => {
     const p = await setup("  enable_load_scaling: true\n  enable_throughput_scaling: false\n");
     const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
-    expect(r.code, r.err).toBe(2);
-    expect(r.err).toContain("planner.retune: retune with scaling on");
-    expect(r.err).toContain("is not implemented in fleetsim yet");
-    expect(r.err).not.toContain("    at ");
-  });
+    expect(r.code, r.err).toBe(0);
+    const prediction = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
+    expect(Array.isArray(prediction.planner.retune_events)).toBe(true);
+  }, 60_000);
 });

@@ -6,9 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
 import type { RetuneEventRecord } from "../src/planner/retune/index.js";
-import { NotImplementedError, runPrediction } from "../src/run.js";
-import { loadYaml, RUNNABLE_ENGINE, writeFiles } from "./configHelpers.js";
-import { cli } from "./helpers/cli.js";
+import { retuneRefusal, runPrediction } from "../src/run.js";
+import { loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
 
 const T0 = 1_760_000_000_000;
 
@@ -236,33 +235,13 @@ describe("retune-only router retune (seed 000 Scenario 1)", () => {
   }, 60_000);
 });
 
-describe("retune configurations still refused (exit 2)", () => {
-  const SCALING_ON = `  policy: enabled
-  enable_load_scaling: true
-  enable_throughput_scaling: false
-`;
-
-  async function predict(yaml: string): Promise<{ code: number; err: string }> {
-    const dir = writeFiles({ "prediction.yaml": yaml, ...TRACE });
-    return cli("predict", "-c", `${dir}/prediction.yaml`, "--output-dir", `${dir}/out`, "--set", REPLICAS);
-  }
-
-  it("retune with scaling on", async () => {
-    const r = await predict(config(TWO_POINTS, undefined, SCALING_ON));
-    expect(r.code).toBe(2);
-    expect(r.err).toContain("retune with scaling on");
-    expect(r.err).toContain("not implemented");
-    await expect(runPrediction(spec(TWO_POINTS, [], undefined, SCALING_ON), RUN)).rejects.toThrow(
-      NotImplementedError,
-    );
-  });
-
-  it("retune.planner", async () => {
-    const r = await predict(
-      config(`${BASE}planner: {load_scaling_down_sensitivity: {choices: [70, 90]}}`, undefined, SCALING_ON),
-    );
-    expect(r.code).toBe(2);
-    expect(r.err).toContain("retune.planner");
-    expect(r.err).toContain("not implemented");
+describe("retune configurations still refused", () => {
+  it("a disaggregated deployment", () => {
+    const s = spec(TWO_POINTS);
+    const disagg = { ...s, engine: { ...s.engine, mode: "disaggregated" } } as unknown as RunSpec;
+    const why = retuneRefusal(disagg);
+    expect(why).toContain("disaggregated");
+    expect(why).toContain("not implemented");
+    expect(retuneRefusal(s)).toBeNull();
   });
 });

@@ -5,6 +5,8 @@ export const ExitCode = {
   Failure: 1,
   /** CLI syntax, YAML, schema, override, unsupported combination, bad trace, bad output dir. */
   UserError: 2,
+  /** Resource refusal (preflight) or a run stopped as `resource_limited` (docs/resources.md). */
+  ResourceLimited: 3,
   /** Ctrl-C. */
   Interrupted: 130,
 } as const;

@@ -1,22 +1,14 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { ConfigError } from "../config/errors.js";
-import { HardwareError } from "../hardware/errors.js";
-import { ModelError } from "../model/errors.js";
-import { OutputDirError } from "../report/outputDir.js";
-import { NotImplementedError } from "../run.js";
+import { ResourceLimited, ResourceRefusal } from "../resources/errors.js";
+import type { ResourceHooks } from "../resources/runtime.js";
 import { ReplayAborted } from "../sim/replay.js";
-import { TraceWriteError } from "../traffic/dynamoTraceWriter.js";
-import { TraceError } from "../traffic/traceError.js";
-import {
-  ConvertUsageError,
-  convertCommand,
-  DEFAULT_CONVERT_BLOCK_SIZE,
-  DEFAULT_ORIGIN_UNIX_MS,
-} from "./convert.js";
-import { EstimateUsageError, estimateCommand } from "./estimate.js";
+import { convertCommand, DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "./convert.js";
+import { estimateCommand } from "./estimate.js";
 import { ExitCode } from "./exitCodes.js";
 import { predictCommand, type Streams } from "./predict.js";
+import { isUserError } from "./userErrors.js";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -52,8 +44,13 @@ function secondsOption(name: string): (value: string) => number {
   };
 }
 
+/** Test injection points of `runCli`; production passes none. */
+export interface CliDeps {
+  readonly resources?: ResourceHooks;
+}
+
 /** Builds the command tree; `run` resolves to the exit code. Separate from process for tests. */
-export async function runCli(argv: readonly string[], io: Streams): Promise<number> {
+export async function runCli(argv: readonly string[], io: Streams, deps: CliDeps = {}): Promise<number> {
   let exitCode: number = ExitCode.Ok;
   const program = new Command()
     .name("fleetsim")
@@ -104,6 +101,7 @@ Examples:
             capturePerRequest: opts.capturePerRequest,
             format: opts.format,
             stack: opts.stack,
+            resources: deps.resources,
           },
           io,
         ),
@@ -247,18 +245,13 @@ async function guarded(io: Streams, command: string, body: () => Promise<void>):
       io.err(`fleetsim: error: ${err.format()}\n`);
       return ExitCode.UserError;
     }
-    if (
-      err instanceof TraceError ||
-      err instanceof OutputDirError ||
-      err instanceof ModelError ||
-      err instanceof HardwareError ||
-      err instanceof EstimateUsageError ||
-      err instanceof ConvertUsageError ||
-      err instanceof TraceWriteError ||
-      err instanceof NotImplementedError
-    ) {
-      io.err(`fleetsim: error: ${err.message}\n`);
+    if (isUserError(err)) {
+      io.err(`fleetsim: error: ${(err as Error).message}\n`);
       return ExitCode.UserError;
+    }
+    if (err instanceof ResourceRefusal || err instanceof ResourceLimited) {
+      io.err(`fleetsim: error: ${err.message}\n`);
+      return ExitCode.ResourceLimited;
     }
     if (err instanceof ReplayAborted) {
       io.err("fleetsim: interrupted; no results were written\n");

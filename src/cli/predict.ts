@@ -1,13 +1,19 @@
 import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
-import type { Stack } from "../config/runSpec.js";
+import { DEFAULT_EXECUTION, type Stack } from "../config/runSpec.js";
 import { HOST_TIME_KEYS } from "../metrics/summary.js";
 import { stableLine, stableStringify } from "../report/json.js";
 import { checkOutputDir, type OutputFile, writeOutputs } from "../report/outputDir.js";
 import { renderSummaryTable } from "../report/table.js";
+import { probeHost, type ResourceBudget, resolveBudget } from "../resources/budget.js";
+import { ResourceLimited, ResourceRefusal } from "../resources/errors.js";
+import { type MonitorReport, ResourceMonitor } from "../resources/monitor.js";
+import { planResources, resourcePlanDocument } from "../resources/preflight.js";
+import { type ResourceHooks, resourceRuntimeDocument, type Termination } from "../resources/runtime.js";
 import { runPrediction } from "../run.js";
-import type { Replay } from "../sim/replay.js";
+import { type Replay, ReplayAborted } from "../sim/replay.js";
 import { ExitCode } from "./exitCodes.js";
+import { isUserError } from "./userErrors.js";
 
 export interface PredictOptions {
   readonly config: string;
@@ -17,6 +23,8 @@ export interface PredictOptions {
   readonly capturePerRequest: boolean;
   readonly format: "table" | "json";
   readonly stack: Stack;
+  /** Test injection points of the resource supervision (docs/resources.md). */
+  readonly resources?: ResourceHooks;
 }
 
 /** Where the command's text goes (injectable for tests). */
@@ -34,6 +42,23 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
 
+  // Host budget and preflight plan (docs/resources.md): refuse before any work, exit 3.
+  const settings = (spec.execution ?? DEFAULT_EXECUTION).resources;
+  const budget = resolveBudget(settings, opts.resources?.host ?? probeHost());
+  const plan = planResources(spec, budget);
+  if (!plan.fits) {
+    writeOutputs(
+      opts.outputDir,
+      [{ name: "resource-plan.json", chunks: [stableStringify(resourcePlanDocument(plan, budget)), "\n"] }],
+      opts.overwrite,
+    );
+    throw new ResourceRefusal(
+      `resource preflight refused the run: the estimated ${formatBytes(plan.estimatedBytes)} exceeds the ` +
+        `memory budget of ${formatBytes(budget.memoryBytes)} (execution.resources.memory_limit_gb); ` +
+        `see ${join(opts.outputDir, "resource-plan.json")}`,
+    );
+  }
+
   // Ctrl-C: the first one stops the replay at its next yield point (nothing is written); a
   // second one exits at once. Results are only written after a complete run, so either way
   // nothing partial is left behind.
@@ -45,6 +70,13 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     replay?.abort();
   };
   process.on("SIGINT", onSigint);
+  // The process tree's RSS is sampled every 50 ms; above the budget the worker processes are
+  // killed and the replay stops at its next yield point (resource_limited, exit 3).
+  const monitor = new ResourceMonitor({
+    budgetBytes: opts.resources?.runtimeBudgetBytes ?? budget.memoryBytes,
+    intervalMs: opts.resources?.sampleIntervalMs,
+    onExceeded: () => replay?.abort(),
+  }).start();
   let outcome: Awaited<ReturnType<typeof runPrediction>>;
   try {
     outcome = await runPrediction(
@@ -53,19 +85,34 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
       {
         onStart: (r) => {
           replay = r;
-          if (interrupted) r.abort();
+          if (interrupted || monitor.exceeded) r.abort();
         },
       },
     );
+  } catch (err) {
+    const report = monitor.stop();
+    if (monitor.exceeded) resourceLimited(opts, budget, report);
+    // An execution failure still records the budget and the peak; user errors and Ctrl-C write nothing.
+    if (!(err instanceof ReplayAborted) && !isUserError(err)) {
+      try {
+        writeOutputs(opts.outputDir, [runtimeFile(budget, report, "failed")], opts.overwrite);
+      } catch {
+        // the original error matters more
+      }
+    }
+    throw err;
   } finally {
     process.off("SIGINT", onSigint);
   }
+  const report = monitor.stop();
+  if (monitor.exceeded) resourceLimited(opts, budget, report);
 
   const { prediction } = outcome;
   const files: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
   if (opts.capturePerRequest) {
     files.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request ?? []) });
   }
+  files.push(runtimeFile(budget, report, "completed"));
   writeOutputs(opts.outputDir, files, opts.overwrite);
 
   const saved = `Saved full report to: ${join(opts.outputDir, "prediction.json")}`;
@@ -75,6 +122,25 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   } else {
     io.out(`${renderSummaryTable(prediction.summary)}\n${saved}\n`);
   }
+}
+
+function runtimeFile(budget: ResourceBudget, report: MonitorReport, termination: Termination): OutputFile {
+  const doc = resourceRuntimeDocument(budget, report, termination);
+  return { name: "resource-runtime.json", chunks: [stableStringify(doc), "\n"] };
+}
+
+/** Writes resource-runtime.json (and no prediction) for a run stopped over its budget, then throws. */
+function resourceLimited(opts: PredictOptions, budget: ResourceBudget, report: MonitorReport): never {
+  writeOutputs(opts.outputDir, [runtimeFile(budget, report, "resource_limited")], opts.overwrite);
+  throw new ResourceLimited(
+    `run stopped as resource_limited: the process tree's RSS reached ${formatBytes(report.peakObservedRssBytes)}, ` +
+      `above the memory budget of ${formatBytes(report.budgetBytes)} (execution.resources.memory_limit_gb); ` +
+      `no prediction was written; see ${join(opts.outputDir, "resource-runtime.json")}`,
+  );
+}
+
+function formatBytes(n: number): string {
+  return `${(n / 1e9).toFixed(3)} GB (${n} bytes)`;
 }
 
 function* jsonlChunks(records: readonly unknown[]): Generator<string> {

@@ -12,7 +12,16 @@ import type { ContextLengthLookup } from "./contextLength.js";
 import type { PathIssue, PathSegment } from "./issues.js";
 import { type Report, resolveEngine } from "./resolveEngine.js";
 import { resolvePlanner } from "./resolvePlanner.js";
-import type { LoadSpec, RouterSpec, RunSpec, SlaSpec, SourceSpec, Stack, StopSpec } from "./runSpec.js";
+import type {
+  ExecutionSpec,
+  LoadSpec,
+  RouterSpec,
+  RunSpec,
+  SlaSpec,
+  SourceSpec,
+  Stack,
+  StopSpec,
+} from "./runSpec.js";
 import type { PredictConfigOutput } from "./schema.js";
 import { roundHalfEven } from "./schemaPrimitives.js";
 import type { RouterConfig } from "./schemaRouter.js";
@@ -57,6 +66,22 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
       router: resolveRouter(config.router),
       sla: resolveSla(config),
       planner,
+      execution: resolveExecution(config),
+    },
+  };
+}
+
+function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
+  const r = config.execution.resources;
+  return {
+    resources: {
+      memoryLimitGb: r.memory_limit_gb,
+      cpuLimit: r.cpu_limit,
+      reserveMemoryGb: r.reserve_memory_gb,
+      reserveMemoryFraction: r.reserve_memory_fraction,
+      availableMemoryFraction: r.available_memory_fraction,
+      initializationTimeoutSeconds: r.initialization_timeout_seconds,
+      shutdownTimeoutSeconds: r.shutdown_timeout_seconds,
     },
   };
 }

@@ -144,4 +144,39 @@ export interface RunSpec {
   readonly sla: SlaSpec | null;
   /** The Planner in the loop (`--stack dynamo`, `planner.policy: enabled`); `null` = fixed replicas. */
   readonly planner: PlannerSettings | null;
+  /**
+   * `execution.resources` (host limits; no effect on results). Absent (specs built in code) =
+   * `DEFAULT_EXECUTION`.
+   */
+  readonly execution?: ExecutionSpec;
 }
+
+/** `execution.resources` after defaults (aisimulate.md §2.6, docs/resources.md). */
+export interface ResourceSettings {
+  /** Decimal GB, or `auto` (a share of the host's available memory). */
+  readonly memoryLimitGb: number | "auto";
+  /** CPUs, or `auto` (host CPUs minus one, at least one). */
+  readonly cpuLimit: number | "auto";
+  readonly reserveMemoryGb: number;
+  readonly reserveMemoryFraction: number;
+  readonly availableMemoryFraction: number;
+  readonly initializationTimeoutSeconds: number;
+  readonly shutdownTimeoutSeconds: number;
+}
+
+export interface ExecutionSpec {
+  readonly resources: ResourceSettings;
+}
+
+/** The schema's defaults for `execution`. */
+export const DEFAULT_EXECUTION: ExecutionSpec = {
+  resources: {
+    memoryLimitGb: "auto",
+    cpuLimit: "auto",
+    reserveMemoryGb: 1.0,
+    reserveMemoryFraction: 0.0,
+    availableMemoryFraction: 0.9,
+    initializationTimeoutSeconds: 60,
+    shutdownTimeoutSeconds: 5,
+  },
+};

@@ -64,49 +64,108 @@ function isMultiple(t: number, interval: number): boolean {
  * rate and accept length.
  */
 export class PlannerCore {
-  readonly settings: PlannerSettings;
+  private current: PlannerSettings;
   private readonly caps: PlannerCoreInit["caps"];
-  private readonly perf: { prefill: QueryPerfModel | null; decode: QueryPerfModel | null };
-  private readonly predictors: SeriesPredictors | null;
+  private perf: { prefill: QueryPerfModel | null; decode: QueryPerfModel | null };
+  private predictors: SeriesPredictors | null;
+  /**
+   * Every forward pass fed to each perf model, bootstrap included, in order: a change of the perf
+   * models' options (`updateSettings`) rebuilds them from it. Kept only with the `sla` target.
+   */
+  private readonly fpmLog: { prefill: ForwardPassMetrics[]; decode: ForwardPassMetrics[] } = {
+    prefill: [],
+    decode: [],
+  };
+  /** Live forward passes are logged only when a retune may change the perf models' options. */
+  private readonly logLiveFpms: boolean;
   private lowerBound: { prefill: number | null; decode: number | null } = { prefill: 1, decode: 1 };
   private lastKvHitRate: number | null = null;
   private lastAcceptLength: number | null = null;
 
   constructor(init: PlannerCoreInit) {
     const s = init.settings;
-    this.settings = s;
+    this.current = s;
     this.caps = init.caps;
-    const sla = s.optimizationTarget === "sla";
-    const opts = regressionOptions(s);
+    this.logLiveFpms =
+      s.optimizationTarget === "sla" &&
+      s.retune !== undefined &&
+      s.retune !== null &&
+      s.retune.plannerDimensions.length > 0;
     const boot = init.bootstrap;
-    if (!sla) {
-      this.perf = { prefill: null, decode: null };
-    } else if (s.mode === "agg") {
-      const model = new AggRegressionModel(opts);
-      // Aggregated: prefill and decode benchmark points go into the one model (planner.md §8.5).
-      if (boot !== null) model.loadBenchmarkFpms([...boot.prefill, ...boot.decode]);
-      this.perf = { prefill: null, decode: model };
-    } else {
-      const prefill = new PrefillRegressionModel(opts);
-      const decode = new DecodeRegressionModel(opts);
-      if (boot !== null) {
-        prefill.loadBenchmarkFpms(boot.prefill);
-        decode.loadBenchmarkFpms(boot.decode);
+    if (s.optimizationTarget === "sla" && boot !== null) {
+      if (s.mode === "agg") {
+        // Aggregated: prefill and decode benchmark points go into the one model (planner.md §8.5).
+        this.fpmLog.decode.push(...boot.prefill, ...boot.decode);
+      } else {
+        this.fpmLog.prefill.push(...boot.prefill);
+        this.fpmLog.decode.push(...boot.decode);
       }
-      this.perf = { prefill, decode };
     }
-    this.predictors = s.enableThroughputScaling
-      ? new SeriesPredictors(s.loadPredictor, {
-          log1p: s.loadPredictorLog1p,
-          prophetWindowSize: s.prophetWindowSize,
-          intervalS: s.throughputAdjustmentIntervalS,
-          kalmanQLevel: s.kalmanQLevel,
-          kalmanQTrend: s.kalmanQTrend,
-          kalmanR: s.kalmanR,
-          kalmanMinPoints: s.kalmanMinPoints,
-        })
-      : null;
+    this.perf = this.buildPerfModels();
+    this.predictors = s.enableThroughputScaling ? seriesPredictorsOf(s) : null;
     if (this.predictors !== null && init.warmup !== null) this.predictors.warm(init.warmup);
+  }
+
+  /** The settings in force (updated between ticks by `updateSettings`). */
+  get settings(): PlannerSettings {
+    return this.current;
+  }
+
+  /** Perf models for the settings in force, fed every forward pass logged so far. */
+  private buildPerfModels(): { prefill: QueryPerfModel | null; decode: QueryPerfModel | null } {
+    const s = this.current;
+    if (s.optimizationTarget !== "sla") return { prefill: null, decode: null };
+    const opts = regressionOptions(s);
+    if (s.mode === "agg") {
+      const model = new AggRegressionModel(opts);
+      model.loadBenchmarkFpms(this.fpmLog.decode);
+      return { prefill: null, decode: model };
+    }
+    const prefill = new PrefillRegressionModel(opts);
+    const decode = new DecodeRegressionModel(opts);
+    prefill.loadBenchmarkFpms(this.fpmLog.prefill);
+    decode.loadBenchmarkFpms(this.fpmLog.decode);
+    return { prefill, decode };
+  }
+
+  /**
+   * Changes Planner fields between ticks (a retune decision's `planner_changes`, docs/retune.md §9):
+   * the next tick runs with them. The scaling flags, the intervals and the mode cannot change here.
+   * A change of `max_num_fpm_samples`, `fpm_sample_bucket_size` or `load_min_observations` rebuilds
+   * the perf models from every forward pass seen so far (bootstrap included), so they equal models
+   * that had the new options from the start. A change of the load predictor's fields installs
+   * `predictors` (a predictor the caller prepared on its warm-up traffic); without it, a fresh one
+   * is built and warmed on `warmup` when given.
+   */
+  updateSettings(
+    partial: Partial<PlannerSettings>,
+    opts: { readonly predictors?: SeriesPredictors; readonly warmup?: readonly WarmupWindow[] } = {},
+  ): void {
+    const before = this.current;
+    const next: PlannerSettings = { ...before, ...partial };
+    for (const k of FIXED_FIELDS) {
+      if (next[k] !== before[k]) throw new Error(`internal: PlannerCore.updateSettings cannot change ${k}`);
+    }
+    this.current = next;
+    const perfChanged =
+      next.maxNumFpmSamples !== before.maxNumFpmSamples ||
+      next.fpmSampleBucketSize !== before.fpmSampleBucketSize ||
+      next.loadMinObservations !== before.loadMinObservations;
+    if (perfChanged && this.current.optimizationTarget === "sla") {
+      if (!this.logLiveFpms)
+        throw new Error("internal: perf-model options changed without a forward-pass log");
+      this.perf = this.buildPerfModels();
+    }
+    const predictorChanged = PREDICTOR_FIELDS.some((k) => next[k] !== before[k]);
+    if (next.enableThroughputScaling && (predictorChanged || opts.predictors !== undefined)) {
+      if (opts.predictors !== undefined) {
+        this.predictors = opts.predictors;
+      } else {
+        const p = seriesPredictorsOf(next);
+        if (opts.warmup !== undefined) p.warm(opts.warmup);
+        this.predictors = p;
+      }
+    }
   }
 
   /** The first tick is one scale interval after the start (planner.md §8.1). */
@@ -177,10 +236,16 @@ export class PlannerCore {
 
   private observeFpm(input: TickInput): void {
     if (this.perf.prefill !== null && input.fpmPrefill !== null) {
-      for (const f of input.fpmPrefill) this.perf.prefill.addObservation(f);
+      for (const f of input.fpmPrefill) {
+        this.perf.prefill.addObservation(f);
+        if (this.logLiveFpms) this.fpmLog.prefill.push(f);
+      }
     }
     if (this.perf.decode !== null && input.fpmDecode !== null) {
-      for (const f of input.fpmDecode) this.perf.decode.addObservation(f);
+      for (const f of input.fpmDecode) {
+        this.perf.decode.addObservation(f);
+        if (this.logLiveFpms) this.fpmLog.decode.push(f);
+      }
     }
   }
 
@@ -270,6 +335,40 @@ export class PlannerCore {
     if (outcome.reasonDecode !== null) diagnostics.throughputDecisionReasonDecode = outcome.reasonDecode;
     return outcome.decision;
   }
+}
+
+/** Fields `updateSettings` may not change (they shape the tick schedule or the models' kind). */
+const FIXED_FIELDS = [
+  "mode",
+  "optimizationTarget",
+  "enableThroughputScaling",
+  "enableLoadScaling",
+  "throughputAdjustmentIntervalS",
+  "loadAdjustmentIntervalS",
+  "scaleIntervalS",
+] as const satisfies readonly (keyof PlannerSettings)[];
+
+const PREDICTOR_FIELDS = [
+  "loadPredictor",
+  "loadPredictorLog1p",
+  "prophetWindowSize",
+  "kalmanQLevel",
+  "kalmanQTrend",
+  "kalmanR",
+  "kalmanMinPoints",
+] as const satisfies readonly (keyof PlannerSettings)[];
+
+/** The three series predictors a Planner with these settings builds (planner.md §4.1). */
+export function seriesPredictorsOf(s: PlannerSettings): SeriesPredictors {
+  return new SeriesPredictors(s.loadPredictor, {
+    log1p: s.loadPredictorLog1p,
+    prophetWindowSize: s.prophetWindowSize,
+    intervalS: s.throughputAdjustmentIntervalS,
+    kalmanQLevel: s.kalmanQLevel,
+    kalmanQTrend: s.kalmanQTrend,
+    kalmanR: s.kalmanR,
+    kalmanMinPoints: s.kalmanMinPoints,
+  });
 }
 
 /** Keeps only the roles whose target differs from the ready count; null when nothing changes. */

@@ -53,7 +53,7 @@ export interface PlannerSettings {
   readonly advisory: boolean;
   /**
    * `planner.retune` resolved (docs/retune.md); absent or null = no retune. The retune controller
-   * is not implemented yet: a run must refuse settings that carry it.
+   * (src/sim/retuneController.ts) runs it for an aggregated deployment; `retuneRefusal` refuses the rest.
    */
   readonly retune?: RetuneSettings | null;
 }

@@ -78,7 +78,10 @@ export class PlannerReplayAdapter implements ScalingPolicy {
     readonly retune: RetuneController | null = null,
   ) {
     this.startCount = { prefill: start.prefill, decode: start.decode };
+    this.startSettings = core.settings;
   }
+
+  private readonly startSettings: PlannerSettings;
 
   private get settings(): PlannerSettings {
     return this.core.settings;
@@ -146,6 +149,14 @@ export class PlannerReplayAdapter implements ScalingPolicy {
         retune,
       ),
     );
+    // An applied decision's Planner fields take effect from the next tick (docs/retune.md §9).
+    const update = retune?.plannerUpdate ?? null;
+    if (update !== null) {
+      this.core.updateSettings(
+        update.settings,
+        update.predictors === undefined ? {} : { predictors: update.predictors },
+      );
+    }
     const routerParameters = retune?.routerParameters ?? null;
     if (routerParameters === null) return { targetPrefill, targetDecode, nextTickMs };
     return { targetPrefill, targetDecode, nextTickMs, routerParameters };
@@ -157,7 +168,8 @@ export class PlannerReplayAdapter implements ScalingPolicy {
 
   /** The planner section of prediction.json. */
   report(lifecycle: readonly LifecycleOperation[]): PlannerReport {
-    const s = this.settings;
+    // The configuration the run started with (retune may change Planner fields between ticks).
+    const s = this.startSettings;
     const config = plannerConfigPayload(s);
     const report: PlannerReport = {
       metadata: {
@@ -434,6 +446,8 @@ function tickRecord(
   };
   // With retune, each router's revision and parameters before this tick's update (§10).
   if (retune !== null) record.router_policies = retune.routerPolicies;
+  // With `retune.planner`: the retunable Planner fields this tick ran with (live names).
+  if (retune?.plannerFields != null) record.retune_planner_fields = retune.plannerFields;
   return record;
 }
 

@@ -11,25 +11,82 @@ import { extractMetricsFromMooncake } from "../planner/trafficWindows.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../planner/types.js";
 import type { RoleTimings } from "../timing/index.js";
 import type { TimingModel } from "../timing/timingModel.js";
-import type { DynamoRequests } from "../traffic/dynamoTrace.js";
+import { type DynamoRequests, readDynamoRequests } from "../traffic/dynamoTrace.js";
+import { readJsonlLines } from "../traffic/jsonlReader.js";
 import { loadMooncakeTrace } from "../traffic/mooncake.js";
+import { TraceError } from "../traffic/traceError.js";
 import { type BootstrapInfo, PlannerReplayAdapter } from "./plannerAdapter.js";
 import { RetuneController } from "./retuneController.js";
+
+/** Thrown by the sniffing line callback to stop after the first line. */
+const FIRST_LINE_READ = Symbol("first line read");
+
+/**
+ * Whether a trace file is a Dynamo request trace (`dynamo.request.trace.v1` rows) rather than a
+ * Mooncake trace: judged by its first non-blank line (plain or gzip).
+ */
+export async function isDynamoTraceFile(path: string): Promise<boolean> {
+  let first = "";
+  try {
+    await readJsonlLines(path, (line) => {
+      first = line;
+      throw FIRST_LINE_READ;
+    });
+  } catch (err) {
+    if (err !== FIRST_LINE_READ) throw err;
+  }
+  return first.includes("dynamo.request.trace");
+}
+
+/**
+ * The `load_predictor_warmup_trace` as read: a Dynamo request trace (its requests, absolute
+ * timestamps) or a Mooncake trace (timestamps, lengths). Null without one.
+ */
+export type WarmupTrace =
+  | { readonly format: "dynamo"; readonly requests: DynamoRequests }
+  | {
+      readonly format: "mooncake";
+      readonly timestampMs: ArrayLike<number>;
+      readonly inputLength: ArrayLike<number>;
+      readonly outputLength: ArrayLike<number>;
+    };
+
+export async function readWarmupTrace(settings: PlannerSettings): Promise<WarmupTrace | null> {
+  const path = settings.loadPredictorWarmupTrace;
+  if (path === null) return null;
+  if (await isDynamoTraceFile(path)) return { format: "dynamo", requests: await readDynamoRequests([path]) };
+  // Block sizes do not matter here: only timestamps and lengths are read.
+  const table = await loadMooncakeTrace(path, { traceBlockSize: 512, engineBlockSize: 512 });
+  return {
+    format: "mooncake",
+    timestampMs: table.timestampMs,
+    inputLength: table.inputLength,
+    outputLength: table.outputLength,
+  };
+}
 
 /**
  * Predictor warm-up windows from `load_predictor_warmup_trace` (planner.md §4.1): the trace's
  * requests bucketed by the throughput interval. Its timestamps are normalized to start at 0, so
- * windows align with the first request rather than with wall-clock interval boundaries.
+ * windows align with the first request rather than with wall-clock interval boundaries. A Mooncake
+ * trace or a Dynamo request trace (arrival = the request's start).
  */
-async function warmupWindows(settings: PlannerSettings): Promise<WarmupWindow[] | null> {
-  const path = settings.loadPredictorWarmupTrace;
-  if (path === null) return null;
-  // Block sizes do not matter here: only timestamps and lengths are read.
-  const table = await loadMooncakeTrace(path, { traceBlockSize: 512, engineBlockSize: 512 });
-  return extractMetricsFromMooncake(
-    { timestampMs: table.timestampMs, inputLength: table.inputLength, outputLength: table.outputLength },
-    settings.throughputAdjustmentIntervalS,
-  );
+function warmupWindows(trace: WarmupTrace, settings: PlannerSettings): WarmupWindow[] {
+  const rows =
+    trace.format === "dynamo"
+      ? {
+          timestampMs: rebased(trace.requests.startMs),
+          inputLength: trace.requests.inputLength,
+          outputLength: trace.requests.outputLength,
+        }
+      : trace;
+  return extractMetricsFromMooncake(rows, settings.throughputAdjustmentIntervalS);
+}
+
+function rebased(ms: Float64Array): Float64Array {
+  let min = Number.POSITIVE_INFINITY;
+  for (const x of ms) if (x < min) min = x;
+  return ms.map((x) => x - min);
 }
 
 /** A role's capabilities as the Planner sees them (planner.md §8.5 step 2). */
@@ -56,6 +113,8 @@ export async function createPlanner(
   spec: RunSpec,
   timings: RoleTimings,
   retune: { readonly requests: DynamoRequests; readonly log?: (line: string) => void } | null = null,
+  /** Predictor warm-up windows to use instead of `load_predictor_warmup_trace` (a retune candidate replay). */
+  warmupOverride: readonly WarmupWindow[] | null = null,
 ): Promise<PlannerReplayAdapter | null> {
   const settings = spec.planner;
   if (settings === null) return null;
@@ -84,18 +143,55 @@ export async function createPlanner(
       fpm_sha256: bootstrapFpmSha256(prefill, decode),
     };
   }
-  const warmup = settings.enableThroughputScaling ? await warmupWindows(settings) : null;
+  const retuneOn = settings.retune !== undefined && settings.retune !== null;
+  const warmupTrace =
+    settings.enableThroughputScaling && warmupOverride === null ? await readWarmupTrace(settings) : null;
+  const warmup = warmupOverride ?? (warmupTrace === null ? null : warmupWindows(warmupTrace, settings));
   const core = new PlannerCore({ settings, caps, bootstrap, warmup });
   const start = { prefill: prefillRole?.replicas ?? 0, decode: decodeRole.replicas };
   let controller: RetuneController | null = null;
-  if (settings.retune !== undefined && settings.retune !== null) {
+  if (retuneOn) {
     if (retune === null) throw new Error("internal: planner.retune needs the Dynamo trace's requests");
+    const history = warmupTrace === null ? null : retuneWarmupHistory(warmupTrace, retune.requests, settings);
     controller = new RetuneController(
       spec,
       retune.requests,
       { prefill: prefillRole === null ? null : start.prefill, decode: start.decode },
       retune.log,
+      history,
     );
   }
   return new PlannerReplayAdapter(core, start, info, controller);
+}
+
+/**
+ * With retune and throughput scaling, `load_predictor_warmup_trace` is history before the replayed
+ * trace (docs/retune.md §1): a Dynamo request trace that ends at or before the first replayed
+ * request, on the same absolute timestamps.
+ */
+function retuneWarmupHistory(
+  trace: WarmupTrace,
+  replayed: DynamoRequests,
+  settings: PlannerSettings,
+): DynamoRequests {
+  const path = settings.loadPredictorWarmupTrace ?? "";
+  if (trace.format !== "dynamo") {
+    throw new TraceError(
+      path,
+      0,
+      "planner.retune with throughput scaling needs load_predictor_warmup_trace to be a Dynamo request trace (dynamo.request.trace.v1)",
+    );
+  }
+  const first = replayed.count > 0 ? replayed.startMs[0] : Number.POSITIVE_INFINITY;
+  const h = trace.requests;
+  let last = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < h.count; i++) last = Math.max(last, h.startMs[i]);
+  if (last > first) {
+    throw new TraceError(
+      path,
+      0,
+      `load_predictor_warmup_trace must end at or before the first replayed request (its last request arrives at ${last} ms, the replay's first at ${first} ms)`,
+    );
+  }
+  return h;
 }

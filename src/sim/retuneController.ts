@@ -1,7 +1,10 @@
 /**
- * The retune controller in the replay (docs/retune.md §4–§10), for retune-only KV-router retune
- * (seed 000 Scenario 1): both scaling flags false, so the Planner never scales, replica counts are
- * fixed, and a candidate replay needs no inner Planner.
+ * The retune controller in the replay (docs/retune.md §4–§10): retune-only KV-router retune (seed 000
+ * Scenario 1: replica counts fixed, no inner Planner) and retune with scaling on (Scenario 2: each
+ * candidate replay runs an inner Planner with the candidate's Planner fields; with throughput scaling
+ * the history is bucketed for the load-predictor pre-sweep, a predictor swap and the inner Planner's
+ * warm-up). An applied decision's Planner fields go back to the adapter, which applies them after
+ * the decision tick.
  *
  * On every Planner tick (after the scaling pipeline) the controller records the ready worker counts,
  * records a decision whose decision tick has come (switching the router parameters when `applied`),
@@ -13,12 +16,21 @@
  * decision tick.
  */
 import type { RunSpec } from "../config/runSpec.js";
+import { seriesPredictorsOf } from "../planner/plannerCore.js";
+import type { SeriesPredictors, WarmupWindow } from "../planner/predictors/series.js";
 import {
+  bucketsEndingAt,
   type CandidateResult,
   type CandidateSummary,
   candidateSet,
   decideWindow,
   formatWindowCounts,
+  type LiveValue,
+  livePlannerFields,
+  observationCount,
+  type PredictorPresweepRecord,
+  predictorKey,
+  presweepRecord,
   type RetuneDecision,
   type RetuneEventRecord,
   type RetunePoint,
@@ -26,11 +38,13 @@ import {
   ROUTER_LIVE_NAMES,
   type RouterParameters,
   replayGroups,
+  runPresweep,
   type SweepReport,
   selectWindowRows,
   startupPoint,
   type WindowAttempt,
   windowDueAtTick,
+  withPredictorWinner,
 } from "../planner/retune/index.js";
 import type { PlannerSettings, RetuneSettings } from "../planner/types.js";
 import { sweep } from "../sweep/index.js";
@@ -67,6 +81,23 @@ export interface RetuneTickResult {
   readonly desiredRouterParameters: Readonly<Record<string, Readonly<Record<string, number>>>> | null;
   /** Each router's revision and parameters before this tick's update. */
   readonly routerPolicies: readonly RouterPolicyState[];
+  /**
+   * An `applied` decision's Planner fields, to apply after this tick (so from the next tick): the
+   * settings partial and, when it swaps the load predictor, the predictor prepared on its warm-up.
+   */
+  readonly plannerUpdate: {
+    readonly settings: Partial<PlannerSettings>;
+    readonly predictors?: SeriesPredictors;
+  } | null;
+  /** With `retune.planner`: the Planner fields (live names) this tick ran with; else null. */
+  readonly plannerFields: Readonly<Record<string, LiveValue>> | null;
+}
+
+/** The Planner settings a point sets: its Planner fields and its predictor's defined fields. */
+function plannerSettingsOf(point: RetunePoint): Partial<PlannerSettings> {
+  const out: Record<string, unknown> = { ...point.planner };
+  for (const [k, v] of Object.entries(point.predictor)) if (v !== undefined) out[k] = v;
+  return out as Partial<PlannerSettings>;
 }
 
 /** A relative tolerance for tick times (seconds on a binary grid). */
@@ -99,12 +130,19 @@ export class RetuneController {
   private readonly sweeps: RetuneSweepInfo[] = [];
   private readonly completion: Float64Array;
   private readonly clock: { originMs: number; speedup: number };
+  /** A predictor prepared for the pending decision's swap, or null. */
+  private pendingPredictors: SeriesPredictors | null = null;
+  /** The point whose Planner fields the Planner runs with (changes apply after the decision tick). */
+  private plannerInForce: RetunePoint;
+  private readonly searchesPlanner: boolean;
 
   constructor(
     private readonly spec: RunSpec,
     private readonly requests: DynamoRequests,
     start: ReadyCounts,
     private readonly log: (line: string) => void = () => {},
+    /** `load_predictor_warmup_trace` (a Dynamo trace before the replayed one), or null. */
+    private readonly history: DynamoRequests | null = null,
   ) {
     const planner = spec.planner;
     const retune = planner?.retune;
@@ -115,6 +153,8 @@ export class RetuneController {
     this.retune = retune;
     this.startup = startupPoint(spec.router, planner);
     this.current = this.startup;
+    this.plannerInForce = this.startup;
+    this.searchesPlanner = retune.plannerDimensions.length > 0 || retune.loadPredictorCandidates !== null;
     this.inForce = this.startup.router;
     this.workerTypes = spec.engine.mode === "aggregated" ? ["aggregated"] : ["prefill", "decode"];
     // The replay starts with its replicas ready at t = 0, the first window's start (**fleetsim
@@ -153,16 +193,29 @@ export class RetuneController {
     const nowS = nowMs / 1000;
     const tickS = this.planner.scaleIntervalS;
     let patch: RouterParameters | null = null;
+    const plannerFields = this.searchesPlanner ? livePlannerFields(this.plannerInForce) : null;
+    let plannerUpdate: RetuneTickResult["plannerUpdate"] = null;
 
     const pending = this.pending;
     if (pending !== null && pending.timing !== null && nowS >= pending.timing.decidedAtS * (1 - EPS) - EPS) {
       this.pending = null;
+      const prepared = this.pendingPredictors;
+      this.pendingPredictors = null;
       this.events.push(pending.record);
       this.current = pending.current;
-      if (pending.routerParameters !== null) {
+      if (pending.routerParameters !== null && this.retune.router !== null) {
         patch = pending.routerParameters;
         this.inForce = patch;
         this.revision++;
+      }
+      if (pending.record.outcome === "applied" && Object.keys(pending.plannerChanges).length > 0) {
+        // Applied after this tick's pipeline ran: the Planner uses them from the next tick (§9).
+        const swaps = predictorKey(pending.current.predictor) !== predictorKey(this.plannerInForce.predictor);
+        plannerUpdate =
+          swaps && prepared !== null
+            ? { settings: plannerSettingsOf(pending.current), predictors: prepared }
+            : { settings: plannerSettingsOf(pending.current) };
+        this.plannerInForce = pending.current;
       }
     }
 
@@ -173,6 +226,8 @@ export class RetuneController {
       routerParameters: patch,
       desiredRouterParameters: this.desired(),
       routerPolicies: policies,
+      plannerUpdate,
+      plannerFields,
     };
   }
 
@@ -237,17 +292,43 @@ export class RetuneController {
       return;
     }
     const r = this.requests;
+    const throughput = !this.retune.retuneOnly && this.planner.enableThroughputScaling;
     const membership = selectWindowRows(
       { arrivalMs: r.startMs, completionMs: this.completion, requestId: r.requestIds },
       window,
       this.clock,
+      throughput ? this.retune.historyS : null,
     );
     const rows = membership.window;
     this.log(
       formatWindowCounts(window, rows.length, { ...membership.counts, dropped: 0, agentContextStripped: 0 }),
     );
     const set = candidateSet(this.retune, this.startup, this.current);
-    const base = { candidates: set.candidates, currentIndex: set.currentIndex, presweep: null };
+    // With throughput scaling: the history and window traffic, bucketed at the throughput interval (§5).
+    const traffic = throughput ? this.trafficBuckets(membership) : null;
+    let presweep: PredictorPresweepRecord | null = null;
+    let candidates = set.candidates;
+    let prepared: SeriesPredictors | null = null;
+    const cands = this.retune.loadPredictorCandidates;
+    if (traffic !== null && cands !== null && rows.length > 0) {
+      const t0 = performance.now();
+      const evalSteps = Math.ceil(this.retune.intervalS / this.planner.throughputAdjustmentIntervalS - 1e-9);
+      const result = runPresweep(cands, this.planner, traffic.toWindowEnd, evalSteps);
+      const winner = result.winner;
+      candidates = withPredictorWinner(set, winner?.fields ?? null);
+      if (winner !== null && predictorKey(winner.fields) !== predictorKey(this.current.predictor)) {
+        // The swap's predictor, prepared on its warm-up traffic beside the sweep (§9 "Predictor swap").
+        const p = seriesPredictorsOf({
+          ...this.planner,
+          ...plannerSettingsOf({ ...this.current, predictor: winner.fields }),
+        });
+        p.warm(traffic.toWindowEnd.map((b) => ({ numReq: b.numReq, avgIsl: b.avgIsl, avgOsl: b.avgOsl })));
+        prepared = p;
+      }
+      presweep = presweepRecord(result, (performance.now() - t0) / 1000);
+    }
+    const warmupObservations = traffic === null ? null : observationCount(traffic.toWindowEnd);
+    const base = { candidates, currentIndex: set.currentIndex, presweep };
     if (rows.length === 0) {
       const sweepReport: SweepReport = {
         ...base,
@@ -255,16 +336,18 @@ export class RetuneController {
         timedOut: false,
         error: null,
         results: [],
-        predictorWarmupObservations: null,
+        predictorWarmupObservations: warmupObservations,
       };
       this.pending = this.decide(window, 0, { kind: "swept", sweep: sweepReport });
       return;
     }
-    const groups = replayGroups(set.candidates);
+    const groups = replayGroups(candidates);
+    const innerWarmup = traffic?.toWindowStart;
     const jobs: ReplayJob[] = groups.map((g) => ({
-      spec: this.candidateSpec(set.candidates[g.indices[0]].point, counts),
+      spec: this.candidateSpec(candidates[g.indices[0]].point, counts),
       rows,
       capturePerRequest: false,
+      ...(innerWarmup === undefined ? {} : { plannerWarmup: innerWarmup }),
     }));
     const started = performance.now();
     this.work = sweep<ReplayJob, ReplayJobOutput>(jobs, {
@@ -274,7 +357,7 @@ export class RetuneController {
     })
       .then(
         (outcome) => {
-          const results: CandidateResult[] = new Array(set.candidates.length);
+          const results: CandidateResult[] = new Array(candidates.length);
           groups.forEach((g, j) => {
             const res = outcome.results[j];
             const c: CandidateResult =
@@ -302,12 +385,67 @@ export class RetuneController {
         }),
       )
       .then((s) => {
-        const sweepReport: SweepReport = { ...s, predictorWarmupObservations: null };
+        const sweepReport: SweepReport = { ...s, predictorWarmupObservations: warmupObservations };
         this.pending = this.decide(window, rows.length, { kind: "swept", sweep: sweepReport });
+        this.pendingPredictors = prepared;
       });
   }
 
-  /** The run's spec as one candidate replay: its router parameters, the recorded replicas, no Planner. */
+  /**
+   * The history (`history_seconds` before the window, from the replayed trace and
+   * `load_predictor_warmup_trace`) and window traffic, bucketed at the throughput interval: ending
+   * at the window end (pre-sweep, predictor swap) and ending at the window start (the inner Planner's
+   * predictor warm-up). Trace milliseconds; warm-up trace rows are not censored (they ended before
+   * the replay began).
+   */
+  private trafficBuckets(m: ReturnType<typeof selectWindowRows>): {
+    toWindowEnd: WarmupWindow[];
+    toWindowStart: WarmupWindow[];
+  } {
+    const r = this.requests;
+    const h = this.history;
+    const replayRows = [...m.history, ...m.window];
+    const n = (h?.count ?? 0) + replayRows.length;
+    const timestampMs = new Float64Array(n);
+    const inputLength = new Int32Array(n);
+    const outputLength = new Int32Array(n);
+    let j = 0;
+    if (h !== null) {
+      for (let i = 0; i < h.count; i++, j++) {
+        timestampMs[j] = h.startMs[i];
+        inputLength[j] = h.inputLength[i];
+        outputLength[j] = h.outputLength[i];
+      }
+    }
+    for (const i of replayRows) {
+      timestampMs[j] = r.startMs[i];
+      inputLength[j] = r.inputLength[i];
+      outputLength[j] = r.outputLength[i];
+      j++;
+    }
+    const cols = { timestampMs, inputLength, outputLength };
+    const intervalMs = this.planner.throughputAdjustmentIntervalS * 1000 * this.clock.speedup;
+    const strip = (b: { numReq: number; avgIsl: number; avgOsl: number }): WarmupWindow => ({
+      numReq: b.numReq,
+      avgIsl: b.avgIsl,
+      avgOsl: b.avgOsl,
+    });
+    return {
+      toWindowEnd: bucketsEndingAt(cols, { startMs: m.historyStartMs, endMs: m.endMs }, intervalMs).map(
+        strip,
+      ),
+      toWindowStart: bucketsEndingAt(cols, { startMs: m.historyStartMs, endMs: m.startMs }, intervalMs).map(
+        strip,
+      ),
+    };
+  }
+
+  /**
+   * The run's spec as one candidate replay: its router parameters, the recorded replicas; in
+   * retune-only mode no Planner, with scaling on an inner Planner (the run's settings with the
+   * candidate's Planner fields, retune removed, `advisory: false`; its predictor warm-up comes with
+   * the job).
+   */
   private candidateSpec(point: RetunePoint, counts: ReadyCounts): RunSpec {
     const spec = this.spec;
     const router =
@@ -327,6 +465,15 @@ export class RetuneController {
     const sla = goodput
       ? { ttftMs: this.retune.slaTtftMs, itlMs: this.retune.slaItlMs, e2eMs: null }
       : spec.sla;
-    return { ...spec, router, engine, sla, planner: null };
+    const planner: PlannerSettings | null = this.retune.retuneOnly
+      ? null
+      : {
+          ...this.planner,
+          ...plannerSettingsOf(point),
+          retune: null,
+          advisory: false,
+          loadPredictorWarmupTrace: null,
+        };
+    return { ...spec, router, engine, sla, planner };
   }
 }

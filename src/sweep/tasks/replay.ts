@@ -8,6 +8,7 @@
  */
 import type { RunSpec } from "../../config/runSpec.js";
 import type { Summary } from "../../metrics/summary.js";
+import type { WarmupWindow } from "../../planner/predictors/series.js";
 import { buildPrediction } from "../../report/prediction.js";
 import { loadWorkload } from "../../run.js";
 import { createPlanner } from "../../sim/plannerSetup.js";
@@ -22,6 +23,11 @@ export interface ReplayJob {
   readonly rows?: readonly number[];
   /** Per-request records are never shipped back: a sweep scores summaries. */
   readonly capturePerRequest: false;
+  /**
+   * With `spec.planner` scaling on throughput: the inner Planner's predictor warm-up (a retune
+   * candidate's history buckets, docs/retune.md §5), used instead of `load_predictor_warmup_trace`.
+   */
+  readonly plannerWarmup?: readonly WarmupWindow[];
 }
 
 export interface ReplayJobOutput {
@@ -56,7 +62,8 @@ export async function replayJob(job: ReplayJob): Promise<ReplayJobOutput> {
   const table =
     job.rows === undefined ? whole : selectRows(whole, job.rows, spec.load.type !== "concurrency");
   const timings = await createRoleTimings(spec.engine);
-  const planner = await createPlanner(spec, timings);
+  // With `spec.planner` set the replay runs that Planner (a retune candidate with scaling on).
+  const planner = await createPlanner(spec, timings, null, job.plannerWarmup ?? null);
   const replay = new Replay(spec, table, timings, { capturePerRequest: false, scaling: planner });
   const result = await replay.run();
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);

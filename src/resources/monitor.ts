@@ -1,0 +1,181 @@
+/**
+ * Process-tree RSS monitor (docs/resources.md §3): samples the resident memory of this process
+ * plus the descendants it owns every `intervalMs` (50 ms) and reports the first sample above the
+ * budget. Linux: descendants are found through the ppid field of /proc/<pid>/stat and measured by
+ * VmRSS of /proc/<pid>/status. Elsewhere (no /proc) only `process.memoryUsage.rss()` of this
+ * process is counted.
+ *
+ * "Owned" descendants are those that did not exist when the monitor started: a process that was
+ * already a child (say, a test runner's helper) is neither counted nor killed.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+export const DEFAULT_SAMPLE_INTERVAL_MS = 50;
+
+/** Parent pid of every process visible in /proc, or null where /proc cannot be read. */
+function readParents(): Map<number, number> | null {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  const parents = new Map<number, number>();
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      // "pid (comm) state ppid ...": comm may hold spaces or parentheses.
+      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(Number(name), Number(rest[1]));
+    } catch {
+      // the process exited meanwhile
+    }
+  }
+  return parents;
+}
+
+/** All descendants of `root` (children, grandchildren, …), or null without /proc. */
+export function descendantPids(root: number = process.pid): number[] | null {
+  const parents = readParents();
+  if (parents === null) return null;
+  const children = new Map<number, number[]>();
+  for (const [pid, ppid] of parents) {
+    const list = children.get(ppid);
+    if (list === undefined) children.set(ppid, [pid]);
+    else list.push(pid);
+  }
+  const out: number[] = [];
+  const stack = [...(children.get(root) ?? [])];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    out.push(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** VmRSS of one process in bytes (0 if it is gone or has no RSS line, as zombies do). */
+export function pidRssBytes(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s*kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m === null ? 0 : Number(m[1]) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+export interface TreeRss {
+  readonly totalBytes: number;
+  readonly selfBytes: number;
+  /** Owned descendants measured in this sample. */
+  readonly pids: readonly number[];
+}
+
+/** RSS of this process plus its descendants, excluding the pids in `exclude`. */
+export function processTreeRss(exclude: ReadonlySet<number> = new Set()): TreeRss {
+  const selfBytes = process.memoryUsage.rss();
+  const pids = (descendantPids() ?? []).filter((p) => !exclude.has(p));
+  let total = selfBytes;
+  for (const pid of pids) total += pidRssBytes(pid);
+  return { totalBytes: total, selfBytes, pids };
+}
+
+export interface MonitorOptions {
+  readonly budgetBytes: number;
+  readonly intervalMs?: number;
+  /** Called once, on the first sample above the budget (after the owned descendants were killed). */
+  readonly onExceeded?: (rssBytes: number) => void;
+  /** Replaces the tree measurement (tests). */
+  readonly sample?: () => number;
+}
+
+export interface MonitorReport {
+  readonly budgetBytes: number;
+  readonly peakObservedRssBytes: number;
+  readonly samples: number;
+  readonly intervalMs: number;
+  /** RSS of the first sample above the budget; null when the budget held. */
+  readonly exceededAtBytes: number | null;
+  readonly killedPids: readonly number[];
+}
+
+export class ResourceMonitor {
+  private readonly budgetBytes: number;
+  private readonly intervalMs: number;
+  private readonly baseline: ReadonlySet<number>;
+  private timer: NodeJS.Timeout | null = null;
+  private peak = 0;
+  private count = 0;
+  private exceededAt: number | null = null;
+  private readonly killed: number[] = [];
+  private lastPids: readonly number[] = [];
+
+  constructor(private readonly opts: MonitorOptions) {
+    this.budgetBytes = opts.budgetBytes;
+    this.intervalMs = opts.intervalMs ?? DEFAULT_SAMPLE_INTERVAL_MS;
+    this.baseline = new Set(opts.sample === undefined ? (descendantPids() ?? []) : []);
+  }
+
+  /** Takes a first sample and starts the timer (unref'd: it never keeps the process alive). */
+  start(): this {
+    this.sampleNow();
+    this.timer = setInterval(() => this.sampleNow(), this.intervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  get exceeded(): boolean {
+    return this.exceededAt !== null;
+  }
+
+  /** Takes one sample; returns the RSS measured. */
+  sampleNow(): number {
+    let rss: number;
+    if (this.opts.sample !== undefined) {
+      rss = this.opts.sample();
+    } else {
+      const tree = processTreeRss(this.baseline);
+      rss = tree.totalBytes;
+      this.lastPids = tree.pids;
+    }
+    this.count += 1;
+    if (rss > this.peak) this.peak = rss;
+    if (rss > this.budgetBytes && this.exceededAt === null) {
+      this.exceededAt = rss;
+      this.killOwned();
+      this.opts.onExceeded?.(rss);
+    }
+    return rss;
+  }
+
+  /** SIGKILLs every owned descendant (the run's worker processes). */
+  killOwned(): void {
+    const pids = this.opts.sample === undefined ? this.lastPids : [];
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+        this.killed.push(pid);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** Stops sampling after one last sample; returns what was seen. */
+  stop(): MonitorReport {
+    if (this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+      this.sampleNow();
+    }
+    return {
+      budgetBytes: this.budgetBytes,
+      peakObservedRssBytes: this.peak,
+      samples: this.count,
+      intervalMs: this.intervalMs,
+      exceededAtBytes: this.exceededAt,
+      killedPids: [...this.killed],
+    };
+  }
+}

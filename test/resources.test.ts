@@ -1,0 +1,192 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../src/cli/main.js";
+import { DEFAULT_EXECUTION, type ResourceSettings } from "../src/config/runSpec.js";
+import {
+  GB,
+  type HostResources,
+  MIB,
+  PLAN_OVERHEAD_BYTES,
+  planResources,
+  processTreeRss,
+  type ResourceHooks,
+  ResourceMonitor,
+  resolveBudget,
+} from "../src/resources/index.js";
+import { tempDir, traceSpec } from "./helpers/specs.js";
+
+const HOST: HostResources = { availableMemoryBytes: 16 * GB, availableMemorySource: "meminfo", cpuCount: 8 };
+const DEFAULTS = DEFAULT_EXECUTION.resources;
+
+function settings(over: Partial<ResourceSettings>): ResourceSettings {
+  return { ...DEFAULTS, ...over };
+}
+
+describe("resource budget arithmetic", () => {
+  it("auto with the defaults is max(0, min(0.9·A, A − 1 GB))", () => {
+    expect(resolveBudget(DEFAULTS, HOST).memoryBytes).toBe(14.4 * GB);
+    // Small host: A − 1 GB is the smaller term.
+    const small = { ...HOST, availableMemoryBytes: 5 * GB };
+    expect(resolveBudget(DEFAULTS, small).memoryBytes).toBe(4 * GB);
+    // Less than the reserve: zero, never negative.
+    const tiny = { ...HOST, availableMemoryBytes: 0.5 * GB };
+    expect(resolveBudget(DEFAULTS, tiny).memoryBytes).toBe(0);
+    expect(resolveBudget(DEFAULTS, HOST).memorySource).toBe("auto");
+  });
+
+  it("auto honours reserve_memory_gb, reserve_memory_fraction and available_memory_fraction", () => {
+    expect(resolveBudget(settings({ reserveMemoryGb: 4 }), HOST).memoryBytes).toBe(12 * GB);
+    expect(resolveBudget(settings({ availableMemoryFraction: 0.5 }), HOST).memoryBytes).toBe(8 * GB);
+    // 14.4 GB − 0.25 × 16 GB
+    expect(resolveBudget(settings({ reserveMemoryFraction: 0.25 }), HOST).memoryBytes).toBe(10.4 * GB);
+    expect(
+      resolveBudget(settings({ reserveMemoryGb: 15, reserveMemoryFraction: 0.5 }), HOST).memoryBytes,
+    ).toBe(0);
+  });
+
+  it("an explicit memory_limit_gb is decimal GB and ignores the reserves", () => {
+    const b = resolveBudget(settings({ memoryLimitGb: 2.5, reserveMemoryGb: 100 }), HOST);
+    expect(b.memoryBytes).toBe(2_500_000_000);
+    expect(b.memorySource).toBe("explicit");
+  });
+
+  it("cpu_limit: explicit, or auto = host CPUs minus one (at least one)", () => {
+    expect(resolveBudget(settings({ cpuLimit: 3 }), HOST).cpuLimit).toBe(3);
+    expect(resolveBudget(DEFAULTS, HOST).cpuLimit).toBe(7);
+    expect(resolveBudget(DEFAULTS, { ...HOST, cpuCount: 1 }).cpuLimit).toBe(1);
+  });
+
+  it("the preflight plan is coordinator RSS + 256 MiB + 128 × trace bytes", () => {
+    const dir = tempDir("fleetsim-res-plan-");
+    const trace = join(dir, "t.jsonl");
+    writeFileSync(trace, "x".repeat(1000));
+    const budget = resolveBudget(DEFAULTS, HOST);
+    const plan = planResources(traceSpec(trace), budget, 100 * MIB);
+    expect(plan.traceFileBytes).toBe(1000);
+    expect(plan.estimatedBytes).toBe(100 * MIB + PLAN_OVERHEAD_BYTES + 128_000);
+    expect(plan.workerProcesses).toBe(0);
+    expect(plan.fits).toBe(true);
+    expect(
+      planResources(traceSpec(trace), resolveBudget(settings({ memoryLimitGb: 0.001 }), HOST)).fits,
+    ).toBe(false);
+  });
+});
+
+describe("resource monitor", () => {
+  it("measures this process (and its owned descendants) with a positive RSS", () => {
+    const tree = processTreeRss();
+    expect(tree.totalBytes).toBeGreaterThanOrEqual(tree.selfBytes);
+    expect(tree.selfBytes).toBeGreaterThan(0);
+  });
+
+  it("reports the first sample above the budget once, and the peak", () => {
+    const values = [10, 20, 50, 30];
+    let i = 0;
+    let calls = 0;
+    const m = new ResourceMonitor({
+      budgetBytes: 40,
+      sample: () => values[i++ % values.length],
+      onExceeded: () => {
+        calls += 1;
+      },
+    });
+    for (let k = 0; k < 4; k++) m.sampleNow();
+    const r = m.stop();
+    expect(m.exceeded).toBe(true);
+    expect(calls).toBe(1);
+    expect(r.peakObservedRssBytes).toBe(50);
+    expect(r.exceededAtBytes).toBe(50);
+    expect(r.samples).toBe(4);
+  });
+});
+
+/** A synthetic config in a temp dir; `requests` sets the workload size. */
+function project(requests: number, extraYaml = "") {
+  const dir = tempDir("fleetsim-res-");
+  const config = join(dir, "prediction.yaml");
+  writeFileSync(
+    config,
+    `traffic:
+  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
+  load: {type: concurrency, concurrency: 64}
+  stop: {requests: ${requests}}
+engine:
+  model: test/model
+  hardware: h200_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 2}
+      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+${extraYaml}`,
+  );
+  return { dir, config, out: join(dir, "out") };
+}
+
+async function cli(argv: string[], resources?: ResourceHooks) {
+  let out = "";
+  let err = "";
+  const code = await runCli(
+    argv,
+    {
+      out: (s) => {
+        out += s;
+      },
+      err: (s) => {
+        err += s;
+      },
+    },
+    { resources },
+  );
+  return { code, out, err };
+}
+
+describe("fleetsim predict: resource supervision", () => {
+  it("a tiny memory_limit_gb is refused by the preflight: exit 3, resource-plan.json, no prediction", async () => {
+    const p = project(20, "execution:\n  resources: {memory_limit_gb: 0.001}\n");
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out]);
+    expect(r.code).toBe(3);
+    expect(r.err).toContain("resource preflight refused the run");
+    expect(existsSync(join(p.out, "prediction.json"))).toBe(false);
+    expect(existsSync(join(p.out, "resource-runtime.json"))).toBe(false);
+    const plan = JSON.parse(readFileSync(join(p.out, "resource-plan.json"), "utf8"));
+    expect(plan.decision).toBe("refused");
+    expect(plan.budget_bytes).toBe(1_000_000);
+    expect(plan.estimated_bytes).toBeGreaterThan(plan.budget_bytes);
+  });
+
+  it("a normal run writes resource-runtime.json: positive peak RSS, termination completed", async () => {
+    const p = project(50, "execution:\n  resources: {cpu_limit: 2}\n");
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out, "--format", "json"]);
+    expect(r.code).toBe(0);
+    expect(existsSync(join(p.out, "prediction.json"))).toBe(true);
+    expect(existsSync(join(p.out, "resource-plan.json"))).toBe(false);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.termination).toBe("completed");
+    expect(rt.peak_observed_rss_bytes).toBeGreaterThan(0);
+    expect(rt.peak_observed_rss_bytes).toBeLessThanOrEqual(rt.budget_bytes);
+    expect(rt.cpu_limit).toBe(2);
+    expect(rt.samples).toBeGreaterThanOrEqual(2);
+    expect(rt.exceeded_at_rss_bytes).toBeNull();
+  });
+
+  it("RSS growing past the runtime budget stops the run as resource_limited (exit 3, no prediction)", async () => {
+    const p = project(2_000_000);
+    // The monitor's limit sits just above the current tree RSS; the per-request capture of two
+    // million requests grows far beyond it long before the replay ends.
+    const budget = processTreeRss().totalBytes + 64 * MIB;
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out, "--capture-per-request"], {
+      runtimeBudgetBytes: budget,
+    });
+    expect(r.err).toContain("resource_limited");
+    expect(r.code).toBe(3);
+    expect(existsSync(join(p.out, "prediction.json"))).toBe(false);
+    expect(existsSync(join(p.out, "requests.jsonl"))).toBe(false);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.termination).toBe("resource_limited");
+    expect(rt.budget_bytes).toBe(budget);
+    expect(rt.peak_observed_rss_bytes).toBeGreaterThanOrEqual(budget);
+  });
+});
