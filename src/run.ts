@@ -77,6 +77,8 @@ export interface RunOutcome {
 export interface RunHooks {
   /** Receives the replay before it starts (to abort it on Ctrl-C, or show progress). */
   onStart?(replay: Replay): void;
+  /** Called when the replay has finished, before its report is built (the shutdown phase begins). */
+  onReplayEnd?(): void;
   /** Receives diagnostic lines (the retune window counts, docs/retune.md §4). */
   log?(line: string): void;
 }
@@ -124,6 +126,7 @@ export async function runPrediction(
   });
   hooks.onStart?.(replay);
   const result = await replay.run();
+  hooks.onReplayEnd?.();
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
   const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
   const sweeps = planner?.retune?.sweepInfo;

@@ -7,6 +7,7 @@ import {
   GB,
   type HostResources,
   MIB,
+  PhaseClock,
   PLAN_OVERHEAD_BYTES,
   planResources,
   processTreeRss,
@@ -101,6 +102,49 @@ describe("resource monitor", () => {
   });
 });
 
+describe("phase clock (initialization / shutdown timeouts)", () => {
+  /** A clock whose time is whatever the test last set, in ms. */
+  function manual(startMs: number) {
+    const t = { now: startMs };
+    const limits = { initializationTimeoutSeconds: 60, shutdownTimeoutSeconds: 5 };
+    return { t, clock: new PhaseClock(limits, startMs, () => t.now) };
+  }
+
+  it("start-up is from the command's start to the replay's start; exactly at the limit is not an overrun", () => {
+    const a = manual(1000);
+    a.t.now = 61_000;
+    expect(a.clock.replayStarted()).toBe(false);
+    expect(a.clock.times().initializationSeconds).toBe(60);
+    const b = manual(1000);
+    b.t.now = 61_001;
+    expect(b.clock.replayStarted()).toBe(true);
+    expect(b.clock.initializationOverran()).toBe(true);
+  });
+
+  it("shutdown is from the replay's end to the outputs being ready; unreached phases are null", () => {
+    const c = manual(0);
+    expect(c.clock.times()).toEqual({
+      initializationSeconds: null,
+      initializationTimeoutSeconds: 60,
+      shutdownSeconds: null,
+      shutdownTimeoutSeconds: 5,
+    });
+    c.t.now = 10;
+    c.clock.replayStarted();
+    c.t.now = 100_000;
+    c.clock.replayEnded();
+    c.t.now = 104_000;
+    expect(c.clock.shutdownFinished()).toBe(false);
+    expect(c.clock.times().shutdownSeconds).toBe(4);
+    const d = manual(0);
+    d.clock.replayStarted();
+    d.t.now = 100_000;
+    d.clock.replayEnded();
+    d.t.now = 105_500;
+    expect(d.clock.shutdownFinished()).toBe(true);
+  });
+});
+
 /** A synthetic config in a temp dir; `requests` sets the workload size. */
 function project(requests: number, extraYaml = "") {
   const dir = tempDir("fleetsim-res-");
@@ -188,5 +232,44 @@ describe("fleetsim predict: resource supervision", () => {
     expect(rt.termination).toBe("resource_limited");
     expect(rt.budget_bytes).toBe(budget);
     expect(rt.peak_observed_rss_bytes).toBeGreaterThanOrEqual(budget);
+  });
+
+  it("start-up over initialization_timeout_seconds stops the run: exit 124, no prediction", async () => {
+    const p = project(50, "execution:\n  resources: {initialization_timeout_seconds: 0.000001}\n");
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out]);
+    expect(r.code).toBe(124);
+    expect(r.err).toContain("execution.resources.initialization_timeout_seconds = 0.000001");
+    expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(join(p.out, "prediction.json"))).toBe(false);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.termination).toBe("initialization_timeout");
+    expect(rt.initialization_seconds).toBeGreaterThan(0.000001);
+    expect(rt.shutdown_seconds).toBeNull();
+  });
+
+  it("shutdown over shutdown_timeout_seconds stops the run: exit 124, no prediction", async () => {
+    const p = project(50, "execution:\n  resources: {shutdown_timeout_seconds: 0.000001}\n");
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out, "--capture-per-request"]);
+    expect(r.code).toBe(124);
+    expect(r.err).toContain("execution.resources.shutdown_timeout_seconds = 0.000001");
+    expect(existsSync(join(p.out, "prediction.json"))).toBe(false);
+    expect(existsSync(join(p.out, "requests.jsonl"))).toBe(false);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.termination).toBe("shutdown_timeout");
+    expect(rt.initialization_seconds).toBeGreaterThan(0);
+    expect(rt.shutdown_seconds).toBeGreaterThan(0.000001);
+  });
+
+  it("a completed run records both phases under their default limits", async () => {
+    const p = project(50);
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out]);
+    expect(r.code).toBe(0);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.initialization_timeout_seconds).toBe(60);
+    expect(rt.shutdown_timeout_seconds).toBe(5);
+    expect(rt.initialization_seconds).toBeGreaterThan(0);
+    expect(rt.initialization_seconds).toBeLessThan(60);
+    expect(rt.shutdown_seconds).toBeGreaterThanOrEqual(0);
+    expect(rt.shutdown_seconds).toBeLessThan(5);
   });
 });

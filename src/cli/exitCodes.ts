@@ -7,6 +7,8 @@ export const ExitCode = {
   UserError: 2,
   /** Resource refusal (preflight) or a run stopped as `resource_limited` (docs/resources.md). */
   ResourceLimited: 3,
+  /** Start-up or shutdown exceeded its `execution.resources` timeout (docs/resources.md). */
+  SupervisorTimeout: 124,
   /** Ctrl-C. */
   Interrupted: 130,
 } as const;

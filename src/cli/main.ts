@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { ConfigError } from "../config/errors.js";
-import { ResourceLimited, ResourceRefusal } from "../resources/errors.js";
+import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import type { ResourceHooks } from "../resources/runtime.js";
 import { ReplayAborted } from "../sim/replay.js";
 import { convertCommand, DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "./convert.js";
@@ -252,6 +252,10 @@ async function guarded(io: Streams, command: string, body: () => Promise<void>):
     if (err instanceof ResourceRefusal || err instanceof ResourceLimited) {
       io.err(`fleetsim: error: ${err.message}\n`);
       return ExitCode.ResourceLimited;
+    }
+    if (err instanceof SupervisorTimeout) {
+      io.err(`fleetsim: error: ${err.message}\n`);
+      return ExitCode.SupervisorTimeout;
     }
     if (err instanceof ReplayAborted) {
       io.err("fleetsim: interrupted; no results were written\n");

@@ -6,8 +6,9 @@ import { stableLine, stableStringify } from "../report/json.js";
 import { checkOutputDir, type OutputFile, writeOutputs } from "../report/outputDir.js";
 import { renderSummaryTable } from "../report/table.js";
 import { probeHost, type ResourceBudget, resolveBudget } from "../resources/budget.js";
-import { ResourceLimited, ResourceRefusal } from "../resources/errors.js";
+import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import { type MonitorReport, ResourceMonitor } from "../resources/monitor.js";
+import { PhaseClock } from "../resources/phases.js";
 import { planResources, resourcePlanDocument } from "../resources/preflight.js";
 import { type ResourceHooks, resourceRuntimeDocument, type Termination } from "../resources/runtime.js";
 import { runPrediction } from "../run.js";
@@ -39,6 +40,7 @@ export interface Streams {
  * Errors propagate to the caller, which maps them to exit codes.
  */
 export async function predictCommand(opts: PredictOptions, io: Streams): Promise<void> {
+  const startedMs = performance.now();
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
 
@@ -46,6 +48,8 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const settings = (spec.execution ?? DEFAULT_EXECUTION).resources;
   const budget = resolveBudget(settings, opts.resources?.host ?? probeHost());
   const plan = planResources(spec, budget);
+  // Start-up and shutdown are bounded by their timeouts (docs/resources.md §3, exit 124).
+  const phases = new PhaseClock(settings, startedMs);
   if (!plan.fits) {
     writeOutputs(
       opts.outputDir,
@@ -85,17 +89,20 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
       {
         onStart: (r) => {
           replay = r;
-          if (interrupted || monitor.exceeded) r.abort();
+          if (phases.replayStarted() || interrupted || monitor.exceeded) r.abort();
         },
+        onReplayEnd: () => phases.replayEnded(),
       },
     );
   } catch (err) {
     const report = monitor.stop();
-    if (monitor.exceeded) resourceLimited(opts, budget, report);
+    if (monitor.exceeded) resourceLimited(opts, budget, report, phases);
+    if (phases.initializationOverran())
+      supervisorTimeout(opts, budget, report, phases, "initialization_timeout");
     // An execution failure still records the budget and the peak; user errors and Ctrl-C write nothing.
     if (!(err instanceof ReplayAborted) && !isUserError(err)) {
       try {
-        writeOutputs(opts.outputDir, [runtimeFile(budget, report, "failed")], opts.overwrite);
+        writeOutputs(opts.outputDir, [runtimeFile(budget, report, "failed", phases)], opts.overwrite);
       } catch {
         // the original error matters more
       }
@@ -105,14 +112,16 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     process.off("SIGINT", onSigint);
   }
   const report = monitor.stop();
-  if (monitor.exceeded) resourceLimited(opts, budget, report);
+  if (monitor.exceeded) resourceLimited(opts, budget, report, phases);
 
   const { prediction } = outcome;
   const files: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
   if (opts.capturePerRequest) {
     files.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request ?? []) });
   }
-  files.push(runtimeFile(budget, report, "completed"));
+  // requests.jsonl is serialized while it is written, outside the measured shutdown.
+  if (phases.shutdownFinished()) supervisorTimeout(opts, budget, report, phases, "shutdown_timeout");
+  files.push(runtimeFile(budget, report, "completed", phases));
   writeOutputs(opts.outputDir, files, opts.overwrite);
 
   const saved = `Saved full report to: ${join(opts.outputDir, "prediction.json")}`;
@@ -124,17 +133,52 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   }
 }
 
-function runtimeFile(budget: ResourceBudget, report: MonitorReport, termination: Termination): OutputFile {
-  const doc = resourceRuntimeDocument(budget, report, termination);
+function runtimeFile(
+  budget: ResourceBudget,
+  report: MonitorReport,
+  termination: Termination,
+  phases: PhaseClock,
+): OutputFile {
+  const doc = resourceRuntimeDocument(budget, report, termination, phases.times());
   return { name: "resource-runtime.json", chunks: [stableStringify(doc), "\n"] };
 }
 
 /** Writes resource-runtime.json (and no prediction) for a run stopped over its budget, then throws. */
-function resourceLimited(opts: PredictOptions, budget: ResourceBudget, report: MonitorReport): never {
-  writeOutputs(opts.outputDir, [runtimeFile(budget, report, "resource_limited")], opts.overwrite);
+function resourceLimited(
+  opts: PredictOptions,
+  budget: ResourceBudget,
+  report: MonitorReport,
+  phases: PhaseClock,
+): never {
+  writeOutputs(opts.outputDir, [runtimeFile(budget, report, "resource_limited", phases)], opts.overwrite);
   throw new ResourceLimited(
     `run stopped as resource_limited: the process tree's RSS reached ${formatBytes(report.peakObservedRssBytes)}, ` +
       `above the memory budget of ${formatBytes(report.budgetBytes)} (execution.resources.memory_limit_gb); ` +
+      `no prediction was written; see ${join(opts.outputDir, "resource-runtime.json")}`,
+  );
+}
+
+/** Writes resource-runtime.json (and no prediction) for a phase that overran its timeout, then throws. */
+function supervisorTimeout(
+  opts: PredictOptions,
+  budget: ResourceBudget,
+  report: MonitorReport,
+  phases: PhaseClock,
+  termination: "initialization_timeout" | "shutdown_timeout",
+): never {
+  writeOutputs(opts.outputDir, [runtimeFile(budget, report, termination, phases)], opts.overwrite);
+  const t = phases.times();
+  const [phase, took, limit, key] =
+    termination === "initialization_timeout"
+      ? [
+          "start-up",
+          t.initializationSeconds,
+          t.initializationTimeoutSeconds,
+          "initialization_timeout_seconds",
+        ]
+      : ["shutdown", t.shutdownSeconds, t.shutdownTimeoutSeconds, "shutdown_timeout_seconds"];
+  throw new SupervisorTimeout(
+    `${phase} took ${(took ?? 0).toFixed(3)} s, longer than execution.resources.${key} = ${limit}; ` +
       `no prediction was written; see ${join(opts.outputDir, "resource-runtime.json")}`,
   );
 }

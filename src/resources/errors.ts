@@ -9,3 +9,12 @@ export class ResourceRefusal extends Error {
 export class ResourceLimited extends Error {
   override name = "ResourceLimited";
 }
+
+/**
+ * Start-up (until the replay begins) or shutdown (from the replay's end until the outputs are
+ * written) took longer than `execution.resources.initialization_timeout_seconds` /
+ * `shutdown_timeout_seconds`: exit code 124, the reference's supervisor timeout.
+ */
+export class SupervisorTimeout extends Error {
+  override name = "SupervisorTimeout";
+}

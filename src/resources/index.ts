@@ -1,6 +1,6 @@
 /** Host resources of a run: budget, preflight plan, process-tree RSS monitor (docs/resources.md). */
 export { GB, type HostResources, probeHost, type ResourceBudget, resolveBudget } from "./budget.js";
-export { ResourceLimited, ResourceRefusal } from "./errors.js";
+export { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "./errors.js";
 export {
   DEFAULT_SAMPLE_INTERVAL_MS,
   descendantPids,
@@ -11,6 +11,7 @@ export {
   ResourceMonitor,
   type TreeRss,
 } from "./monitor.js";
+export { PhaseClock, type PhaseLimits } from "./phases.js";
 export {
   MIB,
   PLAN_OVERHEAD_BYTES,
@@ -22,4 +23,4 @@ export {
   resourcePlanDocument,
   traceFileBytes,
 } from "./preflight.js";
-export { type ResourceHooks, resourceRuntimeDocument, type Termination } from "./runtime.js";
+export { type PhaseTimes, type ResourceHooks, resourceRuntimeDocument, type Termination } from "./runtime.js";

@@ -2,7 +2,23 @@
 import type { HostResources, ResourceBudget } from "./budget.js";
 import type { MonitorReport } from "./monitor.js";
 
-export type Termination = "completed" | "resource_limited" | "failed";
+export type Termination =
+  | "completed"
+  | "resource_limited"
+  | "failed"
+  | "initialization_timeout"
+  | "shutdown_timeout";
+
+/**
+ * The supervised phases (docs/resources.md §3): their limits and the wall-clock seconds they took,
+ * null for a phase that was not reached.
+ */
+export interface PhaseTimes {
+  readonly initializationSeconds: number | null;
+  readonly initializationTimeoutSeconds: number;
+  readonly shutdownSeconds: number | null;
+  readonly shutdownTimeoutSeconds: number;
+}
 
 /** Injection points for tests; production passes none. */
 export interface ResourceHooks {
@@ -17,6 +33,7 @@ export function resourceRuntimeDocument(
   budget: ResourceBudget,
   report: MonitorReport,
   termination: Termination,
+  phases: PhaseTimes,
 ): Record<string, unknown> {
   return {
     budget_bytes: report.budgetBytes,
@@ -30,6 +47,10 @@ export function resourceRuntimeDocument(
     killed_pids: report.killedPids.length,
     sample_interval_ms: report.intervalMs,
     samples: report.samples,
+    initialization_seconds: phases.initializationSeconds,
+    initialization_timeout_seconds: phases.initializationTimeoutSeconds,
+    shutdown_seconds: phases.shutdownSeconds,
+    shutdown_timeout_seconds: phases.shutdownTimeoutSeconds,
     termination,
   };
 }
