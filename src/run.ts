@@ -83,36 +83,12 @@ export interface RunHooks {
   log?(line: string): void;
 }
 
-/**
- * What of `planner.retune` fleetsim runs: retune of an aggregated deployment — KV-router retune in
- * retune-only mode (seed 000 Scenario 1) and, with scaling on, router and Planner-field retune with
- * an inner Planner in the candidate replays and the load-predictor pre-sweep (Scenario 2). Returns
- * why the rest (a disaggregated deployment) is refused, or null when the settings are in scope.
- */
-export function retuneRefusal(spec: RunSpec): string | null {
-  const retune = spec.planner?.retune;
-  if (retune === undefined || retune === null) return null;
-  const prefix = "planner.retune: ";
-  const suffix =
-    " is not implemented in fleetsim yet (the configuration is valid; see docs/retune.md §12). " +
-    "Remove planner.retune to replay without it.";
-  if (spec.engine.mode !== "aggregated") return `${prefix}retune of a disaggregated deployment${suffix}`;
-  return null;
-}
-
 /** Loads the workload, replays it and builds the prediction document. */
-/** A valid config asks for something fleetsim cannot simulate yet (a user-facing refusal, exit 2). */
-export class NotImplementedError extends Error {}
-
 export async function runPrediction(
   spec: RunSpec,
   opts: { capturePerRequest: boolean },
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
-  // Refuse, before the workload is read, what the retune controller does not run yet: never replay
-  // without retune a config that asks for it.
-  const refusal = retuneRefusal(spec);
-  if (refusal !== null) throw new NotImplementedError(refusal);
   const retuneOn = spec.planner?.retune !== undefined && spec.planner.retune !== null;
   const [workload, timings] = await Promise.all([
     retuneOn ? loadRetuneWorkload(spec) : loadWorkload(spec).then((table) => ({ table, requests: null })),

@@ -1,13 +1,13 @@
 /**
  * Retune-only KV-router retune end to end (docs/retune.md, seed 000 Scenario 1): windows, sweeps in
- * worker processes, decisions, the switch, the report, and the configurations still refused.
+ * worker processes, decisions, the switch, the report; aggregated and disaggregated deployments.
  */
 import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
 import type { RetuneEventRecord } from "../src/planner/retune/index.js";
-import { retuneRefusal, runPrediction } from "../src/run.js";
-import { loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
+import { runPrediction } from "../src/run.js";
+import { loadYaml, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "./configHelpers.js";
 
 const T0 = 1_760_000_000_000;
 
@@ -235,13 +235,87 @@ describe("retune-only router retune (seed 000 Scenario 1)", () => {
   }, 60_000);
 });
 
-describe("retune configurations still refused", () => {
-  it("a disaggregated deployment", () => {
-    const s = spec(TWO_POINTS);
-    const disagg = { ...s, engine: { ...s.engine, mode: "disaggregated" } } as unknown as RunSpec;
-    const why = retuneRefusal(disagg);
-    expect(why).toContain("disaggregated");
-    expect(why).toContain("not implemented");
-    expect(retuneRefusal(s)).toBeNull();
+/** The same retune on a 2P + 2D disaggregated deployment. */
+function pdSpec(retune: string, planner?: string): RunSpec {
+  const yaml = config(retune, undefined, planner).replace(RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE);
+  return loadYaml(yaml, {
+    files: TRACE,
+    sets: ["engine.workers.prefill.parallelism.replicas=2", "engine.workers.decode.parallelism.replicas=2"],
   });
+}
+
+describe("retune of a disaggregated deployment", () => {
+  it("retunes the prefill and decode routers together; the decode router keeps zero overlap credit", async () => {
+    const s = pdSpec(TWELVE_POINTS);
+    expect(s.engine.mode).toBe("disaggregated");
+    const out = await runPrediction(s, RUN);
+    const ev = events(out);
+    expect(ev.map((e) => e.decision_id)).toEqual(["retune-1-w0", "retune-2-w1", "retune-3-w2"]);
+    for (const e of ev) {
+      expect(e.num_candidates).toBe(12);
+      expect(e.num_requests).toBeGreaterThan(0);
+      expect(["applied", "kept"]).toContain(e.outcome);
+    }
+    // Every tick: the desired map names both worker types; the decode router's live overlap credit is 0.
+    for (const t of ticks(out)) {
+      expect(Object.keys(t.runtime_decision.router_parameters ?? {})).toEqual(["prefill", "decode"]);
+      expect(t.router_policies?.map((p) => p.worker_type)).toEqual(["prefill", "decode"]);
+      expect(t.router_policies?.[1].parameters.overlap_score_credit).toBe(0);
+    }
+    const applied = ev.find((e) => e.outcome === "applied");
+    if (applied === undefined) throw new Error("expected an applied decision among the three windows");
+    const chosen = applied.chosen?.router;
+    const at = (applied.decided_at_s as number) * 1000;
+    expect(tickAt(out, at).runtime_decision.router_parameters).toEqual({ prefill: chosen, decode: chosen });
+    // From the next tick both routers carry the patch (revision + 1); decode still gives no overlap credit.
+    const after = tickAt(out, at + 5000).router_policies ?? [];
+    const before = tickAt(out, at).router_policies ?? [];
+    expect(after[0]).toEqual({
+      worker_type: "prefill",
+      revision: before[0].revision + 1,
+      parameters: chosen,
+    });
+    expect(after[1]).toEqual({
+      worker_type: "decode",
+      revision: before[1].revision + 1,
+      parameters: { ...chosen, overlap_score_credit: 0 },
+    });
+    // One sweep per window, one process (max_parallel 1), one replay per distinct candidate.
+    expect(out.retuneSweeps?.map((x) => [x.windowIndex, x.jobs, x.processesStarted])).toEqual([
+      [0, 12, 1],
+      [1, 12, 1],
+      [2, 12, 1],
+    ]);
+  }, 60_000);
+
+  it("with scaling on, candidate replays run an inner Planner over both roles", async () => {
+    const planner = `  policy: enabled
+  target: sla
+  enable_load_scaling: true
+  enable_throughput_scaling: true
+  throughput_adjustment_interval_seconds: 10
+  load_adjustment_interval_seconds: 5
+  max_num_gpus: 8
+`;
+    const retune = `${BASE}objective: TTFT
+min_improvement_percentage: 0
+planner: {load_scaling_down_sensitivity: {choices: [70, 80]}}`;
+    const a = await runPrediction(pdSpec(retune, planner), RUN);
+    const b = await runPrediction(pdSpec(retune, planner), RUN);
+    const ev = events(a);
+    expect(ev).toHaveLength(3);
+    for (const e of ev) {
+      expect(e.num_candidates).toBe(2);
+      expect(e.baseline_score).not.toBeNull();
+    }
+    // The outer Planner scales the roles as usual while retune runs.
+    expect((a.prediction.planner?.scaling_events ?? []).length).toBeGreaterThan(0);
+    // Deterministic: same config, same decisions and summary (host-time keys aside).
+    const strip = (x: Awaited<ReturnType<typeof runPrediction>>) => {
+      const summary: Record<string, unknown> = { ...x.prediction.summary };
+      for (const k of HOST_TIME_KEYS) delete summary[k];
+      return { summary, ev: events(x).map((e) => [e.outcome, e.chosen, e.best_score]) };
+    };
+    expect(strip(a)).toEqual(strip(b));
+  }, 120_000);
 });

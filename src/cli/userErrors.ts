@@ -2,7 +2,6 @@ import { ConfigError } from "../config/errors.js";
 import { HardwareError } from "../hardware/errors.js";
 import { ModelError } from "../model/errors.js";
 import { OutputDirError } from "../report/outputDir.js";
-import { NotImplementedError } from "../run.js";
 import { TraceWriteError } from "../traffic/dynamoTraceWriter.js";
 import { TraceError } from "../traffic/traceError.js";
 import { ConvertUsageError } from "./convert.js";
@@ -18,7 +17,6 @@ export function isUserError(err: unknown): boolean {
     err instanceof HardwareError ||
     err instanceof EstimateUsageError ||
     err instanceof ConvertUsageError ||
-    err instanceof TraceWriteError ||
-    err instanceof NotImplementedError
+    err instanceof TraceWriteError
   );
 }

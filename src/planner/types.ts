@@ -53,7 +53,7 @@ export interface PlannerSettings {
   readonly advisory: boolean;
   /**
    * `planner.retune` resolved (docs/retune.md); absent or null = no retune. The retune controller
-   * (src/sim/retuneController.ts) runs it for an aggregated deployment; `retuneRefusal` refuses the rest.
+   * (src/sim/retuneController.ts) runs it for aggregated and disaggregated deployments.
    */
   readonly retune?: RetuneSettings | null;
 }
