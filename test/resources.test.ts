@@ -52,6 +52,13 @@ describe("resource budget arithmetic", () => {
     expect(b.memorySource).toBe("explicit");
   });
 
+  it("the reserve the host must keep is reserve_memory_gb + reserve_memory_fraction·A", () => {
+    expect(resolveBudget(DEFAULTS, HOST).reserveBytes).toBe(1 * GB);
+    expect(
+      resolveBudget(settings({ reserveMemoryGb: 2, reserveMemoryFraction: 0.25 }), HOST).reserveBytes,
+    ).toBe(6 * GB);
+  });
+
   it("cpu_limit: explicit, or auto = host CPUs minus one (at least one)", () => {
     expect(resolveBudget(settings({ cpuLimit: 3 }), HOST).cpuLimit).toBe(3);
     expect(resolveBudget(DEFAULTS, HOST).cpuLimit).toBe(7);
@@ -98,7 +105,44 @@ describe("resource monitor", () => {
     expect(calls).toBe(1);
     expect(r.peakObservedRssBytes).toBe(50);
     expect(r.exceededAtBytes).toBe(50);
+    expect(r.exceededReason).toBe("memory_budget");
     expect(r.samples).toBe(4);
+  });
+
+  it("stops when the host's available memory falls below the reserve, and records the lowest reading", () => {
+    const available = [5000, 3000, 900, 4000];
+    let i = 0;
+    let calls = 0;
+    const m = new ResourceMonitor({
+      budgetBytes: 1e12,
+      sample: () => 10,
+      reserveBytes: 1000,
+      availableMemory: () => available[i++],
+      onExceeded: () => {
+        calls += 1;
+      },
+    });
+    m.sampleNow();
+    m.sampleNow();
+    expect(m.exceeded).toBe(false);
+    m.sampleNow();
+    m.sampleNow();
+    const r = m.stop();
+    expect(m.exceeded).toBe(true);
+    expect(calls).toBe(1);
+    expect(r.exceededReason).toBe("host_reserve");
+    expect(r.minAvailableMemoryBytes).toBe(900);
+    expect(r.reserveBytes).toBe(1000);
+    // An unreadable host (null) is never a reason to stop.
+    const blind = new ResourceMonitor({
+      budgetBytes: 1e12,
+      sample: () => 10,
+      reserveBytes: 1000,
+      availableMemory: () => null,
+    });
+    blind.sampleNow();
+    expect(blind.exceeded).toBe(false);
+    expect(blind.stop().minAvailableMemoryBytes).toBeNull();
   });
 });
 
@@ -214,6 +258,8 @@ describe("fleetsim predict: resource supervision", () => {
     expect(rt.cpu_limit).toBe(2);
     expect(rt.samples).toBeGreaterThanOrEqual(2);
     expect(rt.exceeded_at_rss_bytes).toBeNull();
+    expect(rt.exceeded_reason).toBeNull();
+    expect(rt.reserve_bytes).toBe(1e9);
   });
 
   it("RSS growing past the runtime budget stops the run as resource_limited (exit 3, no prediction)", async () => {
@@ -271,5 +317,21 @@ describe("fleetsim predict: resource supervision", () => {
     expect(rt.initialization_seconds).toBeLessThan(60);
     expect(rt.shutdown_seconds).toBeGreaterThanOrEqual(0);
     expect(rt.shutdown_seconds).toBeLessThan(5);
+  });
+
+  it("the host's available memory below the reserve stops the run as resource_limited (exit 3)", async () => {
+    const p = project(200_000);
+    // 0.5 GB available against the default 1 GB reserve.
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out], {
+      availableMemory: () => 0.5 * GB,
+    });
+    expect(r.code).toBe(3);
+    expect(r.err).toContain("below the reserve of 1.000 GB");
+    expect(existsSync(join(p.out, "prediction.json"))).toBe(false);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.termination).toBe("resource_limited");
+    expect(rt.exceeded_reason).toBe("host_reserve");
+    expect(rt.min_available_memory_bytes).toBe(0.5 * GB);
+    expect(rt.reserve_bytes).toBe(1 * GB);
   });
 });

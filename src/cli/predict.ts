@@ -5,7 +5,7 @@ import { HOST_TIME_KEYS } from "../metrics/summary.js";
 import { stableLine, stableStringify } from "../report/json.js";
 import { checkOutputDir, type OutputFile, writeOutputs } from "../report/outputDir.js";
 import { renderSummaryTable } from "../report/table.js";
-import { probeHost, type ResourceBudget, resolveBudget } from "../resources/budget.js";
+import { probeHost, type ResourceBudget, readMemAvailable, resolveBudget } from "../resources/budget.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import { type MonitorReport, ResourceMonitor } from "../resources/monitor.js";
 import { PhaseClock } from "../resources/phases.js";
@@ -79,6 +79,8 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const monitor = new ResourceMonitor({
     budgetBytes: opts.resources?.runtimeBudgetBytes ?? budget.memoryBytes,
     intervalMs: opts.resources?.sampleIntervalMs,
+    reserveBytes: budget.reserveBytes,
+    availableMemory: opts.resources?.availableMemory ?? readMemAvailable,
     onExceeded: () => replay?.abort(),
   }).start();
   let outcome: Awaited<ReturnType<typeof runPrediction>>;
@@ -151,10 +153,15 @@ function resourceLimited(
   phases: PhaseClock,
 ): never {
   writeOutputs(opts.outputDir, [runtimeFile(budget, report, "resource_limited", phases)], opts.overwrite);
+  const cause =
+    report.exceededReason === "host_reserve"
+      ? `the host's available memory fell to ${formatBytes(report.minAvailableMemoryBytes ?? 0)}, below the ` +
+        `reserve of ${formatBytes(report.reserveBytes ?? 0)} (execution.resources.reserve_memory_gb / reserve_memory_fraction)`
+      : `the process tree's RSS reached ${formatBytes(report.peakObservedRssBytes)}, ` +
+        `above the memory budget of ${formatBytes(report.budgetBytes)} (execution.resources.memory_limit_gb)`;
   throw new ResourceLimited(
-    `run stopped as resource_limited: the process tree's RSS reached ${formatBytes(report.peakObservedRssBytes)}, ` +
-      `above the memory budget of ${formatBytes(report.budgetBytes)} (execution.resources.memory_limit_gb); ` +
-      `no prediction was written; see ${join(opts.outputDir, "resource-runtime.json")}`,
+    `run stopped as resource_limited: ${cause}; no prediction was written; ` +
+      `see ${join(opts.outputDir, "resource-runtime.json")}`,
   );
 }
 

@@ -22,6 +22,11 @@ export interface HostResources {
 export interface ResourceBudget {
   /** The most resident memory the whole process tree may hold, in bytes. */
   readonly memoryBytes: number;
+  /**
+   * Host available memory that must remain during the run, in bytes:
+   * `reserve_memory_gb·10⁹ + reserve_memory_fraction·A` (A at the start).
+   */
+  readonly reserveBytes: number;
   readonly memorySource: "explicit" | "auto";
   readonly cpuLimit: number;
   readonly cpuSource: "explicit" | "auto";
@@ -42,7 +47,8 @@ export function probeHost(): HostResources {
   return { availableMemoryBytes: freemem(), availableMemorySource: "freemem", cpuCount };
 }
 
-function readMemAvailable(): number | null {
+/** `MemAvailable` of /proc/meminfo in bytes, or null where it cannot be read (not Linux). */
+export function readMemAvailable(): number | null {
   try {
     const text = readFileSync("/proc/meminfo", "utf8");
     const m = /^MemAvailable:\s+(\d+)\s*kB/m.exec(text);
@@ -73,6 +79,7 @@ export function resolveBudget(settings: ResourceSettings, host: HostResources): 
   const cpuLimit = settings.cpuLimit === "auto" ? Math.max(1, host.cpuCount - 1) : settings.cpuLimit;
   return {
     memoryBytes,
+    reserveBytes: Math.round(settings.reserveMemoryGb * GB + settings.reserveMemoryFraction * a),
     memorySource: settings.memoryLimitGb === "auto" ? "auto" : "explicit",
     cpuLimit,
     cpuSource: settings.cpuLimit === "auto" ? "auto" : "explicit",

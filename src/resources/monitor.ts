@@ -88,7 +88,17 @@ export interface MonitorOptions {
   readonly onExceeded?: (rssBytes: number) => void;
   /** Replaces the tree measurement (tests). */
   readonly sample?: () => number;
+  /**
+   * Host available memory that must remain (the reserve), checked with `availableMemory` at every
+   * sample; omitted = not checked.
+   */
+  readonly reserveBytes?: number;
+  /** Reads the host's available memory in bytes; null where it cannot be read (then not checked). */
+  readonly availableMemory?: () => number | null;
 }
+
+/** Why a run was stopped: the tree's RSS above the budget, or the host's available memory below the reserve. */
+export type ExceededReason = "memory_budget" | "host_reserve";
 
 export interface MonitorReport {
   readonly budgetBytes: number;
@@ -97,6 +107,10 @@ export interface MonitorReport {
   readonly intervalMs: number;
   /** RSS of the first sample above the budget; null when the budget held. */
   readonly exceededAtBytes: number | null;
+  readonly exceededReason: ExceededReason | null;
+  readonly reserveBytes: number | null;
+  /** Lowest host available memory sampled, or null when it was not read. */
+  readonly minAvailableMemoryBytes: number | null;
   readonly killedPids: readonly number[];
 }
 
@@ -108,6 +122,8 @@ export class ResourceMonitor {
   private peak = 0;
   private count = 0;
   private exceededAt: number | null = null;
+  private exceededReason: ExceededReason | null = null;
+  private minAvailable: number | null = null;
   private readonly killed: number[] = [];
   private lastPids: readonly number[] = [];
 
@@ -141,10 +157,23 @@ export class ResourceMonitor {
     }
     this.count += 1;
     if (rss > this.peak) this.peak = rss;
-    if (rss > this.budgetBytes && this.exceededAt === null) {
-      this.exceededAt = rss;
-      this.killOwned();
-      this.opts.onExceeded?.(rss);
+    const available = this.opts.reserveBytes === undefined ? null : (this.opts.availableMemory?.() ?? null);
+    if (available !== null && (this.minAvailable === null || available < this.minAvailable)) {
+      this.minAvailable = available;
+    }
+    if (this.exceededAt === null) {
+      const reason: ExceededReason | null =
+        rss > this.budgetBytes
+          ? "memory_budget"
+          : available !== null && available < (this.opts.reserveBytes ?? 0)
+            ? "host_reserve"
+            : null;
+      if (reason !== null) {
+        this.exceededAt = rss;
+        this.exceededReason = reason;
+        this.killOwned();
+        this.opts.onExceeded?.(rss);
+      }
     }
     return rss;
   }
@@ -175,6 +204,9 @@ export class ResourceMonitor {
       samples: this.count,
       intervalMs: this.intervalMs,
       exceededAtBytes: this.exceededAt,
+      exceededReason: this.exceededReason,
+      reserveBytes: this.opts.reserveBytes ?? null,
+      minAvailableMemoryBytes: this.minAvailable,
       killedPids: [...this.killed],
     };
   }

@@ -27,6 +27,8 @@ export interface ResourceHooks {
   /** Budget the runtime monitor enforces instead of the resolved one (the preflight still uses the resolved one). */
   readonly runtimeBudgetBytes?: number;
   readonly sampleIntervalMs?: number;
+  /** Replaces the host available-memory reading the reserve is checked against. */
+  readonly availableMemory?: () => number | null;
 }
 
 export function resourceRuntimeDocument(
@@ -44,6 +46,9 @@ export function resourceRuntimeDocument(
     host_cpu_count: budget.host.cpuCount,
     peak_observed_rss_bytes: report.peakObservedRssBytes,
     exceeded_at_rss_bytes: report.exceededAtBytes,
+    exceeded_reason: report.exceededReason,
+    reserve_bytes: report.reserveBytes,
+    min_available_memory_bytes: report.minAvailableMemoryBytes,
     killed_pids: report.killedPids.length,
     sample_interval_ms: report.intervalMs,
     samples: report.samples,
