@@ -293,6 +293,39 @@ describe("fleetsim predict: resource supervision", () => {
     expect(rt.shutdown_seconds).toBeNull();
   });
 
+  it("the start-up watchdog stops a start-up that never ends: exit 124 without waiting for it", async () => {
+    const p = project(50, "execution:\n  resources: {initialization_timeout_seconds: 0.3}\n");
+    const started = performance.now();
+    // Start-up stalls forever: only a watchdog (not a check at the replay's start) can end the run.
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out], {
+      startupStall: () => new Promise<void>(() => {}),
+    });
+    const tookS = (performance.now() - started) / 1000;
+    expect(r.code).toBe(124);
+    expect(tookS).toBeLessThan(10);
+    expect(r.err).toContain("start-up took");
+    expect(r.err).toContain("execution.resources.initialization_timeout_seconds = 0.3");
+    expect(existsSync(join(p.out, "prediction.json"))).toBe(false);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.termination).toBe("initialization_timeout");
+    expect(rt.initialization_seconds).toBeGreaterThanOrEqual(0.3);
+    expect(rt.shutdown_seconds).toBeNull();
+  });
+
+  it("a start-up that ends before the watchdog fires is unaffected by it", async () => {
+    const p = project(50, "execution:\n  resources: {initialization_timeout_seconds: 30}\n");
+    const r = await cli(["predict", "-c", p.config, "--output-dir", p.out], {
+      startupStall: () => new Promise<void>((resolve) => setTimeout(resolve, 100)),
+    });
+    expect(r.code).toBe(0);
+    const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
+    expect(rt.termination).toBe("completed");
+    expect(rt.initialization_seconds).toBeGreaterThanOrEqual(0.1);
+    // In-process (a test, an embedding program): the host program's CPU affinity is left alone.
+    expect(rt.cpu_pinning).toBe("in_process");
+    expect(rt.cpu_affinity).toBeNull();
+  });
+
   it("shutdown over shutdown_timeout_seconds stops the run: exit 124, no prediction", async () => {
     const p = project(50, "execution:\n  resources: {shutdown_timeout_seconds: 0.000001}\n");
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out, "--capture-per-request"]);

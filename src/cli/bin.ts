@@ -3,12 +3,19 @@
 import { ExitCode } from "./exitCodes.js";
 import { runCli } from "./main.js";
 
-runCli(process.argv.slice(2), {
-  out: (s) => process.stdout.write(s),
-  err: (s) => process.stderr.write(s),
-}).then(
+runCli(
+  process.argv.slice(2),
+  {
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+  },
+  { ownsProcess: true },
+).then(
   (code) => {
     process.exitCode = code;
+    // A supervisor timeout abandons work still under way (a start-up that outlasted its limit):
+    // end the process now, as the reference's supervisor kills its execution process.
+    if (code === ExitCode.SupervisorTimeout) process.exit(code);
   },
   (err: unknown) => {
     process.stderr.write(`fleetsim: internal error: ${String(err)}\n`);

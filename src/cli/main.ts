@@ -47,6 +47,8 @@ function secondsOption(name: string): (value: string) => number {
 /** Test injection points of `runCli`; production passes none. */
 export interface CliDeps {
   readonly resources?: ResourceHooks;
+  /** The CLI owns its process (the `fleetsim` executable), so predict may pin it to cpu_limit CPUs. */
+  readonly ownsProcess?: boolean;
 }
 
 /** Builds the command tree; `run` resolves to the exit code. Separate from process for tests. */
@@ -102,6 +104,7 @@ Examples:
             format: opts.format,
             stack: opts.stack,
             resources: deps.resources,
+            ownsProcess: deps.ownsProcess,
           },
           io,
         ),

@@ -6,6 +6,7 @@ import { stableLine, stableStringify } from "../report/json.js";
 import { checkOutputDir, type OutputFile, writeOutputs } from "../report/outputDir.js";
 import { renderSummaryTable } from "../report/table.js";
 import { probeHost, type ResourceBudget, readMemAvailable, resolveBudget } from "../resources/budget.js";
+import { type CpuPinning, IN_PROCESS_PINNING, pinCurrentProcess } from "../resources/cpuAffinity.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import { type MonitorReport, ResourceMonitor } from "../resources/monitor.js";
 import { PhaseClock } from "../resources/phases.js";
@@ -26,6 +27,11 @@ export interface PredictOptions {
   readonly stack: Stack;
   /** Test injection points of the resource supervision (docs/resources.md). */
   readonly resources?: ResourceHooks;
+  /**
+   * The command owns its process (the `fleetsim` executable): it may pin the process to
+   * `cpu_limit` CPUs. In-process callers (tests, embedding programs) leave this unset.
+   */
+  readonly ownsProcess?: boolean;
 }
 
 /** Where the command's text goes (injectable for tests). */
@@ -63,6 +69,16 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     );
   }
 
+  // cpu_limit (docs/resources.md §1a): pin this process before any sweep worker is forked.
+  const pinning: CpuPinning = opts.ownsProcess ? pinCurrentProcess(budget.cpuLimit) : IN_PROCESS_PINNING;
+  if (pinning.status === "unavailable") {
+    io.err(
+      `fleetsim: warning: execution.resources.cpu_limit = ${budget.cpuLimit} is not enforced: ${pinning.reason}\n`,
+    );
+  }
+  const files = (report: MonitorReport, termination: Termination): OutputFile =>
+    runtimeFile(budget, report, termination, phases, pinning);
+
   // Ctrl-C: the first one stops the replay at its next yield point (nothing is written); a
   // second one exits at once. Results are only written after a complete run, so either way
   // nothing partial is left behind.
@@ -83,48 +99,74 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     availableMemory: opts.resources?.availableMemory ?? readMemAvailable,
     onExceeded: () => replay?.abort(),
   }).start();
+  // Start-up watchdog (docs/resources.md §3a): start-up is asynchronous, so the timer fires while
+  // it is still under way; the command stops at once and the abandoned start-up work ends at the
+  // replay's start (aborted there). A replay that already began is not affected.
+  let stopWatchdog = (): void => {};
+  const watchdog = new Promise<never>((_, reject) => {
+    let timer: NodeJS.Timeout;
+    const arm = (): void => {
+      // setTimeout holds at most 2^31 − 1 ms: long limits re-arm until start-up's limit is reached.
+      timer = setTimeout(
+        () => {
+          if (phases.startupRemainingMs() > 0) arm();
+          else if (phases.expireStartup()) reject(new StartupExpired());
+        },
+        Math.min(Math.ceil(phases.startupRemainingMs()), MAX_TIMER_MS),
+      );
+    };
+    arm();
+    stopWatchdog = () => clearTimeout(timer);
+  });
   let outcome: Awaited<ReturnType<typeof runPrediction>>;
   try {
-    outcome = await runPrediction(
-      spec,
-      { capturePerRequest: opts.capturePerRequest },
-      {
-        onStart: (r) => {
-          replay = r;
-          if (phases.replayStarted() || interrupted || monitor.exceeded) r.abort();
+    const run = (async () => {
+      await opts.resources?.startupStall?.();
+      return runPrediction(
+        spec,
+        { capturePerRequest: opts.capturePerRequest },
+        {
+          onStart: (r) => {
+            replay = r;
+            if (phases.replayStarted() || interrupted || monitor.exceeded) r.abort();
+          },
+          onReplayEnd: () => phases.replayEnded(),
         },
-        onReplayEnd: () => phases.replayEnded(),
-      },
-    );
+      );
+    })();
+    // The losing side of the race must not surface as an unhandled rejection.
+    run.catch(() => {});
+    outcome = await Promise.race([run, watchdog]);
   } catch (err) {
     const report = monitor.stop();
-    if (monitor.exceeded) resourceLimited(opts, budget, report, phases);
+    if (monitor.exceeded) resourceLimited(opts, report, budget, phases, pinning);
     if (phases.initializationOverran())
-      supervisorTimeout(opts, budget, report, phases, "initialization_timeout");
+      supervisorTimeout(opts, report, phases, "initialization_timeout", files);
     // An execution failure still records the budget and the peak; user errors and Ctrl-C write nothing.
     if (!(err instanceof ReplayAborted) && !isUserError(err)) {
       try {
-        writeOutputs(opts.outputDir, [runtimeFile(budget, report, "failed", phases)], opts.overwrite);
+        writeOutputs(opts.outputDir, [files(report, "failed")], opts.overwrite);
       } catch {
         // the original error matters more
       }
     }
     throw err;
   } finally {
+    stopWatchdog();
     process.off("SIGINT", onSigint);
   }
   const report = monitor.stop();
-  if (monitor.exceeded) resourceLimited(opts, budget, report, phases);
+  if (monitor.exceeded) resourceLimited(opts, report, budget, phases, pinning);
 
   const { prediction } = outcome;
-  const files: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
+  const outputs: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
   if (opts.capturePerRequest) {
-    files.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request ?? []) });
+    outputs.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request ?? []) });
   }
   // requests.jsonl is serialized while it is written, outside the measured shutdown.
-  if (phases.shutdownFinished()) supervisorTimeout(opts, budget, report, phases, "shutdown_timeout");
-  files.push(runtimeFile(budget, report, "completed", phases));
-  writeOutputs(opts.outputDir, files, opts.overwrite);
+  if (phases.shutdownFinished()) supervisorTimeout(opts, report, phases, "shutdown_timeout", files);
+  outputs.push(files(report, "completed"));
+  writeOutputs(opts.outputDir, outputs, opts.overwrite);
 
   const saved = `Saved full report to: ${join(opts.outputDir, "prediction.json")}`;
   if (opts.format === "json") {
@@ -135,24 +177,39 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   }
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The watchdog's verdict: start-up outlasted initialization_timeout_seconds. */
+class StartupExpired extends Error {
+  constructor() {
+    super("start-up timed out");
+  }
+}
+
 function runtimeFile(
   budget: ResourceBudget,
   report: MonitorReport,
   termination: Termination,
   phases: PhaseClock,
+  pinning: CpuPinning,
 ): OutputFile {
-  const doc = resourceRuntimeDocument(budget, report, termination, phases.times());
+  const doc = resourceRuntimeDocument(budget, report, termination, phases.times(), pinning);
   return { name: "resource-runtime.json", chunks: [stableStringify(doc), "\n"] };
 }
 
 /** Writes resource-runtime.json (and no prediction) for a run stopped over its budget, then throws. */
 function resourceLimited(
   opts: PredictOptions,
-  budget: ResourceBudget,
   report: MonitorReport,
+  budget: ResourceBudget,
   phases: PhaseClock,
+  pinning: CpuPinning,
 ): never {
-  writeOutputs(opts.outputDir, [runtimeFile(budget, report, "resource_limited", phases)], opts.overwrite);
+  writeOutputs(
+    opts.outputDir,
+    [runtimeFile(budget, report, "resource_limited", phases, pinning)],
+    opts.overwrite,
+  );
   const cause =
     report.exceededReason === "host_reserve"
       ? `the host's available memory fell to ${formatBytes(report.minAvailableMemoryBytes ?? 0)}, below the ` +
@@ -168,12 +225,12 @@ function resourceLimited(
 /** Writes resource-runtime.json (and no prediction) for a phase that overran its timeout, then throws. */
 function supervisorTimeout(
   opts: PredictOptions,
-  budget: ResourceBudget,
   report: MonitorReport,
   phases: PhaseClock,
   termination: "initialization_timeout" | "shutdown_timeout",
+  files: (report: MonitorReport, termination: Termination) => OutputFile,
 ): never {
-  writeOutputs(opts.outputDir, [runtimeFile(budget, report, termination, phases)], opts.overwrite);
+  writeOutputs(opts.outputDir, [files(report, termination)], opts.overwrite);
   const t = phases.times();
   const [phase, took, limit, key] =
     termination === "initialization_timeout"

@@ -9,6 +9,7 @@
  * already a child (say, a test runner's helper) is neither counted nor killed.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { readAllowedCpus } from "./cpuAffinity.js";
 
 export const DEFAULT_SAMPLE_INTERVAL_MS = 50;
 
@@ -112,6 +113,11 @@ export interface MonitorReport {
   /** Lowest host available memory sampled, or null when it was not read. */
   readonly minAvailableMemoryBytes: number | null;
   readonly killedPids: readonly number[];
+  /**
+   * Union of the CPUs the owned descendants (sweep workers) were allowed to run on, read when each
+   * was first seen; null when no descendant was seen or its affinity could not be read.
+   */
+  readonly descendantCpus: readonly number[] | null;
 }
 
 export class ResourceMonitor {
@@ -126,6 +132,8 @@ export class ResourceMonitor {
   private minAvailable: number | null = null;
   private readonly killed: number[] = [];
   private lastPids: readonly number[] = [];
+  private readonly seenPids = new Set<number>();
+  private readonly descendantCpus = new Set<number>();
 
   constructor(private readonly opts: MonitorOptions) {
     this.budgetBytes = opts.budgetBytes;
@@ -154,6 +162,7 @@ export class ResourceMonitor {
       const tree = processTreeRss(this.baseline);
       rss = tree.totalBytes;
       this.lastPids = tree.pids;
+      this.noteAffinity(tree.pids);
     }
     this.count += 1;
     if (rss > this.peak) this.peak = rss;
@@ -176,6 +185,15 @@ export class ResourceMonitor {
       }
     }
     return rss;
+  }
+
+  /** Records the CPU affinity of descendants seen for the first time (evidence of the pinning). */
+  private noteAffinity(pids: readonly number[]): void {
+    for (const pid of pids) {
+      if (this.seenPids.has(pid)) continue;
+      this.seenPids.add(pid);
+      for (const cpu of readAllowedCpus(pid) ?? []) this.descendantCpus.add(cpu);
+    }
   }
 
   /** SIGKILLs every owned descendant (the run's worker processes). */
@@ -208,6 +226,7 @@ export class ResourceMonitor {
       reserveBytes: this.opts.reserveBytes ?? null,
       minAvailableMemoryBytes: this.minAvailable,
       killedPids: [...this.killed],
+      descendantCpus: this.descendantCpus.size === 0 ? null : [...this.descendantCpus].sort((a, b) => a - b),
     };
   }
 }

@@ -2,8 +2,11 @@
  * The supervised phases of a run (docs/resources.md §3): start-up lasts from the command's start
  * until the replay begins, shutdown from the replay's end until the outputs are ready to write.
  * Each is bounded by its `execution.resources` timeout; an overrun stops the run with exit 124,
- * the reference's supervisor timeout (aisimulate.md §1.3). The limits are checked at the phase
- * boundaries: fleetsim has no separate supervisor process to kill a phase midway.
+ * the reference's supervisor timeout (aisimulate.md §1.3). Start-up is watched by a timer
+ * (`startupRemainingMs` / `expireStartup`, armed by the predict command): start-up is asynchronous
+ * (the trace is streamed), so the timer fires while it is still under way. Shutdown is
+ * synchronous work (building and serializing the report) that no timer can interrupt, so it is
+ * checked when it ends.
  */
 import type { PhaseTimes } from "./runtime.js";
 
@@ -16,6 +19,8 @@ export class PhaseClock {
   private replayStartMs: number | null = null;
   private replayEndMs: number | null = null;
   private shutdownEndMs: number | null = null;
+  /** When the start-up watchdog fired (start-up still under way), else null. */
+  private startupExpiredMs: number | null = null;
 
   constructor(
     private readonly limits: PhaseLimits,
@@ -25,15 +30,37 @@ export class PhaseClock {
 
   /** The replay begins; true when start-up took longer than its limit. */
   replayStarted(): boolean {
+    if (this.startupExpiredMs !== null) return true;
     this.replayStartMs = this.now();
     return this.initializationOverran();
   }
 
   initializationOverran(): boolean {
+    if (this.startupExpiredMs !== null) return true;
     return (
       this.replayStartMs !== null &&
       this.replayStartMs - this.startMs > this.limits.initializationTimeoutSeconds * 1000
     );
+  }
+
+  /** Milliseconds of start-up left before its limit (at least 0). */
+  startupRemainingMs(): number {
+    return Math.max(0, this.startMs + this.limits.initializationTimeoutSeconds * 1000 - this.now());
+  }
+
+  /**
+   * The start-up watchdog fired. True when start-up was still under way (the run must stop); false
+   * when the replay had already begun, which makes the expiry moot.
+   */
+  expireStartup(): boolean {
+    if (this.replayStartMs !== null) return false;
+    this.startupExpiredMs = this.now();
+    return true;
+  }
+
+  /** Whether the replay began (start-up is over). */
+  get replayBegan(): boolean {
+    return this.replayStartMs !== null;
   }
 
   replayEnded(): void {
@@ -58,7 +85,7 @@ export class PhaseClock {
     const span = (from: number | null, to: number | null): number | null =>
       from === null || to === null ? null : (to - from) / 1000;
     return {
-      initializationSeconds: span(this.startMs, this.replayStartMs),
+      initializationSeconds: span(this.startMs, this.startupExpiredMs ?? this.replayStartMs),
       initializationTimeoutSeconds: this.limits.initializationTimeoutSeconds,
       shutdownSeconds: span(this.replayEndMs, this.shutdownEndMs),
       shutdownTimeoutSeconds: this.limits.shutdownTimeoutSeconds,

@@ -1,5 +1,6 @@
 /** The `resource-runtime.json` document and the test hooks of the resource supervision. */
 import type { HostResources, ResourceBudget } from "./budget.js";
+import { type CpuPinning, formatCpuList } from "./cpuAffinity.js";
 import type { MonitorReport } from "./monitor.js";
 
 export type Termination =
@@ -29,6 +30,11 @@ export interface ResourceHooks {
   readonly sampleIntervalMs?: number;
   /** Replaces the host available-memory reading the reserve is checked against. */
   readonly availableMemory?: () => number | null;
+  /**
+   * Awaited during start-up, before the workload is loaded: lets a test stall start-up to show
+   * that the start-up watchdog stops the run without waiting for start-up to end.
+   */
+  readonly startupStall?: () => Promise<void>;
 }
 
 export function resourceRuntimeDocument(
@@ -36,6 +42,7 @@ export function resourceRuntimeDocument(
   report: MonitorReport,
   termination: Termination,
   phases: PhaseTimes,
+  pinning: CpuPinning,
 ): Record<string, unknown> {
   return {
     budget_bytes: report.budgetBytes,
@@ -43,6 +50,10 @@ export function resourceRuntimeDocument(
     available_memory_bytes: budget.host.availableMemoryBytes,
     available_memory_source: budget.host.availableMemorySource,
     cpu_limit: budget.cpuLimit,
+    cpu_pinning: pinning.status,
+    cpu_affinity: pinning.cpus,
+    cpu_pinning_reason: pinning.reason,
+    worker_cpu_affinity: report.descendantCpus === null ? null : formatCpuList(report.descendantCpus),
     host_cpu_count: budget.host.cpuCount,
     peak_observed_rss_bytes: report.peakObservedRssBytes,
     exceeded_at_rss_bytes: report.exceededAtBytes,
