@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     reporters: ["default"],
     pool: "forks",
+    // The HTML report inlines a generated ECharts bundle that only `npm run build` makes.
+    globalSetup: ["test/browser/buildReportAssets.setup.ts"],
   },
 });

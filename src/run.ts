@@ -75,8 +75,8 @@ export interface RunOutcome {
 }
 
 export interface RunHooks {
-  /** Receives the replay before it starts (to abort it on Ctrl-C, or show progress). */
-  onStart?(replay: Replay): void;
+  /** Receives the replay before it starts, and its workload (to abort it on Ctrl-C, or show progress). */
+  onStart?(replay: Replay, workload: RequestTable): void;
   /** Called when the replay has finished, before its report is built (the shutdown phase begins). */
   onReplayEnd?(): void;
   /** Receives diagnostic lines (the retune window counts, docs/retune.md §4). */
@@ -100,7 +100,7 @@ export async function runPrediction(
     capturePerRequest: opts.capturePerRequest,
     scaling: planner,
   });
-  hooks.onStart?.(replay);
+  hooks.onStart?.(replay, table);
   const result = await replay.run();
   hooks.onReplayEnd?.();
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);

@@ -306,12 +306,13 @@ describe("source positions", () => {
         message: "Extra inputs are not permitted",
         line: 9,
         column: 9,
+        hint: "did you mean 'block_size'?",
       },
       { path: `${ROLE}.foo`, message: "Extra inputs are not permitted", line: 10, column: 7 },
     ]);
     expect(err.format()).toBe(
       `${err.configPath}: 2 validation errors\n` +
-        `${ROLE}.kv_cache.blok_size\n  Extra inputs are not permitted (line 9, column 9)\n` +
+        `${ROLE}.kv_cache.blok_size\n  Extra inputs are not permitted (line 9, column 9); did you mean 'block_size'?\n` +
         `${ROLE}.foo\n  Extra inputs are not permitted (line 10, column 7)`,
     );
   });

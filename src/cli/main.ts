@@ -8,7 +8,11 @@ import { convertCommand, DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } fr
 import { estimateCommand } from "./estimate.js";
 import { ExitCode } from "./exitCodes.js";
 import { predictCommand, type Streams } from "./predict.js";
+import type { ProgressSettings } from "./progress.js";
+import { reportCommand } from "./report.js";
+import { schemaCommand } from "./schema.js";
 import { isUserError } from "./userErrors.js";
+import { validateCommand } from "./validate.js";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -33,6 +37,17 @@ function intOption(name: string, allowZero = false): (value: string) => number {
   };
 }
 
+/** Parses a finite, positive number. */
+function positiveNumber(name: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+      throw new InvalidArgumentError(`${name} must be a positive number`);
+    }
+    return n;
+  };
+}
+
 /** Parses a finite, non-negative number of seconds. */
 function secondsOption(name: string): (value: string) => number {
   return (value) => {
@@ -49,6 +64,8 @@ export interface CliDeps {
   readonly resources?: ResourceHooks;
   /** The CLI owns its process (the `fleetsim` executable), so predict may pin it to cpu_limit CPUs. */
   readonly ownsProcess?: boolean;
+  /** predict's progress bar: a fake terminal and a shorter delay (tests). */
+  readonly progress?: ProgressSettings;
 }
 
 /** Builds the command tree; `run` resolves to the exit code. Separate from process for tests. */
@@ -60,7 +77,20 @@ export async function runCli(argv: readonly string[], io: Streams, deps: CliDeps
     .version(VERSION, "-V, --version")
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
-    .showHelpAfterError("(run with --help for usage)");
+    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 ok, 1 execution failure, 2 usage or config error, 3 resource limit,
+124 start-up/shutdown timeout, 130 interrupted (docs/cli.md).
+
+Examples:
+  fleetsim validate -c examples/aggregated.yaml
+  fleetsim predict -c examples/aggregated.yaml --output-dir out/ --overwrite
+  fleetsim report out/prediction.json
+  fleetsim schema -o fleetsim.schema.json
+  fleetsim <command> --help`,
+    );
 
   program
     .command("predict")
@@ -75,6 +105,7 @@ export async function runCli(argv: readonly string[], io: Streams, deps: CliDeps
     .option("--output-dir <dir>", "directory for prediction.json and requests.jsonl", "./fleetsim-output")
     .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
     .option("--capture-per-request", "write requests.jsonl and fill per_request in prediction.json", false)
+    .option("--html", "also write report.html, a self-contained HTML report (docs/report.md)", false)
     .addOption(
       new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
     )
@@ -83,6 +114,11 @@ export async function runCli(argv: readonly string[], io: Streams, deps: CliDeps
         .choices(["dynamo", "engine"] as const)
         .default("dynamo"),
     )
+    .addOption(
+      new Option("--progress <mode>", "progress bar on stderr (auto: on a terminal, not with --format json)")
+        .choices(["auto", "bar", "none"] as const)
+        .default("auto"),
+    )
     .addHelpText(
       "after",
       `
@@ -90,7 +126,8 @@ Examples:
   fleetsim predict -c examples/aggregated.yaml
   fleetsim predict -c prediction.yaml --set engine.workers.aggregated.parallelism.replicas=4 --overwrite
   fleetsim predict -c prediction.yaml --set 'traffic.load={type: constant_rate, requests_per_second: 8}'
-  fleetsim predict -c prediction.yaml --format json --capture-per-request --output-dir out/`,
+  fleetsim predict -c prediction.yaml --format json --capture-per-request --output-dir out/
+  fleetsim predict -c examples/seed-aggregated.yaml --html --output-dir out/ --overwrite   # + out/report.html`,
     )
     .action(async (opts) => {
       exitCode = await guarded(io, "predict", () =>
@@ -101,10 +138,56 @@ Examples:
             outputDir: opts.outputDir,
             overwrite: opts.overwrite,
             capturePerRequest: opts.capturePerRequest,
+            html: opts.html,
             format: opts.format,
             stack: opts.stack,
             resources: deps.resources,
             ownsProcess: deps.ownsProcess,
+            progress: opts.progress,
+            progressSettings: deps.progress,
+          },
+          io,
+        ),
+      );
+    });
+
+  program
+    .command("report")
+    .description("Render a prediction.json as a self-contained HTML report (charts inline, works offline)")
+    .argument("<prediction-json>", "prediction.json written by fleetsim predict")
+    .option("-o, --output <file>", "HTML file to write (default: report.html next to the JSON)")
+    .option("--title <text>", "page title (default: fleetsim report)")
+    .option(
+      "--sla-ttft-ms <ms>",
+      "TTFT SLA line (default: the Planner's ttft_ms, if any)",
+      positiveNumber("--sla-ttft-ms"),
+    )
+    .option(
+      "--sla-itl-ms <ms>",
+      "ITL SLA line (default: the Planner's itl_ms, if any)",
+      positiveNumber("--sla-itl-ms"),
+    )
+    .addHelpText(
+      "after",
+      `
+Shows replicas per role with scaling events, TTFT/ITL percentiles over time against the SLA,
+throughput, observed vs predicted load, queue depth and KV utilization per worker, and the
+summary (docs/report.md). \`predict --html\` writes the same report after a run.
+
+Examples:
+  fleetsim report fleetsim-output/prediction.json                  # fleetsim-output/report.html
+  fleetsim report out/prediction.json -o reports/run-42.html --title "run 42"
+  fleetsim report out/prediction.json --sla-ttft-ms 1500 --sla-itl-ms 50`,
+    )
+    .action(async (input, opts) => {
+      exitCode = await guarded(io, "report", () =>
+        reportCommand(
+          {
+            input,
+            output: opts.output,
+            title: opts.title,
+            slaTtftMs: opts.slaTtftMs,
+            slaItlMs: opts.slaItlMs,
           },
           io,
         ),
@@ -223,6 +306,63 @@ Examples:
           },
           io,
         ),
+      );
+    });
+
+  program
+    .command("validate")
+    .description("Check a config (and its --set overrides) as predict would, without running it")
+    .requiredOption("-c, --config <path>", "YAML config (same schema as aisimulate predict)")
+    .option(
+      "--set <PATH=YAML_VALUE>",
+      "override a config value after loading (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .addOption(
+      new Option("--format <format>", "stdout form").choices(["text", "json"] as const).default("text"),
+    )
+    .addOption(
+      new Option("--stack <stack>", "execution stack")
+        .choices(["dynamo", "engine"] as const)
+        .default("dynamo"),
+    )
+    .addHelpText(
+      "after",
+      `
+Checks the YAML, the schema, the cross-field rules, the --set overrides, model and GPU
+resolution, the trace files and the timing tables; prints "FILE: ok" and what would run.
+Errors are printed as predict prints them (exit 2).
+
+Examples:
+  fleetsim validate -c examples/aggregated.yaml
+  fleetsim validate -c prediction.yaml --set router.policy=kv_router --set planner.policy=enabled
+  fleetsim validate -c prediction.yaml --format json | jq .run.workers`,
+    )
+    .action(async (opts) => {
+      exitCode = await guarded(io, "validate", () =>
+        validateCommand({ config: opts.config, set: opts.set, stack: opts.stack, format: opts.format }, io),
+      );
+    });
+
+  program
+    .command("schema")
+    .description("Print the JSON Schema of the config file (draft 2020-12), for editor completion")
+    .option("-o, --output <file>", "write the schema to this file instead of stdout")
+    .addHelpText(
+      "after",
+      `
+Generated from the schema the loader validates with. For completion and checking in editors
+that use yaml-language-server (VS Code YAML, Neovim, ...), start the config with:
+  # yaml-language-server: $schema=./fleetsim.schema.json
+
+Examples:
+  fleetsim schema -o fleetsim.schema.json
+  fleetsim schema | jq '.properties.router'`,
+    )
+    .action(async (opts) => {
+      exitCode = await guarded(io, "schema", async () =>
+        schemaCommand({ output: opts.output, version: VERSION }, io),
       );
     });
 

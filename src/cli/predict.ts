@@ -15,6 +15,8 @@ import { type ResourceHooks, resourceRuntimeDocument, type Termination } from ".
 import { runPrediction } from "../run.js";
 import { type Replay, ReplayAborted } from "../sim/replay.js";
 import { ExitCode } from "./exitCodes.js";
+import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
+import { checkHtmlReportReady, htmlReportFile, REPORT_FILE } from "./report.js";
 import { isUserError } from "./userErrors.js";
 
 export interface PredictOptions {
@@ -23,8 +25,14 @@ export interface PredictOptions {
   readonly outputDir: string;
   readonly overwrite: boolean;
   readonly capturePerRequest: boolean;
+  /** `--html`: also write report.html (docs/report.md). */
+  readonly html?: boolean;
   readonly format: "table" | "json";
   readonly stack: Stack;
+  /** `--progress` (default `auto`: a bar on a TTY stderr, not with `--format json`). */
+  readonly progress?: ProgressMode;
+  /** Test injection points of the progress bar (fake terminal, delay). */
+  readonly progressSettings?: ProgressSettings;
   /** Test injection points of the resource supervision (docs/resources.md). */
   readonly resources?: ResourceHooks;
   /**
@@ -49,6 +57,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const startedMs = performance.now();
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
+  if (opts.html) checkHtmlReportReady();
 
   // Host budget and preflight plan (docs/resources.md): refuse before any work, exit 3.
   const settings = (spec.execution ?? DEFAULT_EXECUTION).resources;
@@ -84,8 +93,13 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   // nothing partial is left behind.
   let replay: Replay | null = null;
   let interrupted = false;
+  // Assigned in onStart; erased before anything else is printed (table, errors, a second Ctrl-C).
+  let progress = null as ProgressBar | null;
   const onSigint = (): void => {
-    if (interrupted) process.exit(ExitCode.Interrupted);
+    if (interrupted) {
+      progress?.stop();
+      process.exit(ExitCode.Interrupted);
+    }
     interrupted = true;
     replay?.abort();
   };
@@ -126,11 +140,18 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
         spec,
         { capturePerRequest: opts.capturePerRequest },
         {
-          onStart: (r) => {
+          onStart: (r, workload) => {
             replay = r;
             if (phases.replayStarted() || interrupted || monitor.exceeded) r.abort();
+            else {
+              const mode = opts.progress ?? "auto";
+              progress = startProgress(mode, opts.format, opts.progressSettings ?? {}, spec, r, workload);
+            }
           },
-          onReplayEnd: () => phases.replayEnded(),
+          onReplayEnd: () => {
+            progress?.stop();
+            phases.replayEnded();
+          },
         },
       );
     })();
@@ -152,6 +173,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     }
     throw err;
   } finally {
+    progress?.stop();
     stopWatchdog();
     process.off("SIGINT", onSigint);
   }
@@ -166,9 +188,11 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   // requests.jsonl is serialized while it is written, outside the measured shutdown.
   if (phases.shutdownFinished()) supervisorTimeout(opts, report, phases, "shutdown_timeout", files);
   outputs.push(files(report, "completed"));
+  if (opts.html) outputs.push(htmlReportFile(prediction, spec.sla));
   writeOutputs(opts.outputDir, outputs, opts.overwrite);
 
-  const saved = `Saved full report to: ${join(opts.outputDir, "prediction.json")}`;
+  let saved = `Saved full report to: ${join(opts.outputDir, "prediction.json")}`;
+  if (opts.html) saved += `\nSaved HTML report to: ${join(opts.outputDir, REPORT_FILE)}`;
   if (opts.format === "json") {
     io.out(`${stableLine(prediction.summary)}\n`);
     io.err(`${saved}\n`);

@@ -1,6 +1,7 @@
 import { ConfigError } from "../config/errors.js";
 import { HardwareError } from "../hardware/errors.js";
 import { ModelError } from "../model/errors.js";
+import { PredictionFileError } from "../report/html/readPrediction.js";
 import { OutputDirError } from "../report/outputDir.js";
 import { TraceWriteError } from "../traffic/dynamoTraceWriter.js";
 import { TraceError } from "../traffic/traceError.js";
@@ -17,6 +18,7 @@ export function isUserError(err: unknown): boolean {
     err instanceof HardwareError ||
     err instanceof EstimateUsageError ||
     err instanceof ConvertUsageError ||
-    err instanceof TraceWriteError
+    err instanceof TraceWriteError ||
+    err instanceof PredictionFileError
   );
 }

@@ -13,6 +13,8 @@ export interface ConfigIssue {
   readonly column?: number;
   /** Where the value came from when it was not the file, e.g. `--set traffic.load.type=poisson`. */
   readonly source?: string;
+  /** A correction to offer, e.g. `did you mean 'router'?`; printed after the origin. */
+  readonly hint?: string;
 }
 
 export function validationSummary(count: number): string {
@@ -44,12 +46,15 @@ export class ConfigError extends Error {
    * Pydantic-like text: `<file>: <summary>`, then per issue the dotted path on its own line and
    * the indented message with its origin, e.g.
    * `prediction.yaml: 1 validation error\nengine.workers.aggregated.foo\n  Extra inputs are not permitted (line 12, column 7)`.
+   * A hint follows the origin (`… (line 3, column 1); did you mean 'router'?`), so the message
+   * and its position read the same with or without one.
    */
   format(): string {
     const lines = [`${this.configPath}: ${this.summary}`];
     for (const issue of this.issues) {
       if (issue.path !== "") lines.push(issue.path);
-      lines.push(`  ${issue.message}${originSuffix(issue)}`);
+      const hint = issue.hint === undefined ? "" : `; ${issue.hint}`;
+      lines.push(`  ${issue.message}${originSuffix(issue)}${hint}`);
     }
     return lines.join("\n");
   }

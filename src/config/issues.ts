@@ -2,8 +2,9 @@
  * Zod issues → fleetsim's path-addressed issues, with pydantic-like wording so messages read like
  * the reference's (`Extra inputs are not permitted`, `Field required`, `Input should be ...`).
  */
-import type { z } from "zod";
+import { z } from "zod";
 import { AT_KEY, describeValue, orList } from "./schemaPrimitives.js";
+import { closestMatch, didYouMean } from "./suggest.js";
 
 export type PathSegment = string | number;
 
@@ -13,6 +14,8 @@ export interface PathIssue {
   readonly message: string;
   /** Whether the offending thing is the key itself (unknown/unsupported key) or its value. */
   readonly at: "key" | "value";
+  /** A correction to offer, e.g. `did you mean 'router'?` (misspelled key or enum value). */
+  readonly hint?: string;
 }
 
 const TYPE_WORDS: Readonly<Record<string, string>> = {
@@ -28,6 +31,7 @@ const TYPE_WORDS: Readonly<Record<string, string>> = {
 export function zodMessage(iss: z.core.$ZodRawIssue): string | undefined {
   switch (iss.code) {
     case "unrecognized_keys":
+      rememberAcceptedKeys(iss);
       return "Extra inputs are not permitted";
     case "invalid_type": {
       if (iss.input === undefined) return "Field required";
@@ -61,7 +65,24 @@ export function dotted(path: readonly PathSegment[]): string {
   return path.map(String).join(".");
 }
 
-/** One PathIssue per unknown key (Zod reports all unknown keys of an object as one issue). */
+/**
+ * The keys each strict object accepts, for the did-you-mean of its unknown keys. Zod's final
+ * issue drops the schema that raised it, but keeps the raw issue's `keys` array itself, so that
+ * array is the link from the error map (which sees the schema) to `fromZodIssues`. Weak: an
+ * entry lives exactly as long as its parse result.
+ */
+const acceptedKeysOf = new WeakMap<readonly string[], readonly string[]>();
+
+function rememberAcceptedKeys(iss: z.core.$ZodRawIssue<z.core.$ZodIssueUnrecognizedKeys>): void {
+  if (iss.inst instanceof z.core.$ZodObject)
+    acceptedKeysOf.set(iss.keys, Object.keys(iss.inst._zod.def.shape));
+}
+
+/**
+ * One PathIssue per unknown key (Zod reports all unknown keys of an object as one issue).
+ * Misspelled keys and enum values get a did-you-mean hint; enum hints need the offending value,
+ * i.e. a parse with `reportInput: true`.
+ */
 export function fromZodIssues(
   issues: readonly z.core.$ZodIssue[],
   prefix: readonly PathSegment[] = [],
@@ -70,13 +91,27 @@ export function fromZodIssues(
   for (const iss of issues) {
     const base = [...prefix, ...iss.path.map(toSegment)];
     if (iss.code === "unrecognized_keys") {
-      for (const key of iss.keys) out.push({ path: [...base, key], message: iss.message, at: "key" });
+      const accepted = acceptedKeysOf.get(iss.keys) ?? [];
+      for (const key of iss.keys) {
+        out.push(withHint({ path: [...base, key], message: iss.message, at: "key" }, key, accepted));
+      }
       continue;
     }
     const at = iss.code === "custom" && iss.params?.at === AT_KEY.at ? "key" : "value";
-    out.push({ path: base, message: expandPlaceholders(iss.message, base), at });
+    const issue: PathIssue = { path: base, message: expandPlaceholders(iss.message, base), at };
+    out.push(iss.code === "invalid_value" ? withHint(issue, iss.input, stringsOf(iss.values)) : issue);
   }
   return out;
+}
+
+function withHint(issue: PathIssue, input: unknown, candidates: readonly string[]): PathIssue {
+  if (typeof input !== "string") return issue;
+  const suggestion = closestMatch(input, candidates);
+  return suggestion === undefined ? issue : { ...issue, hint: didYouMean(suggestion) };
+}
+
+function stringsOf(values: readonly unknown[]): string[] {
+  return values.filter((v): v is string => typeof v === "string");
 }
 
 function toSegment(key: PropertyKey): PathSegment {

@@ -90,7 +90,11 @@ function placeIssues(
 ): ConfigIssue[] {
   const latestFirst = [...overrides].reverse();
   const placed = issues.map((issue): ConfigIssue => {
-    const base = { path: dotted(issue.path), message: issue.message };
+    const base = {
+      path: dotted(issue.path),
+      message: issue.message,
+      ...(issue.hint === undefined ? {} : { hint: issue.hint }),
+    };
     const covering = latestFirst.find((o) => isPrefix(o.path, issue.path));
     if (covering) return { ...base, source: covering.flag };
     const located = source.locate(issue.path, issue.at);

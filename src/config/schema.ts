@@ -94,7 +94,8 @@ export function validateConfig(raw: unknown, stack: Stack): ValidationResult {
     }
     input = rest;
   }
-  const parsed = PredictConfig.safeParse(input, { error: zodMessage });
+  // reportInput: the offending value of an enum issue is what its did-you-mean hint is computed from.
+  const parsed = PredictConfig.safeParse(input, { error: zodMessage, reportInput: true });
   if (!parsed.success) issues.push(...fromZodIssues(parsed.error.issues));
   if (issues.length > 0 || !parsed.success) return { ok: false, issues };
   return { ok: true, config: parsed.data };

@@ -79,6 +79,9 @@ export class VllmEngine {
   private prefillCount = 0;
   private prefillIslSum = 0;
   private prefillPrefixSum = 0;
+  // What the last pass took out of `running` and the KV pool at its end (executed eagerly at its start).
+  private finishingInPass = 0;
+  private blocksFreedAtPassEnd = 0;
 
   constructor(
     private readonly config: EngineConfig,
@@ -96,6 +99,20 @@ export class VllmEngine {
 
   get runningCount(): number {
     return this.running.length;
+  }
+
+  /**
+   * Requests in the batch of the pass in flight, counting those it finishes: a pass executes
+   * eagerly at its start, so they have already left `running` (time series sampling). A pass is
+   * in flight while its signals are undelivered; every finishing request leaves a signal.
+   */
+  get inFlightBatchCount(): number {
+    return this.signalCount > 0 ? this.running.length + this.finishingInPass : this.running.length;
+  }
+
+  /** KV blocks in use while the pass is in flight: the active ones plus those its finishing requests free at its end. */
+  get inFlightActiveBlocks(): number {
+    return this.signalCount > 0 ? this.pool.activeBlocks + this.blocksFreedAtPassEnd : this.pool.activeBlocks;
   }
 
   /** Requests this worker holds (waiting or running). */
@@ -250,6 +267,9 @@ export class VllmEngine {
     }
 
     // 3. Emit: every request whose known tokens are all computed produces one token at pass end.
+    // No block is allocated after this point, so what it frees is exactly the finishing requests' KV.
+    const activeBeforeEmit = this.pool.activeBlocks;
+    let finishing = 0;
     let ready = 0;
     let activeKv = 0;
     let write = 0;
@@ -262,6 +282,7 @@ export class VllmEngine {
       }
       if (s.generated >= s.maxOutput) {
         // Zero-output request: complete after prefill, no token, not decode work.
+        finishing++;
         this.signal(s.req, Signal.Complete);
         this.releaseBlocks(s);
         continue;
@@ -271,6 +292,7 @@ export class VllmEngine {
       stats.sumDecodeKvTokensSq += len * len;
       s.generated++;
       if (s.generated >= s.maxOutput) {
+        finishing++;
         if (cfg.role === "prefill") {
           // Source-first hand-off (vLLM): the KV stays until the transfer completes.
           this.signal(s.req, Signal.PrefillDone);
@@ -285,6 +307,8 @@ export class VllmEngine {
       }
     }
     running.length = write;
+    this.finishingInPass = finishing;
+    this.blocksFreedAtPassEnd = activeBeforeEmit - this.pool.activeBlocks;
 
     // A lone request whose context outgrew the whole cache can never be readmitted: reject it
     // rather than stall the worker (the reference only checks this for fresh requests).

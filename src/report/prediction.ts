@@ -1,5 +1,6 @@
 import type { RunSpec } from "../config/runSpec.js";
 import { buildSummary, type Summary } from "../metrics/summary.js";
+import { buildTimeseries, type TimeseriesReport } from "../metrics/timeline.js";
 import type { PlannerReport } from "../sim/plannerAdapter.js";
 import type { ReplayResult } from "../sim/replay.js";
 import { buildPerRequest, type PerRequestRecord } from "./perRequest.js";
@@ -17,6 +18,8 @@ export interface Prediction {
     capture_canonical_evidence: boolean;
     per_request_records: number;
   };
+  /** fleetsim extension: bucketed latency, throughput and worker state over time (docs/metrics.md). */
+  timeseries: TimeseriesReport;
 }
 
 export function buildPrediction(
@@ -36,5 +39,6 @@ export function buildPrediction(
       capture_canonical_evidence: false,
       per_request_records: perRequest === null ? 0 : perRequest.length,
     },
+    timeseries: buildTimeseries(result.timeline, result.collector),
   };
 }

@@ -4,6 +4,7 @@ import type { Sequence } from "../engine/sequence.js";
 import { SequenceQueue } from "../engine/sequenceQueue.js";
 import { Signal, VllmEngine } from "../engine/vllmEngine.js";
 import { Collector, type HandoffColumns, Terminal } from "../metrics/collector.js";
+import { TimelineSampler, type TimelineSamples } from "../metrics/timeline.js";
 import type { ForwardPassMetrics } from "../planner/types.js";
 import type { RoleTimings } from "../timing/index.js";
 import type { RequestTable } from "../traffic/requests.js";
@@ -43,6 +44,8 @@ export interface ReplayResult {
   readonly disaggregated: boolean;
   /** Worker transitions caused by scaling (empty for a fixed deployment). */
   readonly lifecycleOperations: readonly LifecycleOperation[];
+  /** Worker state sampled at bucket boundaries (`timeseries`, metrics/timeline.ts). */
+  readonly timeline: TimelineSamples;
 }
 
 /** Thrown out of `run` when `abort()` was called (Ctrl-C). */
@@ -114,6 +117,8 @@ export class Replay {
   private passes = 0;
   private aborted = false;
   private readonly scheduleArrival: (row: number, time: number) => void;
+  /** Samples worker state at bucket boundaries, lazily from `step` (no events of its own). */
+  private readonly timeline: TimelineSampler;
 
   constructor(
     private readonly spec: RunSpec,
@@ -184,7 +189,22 @@ export class Replay {
       this.queuedArrivalEvents++;
       this.heap.push(time, eventOrder(Phase.Arrival, table.session[row]), row);
     };
-    this.plan.seed(this.scheduleArrival);
+    // The latest arrival known now sets the time series' interval (closed loop: 0, coarsened later).
+    let horizonMs = 0;
+    this.plan.seed((row, time) => {
+      if (time > horizonMs) horizonMs = time;
+      this.scheduleArrival(row, time);
+    });
+    if (this.maxTimeMs !== null) horizonMs = Math.min(horizonMs, this.maxTimeMs);
+    const back = this.back;
+    this.timeline = new TimelineSampler(
+      this.pools.map((pool) => ({
+        pool,
+        // Hand-offs waiting for KV on a decode worker are queued for that worker too.
+        extraWaiting: pool === back ? (slot: number) => this.reservationsWaiting(slot) : null,
+      })),
+      horizonMs,
+    );
     this.scaling = opts.scaling ?? null;
     const first = this.scaling?.initialTickMs() ?? null;
     if (first !== null && Number.isFinite(first)) this.heap.push(first, eventOrder(Phase.Scaling, 0), 0);
@@ -261,6 +281,8 @@ export class Replay {
       // Soft cap: events at the cap are processed, later ones are not (aisimulate.md §2.1).
       if (this.maxTimeMs !== null && t > this.maxTimeMs) return false;
       if (t < this.now) throw new Error(`internal: time went backwards (${t} < ${this.now})`);
+      // Boundaries up to t see the state before the events at t.
+      if (t >= this.timeline.nextBoundaryMs) this.timeline.sampleUntil(t);
       this.now = t;
       do {
         while (heap.peekTime() === t) {
@@ -445,6 +467,10 @@ export class Replay {
   private reservationQueue(slot: number): SequenceQueue {
     while (this.pendingReservations.length <= slot) this.pendingReservations.push(new SequenceQueue());
     return this.pendingReservations[slot];
+  }
+
+  private reservationsWaiting(slot: number): number {
+    return slot < this.pendingReservations.length ? this.pendingReservations[slot].length : 0;
   }
 
   private drainReservations(slot: number, t: number): void {
@@ -673,6 +699,7 @@ export class Replay {
       passes: this.passes,
       disaggregated: back !== null,
       lifecycleOperations: this.lifecycle,
+      timeline: this.timeline.finish(this.now),
     };
   }
 }

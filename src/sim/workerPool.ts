@@ -153,6 +153,11 @@ export class WorkerPool {
     this.provisioned--;
   }
 
+  /** Whether worker `w` is provisioned (starting, ready or draining): not yet removed. */
+  isProvisioned(w: number): boolean {
+    return this.state[w] !== WorkerState.Removed;
+  }
+
   /** Worker ids in a state, ascending. */
   idsIn(state: number): number[] {
     const out: number[] = [];

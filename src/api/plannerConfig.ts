@@ -1,0 +1,279 @@
+/**
+ * `plannerConfig` (a `PlannerConfig` mapping, inline JSON, or a `.json`/`.yaml`/`.yml` file, as
+ * the reference's `PlannerConfig.from_config_arg`) → the config's `planner` and SLA sections.
+ *
+ * The YAML `planner` section uses AISimulate key names (seed 000 "Configure the Planner
+ * Section"); this is the inverse of that mapping. Two PlannerConfig defaults differ from the
+ * YAML's and are written explicitly: `max_gpu_budget` 8 (YAML `max_num_gpus` −1) and, with
+ * `optimization_target: sla`, the targets `ttft_ms` 500 / `itl_ms` 50. fleetsim's Planner scales
+ * against `evaluation.sla` (as `fleetsim predict` does), so with target `sla` the Planner's
+ * targets and the report's SLA are one setting: they may not differ.
+ */
+import { resolve as resolvePath } from "node:path";
+import { isMapping, type Mapping } from "../config/mapping.js";
+import { readYamlSource, type YamlSource } from "../config/yamlSource.js";
+import type { ConfigDraft } from "./configDraft.js";
+import type { EngineFacts } from "./engineArgs.js";
+import { type OptionIssues, show } from "./issues.js";
+import type { PlannerConfig } from "./options.js";
+
+const OPTION = "plannerConfig";
+
+/** PlannerConfig defaults that differ from the YAML section's (planner.md §1.1). */
+const DEFAULT_MAX_GPU_BUDGET = 8;
+const DEFAULT_TTFT_MS = 500;
+const DEFAULT_ITL_MS = 50;
+/** PlannerConfig `report_interval_hours` default: the reference writes an HTML report by default. */
+const DEFAULT_REPORT_INTERVAL_HOURS = 24;
+
+/** PlannerConfig field → YAML `planner` key. */
+const RENAMED: Readonly<Record<string, string>> = {
+  optimization_target: "target",
+  max_gpu_budget: "max_num_gpus",
+  min_gpu_budget: "min_num_gpus",
+  min_endpoint: "min_workers",
+  prefill_min_endpoint: "prefill_min_workers",
+  decode_min_endpoint: "decode_min_workers",
+};
+
+/** Fields with the same name in both. */
+const SAME = [
+  "enable_throughput_scaling",
+  "enable_load_scaling",
+  "throughput_adjustment_interval_seconds",
+  "load_adjustment_interval_seconds",
+  "max_throughput_scaling_replicas",
+  "max_num_fpm_samples",
+  "fpm_sample_bucket_size",
+  "load_scaling_down_sensitivity",
+  "load_min_observations",
+  "load_predictor",
+  "load_predictor_log1p",
+  "prophet_window_size",
+  "kalman_q_level",
+  "kalman_q_trend",
+  "kalman_r",
+  "kalman_min_points",
+  "load_predictor_warmup_trace",
+  "advisory",
+  "retune",
+] as const;
+
+/** PlannerConfig's older names (planner.md §1.1 aliases). */
+const ALIASES: Readonly<Record<string, string>> = {
+  throughput_adjustment_interval: "throughput_adjustment_interval_seconds",
+  load_adjustment_interval: "load_adjustment_interval_seconds",
+  ttft: "ttft_ms",
+  itl: "itl_ms",
+};
+
+/** Deployment fields with no effect on an offline replay: accepted and ignored. */
+const IGNORED = [
+  "backend",
+  "environment",
+  "throughput_metrics_source",
+  "control_api_port",
+  "pre_deployment_sweeping_mode",
+] as const;
+
+/** Handled here rather than renamed. */
+const SPECIAL = [
+  "mode",
+  "ttft_ms",
+  "itl_ms",
+  "decode_engine_num_gpu",
+  "prefill_engine_num_gpu",
+  "report_interval_hours",
+  "live_dashboard_port",
+] as const;
+
+const ACCEPTED: readonly string[] = [
+  ...SPECIAL,
+  ...Object.keys(RENAMED),
+  ...SAME,
+  ...Object.keys(ALIASES),
+  ...IGNORED,
+];
+
+/** A PlannerConfig as read, with the file it came from (for positions in errors). */
+export interface PlannerInput {
+  readonly fields: Mapping;
+  readonly source: YamlSource | null;
+  readonly file: string | null;
+}
+
+/**
+ * Reads `plannerConfig`: a mapping as is; a string starting with `{` as inline JSON; any other
+ * string as the path of a JSON or YAML file (relative to `baseDir`).
+ */
+export function readPlannerConfig(
+  raw: PlannerConfig | string,
+  baseDir: string,
+  issues: OptionIssues,
+): PlannerInput | null {
+  if (typeof raw !== "string") {
+    if (!isMapping(raw)) {
+      issues.add(OPTION, `must be a mapping, inline JSON or a file path, got ${show(raw)}`);
+      return null;
+    }
+    return { fields: raw as Mapping, source: null, file: null };
+  }
+  const text = raw.trim();
+  if (text.startsWith("{")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      issues.add(OPTION, `invalid inline JSON: ${(err as Error).message}`);
+      return null;
+    }
+    if (!isMapping(parsed)) {
+      issues.add(OPTION, "inline JSON must be an object");
+      return null;
+    }
+    return { fields: parsed, source: null, file: null };
+  }
+  if (!/\.(json|ya?ml)$/i.test(text)) {
+    issues.add(
+      OPTION,
+      `${show(raw)} is neither inline JSON (starting with '{') nor a .json, .yaml or .yml file path`,
+    );
+    return null;
+  }
+  // Unreadable files and YAML syntax errors (JSON is YAML) are ConfigErrors naming the file,
+  // line and column; a non-mapping document is one too.
+  const source = readYamlSource(resolvePath(baseDir, text));
+  return { fields: source.data as Mapping, source, file: text };
+}
+
+/**
+ * Writes `planner` (and, with target `sla`, the SLA the Planner scales against) into the draft.
+ * Returns the HTML report setting: whether PlannerConfig asks for a report.
+ */
+export function translatePlanner(
+  input: PlannerInput,
+  engine: EngineFacts,
+  sla: { ttftMs?: number; itlMs?: number },
+  draft: ConfigDraft,
+  issues: OptionIssues,
+): { readonly writeReport: boolean } {
+  const f = input.fields;
+  const at = (key: string): string => `${OPTION}.${key}`;
+  const where = locator(input);
+  if (where !== undefined) draft.addLocator(where);
+  const issue = (key: string, message: string): void => {
+    const source = where?.(at(key));
+    issues.add(at(key), message, source === undefined ? {} : { source });
+  };
+
+  for (const key of Object.keys(f)) {
+    if (!ACCEPTED.includes(key)) {
+      const source = where?.(at(key));
+      issues.unknownKey(at(key), key, ACCEPTED, source);
+    }
+  }
+  const value = (key: string): unknown => {
+    const alias = Object.entries(ALIASES).find(([, name]) => name === key)?.[0];
+    if (alias !== undefined && f[alias] !== undefined) {
+      if (f[key] !== undefined) issue(alias, `is an alias of ${key}; set only one`);
+      return f[alias];
+    }
+    return f[key];
+  };
+  const optionOf = (key: string): string => {
+    const alias = Object.entries(ALIASES).find(([, name]) => name === key)?.[0];
+    return alias !== undefined && f[alias] !== undefined ? at(alias) : at(key);
+  };
+
+  draft.set(["planner", "policy"], "enabled", OPTION);
+  const expectedMode = engine.mode === "aggregated" ? "agg" : "disagg";
+  const mode = f["mode"];
+  if (mode !== undefined && mode !== expectedMode) {
+    const why =
+      mode === "agg" || mode === "disagg"
+        ? `the engine arguments describe a${engine.mode === "aggregated" ? "n aggregated" : " disaggregated"} deployment ` +
+          `(${engine.mode === "aggregated" ? "extraEngineArgs" : "prefillEngineArgs + decodeEngineArgs"})`
+        : "replay supports only 'agg' and 'disagg'";
+    issue("mode", `${show(mode)} does not match: ${why}; expected '${expectedMode}'`);
+  }
+
+  for (const [field, key] of Object.entries(RENAMED)) {
+    if (f[field] !== undefined) draft.set(["planner", key], f[field], at(field));
+  }
+  for (const key of SAME) {
+    const v = value(key);
+    if (v !== undefined) draft.set(["planner", key], v, optionOf(key));
+  }
+  if (f["max_gpu_budget"] === undefined) {
+    draft.set(["planner", "max_num_gpus"], DEFAULT_MAX_GPU_BUDGET, at("max_gpu_budget"));
+  }
+
+  // Target `sla`: the Planner's targets are `evaluation.sla` (predict's mapping), so they must agree.
+  const target = f["optimization_target"] ?? "throughput";
+  if (target === "sla") {
+    for (const [key, slaKey, fallback, slaOption] of [
+      ["ttft_ms", "ttft_ms", DEFAULT_TTFT_MS, "slaTtftMs"],
+      ["itl_ms", "itl_ms", DEFAULT_ITL_MS, "slaItlMs"],
+    ] as const) {
+      const own = value(key);
+      const slaValue = key === "ttft_ms" ? sla.ttftMs : sla.itlMs;
+      if (slaValue !== undefined && slaValue !== (own ?? fallback)) {
+        issue(
+          key,
+          `the Planner's target (${show(own ?? fallback)}${own === undefined ? ", PlannerConfig's default" : ""}) ` +
+            `differs from ${slaOption} (${show(slaValue)}): fleetsim's Planner scales against the report's SLA, ` +
+            `as fleetsim predict does; set ${key} to ${show(slaValue)} or leave ${slaOption} unset`,
+        );
+      } else if (slaValue === undefined) {
+        draft.set(
+          ["evaluation", "sla", slaKey],
+          own ?? fallback,
+          own === undefined ? at(key) : optionOf(key),
+        );
+      }
+    }
+  }
+
+  for (const [key, role] of [
+    ["decode_engine_num_gpu", engine.mode === "aggregated" ? "aggregated" : "decode"],
+    ["prefill_engine_num_gpu", "prefill"],
+  ] as const) {
+    const v = f[key];
+    const gpus = engine.gpusPerWorker[role];
+    if (v === undefined || v === null || gpus === undefined) continue;
+    if (v !== gpus) {
+      issue(
+        key,
+        `(${show(v)}) must equal the ${role} worker's GPUs from its engine arguments (tensor × attention DP = ${gpus}); ` +
+          "fleetsim derives GPU-hours from the engine arguments",
+      );
+    }
+  }
+
+  const port = f["live_dashboard_port"];
+  if (port !== undefined && port !== 0) {
+    issue(
+      "live_dashboard_port",
+      `${show(port)} is not supported: an offline replay serves no live dashboard (only 0)`,
+    );
+  }
+  const hours = Object.hasOwn(f, "report_interval_hours")
+    ? f["report_interval_hours"]
+    : DEFAULT_REPORT_INTERVAL_HOURS;
+  if (hours !== null && (typeof hours !== "number" || !Number.isFinite(hours) || hours <= 0)) {
+    issue("report_interval_hours", `must be a positive finite number or null, got ${show(hours)}`);
+  }
+  return { writeReport: hours !== null };
+}
+
+/** For a plannerConfig file: `file, line L, column C` of an option's key. */
+function locator(input: PlannerInput): ((option: string) => string | undefined) | undefined {
+  const { source, file } = input;
+  if (source === null || file === null) return undefined;
+  return (option) => {
+    if (!option.startsWith(`${OPTION}.`)) return undefined;
+    const found = source.locate(option.slice(OPTION.length + 1).split("."), "key");
+    if (found === undefined) return file;
+    return `${file}, line ${found.position.line}, column ${found.position.column}`;
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * `fleetsim validate -c FILE [--set …]`: everything `predict` checks before its replay — YAML,
+ * schema, cross-field rules, `--set`s, model and GPU resolution, trace files, the op tables of
+ * the timing model — then a one-paragraph summary of what would run. Errors propagate exactly
+ * as `predict` raises them, so the CLI prints them the same way (exit 2).
+ */
+import { loadConfig } from "../config/load.js";
+import type { LoadSpec, RunSpec, SourceSpec, Stack, WorkerRoleSpec } from "../config/runSpec.js";
+import { stableLine } from "../report/json.js";
+import { createRoleTimings } from "../timing/index.js";
+import type { Streams } from "./predict.js";
+
+export interface ValidateOptions {
+  readonly config: string;
+  readonly set: readonly string[];
+  readonly stack: Stack;
+  readonly format: "text" | "json";
+}
+
+/** What a valid config would run, as the JSON form prints it. */
+export interface RunOverview {
+  readonly mode: "aggregated" | "disaggregated";
+  readonly model: string;
+  readonly hardware: string;
+  /** Initial workers per role. */
+  readonly workers: Readonly<Record<string, number>>;
+  readonly gpus: number;
+  readonly router: string;
+  readonly planner: boolean;
+  readonly retune: boolean;
+  readonly traffic: { readonly source: string; readonly load: string; readonly stop: string };
+  readonly sla: { readonly ttft_ms?: number; readonly itl_ms?: number; readonly e2e_ms?: number } | null;
+}
+
+export async function validateCommand(opts: ValidateOptions, io: Streams): Promise<void> {
+  const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
+  // The op tables (or an `engine.perf_database` tree) are read by predict before its replay too.
+  await createRoleTimings(spec.engine);
+  const overview = describeRun(spec);
+  if (opts.format === "json") {
+    io.out(`${stableLine({ config: opts.config, ok: true, run: overview })}\n`);
+    return;
+  }
+  io.out(`${opts.config}: ok\n${wrap(overviewText(overview, spec), 100)}\n`);
+}
+
+export function describeRun(spec: RunSpec): RunOverview {
+  const engine = spec.engine;
+  const roles: [string, WorkerRoleSpec][] =
+    engine.mode === "aggregated"
+      ? [["aggregated", engine.aggregated]]
+      : [
+          ["prefill", engine.prefill],
+          ["decode", engine.decode],
+        ];
+  const sla = spec.sla;
+  return {
+    mode: engine.mode,
+    model: engine.model,
+    hardware: engine.hardware,
+    workers: Object.fromEntries(roles.map(([name, role]) => [name, role.replicas])),
+    gpus: roles.reduce((sum, [, role]) => sum + role.replicas * role.gpusPerWorker, 0),
+    router: spec.router.policy,
+    planner: spec.planner !== null,
+    retune: spec.planner?.retune !== undefined && spec.planner.retune !== null,
+    traffic: { source: sourceText(spec.source), load: loadText(spec.load), stop: stopText(spec) },
+    sla:
+      sla === null
+        ? null
+        : {
+            ...(sla.ttftMs === null ? {} : { ttft_ms: sla.ttftMs }),
+            ...(sla.itlMs === null ? {} : { itl_ms: sla.itlMs }),
+            ...(sla.e2eMs === null ? {} : { e2e_ms: sla.e2eMs }),
+          },
+  };
+}
+
+function overviewText(o: RunOverview, spec: RunSpec): string {
+  const roles = Object.entries(o.workers)
+    .map(([role, n]) => `${n} ${role} worker${n === 1 ? "" : "s"}`)
+    .join(" + ");
+  const planner = spec.planner;
+  const plannerText =
+    planner === null
+      ? "planner off (fixed replicas)"
+      : `planner on (target ${planner.optimizationTarget}; load scaling ${planner.enableLoadScaling ? "on" : "off"}, ` +
+        `throughput scaling ${planner.enableThroughputScaling ? "on" : "off"}${planner.advisory ? ", advisory" : ""}` +
+        `${o.retune ? ", with retune" : ""})`;
+  const slaText =
+    o.sla === null
+      ? "no SLA (no goodput keys)"
+      : `SLA ${Object.entries(o.sla)
+          .map(([key, ms]) => `${key.replace("_ms", "")} ≤ ${ms} ms`)
+          .join(", ")}`;
+  return (
+    `Would run ${o.mode === "aggregated" ? "an" : "a"} ${o.mode} deployment of ${o.model} on ${o.hardware}: ${roles} (${o.gpus} GPU${o.gpus === 1 ? "" : "s"}), ` +
+    `router ${o.router}, ${plannerText}. Traffic: ${o.traffic.source}, ${o.traffic.load}, ${o.traffic.stop}; ${slaText}.`
+  );
+}
+
+function sourceText(source: SourceSpec): string {
+  if (source.type === "synthetic") {
+    return `synthetic requests of ${source.inputTokens} input / ${source.outputTokens} output tokens`;
+  }
+  if (source.format === "mooncake") return `Mooncake trace ${source.path}`;
+  const shards = source.paths.length;
+  return `Dynamo trace ${source.path}${shards > 1 ? ` (+${shards - 1} more file${shards > 2 ? "s" : ""})` : ""}`;
+}
+
+function loadText(load: LoadSpec): string {
+  switch (load.type) {
+    case "concurrency":
+      return `closed loop at concurrency ${load.concurrency}`;
+    case "poisson":
+      return `Poisson arrivals at ${load.requestsPerSecond} req/s (seed ${load.seed})`;
+    case "constant_rate":
+      return `constant rate of ${load.requestsPerSecond} req/s`;
+    case "trace_timestamps":
+      return `replayed on its timestamps${load.speedup === 1 ? "" : ` at ${load.speedup}× speed`}`;
+  }
+}
+
+function stopText(spec: RunSpec): string {
+  const { requests, maxVirtualTimeMs } = spec.stop;
+  if (requests !== null) return `${requests} requests`;
+  if (maxVirtualTimeMs !== null)
+    return `until the trace ends or ${maxVirtualTimeMs / 1000} s of simulated time`;
+  return "until the trace ends";
+}
+
+/** Greedy word wrap (the paragraph is prose; paths longer than the width stay whole). */
+function wrap(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === "" ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== "") lines.push(line);
+  return lines.join("\n");
+}

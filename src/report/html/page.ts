@@ -1,0 +1,141 @@
+/** The report page: markup, styles and the inlined scripts, assembled into one self-contained file. */
+import type { ChartSection } from "./charts.js";
+import { CLIENT_SCRIPT } from "./clientScript.js";
+import { escapeHtml, scriptSafeJson } from "./format.js";
+import type { Fact, Kpi } from "./summary.js";
+
+export interface PageParts {
+  title: string;
+  subtitle: string;
+  facts: Fact[];
+  kpis: Kpi[];
+  sections: ChartSection[];
+  /** Shown above the charts (e.g. an older prediction.json without time series). */
+  notices: string[];
+  summaryHtml: string;
+  timeUnit: string;
+  footer: string;
+  chartsLibrary: string;
+}
+
+export function renderPage(p: PageParts): string {
+  const payload = {
+    timeUnit: p.timeUnit,
+    charts: p.sections.flatMap((s) => s.charts.map((c) => ({ id: c.id, title: c.title, option: c.option }))),
+  };
+  const facts = p.facts
+    .map((f) => `<div class="fact"><span>${escapeHtml(f.label)}</span><b>${escapeHtml(f.value)}</b></div>`)
+    .join("");
+  const kpis = p.kpis
+    .map(
+      (k) =>
+        `<div class="kpi"><div class="kpi-label">${escapeHtml(k.label)}</div>` +
+        `<div class="kpi-value">${escapeHtml(k.value)}</div><div class="kpi-detail">${escapeHtml(k.detail)}</div></div>`,
+    )
+    .join("");
+  const notices = p.notices.map((n) => `<p class="notice">${escapeHtml(n)}</p>`).join("");
+  const sections = p.sections
+    .map((s) => {
+      const cards = s.charts
+        .map(
+          (c) =>
+            `<figure class="card${c.wide ? " wide" : ""}"><figcaption><h3>${escapeHtml(c.title)}</h3>` +
+            `<p>${escapeHtml(c.note)}</p></figcaption><div class="chart" id="chart-${escapeHtml(c.id)}"></div></figure>`,
+        )
+        .join("");
+      return `<section><h2>${escapeHtml(s.title)}</h2><div class="grid">${cards}</div></section>`;
+    })
+    .join("");
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(p.title)}</title>
+<style>${STYLES}</style>
+</head>
+<body>
+<header>
+<div class="wrap">
+<h1>${escapeHtml(p.title)}</h1>
+<p class="subtitle">${escapeHtml(p.subtitle)}</p>
+<div class="facts">${facts}</div>
+</div>
+</header>
+<main class="wrap">
+<div class="kpis">${kpis}</div>
+${notices}
+${sections}
+<section><h2>Summary</h2><div class="card summary">${p.summaryHtml}</div></section>
+</main>
+<footer class="wrap">${escapeHtml(p.footer)}</footer>
+<script type="application/json" id="fleetsim-data">${scriptSafeJson(payload)}</script>
+<script>${p.chartsLibrary}</script>
+<script>${CLIENT_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+// System fonts only: the page must load nothing from the network.
+const STYLES = `
+:root {
+  --bg: #f4f6f9; --card: #ffffff; --ink: #0f172a; --muted: #64748b; --line: #e2e8f0;
+  --accent: #2563eb; --head: #0f172a;
+}
+* { box-sizing: border-box; }
+body {
+  margin: 0; background: var(--bg); color: var(--ink);
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+}
+.wrap { max-width: 1360px; margin: 0 auto; padding: 0 24px; }
+header { background: var(--head); color: #f8fafc; padding: 22px 0 18px; }
+h1 { margin: 0; font-size: 22px; font-weight: 650; letter-spacing: -0.01em; }
+.subtitle { margin: 4px 0 14px; color: #cbd5e1; }
+.facts { display: flex; flex-wrap: wrap; gap: 8px; }
+.fact {
+  display: flex; gap: 6px; align-items: baseline; padding: 4px 10px; border-radius: 999px;
+  background: rgba(255, 255, 255, 0.08); border: 1px solid rgba(255, 255, 255, 0.14); font-size: 12.5px;
+}
+.fact span { color: #94a3b8; }
+.fact b { font-weight: 600; color: #f1f5f9; }
+.kpis {
+  display: grid; grid-template-columns: repeat(auto-fit, minmax(190px, 1fr)); gap: 12px; margin: 20px 0 8px;
+}
+.kpi { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 12px 14px; }
+.kpi-label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; }
+.kpi-value { font-size: 21px; font-weight: 650; margin: 2px 0; font-variant-numeric: tabular-nums; }
+.kpi-detail { color: var(--muted); font-size: 12.5px; }
+.notice {
+  background: #fffbeb; border: 1px solid #fcd34d; color: #78350f; border-radius: 8px; padding: 8px 12px;
+}
+section h2 { font-size: 15px; margin: 22px 0 10px; color: #334155; font-weight: 650; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 14px; }
+.card {
+  background: var(--card); border: 1px solid var(--line); border-radius: 10px; margin: 0; padding: 12px 14px 6px;
+  min-width: 0;
+}
+.card.wide { grid-column: 1 / -1; }
+figcaption h3 { margin: 0; font-size: 14px; font-weight: 620; }
+figcaption p { margin: 2px 0 4px; color: var(--muted); font-size: 12.5px; }
+.chart { width: 100%; height: 300px; }
+.card.wide .chart { height: 320px; }
+.summary { padding: 14px; }
+.table-wrap { overflow-x: auto; }
+table.metrics { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+table.metrics th, table.metrics td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: right; }
+table.metrics thead th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; }
+table.metrics th[scope="row"], table.metrics thead th:first-child { text-align: left; font-weight: 550; }
+table.metrics tbody tr:hover { background: #f8fafc; }
+.kv-grid {
+  display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 0 24px; margin-top: 16px;
+}
+.kv {
+  display: flex; justify-content: space-between; gap: 12px; padding: 5px 2px; border-bottom: 1px dashed var(--line);
+  font-variant-numeric: tabular-nums;
+}
+.kv code { color: #475569; font-size: 12.5px; }
+footer { color: var(--muted); font-size: 12px; padding-top: 18px; padding-bottom: 28px; }
+.tt-head { color: #64748b; margin-bottom: 2px; }
+@media (max-width: 640px) { .grid { grid-template-columns: 1fr; } }
+`;

@@ -1,0 +1,169 @@
+/** Reading a prediction.json for the report, with errors that name the file and the position. */
+import { readFileSync } from "node:fs";
+import type { Prediction } from "../prediction.js";
+import { isRecord } from "./read.js";
+
+/** The file cannot be used: missing, unreadable, not JSON, or not a prediction (exit 2). */
+export class PredictionFileError extends Error {}
+
+/**
+ * Reads and parses `path`. The document is checked only for what identifies a prediction (an
+ * object with a `summary` object); the report reads everything else tolerantly.
+ */
+export function readPredictionFile(path: string): Prediction {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new PredictionFileError(`${path}: no such file`);
+    if (code === "EISDIR") throw new PredictionFileError(`${path} is a directory, not a prediction.json`);
+    throw new PredictionFileError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    const found = jsonSyntaxError(text) ?? { offset: 0, message: "not valid JSON" };
+    const { line, column } = lineColumn(text, found.offset);
+    throw new PredictionFileError(
+      `${path}: invalid JSON at line ${line}, column ${column}: ${found.message}`,
+    );
+  }
+  if (!isRecord(doc) || !isRecord(doc["summary"])) {
+    throw new PredictionFileError(
+      `${path} is not a fleetsim prediction.json: expected an object with a "summary" object`,
+    );
+  }
+  return doc as unknown as Prediction;
+}
+
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+class SyntaxFault {
+  constructor(
+    readonly offset: number,
+    readonly message: string,
+  ) {}
+}
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const HEX4 = /[0-9a-fA-F]{4}/y;
+
+/**
+ * Where JSON text first goes wrong and why, or null when it is valid. V8's `JSON.parse` messages
+ * give no position for some errors, and quote the input; this scanner gives both uniformly.
+ */
+export function jsonSyntaxError(text: string): { offset: number; message: string } | null {
+  let i = 0;
+  const fail = (expected: string): never => {
+    const found = i >= text.length ? "unexpected end of file" : `unexpected ${JSON.stringify(text[i])}`;
+    throw new SyntaxFault(i, `${found}, expected ${expected}`);
+  };
+  const skipSpace = (): void => {
+    while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r"))
+      i++;
+  };
+  const string = (): void => {
+    i++; // opening quote
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        i++;
+        return;
+      }
+      if (c === 0x5c) {
+        i++;
+        const e = text[i];
+        if (e === "u") {
+          HEX4.lastIndex = i + 1;
+          if (!HEX4.test(text)) fail("four hex digits after \\u");
+          i += 5;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i++;
+        else fail("an escape character");
+      } else if (c < 0x20) fail("no control character inside a string");
+      else i++;
+    }
+    fail('a closing "');
+  };
+  const value = (): void => {
+    skipSpace();
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      skipSpace();
+      if (text[i] === "}") {
+        i++;
+        return;
+      }
+      for (;;) {
+        skipSpace();
+        if (text[i] !== '"') fail("a property name in double quotes");
+        string();
+        skipSpace();
+        if (text[i] !== ":") fail("':'");
+        i++;
+        value();
+        skipSpace();
+        if (text[i] === ",") i++;
+        else if (text[i] === "}") {
+          i++;
+          return;
+        } else fail("',' or '}'");
+      }
+    }
+    if (c === "[") {
+      i++;
+      skipSpace();
+      if (text[i] === "]") {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        skipSpace();
+        if (text[i] === ",") i++;
+        else if (text[i] === "]") {
+          i++;
+          return;
+        } else fail("',' or ']'");
+      }
+    }
+    if (c === '"') {
+      string();
+      return;
+    }
+    NUMBER.lastIndex = i;
+    if (NUMBER.test(text)) {
+      i = NUMBER.lastIndex;
+      return;
+    }
+    for (const literal of ["true", "false", "null"]) {
+      if (text.startsWith(literal, i)) {
+        i += literal.length;
+        return;
+      }
+    }
+    fail("a value");
+  };
+  try {
+    value();
+    skipSpace();
+    if (i < text.length) fail("the end of the file after the JSON value");
+    return null;
+  } catch (err) {
+    if (err instanceof SyntaxFault) return { offset: err.offset, message: err.message };
+    // Nesting deep enough to exhaust the stack: no position to give.
+    return null;
+  }
+}

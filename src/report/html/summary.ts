@@ -1,0 +1,154 @@
+/** The report's text parts: run facts, the KPI strip and the summary tables (HTML fragments). */
+import { escapeHtml, formatDuration, formatMs, formatNumber, formatPercent } from "./format.js";
+import type { ReportModel } from "./model.js";
+
+export interface Fact {
+  label: string;
+  value: string;
+}
+
+export function runFacts(model: ReportModel): Fact[] {
+  const s = model.summary;
+  const facts: Fact[] = [{ label: "Mode", value: deploymentMode(model) }];
+  facts.push({ label: "Simulated time", value: formatDuration(model.durationMs) });
+  const gpus = gpusPerWorker(model);
+  if (gpus !== "") facts.push({ label: "GPUs per worker", value: gpus });
+  const planner = model.planner;
+  facts.push({
+    label: "Planner",
+    value: planner === null ? "off" : planner.advisory ? "advisory (recommends only)" : "on",
+  });
+  if (planner !== null) facts.push(...planner.settings);
+  const sla = [
+    model.sla.ttftMs === null ? null : `TTFT ${model.sla.ttftMs} ms`,
+    model.sla.itlMs === null ? null : `ITL ${model.sla.itlMs} ms`,
+  ].filter((x) => x !== null);
+  if (sla.length > 0) facts.push({ label: "SLA", value: sla.join(", ") });
+  if (s["wall_time_ms"] !== undefined) {
+    facts.push({ label: "Wall time", value: formatDuration(s["wall_time_ms"]) });
+  }
+  return facts;
+}
+
+function deploymentMode(model: ReportModel): string {
+  if (model.planner !== null) return model.planner.mode === "disagg" ? "disaggregated" : "aggregated";
+  if (model.timeline !== null) {
+    const roles = model.timeline.activeWorkers.map((a) => a.role);
+    if (roles.includes("prefill")) return "disaggregated";
+    if (roles.includes("aggregated")) return "aggregated";
+  }
+  return (model.summary["prefill_gpus_per_worker"] ?? 0) > 0 ? "disaggregated" : "aggregated";
+}
+
+function gpusPerWorker(model: ReportModel): string {
+  const prefill = model.summary["prefill_gpus_per_worker"] ?? 0;
+  const decode = model.summary["decode_gpus_per_worker"];
+  if (decode === undefined) return "";
+  return prefill > 0 ? `prefill ${prefill}, decode ${decode}` : String(decode);
+}
+
+export interface Kpi {
+  label: string;
+  value: string;
+  detail: string;
+}
+
+export function kpis(model: ReportModel): Kpi[] {
+  const s = model.summary;
+  const completed = s["completed_requests"];
+  const good = s["goodput_completed_requests"];
+  const out: Kpi[] = [
+    {
+      label: "Requests",
+      value: formatNumber(completed ?? s["num_requests"]),
+      detail:
+        s["num_requests"] !== undefined && completed !== undefined && completed !== s["num_requests"]
+          ? `completed of ${formatNumber(s["num_requests"])}`
+          : `completed · ${formatNumber(s["request_throughput_rps"])} req/s`,
+    },
+    good !== undefined
+      ? {
+          label: "Goodput",
+          value: `${formatNumber(s["goodput_request_throughput_rps"])} req/s`,
+          detail: `${formatPercent(completed ? good / completed : null)} of requests within SLA`,
+        }
+      : { label: "Goodput", value: "—", detail: "no SLA in the run's evaluation" },
+    {
+      label: "GPU-hours",
+      value: formatNumber(s["gpu_hours"]),
+      detail: workerSeconds(s),
+    },
+    {
+      label: "TTFT p50",
+      value: formatMs(s["median_ttft_ms"]),
+      detail: `p99 ${formatMs(s["p99_ttft_ms"])} · mean ${formatMs(s["mean_ttft_ms"])}`,
+    },
+    {
+      label: "ITL p50",
+      value: formatMs(s["median_itl_ms"]),
+      detail: `p99 ${formatMs(s["p99_itl_ms"])} · mean ${formatMs(s["mean_itl_ms"])}`,
+    },
+    {
+      label: "Output throughput",
+      value: `${formatNumber(s["output_throughput_tok_s"])} tok/s`,
+      detail: `${formatNumber(s["total_output_tokens"])} tokens`,
+    },
+  ];
+  return out;
+}
+
+function workerSeconds(s: Record<string, number>): string {
+  const prefill = s["prefill_worker_seconds"] ?? 0;
+  const decode = s["decode_worker_seconds"];
+  if (decode === undefined) return "";
+  const hours = (sec: number): string => `${formatNumber(sec / 3600)} worker-h`;
+  return prefill > 0 ? `prefill ${hours(prefill)} · decode ${hours(decode)}` : hours(decode);
+}
+
+/** Distribution metrics of the summary: one row each, one column per statistic. */
+const DISTRIBUTIONS: { key: string; label: string }[] = [
+  { key: "ttft_ms", label: "Time to first token (ms)" },
+  { key: "ttst_ms", label: "Time to second token (ms)" },
+  { key: "e2e_latency_ms", label: "Request latency (ms)" },
+  { key: "itl_ms", label: "Inter-token latency (ms)" },
+  { key: "tpot_ms", label: "Time per output token (ms)" },
+  { key: "output_token_throughput_per_user", label: "Output tokens/s per user" },
+];
+const STATS: { prefix: string; label: string }[] = [
+  { prefix: "mean", label: "mean" },
+  { prefix: "min", label: "min" },
+  { prefix: "median", label: "p50" },
+  { prefix: "p75", label: "p75" },
+  { prefix: "p90", label: "p90" },
+  { prefix: "p95", label: "p95" },
+  { prefix: "p99", label: "p99" },
+  { prefix: "max", label: "max" },
+  { prefix: "std", label: "std" },
+];
+
+/** The summary as two tables: distributions, then every other key of `summary` by its name. */
+export function summaryTablesHtml(model: ReportModel): string {
+  const s = model.summary;
+  const used = new Set<string>();
+  const rows: string[] = [];
+  for (const d of DISTRIBUTIONS) {
+    const keys = STATS.map((st) => `${st.prefix}_${d.key}`);
+    if (!keys.some((k) => k in s)) continue;
+    for (const k of keys) used.add(k);
+    const cells = keys.map((k) => `<td>${formatNumber(s[k])}</td>`).join("");
+    rows.push(`<tr><th scope="row">${escapeHtml(d.label)}</th>${cells}</tr>`);
+  }
+  const head = STATS.map((st) => `<th scope="col">${st.label}</th>`).join("");
+  const distributions =
+    rows.length === 0
+      ? ""
+      : `<div class="table-wrap"><table class="metrics"><thead><tr><th scope="col">Metric</th>${head}</tr></thead>` +
+        `<tbody>${rows.join("")}</tbody></table></div>`;
+  const rest = Object.keys(s)
+    .filter((k) => !used.has(k))
+    .sort()
+    .map((k) => `<div class="kv"><code>${escapeHtml(k)}</code><span>${formatNumber(s[k])}</span></div>`)
+    .join("");
+  const scalars = rest === "" ? "" : `<div class="kv-grid">${rest}</div>`;
+  return distributions + scalars;
+}

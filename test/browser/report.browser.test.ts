@@ -1,0 +1,210 @@
+/**
+ * The HTML report in a real browser (issue 7 §3): headless Chromium opens reports of real runs,
+ * with every network request recorded and refused, and must render every chart with data points,
+ * without a console error or a page error. Screenshots go to .tmp/ for people to look at.
+ *
+ * Chromium: Debian's package (`apt-get install -y chromium`, done by .ci/run), or the binary named
+ * by FLEETSIM_CHROMIUM. Without it this test fails: the report's check in a browser is not optional.
+ */
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/specs.js";
+import { externalReferences } from "./reportFixture.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const CHROMIUM = process.env.FLEETSIM_CHROMIUM ?? "/usr/bin/chromium";
+const SCREENSHOTS = join(ROOT, ".tmp");
+const MAX_REPORT_BYTES = 3 * 1024 * 1024;
+
+interface RenderedChart {
+  id: string;
+  title: string;
+  series: number;
+  points: number;
+  rendered: boolean;
+}
+
+/** The page's globals the test reads (the project compiles without the DOM library). */
+interface PageGlobals {
+  __fleetsimCharts: RenderedChart[];
+  document: { getElementById(id: string): unknown };
+  echarts: {
+    getInstanceByDom(el: unknown): {
+      dispatchAction(action: object): void;
+      getOption(): { dataZoom: { start: number; end: number }[] };
+    };
+  };
+}
+
+interface Run {
+  name: string;
+  config: string;
+  report: string;
+  charts: string[];
+  screenshot: string;
+}
+
+const RUNS: Run[] = [
+  {
+    // One hour of the Mooncake conversation trace with the Planner (ticks every 10 s, throughput every 300 s).
+    name: "planner",
+    config: "examples/seed-aggregated.yaml",
+    report: "",
+    charts: [
+      "replicas",
+      "ttft",
+      "itl",
+      "throughput",
+      "load-rate",
+      "load-lengths",
+      "queue-depth",
+      "kv-utilization",
+    ],
+    screenshot: join(SCREENSHOTS, "report-screenshot.png"),
+  },
+  {
+    name: "no planner",
+    config: "examples/aggregated.yaml",
+    report: "",
+    charts: ["replicas", "ttft", "itl", "throughput", "queue-depth", "kv-utilization"],
+    screenshot: join(SCREENSHOTS, "report-screenshot-no-planner.png"),
+  },
+];
+
+beforeAll(async () => {
+  for (const run of RUNS) {
+    const out = join(tempDir("fleetsim-report-browser-"), "out");
+    const r = await cli("predict", "-c", join(ROOT, run.config), "--output-dir", out, "--html");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    run.report = join(out, "report.html");
+  }
+});
+
+describe("report files of real runs", () => {
+  it("the one-hour Planner run's report is under 3 MB", () => {
+    const size = statSync(RUNS[0].report).size;
+    expect(size).toBeLessThan(MAX_REPORT_BYTES);
+  });
+
+  it.each(RUNS.map((r) => [r.name, r] as const))("%s: references nothing outside the file", (_, run) => {
+    expect(externalReferences(readFileSync(run.report, "utf8"))).toEqual([]);
+  });
+});
+
+/** What happened while a page loaded: every request, console errors, uncaught exceptions. */
+interface PageLog {
+  requests: string[];
+  errors: string[];
+}
+
+async function openReport(browser: Browser, file: string): Promise<{ page: Page; log: PageLog }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const url = pathToFileURL(file).href;
+  const log: PageLog = { requests: [], errors: [] };
+  // Every request is recorded; anything but the report itself is refused, so nothing can leak out.
+  await context.route("**/*", (route) => (route.request().url() === url ? route.continue() : route.abort()));
+  const page = await context.newPage();
+  page.on("request", (req) => log.requests.push(req.url()));
+  page.on("console", (msg) => {
+    if (msg.type() === "error") log.errors.push(`console.error: ${msg.text()}`);
+  });
+  page.on("pageerror", (err) => log.errors.push(`page error: ${err.message}`));
+  await page.goto(url, { waitUntil: "load" });
+  return { page, log };
+}
+
+describe("the report in headless Chromium", () => {
+  let launched: Browser | null = null;
+
+  /**
+   * The browser, launched on first use. Without Chromium every test here fails with how to
+   * install it (a failing beforeAll would only mark them skipped).
+   */
+  async function browser(): Promise<Browser> {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `Chromium not found at ${CHROMIUM}: the HTML report's browser test needs it. ` +
+          "Install it with `sudo apt-get install -y chromium` (Debian/Ubuntu; .ci/run does this), " +
+          "or point FLEETSIM_CHROMIUM at a Chromium or Chrome binary.",
+      );
+    }
+    launched ??= await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    return launched;
+  }
+
+  afterAll(async () => {
+    await launched?.close();
+  });
+
+  it.each(RUNS.map((r) => [r.name, r] as const))(
+    "%s: every chart renders with data points, without errors or network requests",
+    async (_, run) => {
+      const { page, log } = await openReport(await browser(), run.report);
+      await page.waitForFunction(() => "__fleetsimCharts" in globalThis, null, { timeout: 15_000 });
+      const charts = await page.evaluate(() => (globalThis as unknown as PageGlobals).__fleetsimCharts);
+      expect(charts.map((c) => c.id)).toEqual(run.charts);
+      for (const c of charts) {
+        expect(c.rendered, `${c.id} has a canvas`).toBe(true);
+        expect(c.points, `${c.id} has data points`).toBeGreaterThan(0);
+      }
+
+      // Tooltips go through the page's own formatter: hovering each chart must show one.
+      for (const c of charts) {
+        const el = page.locator(`#chart-${c.id}`);
+        await el.scrollIntoViewIfNeeded();
+        const box = await el.boundingBox();
+        if (box === null) throw new Error(`chart ${c.id} has no layout box`);
+        // ECharts tracks the pointer through mousemove events: enter, then move inside.
+        await page.mouse.move(box.x + 5, box.y + 5);
+        await page.mouse.move(box.x + box.width * 0.55, box.y + box.height * 0.5, { steps: 5 });
+        await expect
+          .poll(() => page.locator(`#chart-${c.id} .tt-head`).first().textContent(), { timeout: 5000 })
+          .toMatch(/^t = [0-9.,]+ (s|min|h)$/);
+      }
+      await page.mouse.move(0, 0);
+      // Tooltips fade out over 0.2 s: let them go before the screenshot.
+      await page.waitForTimeout(500);
+
+      // Zooming one chart zooms the others (charts are connected).
+      const zoomed = await page.evaluate(() => {
+        const g = globalThis as unknown as PageGlobals;
+        const ids = g.__fleetsimCharts.map((c) => c.id);
+        const chartOf = (id: string) => g.echarts.getInstanceByDom(g.document.getElementById(`chart-${id}`));
+        chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 20, end: 60 });
+        const other = chartOf(ids[ids.length - 1]).getOption().dataZoom[0];
+        chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 0, end: 100 });
+        return [other.start, other.end];
+      });
+      expect(zoomed).toEqual([20, 60]);
+
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: run.screenshot, fullPage: true });
+      expect(statSync(run.screenshot).size).toBeGreaterThan(10_000);
+
+      expect(log.errors).toEqual([]);
+      expect(log.requests).toEqual([pathToFileURL(run.report).href]);
+      await page.context().close();
+    },
+  );
+
+  it("the checks above do notice console errors, page errors and external requests", async () => {
+    // A control page: if the harness missed these, the assertions above would prove nothing.
+    const dir = tempDir("fleetsim-report-browser-");
+    const file = join(dir, "bad.html");
+    writeFileSync(
+      file,
+      '<!DOCTYPE html><html><body><img src="https://example.invalid/pixel.png">' +
+        '<script>console.error("boom"); throw new Error("bang");</script></body></html>',
+    );
+    const { page, log } = await openReport(await browser(), file);
+    await expect.poll(() => log.requests.length).toBe(2);
+    expect(log.requests[1]).toBe("https://example.invalid/pixel.png");
+    expect(log.errors).toEqual(expect.arrayContaining(["console.error: boom", "page error: bang"]));
+    await page.context().close();
+  });
+});
