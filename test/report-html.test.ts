@@ -68,6 +68,27 @@ describe("renderHtmlReport: charts from the data contract", () => {
     expect(up?.data).toEqual([{ value: [20, 2], name: "decode 1 → 2" }]);
   });
 
+  it("an advisory run marks its recommendations, which change no replica count", () => {
+    const prediction = fixturePrediction();
+    const planner = prediction.planner as unknown as Record<string, unknown>;
+    planner.recommended_scaling_events = [
+      { at_s: 40, component: "decode", from_count: 2, to_count: 3, reason: "scale_up" },
+      { at_s: 50, component: "prefill", from_count: 1, to_count: 0, reason: "scale_down" },
+    ];
+    const html = renderHtmlReport(prediction);
+    const series = chart(html, "replicas").option.series;
+    expect(series.find((s) => s.name === "recommended up")?.data).toEqual([
+      { value: [40, 3], name: "decode 2 → 3" },
+    ]);
+    expect(series.find((s) => s.name === "recommended down")?.data).toEqual([
+      { value: [50, 0], name: "prefill 1 → 0" },
+    ]);
+    expect(html).toContain("diamonds: advisory recommendations (not applied)");
+    // The ready line still follows the ticks, not the recommendations.
+    const decode = series.find((s) => s.name === "decode ready");
+    expect(decode?.data.at(-1)).toEqual([60, 2]);
+  });
+
   it("observed load covers the window before a throughput tick, the prediction the window after", () => {
     const html = renderHtmlReport(fixturePrediction());
     const series = chart(html, "load-rate").option.series;
