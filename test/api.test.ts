@@ -299,6 +299,52 @@ describe("runTraceReplay: plannerConfig forms and planner details", () => {
     expect(texts[0]).toBe(withoutHostKeys(await predictFile(aggregatedYaml({ maxVirtualSeconds: 600 }))));
   });
 
+  it("the Planner's own targets and the report's SLA are separate settings, as in the Python API", async () => {
+    const tight: PlannerConfig = { ...QUIET, ttft_ms: 400, itl_ms: 20 };
+    // Targets 400/20 ms; goodput judged against 1500/50 ms.
+    const apart = await runTraceReplay(CONVERSATION, { ...SHORT, plannerConfig: tight });
+    // Targets and SLA both 400/20 ms: predict's single setting (evaluation.sla).
+    const same = await runTraceReplay(CONVERSATION, {
+      ...SHORT,
+      slaTtftMs: 400,
+      slaItlMs: 20,
+      plannerConfig: tight,
+    });
+    const loose = await runTraceReplay(CONVERSATION, { ...SHORT, plannerConfig: QUIET });
+    const meta = apart.planner!.metadata as unknown as {
+      planner_config: { ttft_ms: number; itl_ms: number };
+    };
+    expect(meta.planner_config.ttft_ms).toBe(400);
+    expect(meta.planner_config.itl_ms).toBe(20);
+    // The Planner scaled on its targets: the same decisions as with SLA = targets …
+    expect(apart.planner!.scaling_events).toEqual(same.planner!.scaling_events);
+    expect(apart.planner!.ticks).toEqual(same.planner!.ticks);
+    // … which are not the decisions it takes with 1500/50 ms targets.
+    expect(apart.planner!.scaling_events).not.toEqual(loose.planner!.scaling_events);
+    // The latencies are those of that Planner, while goodput is judged against 1500/50 ms.
+    expect(apart.summary.mean_ttft_ms).toBe(same.summary.mean_ttft_ms);
+    expect(apart.summary.goodput_completed_requests).toBeGreaterThan(same.summary.goodput_completed_requests);
+  });
+
+  it("engine arguments without a model and GPU leave the perf-model bootstrap at not_configured_load_only", async () => {
+    const anonymous: EngineArgsInput = {
+      engine: { block_size: 64, max_num_batched_tokens: 8192, max_num_seqs: 256 },
+    };
+    const lean = await runTraceReplay(CONVERSATION, {
+      ...SHORT,
+      extraEngineArgs: anonymous,
+      plannerConfig: QUIET,
+    });
+    const bootstrap = (lean.planner!.metadata as unknown as { bootstrap: Record<string, unknown> }).bootstrap;
+    expect(bootstrap).toEqual({ status: "not_configured_load_only" });
+    // The same engine named through its AIS timing model is bootstrapped (priced benchmark passes).
+    const named = await runTraceReplay(CONVERSATION, { ...SHORT, plannerConfig: QUIET });
+    const namedBootstrap = (named.planner!.metadata as unknown as { bootstrap: Record<string, unknown> })
+      .bootstrap;
+    expect(namedBootstrap.status).toBe("installed");
+    expect(namedBootstrap.decode_fpm_count).toBeGreaterThan(0);
+  });
+
   it("capturePlannerDetails: false drops ticks, lifecycle operations and the report, keeps the rest", async () => {
     const defaultDir = resolve("planner_reports");
     const before = listing(defaultDir);

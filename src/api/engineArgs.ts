@@ -89,6 +89,8 @@ interface RoleFacts {
   readonly kvTransferTimingMode?: Sourced<unknown>;
   /** GPUs per worker as the Planner counts them: tensor × attention data parallel. */
   readonly gpusPerWorker: number;
+  /** The arguments name the worker's model and GPU (an AIS/AIC identity, planner.md §8.5). */
+  readonly identified: boolean;
 }
 
 export interface RoleInput {
@@ -103,6 +105,11 @@ export interface EngineFacts {
   readonly mode: "aggregated" | "disaggregated";
   /** GPUs per worker of each role present (tensor × attention DP). */
   readonly gpusPerWorker: Partial<Record<RoleKind, number>>;
+  /**
+   * Every role's arguments name its model and GPU (an AIS/AIC identity). Without one the
+   * reference cannot bootstrap the Planner's perf model (`not_configured_load_only`).
+   */
+  readonly identified: boolean;
 }
 
 /**
@@ -172,7 +179,7 @@ export function translateEngine(
       timingMode?.option ?? `${roles[0].option}.kv_transfer_timing_mode`,
     );
   }
-  return { mode, gpusPerWorker };
+  return { mode, gpusPerWorker, identified: facts.every((f) => f.identified) };
 }
 
 /** Unwraps the canonical `{engine: {...}}` form; returns the arguments and their option prefix. */
@@ -199,7 +206,7 @@ function unwrap(input: RoleInput, issues: OptionIssues): { args: Mapping; prefix
 
 function translateRole(input: RoleInput, draft: ConfigDraft, issues: OptionIssues): RoleFacts {
   const unwrapped = unwrap(input, issues);
-  if (unwrapped === undefined) return { gpusPerWorker: 1 };
+  if (unwrapped === undefined) return { gpusPerWorker: 1, identified: false };
   const { args, prefix } = unwrapped;
   const at = (key: string): string => `${prefix}.${key}`;
   const base = ["engine", "workers", input.role];
@@ -283,6 +290,7 @@ function translateRole(input: RoleInput, draft: ConfigDraft, issues: OptionIssue
     kvTransferBandwidth: arg("kv_transfer_bandwidth"),
     kvTransferTimingMode: arg("kv_transfer_timing_mode"),
     gpusPerWorker: numeric(tensor) * numeric(dp),
+    identified,
   };
 }
 
@@ -421,7 +429,7 @@ function asString(found: Sourced<unknown> | undefined): Sourced<string> | undefi
 }
 
 /** A fact both roles state must agree; the first role's wins. */
-function agreed<K extends Exclude<keyof RoleFacts, "gpusPerWorker">>(
+function agreed<K extends Exclude<keyof RoleFacts, "gpusPerWorker" | "identified">>(
   facts: readonly RoleFacts[],
   key: K,
   issues: OptionIssues,

@@ -5,9 +5,14 @@
  * The YAML `planner` section uses AISimulate key names (seed 000 "Configure the Planner
  * Section"); this is the inverse of that mapping. Two PlannerConfig defaults differ from the
  * YAML's and are written explicitly: `max_gpu_budget` 8 (YAML `max_num_gpus` −1) and, with
- * `optimization_target: sla`, the targets `ttft_ms` 500 / `itl_ms` 50. fleetsim's Planner scales
- * against `evaluation.sla` (as `fleetsim predict` does), so with target `sla` the Planner's
- * targets and the report's SLA are one setting: they may not differ.
+ * `optimization_target: sla`, the targets `ttft_ms` 500 / `itl_ms` 50.
+ *
+ * Planner targets and the report's SLA are separate settings here, as in the reference's Python
+ * API (seed 000 "Simulate Retune": "Python does not take the SLA from `evaluation.sla`, so set the
+ * Planner's own `ttft_ms` and `itl_ms`, which `target: sla` scales against and retune scores
+ * with"). The YAML has one setting for both (`evaluation.sla`), so the targets are written there
+ * when the report's SLA is not given, and otherwise applied to the resolved Planner settings
+ * (`PlannerTargets`); retune's scoring SLA defaults to the targets.
  */
 import { resolve as resolvePath } from "node:path";
 import { isMapping, type Mapping } from "../config/mapping.js";
@@ -146,17 +151,24 @@ export function readPlannerConfig(
   return { fields: source.data as Mapping, source, file: text };
 }
 
+/** The Planner's own latency targets (PlannerConfig `ttft_ms` / `itl_ms`), ms. */
+export interface PlannerTargets {
+  readonly ttftMs: number;
+  readonly itlMs: number;
+}
+
 /**
- * Writes `planner` (and, with target `sla`, the SLA the Planner scales against) into the draft.
- * Returns the HTML report setting: whether PlannerConfig asks for a report.
+ * Writes `planner` (and, with target `sla`, the latencies of the SLA the report's SLA leaves out)
+ * into the draft. Returns whether PlannerConfig asks for an HTML report, and the Planner's targets
+ * to apply to the resolved Planner settings.
  */
 export function translatePlanner(
   input: PlannerInput,
   engine: EngineFacts,
-  sla: { ttftMs?: number; itlMs?: number },
+  sla: { ttftMs?: number; itlMs?: number; e2eMs?: number },
   draft: ConfigDraft,
   issues: OptionIssues,
-): { readonly writeReport: boolean } {
+): { readonly writeReport: boolean; readonly targets: PlannerTargets } {
   const f = input.fields;
   const at = (key: string): string => `${OPTION}.${key}`;
   const where = locator(input);
@@ -208,29 +220,51 @@ export function translatePlanner(
     draft.set(["planner", "max_num_gpus"], DEFAULT_MAX_GPU_BUDGET, at("max_gpu_budget"));
   }
 
-  // Target `sla`: the Planner's targets are `evaluation.sla` (predict's mapping), so they must agree.
+  // The Planner's targets: its own ttft_ms / itl_ms, else PlannerConfig's defaults.
+  const ownTtft = value("ttft_ms");
+  const ownItl = value("itl_ms");
+  for (const [key, own] of [
+    ["ttft_ms", ownTtft],
+    ["itl_ms", ownItl],
+  ] as const) {
+    if (own !== undefined && (typeof own !== "number" || !Number.isFinite(own) || own <= 0)) {
+      issue(key, `must be a positive number of milliseconds, got ${show(own)}`);
+    }
+  }
+  const targets: PlannerTargets = {
+    ttftMs: typeof ownTtft === "number" ? ownTtft : DEFAULT_TTFT_MS,
+    itlMs: typeof ownItl === "number" ? ownItl : DEFAULT_ITL_MS,
+  };
+  // Target `sla` scales against `evaluation.sla` in the YAML, which needs both latencies: a
+  // latency the report's SLA does not give is the target's (so the seed examples, which pass the
+  // same numbers to both, give predict's equivalent YAML exactly).
   const target = f["optimization_target"] ?? "throughput";
-  if (target === "sla") {
-    for (const [key, slaKey, fallback, slaOption] of [
-      ["ttft_ms", "ttft_ms", DEFAULT_TTFT_MS, "slaTtftMs"],
-      ["itl_ms", "itl_ms", DEFAULT_ITL_MS, "slaItlMs"],
-    ] as const) {
-      const own = value(key);
-      const slaValue = key === "ttft_ms" ? sla.ttftMs : sla.itlMs;
-      if (slaValue !== undefined && slaValue !== (own ?? fallback)) {
-        issue(
-          key,
-          `the Planner's target (${show(own ?? fallback)}${own === undefined ? ", PlannerConfig's default" : ""}) ` +
-            `differs from ${slaOption} (${show(slaValue)}): fleetsim's Planner scales against the report's SLA, ` +
-            `as fleetsim predict does; set ${key} to ${show(slaValue)} or leave ${slaOption} unset`,
-        );
-      } else if (slaValue === undefined) {
-        draft.set(
-          ["evaluation", "sla", slaKey],
-          own ?? fallback,
-          own === undefined ? at(key) : optionOf(key),
-        );
-      }
+  if (target === "sla" && sla.e2eMs === undefined) {
+    if (sla.ttftMs === undefined) {
+      draft.set(
+        ["evaluation", "sla", "ttft_ms"],
+        targets.ttftMs,
+        ownTtft === undefined ? at("ttft_ms") : optionOf("ttft_ms"),
+      );
+    }
+    if (sla.itlMs === undefined) {
+      draft.set(
+        ["evaluation", "sla", "itl_ms"],
+        targets.itlMs,
+        ownItl === undefined ? at("itl_ms") : optionOf("itl_ms"),
+      );
+    }
+  }
+  // Retune scores with the Planner's targets unless its own SLA is set (the Python rule above).
+  const retune = f["retune"];
+  if (isMapping(retune) && (retune["sla_ttft_ms"] === undefined || retune["sla_itl_ms"] === undefined)) {
+    // A copy, so that the caller's mapping is not changed.
+    draft.set(["planner", "retune"], { ...retune }, at("retune"));
+    if (retune["sla_ttft_ms"] === undefined) {
+      draft.set(["planner", "retune", "sla_ttft_ms"], targets.ttftMs, optionOf("ttft_ms"));
+    }
+    if (retune["sla_itl_ms"] === undefined) {
+      draft.set(["planner", "retune", "sla_itl_ms"], targets.itlMs, optionOf("itl_ms"));
     }
   }
 
@@ -263,7 +297,7 @@ export function translatePlanner(
   if (hours !== null && (typeof hours !== "number" || !Number.isFinite(hours) || hours <= 0)) {
     issue("report_interval_hours", `must be a positive finite number or null, got ${show(hours)}`);
   }
-  return { writeReport: hours !== null };
+  return { writeReport: hours !== null, targets };
 }
 
 /** For a plannerConfig file: `file, line L, column C` of an option's key. */

@@ -14,6 +14,7 @@ import { defaultReportPath } from "./htmlReport.js";
 import { OptionIssues } from "./issues.js";
 import { loadConfigObject } from "./loadConfigObject.js";
 import type { PredictOptions, SyntheticReplayOptions, TraceReplayOptions } from "./options.js";
+import type { PlannerTargets } from "./plannerConfig.js";
 import { type PredictionDocument, ReplayReport } from "./report.js";
 import { type Translation, translateSyntheticReplay, translateTraceReplay } from "./translate.js";
 
@@ -63,12 +64,13 @@ async function runTranslated(
   baseDir: string,
 ): Promise<ReplayReport> {
   const { draft } = translation;
-  const spec = loadConfigObject(draft.doc, {
+  const loaded = loadConfigObject(draft.doc, {
     label,
     baseDir,
     stack: "dynamo",
     place: (issue) => draft.placeIssue(issue),
   });
+  const spec = withPlannerTargets(loaded, translation.plannerTargets, translation.identified);
   const capturePlannerDetails = options.capturePlannerDetails ?? true;
   return execute(spec, {
     capturePerRequest: options.capturePerRequest ?? false,
@@ -178,5 +180,27 @@ function withoutPlannerDetails(document: PredictionDocument): PredictionDocument
       metadata: { ...planner.metadata, details_captured: false },
     },
     coverage: { ...document.coverage, capture_planner_details: false },
+  };
+}
+
+/**
+ * What the Python API's Planner differs in from the YAML's: its own latency targets
+ * (PlannerConfig `ttft_ms` / `itl_ms`) in place of the ones the YAML mapping derives from
+ * `evaluation.sla` (plannerConfig.ts), and no perf-model bootstrap when the engine arguments name
+ * no model and GPU (`not_configured_load_only`, seed 000 "Run from Python").
+ */
+function withPlannerTargets(spec: RunSpec, targets: PlannerTargets | null, identified: boolean): RunSpec {
+  const planner = spec.planner;
+  if (planner === null || targets === null) return spec;
+  const sameTargets = planner.ttftMs === targets.ttftMs && planner.itlMs === targets.itlMs;
+  if (sameTargets && identified) return spec;
+  return {
+    ...spec,
+    planner: {
+      ...planner,
+      ttftMs: targets.ttftMs,
+      itlMs: targets.itlMs,
+      ...(identified ? {} : { bootstrapPerfModel: false }),
+    },
   };
 }

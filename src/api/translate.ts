@@ -8,12 +8,16 @@ import { ConfigDraft } from "./configDraft.js";
 import { type RoleInput, translateEngine } from "./engineArgs.js";
 import { OptionIssues, show } from "./issues.js";
 import type { CommonReplayOptions, SyntheticReplayOptions, TraceReplayOptions } from "./options.js";
-import { readPlannerConfig, translatePlanner } from "./plannerConfig.js";
+import { type PlannerTargets, readPlannerConfig, translatePlanner } from "./plannerConfig.js";
 
 export interface Translation {
   readonly draft: ConfigDraft;
   /** PlannerConfig asks for the HTML report (report_interval_hours not null). */
   readonly writeReport: boolean;
+  /** The Planner's latency targets, to apply to the resolved Planner settings; null = none to apply. */
+  readonly plannerTargets: PlannerTargets | null;
+  /** Every role's engine arguments name its model and GPU (the Planner's perf-model bootstrap needs it). */
+  readonly identified: boolean;
 }
 
 /** Options of either function that are not the workload's. */
@@ -101,9 +105,9 @@ export function translateTraceReplay(
       "maxSimTimeMs",
     );
   }
-  const writeReport = translateCommon(options, draft, issues, baseDir);
+  const common = translateCommon(options, draft, issues, baseDir);
   issues.throwIfAny();
-  return { draft, writeReport };
+  return { draft, ...common };
 }
 
 export function translateSyntheticReplay(options: SyntheticReplayOptions, baseDir: string): Translation {
@@ -148,9 +152,9 @@ export function translateSyntheticReplay(options: SyntheticReplayOptions, baseDi
   if (options.arrivalSeed !== undefined && options.requestRate === undefined) {
     issues.add("arrivalSeed", "seeds Poisson arrivals; it needs requestRate");
   }
-  const writeReport = translateCommon(options, draft, issues, baseDir);
+  const common = translateCommon(options, draft, issues, baseDir);
   issues.throwIfAny();
-  return { draft, writeReport };
+  return { draft, ...common };
 }
 
 function checkKeys(options: object, accepted: readonly string[], issues: OptionIssues): void {
@@ -169,7 +173,7 @@ function translateCommon(
   draft: ConfigDraft,
   issues: OptionIssues,
   baseDir: string,
-): boolean {
+): Omit<Translation, "draft"> {
   if (options.replayMode !== undefined && options.replayMode !== "offline") {
     issues.add("replayMode", `${show(options.replayMode)} is not supported: fleetsim replays offline only`);
   }
@@ -224,7 +228,7 @@ function translateCommon(
 
   translateRouter(options, draft, issues);
 
-  const sla: { ttftMs?: number; itlMs?: number } = {};
+  const sla: { ttftMs?: number; itlMs?: number; e2eMs?: number } = {};
   for (const [key, slaKey] of [
     ["slaTtftMs", "ttft_ms"],
     ["slaItlMs", "itl_ms"],
@@ -235,6 +239,7 @@ function translateCommon(
   }
   if (typeof options.slaTtftMs === "number") sla.ttftMs = options.slaTtftMs;
   if (typeof options.slaItlMs === "number") sla.itlMs = options.slaItlMs;
+  if (typeof options.slaE2eMs === "number") sla.e2eMs = options.slaE2eMs;
 
   for (const key of ["capturePlannerDetails", "capturePerRequest"] as const) {
     const value = options[key];
@@ -243,10 +248,12 @@ function translateCommon(
     }
   }
 
-  if (options.plannerConfig === undefined || options.plannerConfig === null) return false;
+  const none = { writeReport: false, plannerTargets: null, identified: engine.identified };
+  if (options.plannerConfig === undefined || options.plannerConfig === null) return none;
   const planner = readPlannerConfig(options.plannerConfig, baseDir, issues);
-  if (planner === null) return false;
-  return translatePlanner(planner, engine, sla, draft, issues).writeReport;
+  if (planner === null) return none;
+  const { writeReport, targets } = translatePlanner(planner, engine, sla, draft, issues);
+  return { writeReport, plannerTargets: targets, identified: engine.identified };
 }
 
 const ROUTER_CONFIG_KEYS = [

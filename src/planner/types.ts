@@ -11,6 +11,13 @@ export type PlannerMode = "agg" | "disagg";
 
 /** PlannerConfig after the prediction schema's mapping, normalization and validation (planner.md §1, §9.1). */
 export interface PlannerSettings {
+  /**
+   * Bootstrap the `sla` perf models from the run's timing model (planner.md §8.5). `false` when the
+   * library API's engine arguments name no model and GPU (no AIS/AIC identity): the bootstrap is
+   * `not_configured_load_only` and the perf models learn from live forward passes only, as in the
+   * reference's Python API. Absent (every YAML config) = true.
+   */
+  readonly bootstrapPerfModel?: boolean;
   readonly mode: PlannerMode;
   readonly optimizationTarget: PlannerTarget;
   readonly enableThroughputScaling: boolean;

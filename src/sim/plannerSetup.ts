@@ -127,7 +127,10 @@ export async function createPlanner(
   };
   let bootstrap: { prefill: ForwardPassMetrics[]; decode: ForwardPassMetrics[] } | null = null;
   let info: BootstrapInfo = { status: "not_required" };
-  if (settings.optimizationTarget === "sla") {
+  if (settings.optimizationTarget === "sla" && settings.bootstrapPerfModel === false) {
+    // No AIS/AIC identity (library API): nothing to price the benchmark passes with.
+    info = { status: "not_configured_load_only" };
+  } else if (settings.optimizationTarget === "sla") {
     const prefillTiming: TimingModel =
       timings.mode === "disaggregated" ? timings.prefill : timings.aggregated;
     const decodeTiming: TimingModel = timings.mode === "disaggregated" ? timings.decode : timings.aggregated;
