@@ -43,6 +43,8 @@ interface PageGlobals {
 interface Run {
   name: string;
   config: string;
+  /** `--set` overrides of the config. */
+  sets?: string[];
   report: string;
   charts: string[];
   screenshot: string;
@@ -67,6 +69,41 @@ const RUNS: Run[] = [
     screenshot: join(SCREENSHOTS, "report-screenshot.png"),
   },
   {
+    // The disaggregated seed walkthrough: prefill and decode roles in every per-role chart.
+    name: "disaggregated planner",
+    config: "examples/seed-disaggregated.yaml",
+    report: "",
+    charts: [
+      "replicas",
+      "ttft",
+      "itl",
+      "throughput",
+      "load-rate",
+      "load-lengths",
+      "queue-depth",
+      "kv-utilization",
+    ],
+    screenshot: join(SCREENSHOTS, "report-screenshot-disaggregated.png"),
+  },
+  {
+    // Advisory mode: fixed replicas with the Planner's recommendations marked.
+    name: "advisory planner",
+    config: "examples/seed-aggregated.yaml",
+    sets: ["planner.advisory=true"],
+    report: "",
+    charts: [
+      "replicas",
+      "ttft",
+      "itl",
+      "throughput",
+      "load-rate",
+      "load-lengths",
+      "queue-depth",
+      "kv-utilization",
+    ],
+    screenshot: join(SCREENSHOTS, "report-screenshot-advisory.png"),
+  },
+  {
     name: "no planner",
     config: "examples/aggregated.yaml",
     report: "",
@@ -78,7 +115,8 @@ const RUNS: Run[] = [
 beforeAll(async () => {
   for (const run of RUNS) {
     const out = join(tempDir("fleetsim-report-browser-"), "out");
-    const r = await cli("predict", "-c", join(ROOT, run.config), "--output-dir", out, "--html");
+    const sets = (run.sets ?? []).flatMap((s) => ["--set", s]);
+    const r = await cli("predict", "-c", join(ROOT, run.config), ...sets, "--output-dir", out, "--html");
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     run.report = join(out, "report.html");
