@@ -18,10 +18,10 @@ describe("renderProgressLine", () => {
   const extent: RunExtent = { requests: 12_031, simulatedMs: 3_536_000, estimated: true };
 
   it("shows the bar, percent, simulated time against an estimated total, requests and speed", () => {
-    const line = renderProgressLine({ simulatedMs: 1_768_000, wallMs: 2_000, done: 6_000, extent }, 100);
+    const line = renderProgressLine({ simulatedMs: 1_768_000, wallMs: 2_000, done: 6_100, extent }, 100);
     expect(line).toContain(" 50%");
     expect(line).toContain("sim 0:29:28 / ≈0:58:56");
-    expect(line).toContain("6,000/12,031 req");
+    expect(line).toContain("6,100/12,031 req");
     expect(line).toContain("884× real time");
     expect(line.startsWith("▕")).toBe(true);
     expect(line.length).toBeLessThanOrEqual(100);
@@ -45,6 +45,25 @@ describe("renderProgressLine", () => {
   it("never shows 100% past an estimated end while requests still drain", () => {
     const line = renderProgressLine({ simulatedMs: 4_000_000, wallMs: 1_000, done: 12_000, extent }, 100);
     expect(line).toContain(" 99%");
+  });
+
+  it("an overloaded run draining past the last arrival is as far along as its requests done", () => {
+    // Twice the last arrival's time, a quarter of the requests done: 25%, not 99%.
+    const line = renderProgressLine({ simulatedMs: 7_072_000, wallMs: 1_000, done: 3_008, extent }, 100);
+    expect(line).toContain(" 25%");
+    // Before the last arrival, time leads unless the requests done lag behind it.
+    const early = renderProgressLine({ simulatedMs: 353_600, wallMs: 1_000, done: 3_008, extent }, 100);
+    expect(early).toContain(" 10%");
+  });
+
+  it("a capped run is as far along as the cap or its requests done, whichever is nearer its end", () => {
+    const capped: RunExtent = { requests: 100, simulatedMs: 60_000, estimated: false };
+    expect(renderProgressLine({ simulatedMs: 15_000, wallMs: 1, done: 10, extent: capped }, 100)).toContain(
+      " 25%",
+    );
+    expect(renderProgressLine({ simulatedMs: 15_000, wallMs: 1, done: 80, extent: capped }, 100)).toContain(
+      " 80%",
+    );
   });
 
   it("drops the bar on a narrow terminal and never exceeds the width", () => {
@@ -102,6 +121,23 @@ describe("progressWanted", () => {
 describe("ProgressBar timing", () => {
   afterEach(() => {
     vi.useRealTimers();
+  });
+
+  it("a terminal that reports 0 columns (unknown width) gets an 80-column line, not a stub", () => {
+    vi.useFakeTimers();
+    const writes: string[] = [];
+    const source = { virtualTimeMs: 500, collector: { status: new Uint8Array(4) } };
+    const bar = new ProgressBar(
+      { isTTY: true, columns: 0, write: (s: string) => writes.push(s) },
+      { requests: 4, simulatedMs: 1000, estimated: false },
+      { delayMs: 0, intervalMs: 100 },
+    ).start(source);
+    vi.advanceTimersByTime(150);
+    bar.stop();
+    const line = writes[0].slice(CLEAR_LINE.length);
+    expect(line).toContain("0/4 req");
+    expect(line.length).toBeGreaterThan(40);
+    expect(line.length).toBeLessThanOrEqual(79);
   });
 
   it("draws nothing before the delay, redraws on its interval, and stop() erases the line", () => {

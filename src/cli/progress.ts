@@ -53,20 +53,23 @@ export interface RunExtent {
   readonly requests: number;
   /** Simulated ms the run is expected to reach; null when unknown (closed loop without a cap). */
   readonly simulatedMs: number | null;
-  /** True when `simulatedMs` is a guess (the last arrival: the run drains past it). */
+  /**
+   * True when `simulatedMs` is the last arrival: the run drains past it, so it is over only when
+   * every request is done. False for the virtual-time cap: the run ends there at the latest.
+   */
   readonly estimated: boolean;
 }
 
 /**
  * The total is the last open-loop arrival (later session turns, which arrive after their previous
- * turn completes, only add to it: an estimate either way), or the virtual-time cap when the run
- * certainly reaches it (arrivals continue past the cap).
+ * turn completes, only add to it: an estimate either way), or the virtual-time cap when it comes
+ * first (the run ends there at the latest, earlier if every request is done).
  */
 export function runExtent(spec: RunSpec, table: RequestTable): RunExtent {
   const lastArrival = lastOpenLoopArrivalMs(spec.load, table);
   const cap = spec.stop.maxVirtualTimeMs;
   if (cap !== null && (lastArrival === null || cap < lastArrival)) {
-    return { requests: table.count, simulatedMs: cap, estimated: lastArrival === null };
+    return { requests: table.count, simulatedMs: cap, estimated: false };
   }
   return { requests: table.count, simulatedMs: lastArrival, estimated: true };
 }
@@ -94,10 +97,19 @@ export interface ProgressState {
 export function renderProgressLine(state: ProgressState, width: number): string {
   const { extent, done } = state;
   const total = extent.simulatedMs;
+  const doneFraction = done / Math.max(1, extent.requests);
+  const timeFraction = total !== null && total > 0 ? state.simulatedMs / total : null;
+  // Past the last arrival an overloaded run drains for a long time: it is only as far along as
+  // the requests done (the smaller of the two). A capped run ends at the cap or when every
+  // request is done, whichever comes first (the larger). Both stay monotone.
   let fraction =
-    total !== null && total > 0 ? state.simulatedMs / total : done / Math.max(1, extent.requests);
+    timeFraction === null
+      ? doneFraction
+      : extent.estimated
+        ? Math.min(timeFraction, doneFraction)
+        : Math.max(timeFraction, doneFraction);
   fraction = Math.min(1, Math.max(0, fraction));
-  // An estimated end can be passed while requests still drain: never claim 100% before the end.
+  // Never claim 100% while requests are still open.
   if (fraction >= 1 && done < extent.requests) fraction = 0.99;
   const fields = [
     `${Math.floor(fraction * 100)
@@ -189,7 +201,10 @@ export class ProgressBar {
   }
 
   private draw(state: ProgressState): void {
-    const width = Math.max(20, (this.terminal.columns ?? 80) - 1);
+    // A pseudo-terminal may report 0 columns (unknown): assume the classic 80.
+    const columns =
+      this.terminal.columns !== undefined && this.terminal.columns > 0 ? this.terminal.columns : 80;
+    const width = Math.max(20, columns - 1);
     this.terminal.write(`${CLEAR_LINE}${renderProgressLine(state, width)}`);
     this.drawn = true;
   }
