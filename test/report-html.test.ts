@@ -89,6 +89,70 @@ describe("renderHtmlReport: charts from the data contract", () => {
     expect(decode?.data.at(-1)).toEqual([60, 2]);
   });
 
+  it("retune decisions get a table: window, outcome and reason, chosen point, Planner changes, scores", () => {
+    const prediction = fixturePrediction();
+    const planner = prediction.planner as unknown as Record<string, unknown>;
+    const point = (temperature: number, sensitivity: number) => ({
+      router: { overlap_score_credit: 1, router_temperature: temperature },
+      planner: { load_scaling_down_sensitivity: sensitivity },
+    });
+    planner.retune_events = [
+      {
+        decision_id: "retune-0-w0",
+        outcome: "applied",
+        reason: null,
+        window_index: 0,
+        window_start_s: 0,
+        window_end_s: 600,
+        decided_at_s: 665,
+        num_requests: 4100,
+        num_candidates: 6,
+        previous: point(1, 80),
+        chosen: point(0, 70),
+        planner_changes: { load_scaling_down_sensitivity: 70 },
+        baseline_score: 3.034,
+        best_score: 3.185,
+        sweep_wall_s: 4.2,
+      },
+      {
+        decision_id: "retune-1-w1",
+        outcome: "kept",
+        reason: "empty window",
+        window_index: 1,
+        window_start_s: 600,
+        window_end_s: 1200,
+        decided_at_s: 1265,
+        num_requests: 0,
+        num_candidates: 0,
+        previous: point(0, 70),
+        chosen: null,
+        planner_changes: {},
+        baseline_score: null,
+        best_score: null,
+        sweep_wall_s: null,
+      },
+    ];
+    const html = renderHtmlReport(prediction);
+    const table = html.slice(html.indexOf("<h2>Retune decisions</h2>"), html.indexOf("<h2>Summary</h2>"));
+    expect(table).toContain("0 (0–600 s)");
+    expect(table).toContain('<span class="outcome outcome-applied">applied</span>');
+    expect(table).toContain(
+      "<td>overlap_score_credit=1, router_temperature=0</td><td>load_scaling_down_sensitivity=70</td>",
+    );
+    expect(table).toContain("<td>3.185</td>");
+    expect(table).toContain('<span class="outcome outcome-kept">kept: empty window</span>');
+    expect(table.match(/<tr>/g)?.length).toBe(3); // the header and two decisions
+  });
+
+  it("no retune section without retune; a line when retune made no decision", () => {
+    expect(renderHtmlReport(fixturePrediction())).not.toContain("Retune decisions");
+    const prediction = fixturePrediction();
+    (prediction.planner as unknown as Record<string, unknown>).retune_events = [];
+    const html = renderHtmlReport(prediction);
+    expect(html).toContain("<h2>Retune decisions</h2>");
+    expect(html).toContain("Retune made no decision in this run");
+  });
+
   it("observed load covers the window before a throughput tick, the prediction the window after", () => {
     const html = renderHtmlReport(fixturePrediction());
     const series = chart(html, "load-rate").option.series;

@@ -65,6 +65,28 @@ export interface LoadWindow {
   floors: { role: Role; replicas: number }[];
 }
 
+/** One `planner.retune_events` entry (docs/retune.md), as the report's table shows it. */
+export interface RetuneRow {
+  window: number | null;
+  outcome: string;
+  reason: string | null;
+  windowStartS: number | null;
+  windowEndS: number | null;
+  decidedAtS: number | null;
+  requests: number | null;
+  candidates: number | null;
+  /**
+   * The router parameters of the point chosen (live names, `name=value`), or null when no sweep
+   * scored one. Its Planner fields are in `plannerChanges` where they differ from the previous point.
+   */
+  chosenRouter: string | null;
+  /** Planner fields the decision changes (`name=value`). */
+  plannerChanges: string;
+  baselineScore: number | null;
+  bestScore: number | null;
+  sweepWallS: number | null;
+}
+
 export interface PlannerView {
   mode: "agg" | "disagg";
   advisory: boolean;
@@ -74,6 +96,8 @@ export interface PlannerView {
   recommendedEvents: ScalingMark[];
   load: LoadWindow[];
   totalTicks: number;
+  /** Retune decisions; null when the run did not retune (no `retune_events`). */
+  retune: RetuneRow[] | null;
 }
 
 export interface ReportModel {
@@ -196,7 +220,42 @@ function readPlanner(v: Json): PlannerView | null {
     recommendedEvents: readScalingEvents(planner["recommended_scaling_events"], decodeRole),
     load: readLoadWindows(ticks, disagg, decodeRole),
     totalTicks: finite(planner["total_ticks"]) ?? ticks.length,
+    retune: Array.isArray(planner["retune_events"]) ? readRetuneRows(planner["retune_events"]) : null,
   };
+}
+
+function readRetuneRows(v: Json): RetuneRow[] {
+  const out: RetuneRow[] = [];
+  for (const e of list(v)) {
+    const r = record(e);
+    const outcome = r === null ? null : text(r["outcome"]);
+    if (r === null || outcome === null) continue;
+    const chosen = record(r["chosen"]);
+    out.push({
+      window: finite(r["window_index"]),
+      outcome,
+      reason: text(r["reason"]),
+      windowStartS: finite(r["window_start_s"]),
+      windowEndS: finite(r["window_end_s"]),
+      decidedAtS: finite(r["decided_at_s"]),
+      requests: finite(r["num_requests"]),
+      candidates: finite(r["num_candidates"]),
+      chosenRouter: chosen === null ? null : assignments(record(chosen["router"])),
+      plannerChanges: assignments(record(r["planner_changes"])),
+      baselineScore: finite(r["baseline_score"]),
+      bestScore: finite(r["best_score"]),
+      sweepWallS: finite(r["sweep_wall_s"]),
+    });
+  }
+  return out;
+}
+
+/** `{a: 1, b: "x"}` → `a=1, b=x` (objects as JSON), in the record's key order. */
+function assignments(r: Record<string, Json> | null): string {
+  if (r === null) return "";
+  return Object.entries(r)
+    .map(([k, x]) => `${k}=${typeof x === "string" ? x : JSON.stringify(x)}`)
+    .join(", ");
 }
 
 function readTickReplicas(ticks: Record<string, Json>[], disagg: boolean, decodeRole: Role): TickReplicas[] {

@@ -13,6 +13,8 @@ export interface PageParts {
   /** Shown above the charts (e.g. an older prediction.json without time series). */
   notices: string[];
   summaryHtml: string;
+  /** The retune decisions table (HTML), "" when the run did not retune. */
+  retuneHtml: string;
   timeUnit: string;
   footer: string;
   chartsLibrary: string;
@@ -66,6 +68,7 @@ export function renderPage(p: PageParts): string {
 <div class="kpis">${kpis}</div>
 ${notices}
 ${sections}
+${p.retuneHtml === "" ? "" : `<section><h2>Retune decisions</h2><div class="card summary">${p.retuneHtml}</div></section>`}
 <section><h2>Summary</h2><div class="card summary">${p.summaryHtml}</div></section>
 </main>
 <footer class="wrap">${escapeHtml(p.footer)}</footer>
@@ -127,6 +130,12 @@ table.metrics th, table.metrics td { padding: 6px 10px; border-bottom: 1px solid
 table.metrics thead th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; }
 table.metrics th[scope="row"], table.metrics thead th:first-child { text-align: left; font-weight: 550; }
 table.metrics tbody tr:hover { background: #f8fafc; }
+table.retune td { text-align: left; font-size: 13px; }
+.outcome { display: inline-block; padding: 1px 8px; border-radius: 999px; background: #e2e8f0; font-weight: 600; }
+.outcome-applied { background: #dcfce7; color: #166534; }
+.outcome-advisory { background: #e0e7ff; color: #3730a3; }
+.outcome-timeout, .outcome-failed { background: #fee2e2; color: #991b1b; }
+p.muted { color: var(--muted); margin: 0; }
 .kv-grid {
   display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 0 24px; margin-top: 16px;
 }

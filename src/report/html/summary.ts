@@ -126,6 +126,54 @@ const STATS: { prefix: string; label: string }[] = [
   { prefix: "std", label: "std" },
 ];
 
+/**
+ * Retune decisions (docs/retune.md "Read Retune Decisions") as one table, or "" without retune.
+ * A run that retuned but made no decision gets a line saying so.
+ */
+export function retuneTableHtml(model: ReportModel): string {
+  const rows = model.planner?.retune;
+  if (rows === undefined || rows === null) return "";
+  if (rows.length === 0) {
+    return '<p class="muted">Retune made no decision in this run (the replay is shorter than one window plus grace_seconds).</p>';
+  }
+  const cell = (v: string): string => `<td>${escapeHtml(v)}</td>`;
+  const num = (v: number | null): string => (v === null ? "—" : formatNumber(v));
+  const body = rows
+    .map((r) => {
+      const window =
+        r.windowStartS === null || r.windowEndS === null
+          ? num(r.window)
+          : `${num(r.window)} (${formatNumber(r.windowStartS)}–${formatNumber(r.windowEndS)} s)`;
+      const outcome = r.reason === null ? r.outcome : `${r.outcome}: ${r.reason}`;
+      return (
+        `<tr>${cell(window)}<td><span class="outcome outcome-${escapeHtml(r.outcome)}">${escapeHtml(outcome)}</span></td>` +
+        `${cell(num(r.decidedAtS))}${cell(num(r.requests))}${cell(num(r.candidates))}` +
+        `${cell(r.chosenRouter === null || r.chosenRouter === "" ? "—" : r.chosenRouter)}` +
+        `${cell(r.plannerChanges === "" ? "—" : r.plannerChanges)}` +
+        `${cell(num(r.baselineScore))}${cell(num(r.bestScore))}${cell(num(r.sweepWallS))}</tr>`
+      );
+    })
+    .join("");
+  const head = [
+    "Window",
+    "Outcome",
+    "Decided at (s)",
+    "Requests",
+    "Candidates",
+    "Chosen router parameters",
+    "Planner changes",
+    "Baseline score",
+    "Best score",
+    "Sweep wall (s)",
+  ]
+    .map((h) => `<th scope="col">${h}</th>`)
+    .join("");
+  return (
+    `<div class="table-wrap"><table class="metrics retune"><thead><tr>${head}</tr></thead>` +
+    `<tbody>${body}</tbody></table></div>`
+  );
+}
+
 /** The summary as two tables: distributions, then every other key of `summary` by its name. */
 export function summaryTablesHtml(model: ReportModel): string {
   const s = model.summary;
