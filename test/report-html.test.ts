@@ -110,8 +110,8 @@ describe("renderHtmlReport: charts from the data contract", () => {
         previous: point(1, 80),
         chosen: point(0, 70),
         planner_changes: { load_scaling_down_sensitivity: 70 },
-        baseline_score: 3.034,
-        best_score: 3.185,
+        baseline_score: 3.0341234567,
+        best_score: 3.18512345,
         sweep_wall_s: 4.2,
       },
       {
@@ -139,7 +139,7 @@ describe("renderHtmlReport: charts from the data contract", () => {
     expect(table).toContain(
       "<td>overlap_score_credit=1, router_temperature=0</td><td>load_scaling_down_sensitivity=70</td>",
     );
-    expect(table).toContain("<td>3.185</td>");
+    expect(table).toContain("<td>3.03412</td><td>3.18512</td>");
     expect(table).toContain('<span class="outcome outcome-kept">kept: empty window</span>');
     expect(table.match(/<tr>/g)?.length).toBe(3); // the header and two decisions
   });

@@ -138,6 +138,9 @@ export function retuneTableHtml(model: ReportModel): string {
   }
   const cell = (v: string): string => `<td>${escapeHtml(v)}</td>`;
   const num = (v: number | null): string => (v === null ? "—" : formatNumber(v));
+  // Scores close to each other decide outcomes: six significant digits, not the usual four.
+  const score = (v: number | null): string =>
+    v === null ? "—" : Number(v.toPrecision(6)).toLocaleString("en-US", { maximumFractionDigits: 6 });
   const body = rows
     .map((r) => {
       const window =
@@ -150,7 +153,7 @@ export function retuneTableHtml(model: ReportModel): string {
         `${cell(num(r.decidedAtS))}${cell(num(r.requests))}${cell(num(r.candidates))}` +
         `${cell(r.chosenRouter === null || r.chosenRouter === "" ? "—" : r.chosenRouter)}` +
         `${cell(r.plannerChanges === "" ? "—" : r.plannerChanges)}` +
-        `${cell(num(r.baselineScore))}${cell(num(r.bestScore))}${cell(num(r.sweepWallS))}</tr>`
+        `${cell(score(r.baselineScore))}${cell(score(r.bestScore))}${cell(num(r.sweepWallS))}</tr>`
       );
     })
     .join("");
