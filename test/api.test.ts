@@ -14,7 +14,7 @@ import {
   runTraceReplay,
 } from "../src/index.js";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
-import { SEED_DISAGGREGATED_ENGINE } from "./configHelpers.js";
+import { SEED_AGGREGATED_ENGINE, SEED_DISAGGREGATED_ENGINE } from "./configHelpers.js";
 import { cli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/specs.js";
 
@@ -61,20 +61,7 @@ function aggregatedYaml(opts: { maxVirtualSeconds: number }): string {
     block_size: 512
   load: {type: trace_timestamps, speedup: 1.0}
   stop: {max_virtual_time_seconds: ${opts.maxVirtualSeconds}}
-engine:
-  mode: aggregated
-  model: ${MODEL}
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 2, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-router:
+${SEED_AGGREGATED_ENGINE}router:
   policy: round_robin
   prefill_load_model: {type: none}
 planner:

@@ -50,22 +50,25 @@ interface Run {
   screenshot: string;
 }
 
+/** Every chart of a run with a throughput-scaling Planner. */
+const PLANNER_CHARTS = [
+  "replicas",
+  "ttft",
+  "itl",
+  "throughput",
+  "load-rate",
+  "load-lengths",
+  "queue-depth",
+  "kv-utilization",
+];
+
 const RUNS: Run[] = [
   {
     // One hour of the Mooncake conversation trace with the Planner (ticks every 10 s, throughput every 300 s).
     name: "planner",
     config: "examples/seed-aggregated.yaml",
     report: "",
-    charts: [
-      "replicas",
-      "ttft",
-      "itl",
-      "throughput",
-      "load-rate",
-      "load-lengths",
-      "queue-depth",
-      "kv-utilization",
-    ],
+    charts: PLANNER_CHARTS,
     screenshot: join(SCREENSHOTS, "report-screenshot.png"),
   },
   {
@@ -73,16 +76,7 @@ const RUNS: Run[] = [
     name: "disaggregated planner",
     config: "examples/seed-disaggregated.yaml",
     report: "",
-    charts: [
-      "replicas",
-      "ttft",
-      "itl",
-      "throughput",
-      "load-rate",
-      "load-lengths",
-      "queue-depth",
-      "kv-utilization",
-    ],
+    charts: PLANNER_CHARTS,
     screenshot: join(SCREENSHOTS, "report-screenshot-disaggregated.png"),
   },
   {
@@ -91,16 +85,7 @@ const RUNS: Run[] = [
     config: "examples/seed-aggregated.yaml",
     sets: ["planner.advisory=true"],
     report: "",
-    charts: [
-      "replicas",
-      "ttft",
-      "itl",
-      "throughput",
-      "load-rate",
-      "load-lengths",
-      "queue-depth",
-      "kv-utilization",
-    ],
+    charts: PLANNER_CHARTS,
     screenshot: join(SCREENSHOTS, "report-screenshot-advisory.png"),
   },
   {
