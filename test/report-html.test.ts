@@ -5,19 +5,8 @@ import { scriptSafeJson } from "../src/report/html/format.js";
 import { renderHtmlReport, writeHtmlReport } from "../src/report/html/index.js";
 import { jsonSyntaxError, lineColumn } from "../src/report/html/readPrediction.js";
 import type { Prediction } from "../src/report/prediction.js";
-import { externalReferences, fixturePrediction, payloadOf } from "./browser/reportFixture.js";
+import { externalReferences, fixturePrediction, PLANNER_CHARTS, payloadOf } from "./browser/reportFixture.js";
 import { tempDir } from "./helpers/specs.js";
-
-const ALL_CHARTS = [
-  "replicas",
-  "ttft",
-  "itl",
-  "throughput",
-  "load-rate",
-  "load-lengths",
-  "queue-depth",
-  "kv-utilization",
-];
 
 function chart(html: string, id: string) {
   const c = payloadOf(html).charts.find((x) => x.id === id);
@@ -32,7 +21,7 @@ function seriesNames(html: string, id: string): string[] {
 describe("renderHtmlReport: charts from the data contract", () => {
   it("a disaggregated run with a Planner gets every chart", () => {
     const html = renderHtmlReport(fixturePrediction());
-    expect(payloadOf(html).charts.map((c) => c.id)).toEqual(ALL_CHARTS);
+    expect(payloadOf(html).charts.map((c) => c.id)).toEqual(PLANNER_CHARTS);
     for (const c of payloadOf(html).charts) {
       // every chart has drawable points, none is empty
       const points = c.option.series.flatMap((s) => s.data).length;

@@ -11,7 +11,7 @@ import {
 import { ResourceMonitor } from "../src/resources/monitor.js";
 import { RUNNABLE_ENGINE } from "./configHelpers.js";
 import { dynamoTrace } from "./helpers/dynamoTraces.js";
-import { tempDir } from "./helpers/specs.js";
+import { syntheticProject, tempDir } from "./helpers/specs.js";
 
 describe("CPU lists", () => {
   it("parses and formats kernel CPU lists", () => {
@@ -98,35 +98,8 @@ describe("fleetsim executable: cpu_limit pins the execution process", () => {
     // The CI machine and the development machine have 2 cores; pinning needs more than one.
     expect(allowed.length, "this test needs a host with at least 2 usable CPUs").toBeGreaterThanOrEqual(2);
     expect(spawnSync("taskset", ["--version"]).status, "taskset (util-linux) must be installed").toBe(0);
-    const dir = tempDir("fleetsim-cpu-");
-    const config = join(dir, "prediction.yaml");
-    writeFileSync(
-      config,
-      `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 8}
-  stop: {requests: 20}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 512}}
-      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-execution:
-  resources: {cpu_limit: 1}
-`,
-    );
-    const out = join(dir, "out");
-    const r = spawnSync(
-      process.execPath,
-      ["--import", "tsx", "src/cli/bin.ts", "predict", "-c", config, "--output-dir", out],
-      {
-        encoding: "utf8",
-      },
-    );
+    const { config, out } = syntheticProject(20, "execution:\n  resources: {cpu_limit: 1}\n");
+    const r = predictInSubprocess(config, out);
     expect(r.stderr).not.toContain("warning");
     expect(r.status).toBe(0);
     const rt = JSON.parse(readFileSync(join(out, "resource-runtime.json"), "utf8"));
@@ -164,11 +137,7 @@ execution:
 `,
     );
     const out = join(dir, "out");
-    const r = spawnSync(
-      process.execPath,
-      ["--import", "tsx", "src/cli/bin.ts", "predict", "-c", config, "--output-dir", out],
-      { encoding: "utf8" },
-    );
+    const r = predictInSubprocess(config, out);
     expect(r.status, r.stderr).toBe(0);
     const rt = JSON.parse(readFileSync(join(out, "resource-runtime.json"), "utf8"));
     expect(rt.cpu_pinning).toBe("pinned");
@@ -179,3 +148,12 @@ execution:
     expect(prediction.planner.retune_events.length).toBeGreaterThan(0);
   }, 120_000);
 });
+
+/** `fleetsim predict` as its own process (the executable, which may pin itself; tests never do). */
+function predictInSubprocess(config: string, out: string) {
+  return spawnSync(
+    process.execPath,
+    ["--import", "tsx", "src/cli/bin.ts", "predict", "-c", config, "--output-dir", out],
+    { encoding: "utf8" },
+  );
+}

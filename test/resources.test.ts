@@ -15,7 +15,7 @@ import {
   ResourceMonitor,
   resolveBudget,
 } from "../src/resources/index.js";
-import { tempDir, traceSpec } from "./helpers/specs.js";
+import { syntheticProject, tempDir, traceSpec } from "./helpers/specs.js";
 
 const HOST: HostResources = { availableMemoryBytes: 16 * GB, availableMemorySource: "meminfo", cpuCount: 8 };
 const DEFAULTS = DEFAULT_EXECUTION.resources;
@@ -189,30 +189,6 @@ describe("phase clock (initialization / shutdown timeouts)", () => {
   });
 });
 
-/** A synthetic config in a temp dir; `requests` sets the workload size. */
-function project(requests: number, extraYaml = "") {
-  const dir = tempDir("fleetsim-res-");
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
-    `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 64}
-  stop: {requests: ${requests}}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-${extraYaml}`,
-  );
-  return { dir, config, out: join(dir, "out") };
-}
-
 async function cli(argv: string[], resources?: ResourceHooks) {
   let out = "";
   let err = "";
@@ -233,7 +209,7 @@ async function cli(argv: string[], resources?: ResourceHooks) {
 
 describe("fleetsim predict: resource supervision", () => {
   it("a tiny memory_limit_gb is refused by the preflight: exit 3, resource-plan.json, no prediction", async () => {
-    const p = project(20, "execution:\n  resources: {memory_limit_gb: 0.001}\n");
+    const p = syntheticProject(20, "execution:\n  resources: {memory_limit_gb: 0.001}\n");
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out]);
     expect(r.code).toBe(3);
     expect(r.err).toContain("resource preflight refused the run");
@@ -246,7 +222,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("a normal run writes resource-runtime.json: positive peak RSS, termination completed", async () => {
-    const p = project(50, "execution:\n  resources: {cpu_limit: 2}\n");
+    const p = syntheticProject(50, "execution:\n  resources: {cpu_limit: 2}\n");
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out, "--format", "json"]);
     expect(r.code).toBe(0);
     expect(existsSync(join(p.out, "prediction.json"))).toBe(true);
@@ -263,7 +239,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("RSS growing past the runtime budget stops the run as resource_limited (exit 3, no prediction)", async () => {
-    const p = project(2_000_000);
+    const p = syntheticProject(2_000_000);
     // The monitor's limit sits just above the current tree RSS; the per-request capture of two
     // million requests grows far beyond it long before the replay ends.
     const budget = processTreeRss().totalBytes + 64 * MIB;
@@ -281,7 +257,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("start-up over initialization_timeout_seconds stops the run: exit 124, no prediction", async () => {
-    const p = project(50, "execution:\n  resources: {initialization_timeout_seconds: 0.000001}\n");
+    const p = syntheticProject(50, "execution:\n  resources: {initialization_timeout_seconds: 0.000001}\n");
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out]);
     expect(r.code).toBe(124);
     expect(r.err).toContain("execution.resources.initialization_timeout_seconds = 0.000001");
@@ -294,7 +270,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("the start-up watchdog stops a start-up that never ends: exit 124 without waiting for it", async () => {
-    const p = project(50, "execution:\n  resources: {initialization_timeout_seconds: 0.3}\n");
+    const p = syntheticProject(50, "execution:\n  resources: {initialization_timeout_seconds: 0.3}\n");
     const started = performance.now();
     // Start-up stalls forever: only a watchdog (not a check at the replay's start) can end the run.
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out], {
@@ -313,7 +289,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("a start-up that ends before the watchdog fires is unaffected by it", async () => {
-    const p = project(50, "execution:\n  resources: {initialization_timeout_seconds: 30}\n");
+    const p = syntheticProject(50, "execution:\n  resources: {initialization_timeout_seconds: 30}\n");
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out], {
       startupStall: () => new Promise<void>((resolve) => setTimeout(resolve, 100)),
     });
@@ -327,7 +303,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("shutdown over shutdown_timeout_seconds stops the run: exit 124, no prediction", async () => {
-    const p = project(50, "execution:\n  resources: {shutdown_timeout_seconds: 0.000001}\n");
+    const p = syntheticProject(50, "execution:\n  resources: {shutdown_timeout_seconds: 0.000001}\n");
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out, "--capture-per-request"]);
     expect(r.code).toBe(124);
     expect(r.err).toContain("execution.resources.shutdown_timeout_seconds = 0.000001");
@@ -340,7 +316,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("a completed run records both phases under their default limits", async () => {
-    const p = project(50);
+    const p = syntheticProject(50);
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out]);
     expect(r.code).toBe(0);
     const rt = JSON.parse(readFileSync(join(p.out, "resource-runtime.json"), "utf8"));
@@ -353,7 +329,7 @@ describe("fleetsim predict: resource supervision", () => {
   });
 
   it("the host's available memory below the reserve stops the run as resource_limited (exit 3)", async () => {
-    const p = project(200_000);
+    const p = syntheticProject(200_000);
     // 0.5 GB available against the default 1 GB reserve.
     const r = await cli(["predict", "-c", p.config, "--output-dir", p.out], {
       availableMemory: () => 0.5 * GB,

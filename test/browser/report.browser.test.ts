@@ -13,7 +13,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
-import { externalReferences } from "./reportFixture.js";
+import { externalReferences, PLANNER_CHARTS } from "./reportFixture.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CHROMIUM = process.env.FLEETSIM_CHROMIUM ?? "/usr/bin/chromium";
@@ -49,18 +49,6 @@ interface Run {
   charts: string[];
   screenshot: string;
 }
-
-/** Every chart of a run with a throughput-scaling Planner. */
-const PLANNER_CHARTS = [
-  "replicas",
-  "ttft",
-  "itl",
-  "throughput",
-  "load-rate",
-  "load-lengths",
-  "queue-depth",
-  "kv-utilization",
-];
 
 const RUNS: Run[] = [
   {

@@ -177,3 +177,15 @@ export function externalReferences(html: string): string[] {
   ];
   return patterns.flatMap((p) => html.match(p) ?? []);
 }
+
+/** Every chart of a run with a throughput-scaling Planner, in page order. */
+export const PLANNER_CHARTS = [
+  "replicas",
+  "ttft",
+  "itl",
+  "throughput",
+  "load-rate",
+  "load-lengths",
+  "queue-depth",
+  "kv-utilization",
+];

@@ -100,3 +100,30 @@ export function disaggSpec(
     router: opts.router ?? { policy: "round_robin" },
   };
 }
+
+/**
+ * A runnable synthetic-traffic config (fixed timing, 2 workers) in a temp dir; `requests` sets the
+ * workload size, `extraYaml` is appended (e.g. an `execution:` section).
+ */
+export function syntheticProject(requests: number, extraYaml = "") {
+  const dir = tempDir("fleetsim-res-");
+  const config = join(dir, "prediction.yaml");
+  writeFileSync(
+    config,
+    `traffic:
+  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
+  load: {type: concurrency, concurrency: 64}
+  stop: {requests: ${requests}}
+engine:
+  model: test/model
+  hardware: h200_sxm
+  context_length: 8192
+  workers:
+    aggregated:
+      parallelism: {replicas: 2}
+      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
+      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
+${extraYaml}`,
+  );
+  return { dir, config, out: join(dir, "out") };
+}
