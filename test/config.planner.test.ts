@@ -59,7 +59,7 @@ const MINIMAL: PlannerSettings = {
   loadAdjustmentIntervalS: 5,
   scaleIntervalS: 5,
   maxThroughputScalingReplicas: 8,
-  maxGpuBudget: -1,
+  maxGpuBudget: 8,
   minGpuBudget: -1,
   minEndpoint: 1,
   prefillMinEndpoint: null,
@@ -161,13 +161,20 @@ describe("planner defaults", () => {
     expect(plannerOf(`planner: {policy: enabled}\n${RUNNABLE_ENGINE}`)).toEqual(MINIMAL);
   });
 
+  it("an omitted max_num_gpus caps at PlannerConfig's 8 GPUs; -1 still means no ceiling", () => {
+    expect(plannerOf(`planner: {policy: enabled}\n${RUNNABLE_ENGINE}`)?.maxGpuBudget).toBe(8);
+    expect(plannerOf(`planner: {policy: enabled, max_num_gpus: -1}\n${RUNNABLE_ENGINE}`)?.maxGpuBudget).toBe(
+      -1,
+    );
+  });
+
   it("an omitted section, an empty one and `policy: disabled` build no Planner", () => {
     expect(plannerOf(RUNNABLE_ENGINE)).toBeNull();
     expect(plannerOf(`planner: {}\n${RUNNABLE_ENGINE}`)).toBeNull();
     expect(plannerOf(`planner: {policy: disabled}\n${RUNNABLE_ENGINE}`)).toBeNull();
   });
 
-  it("the schema fills in the public defaults of planner.md §9.1 (predict: unlimited GPUs)", () => {
+  it("the schema fills in the PlannerConfig defaults (max_num_gpus 8, as the reference's source; not unlimited)", () => {
     const result = validateConfig(
       { engine: { model: "Qwen/Qwen3-8B", hardware: "h200_sxm", workers: { aggregated: {} } } },
       "dynamo",
@@ -193,7 +200,7 @@ describe("planner defaults", () => {
       kalman_r: 10.0,
       kalman_min_points: 5,
       load_predictor_warmup_trace: null,
-      max_num_gpus: -1,
+      max_num_gpus: 8,
       min_num_gpus: -1,
       min_workers: 1,
       prefill_min_workers: null,

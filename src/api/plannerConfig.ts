@@ -3,9 +3,9 @@
  * the reference's `PlannerConfig.from_config_arg`) → the config's `planner` and SLA sections.
  *
  * The YAML `planner` section uses AISimulate key names (seed 000 "Configure the Planner
- * Section"); this is the inverse of that mapping. Two PlannerConfig defaults differ from the
- * YAML's and are written explicitly: `max_gpu_budget` 8 (YAML `max_num_gpus` −1) and, with
- * `optimization_target: sla`, the targets `ttft_ms` 500 / `itl_ms` 50.
+ * Section"); this is the inverse of that mapping. Omitted fields take the PlannerConfig defaults,
+ * which the YAML section shares (`max_gpu_budget` 8 included), except that with
+ * `optimization_target: sla` the targets `ttft_ms` 500 / `itl_ms` 50 are written explicitly.
  *
  * Planner targets and the report's SLA are separate settings here, as in the reference's Python
  * API (seed 000 "Simulate Retune": "Python does not take the SLA from `evaluation.sla`, so set the
@@ -24,8 +24,7 @@ import type { PlannerConfig } from "./options.js";
 
 const OPTION = "plannerConfig";
 
-/** PlannerConfig defaults that differ from the YAML section's (planner.md §1.1). */
-const DEFAULT_MAX_GPU_BUDGET = 8;
+/** PlannerConfig target defaults (planner.md §1.1); the YAML takes them from `evaluation.sla`. */
 const DEFAULT_TTFT_MS = 500;
 const DEFAULT_ITL_MS = 50;
 /** PlannerConfig `report_interval_hours` default: the reference writes an HTML report by default. */
@@ -215,9 +214,6 @@ export function translatePlanner(
   for (const key of SAME) {
     const v = value(key);
     if (v !== undefined) draft.set(["planner", key], v, optionOf(key));
-  }
-  if (f["max_gpu_budget"] === undefined) {
-    draft.set(["planner", "max_num_gpus"], DEFAULT_MAX_GPU_BUDGET, at("max_gpu_budget"));
   }
 
   // The Planner's targets: its own ttft_ms / itl_ms, else PlannerConfig's defaults.

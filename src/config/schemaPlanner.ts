@@ -89,8 +89,13 @@ const PlannerFields = z.strictObject({
   kalman_min_points: posInt().default(5),
   /** Resolved against the config file's directory (like trace paths); must name a file. */
   load_predictor_warmup_trace: z.string().min(1).nullable().default(null),
-  /** Predict's default is unlimited (aisimulate.md §2.4); recommend's fixed value is 8. */
-  max_num_gpus: gpuBound().default(-1),
+  /**
+   * PlannerConfig's `max_gpu_budget` default, 8 (seed 000: omitted keys take the PlannerConfig
+   * defaults; ai-dynamo/dynamo `planner/config/defaults.py` and the public schema
+   * `planner/simulation/config.py` both say 8). -1 (no ceiling, PlannerConfig's meaning) is
+   * accepted too (docs/planner.md "Known differences").
+   */
+  max_num_gpus: gpuBound().default(8),
   min_num_gpus: gpuBound().default(-1),
   min_workers: nonNegInt().default(1),
   prefill_min_workers: posInt().nullable().default(null),
