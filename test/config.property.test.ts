@@ -116,7 +116,12 @@ describe("validateConfig", () => {
           if (result.ok) {
             // Whatever validated must resolve to a RunSpec or to issues, never throw.
             const lookup = { env: {}, homeDir: emptyDir, baseDirs: [] };
-            resolveRunSpec(result.config, { stack, configDir: emptyDir, contextLength: lookup });
+            resolveRunSpec(result.config, {
+              stack,
+              configDir: emptyDir,
+              workDir: emptyDir,
+              contextLength: lookup,
+            });
           } else {
             expect(result.issues.length).toBeGreaterThan(0);
             for (const issue of result.issues) expect(issue.message).not.toMatch(/\{path/);

@@ -714,7 +714,8 @@ const CASES: readonly Case[] = [
     name: "missing warmup trace",
     yaml: "planner: {policy: enabled, load_predictor_warmup_trace: warmup/missing.jsonl}\n",
     path: "planner.load_predictor_warmup_trace",
-    message: "trace file not found: <dir>/warmup/missing.jsonl",
+    message:
+      "<dir>/warmup/missing.jsonl: trace file not found (relative paths resolve against the working directory)",
   },
   // evaluation / execution
   {

@@ -118,6 +118,11 @@ export interface LoadArgs {
   readonly env?: Record<string, string>;
   /** Extra files next to the config (e.g. traces). */
   readonly files?: Readonly<Record<string, string>>;
+  /**
+   * The working directory (a relative `load_predictor_warmup_trace` resolves against it);
+   * default: the config's directory, as when a user runs fleetsim next to the config.
+   */
+  readonly workDir?: (configDir: string) => string;
 }
 
 export function loadYaml(yamlText: string, args: LoadArgs = {}): RunSpec {
@@ -127,6 +132,7 @@ export function loadYaml(yamlText: string, args: LoadArgs = {}): RunSpec {
     sets: [...(args.sets ?? [])],
     stack: args.stack ?? "dynamo",
     env: args.env ?? isolatedEnv(),
+    workDir: args.workDir?.(dir) ?? dir,
   });
 }
 

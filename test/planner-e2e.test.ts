@@ -3,7 +3,7 @@
  * Planner sections, the startup-delay sweep, a traffic surge, and advisory mode.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Prng } from "../src/util/prng.js";
 import { cli } from "./helpers/cli.js";
@@ -247,7 +247,8 @@ describe("load predictor warm-up", () => {
         .predicted_num_req!;
     };
     const cold = await first();
-    const warm = await first("planner.load_predictor_warmup_trace=surge.jsonl");
+    // A relative warm-up trace resolves against the working directory (seed 000), so name it absolutely.
+    const warm = await first(`planner.load_predictor_warmup_trace=${join(dirname(config), "surge.jsonl")}`);
     // Cold, the Kalman filter's first forecast is its first observation; warmed up it has a trend.
     expect(Number.isFinite(cold) && Number.isFinite(warm)).toBe(true);
     expect(warm).not.toBe(cold);

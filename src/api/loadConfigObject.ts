@@ -36,6 +36,7 @@ export function loadConfigObject(config: unknown, opts: LoadObjectOptions): RunS
   const resolved = resolveRunSpec(validated.config, {
     stack: opts.stack,
     configDir: opts.baseDir,
+    workDir: opts.baseDir,
     contextLength: { env, homeDir: env["HOME"] || homedir(), baseDirs: [opts.baseDir] },
   });
   if (!resolved.ok) throw new ConfigError(opts.label, resolved.issues.map(place));

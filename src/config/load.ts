@@ -21,6 +21,8 @@ export interface LoadConfigOptions {
   readonly stack: Stack;
   /** Environment for the Hugging Face cache lookup of `context_length: max`; defaults to `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The working directory (relative `load_predictor_warmup_trace`); defaults to `process.cwd()`. */
+  readonly workDir?: string;
 }
 
 export function loadConfig(opts: LoadConfigOptions): RunSpec {
@@ -64,6 +66,7 @@ export function loadConfig(opts: LoadConfigOptions): RunSpec {
   const resolved = resolveRunSpec(validated.config, {
     stack: opts.stack,
     configDir,
+    workDir: opts.workDir ?? process.cwd(),
     contextLength: {
       env,
       homeDir: env["HOME"] || homedir(),

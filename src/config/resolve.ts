@@ -33,6 +33,8 @@ export interface ResolveContext {
   readonly stack: Stack;
   /** Directory of the config file: relative trace paths are resolved against it. */
   readonly configDir: string;
+  /** The working directory: a relative `planner.load_predictor_warmup_trace` resolves against it. */
+  readonly workDir: string;
   readonly contextLength: ContextLengthLookup;
 }
 
@@ -50,7 +52,7 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
   const load = resolveLoad(config.traffic.load);
   const stop = resolveStop(config.traffic);
   const engine = resolveEngine(config.engine, ctx.configDir, ctx.contextLength, report);
-  const planner = resolvePlanner(config, ctx.configDir, report);
+  const planner = resolvePlanner(config, ctx.workDir, report);
 
   if (issues.length > 0 || source === undefined || engine === undefined || planner === undefined) {
     return { ok: false, issues };

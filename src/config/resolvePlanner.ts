@@ -7,9 +7,9 @@
  * mode both scaling flags are off and the Planner ticks every load interval. The retune
  * controller does not exist yet: the run entry point must refuse settings that carry `retune`.
  */
-import { statSync } from "node:fs";
-import { resolve as resolvePath } from "node:path";
 import type { PlannerSettings } from "../planner/types.js";
+import { TraceError } from "../traffic/traceError.js";
+import { warmupTraceFiles, warmupTracePath } from "../traffic/warmupTraceFiles.js";
 import type { Report } from "./resolveEngine.js";
 import { resolveRetune } from "./resolveRetune.js";
 import type { PredictConfigOutput } from "./schema.js";
@@ -32,10 +32,14 @@ const LOAD_TARGET_THRESHOLDS = {
   decodeScaleDownKvRate: 70,
 } as const;
 
-/** `null` for `policy: disabled`; `undefined` when an issue was reported. */
+/**
+ * `null` for `policy: disabled`; `undefined` when an issue was reported. `workDir` is the working
+ * directory that a relative `load_predictor_warmup_trace` resolves against (seed 000), unlike trace
+ * paths, which resolve against the config file's directory.
+ */
 export function resolvePlanner(
   config: PredictConfigOutput,
-  configDir: string,
+  workDir: string,
   report: Report,
 ): PlannerSettings | null | undefined {
   const p = config.planner;
@@ -43,9 +47,16 @@ export function resolvePlanner(
 
   let warmupTrace: string | null = null;
   if (p.load_predictor_warmup_trace !== null) {
-    warmupTrace = resolvePath(configDir, p.load_predictor_warmup_trace);
-    if (!isFile(warmupTrace)) {
-      report(["planner", "load_predictor_warmup_trace"], `trace file not found: ${warmupTrace}`);
+    // A file, a directory of shards or a pattern; checked now so the error names the config key.
+    warmupTrace = warmupTracePath(p.load_predictor_warmup_trace, workDir);
+    try {
+      warmupTraceFiles(warmupTrace);
+    } catch (err) {
+      if (!(err instanceof TraceError)) throw err;
+      report(
+        ["planner", "load_predictor_warmup_trace"],
+        `${err.message} (relative paths resolve against the working directory)`,
+      );
       return undefined;
     }
   }
@@ -102,12 +113,4 @@ export function resolvePlanner(
   };
   const retune = resolveRetune(config, settings, scaling);
   return retune === null ? settings : { ...settings, retune };
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }

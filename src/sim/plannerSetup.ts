@@ -15,6 +15,7 @@ import { type DynamoRequests, readDynamoRequests } from "../traffic/dynamoTrace.
 import { readJsonlLines } from "../traffic/jsonlReader.js";
 import { loadMooncakeTrace } from "../traffic/mooncake.js";
 import { TraceError } from "../traffic/traceError.js";
+import { warmupTraceFiles } from "../traffic/warmupTraceFiles.js";
 import { type BootstrapInfo, PlannerReplayAdapter } from "./plannerAdapter.js";
 import { RetuneController } from "./retuneController.js";
 
@@ -51,25 +52,49 @@ export type WarmupTrace =
       readonly outputLength: ArrayLike<number>;
     };
 
+/**
+ * Reads `load_predictor_warmup_trace`: one file, the shards of a directory or the files a pattern
+ * matches (warmupTraceFiles.ts), read together as one trace. Every file must have the same format.
+ */
 export async function readWarmupTrace(settings: PlannerSettings): Promise<WarmupTrace | null> {
   const path = settings.loadPredictorWarmupTrace;
   if (path === null) return null;
-  if (await isDynamoTraceFile(path)) return { format: "dynamo", requests: await readDynamoRequests([path]) };
-  // Block sizes do not matter here: only timestamps and lengths are read.
-  const table = await loadMooncakeTrace(path, { traceBlockSize: 512, engineBlockSize: 512 });
-  return {
-    format: "mooncake",
-    timestampMs: table.timestampMs,
-    inputLength: table.inputLength,
-    outputLength: table.outputLength,
-  };
+  const files = warmupTraceFiles(path);
+  const dynamo = await Promise.all(files.map((f) => isDynamoTraceFile(f)));
+  if (dynamo.every(Boolean)) return { format: "dynamo", requests: await readDynamoRequests(files) };
+  const mixed = files.find((_, i) => dynamo[i]);
+  if (mixed !== undefined) {
+    throw new TraceError(
+      mixed,
+      0,
+      "load_predictor_warmup_trace mixes Dynamo request traces and Mooncake traces; use one format",
+    );
+  }
+  // Mooncake timestamps are relative to their trace's start: shards are read as one trace.
+  const timestampMs: number[] = [];
+  const inputLength: number[] = [];
+  const outputLength: number[] = [];
+  for (const file of files) {
+    // Block sizes do not matter here: only timestamps and lengths are read, on the trace's own axis.
+    const table = await loadMooncakeTrace(file, {
+      traceBlockSize: 512,
+      engineBlockSize: 512,
+      normalizeTimestamps: false,
+    });
+    for (let i = 0; i < table.timestampMs.length; i++) {
+      timestampMs.push(table.timestampMs[i]);
+      inputLength.push(table.inputLength[i]);
+      outputLength.push(table.outputLength[i]);
+    }
+  }
+  return { format: "mooncake", timestampMs, inputLength, outputLength };
 }
 
 /**
  * Predictor warm-up windows from `load_predictor_warmup_trace` (planner.md §4.1): the trace's
- * requests bucketed by the throughput interval. Its timestamps are normalized to start at 0, so
- * windows align with the first request rather than with wall-clock interval boundaries. A Mooncake
- * trace or a Dynamo request trace (arrival = the request's start).
+ * requests bucketed by the throughput interval, as the reference's `offline/trace_data.py` does: a
+ * Mooncake trace on its own (relative) timestamps, a Dynamo request trace's absolute timestamps from
+ * its first request (arrival = the request's start), so windows align with that request.
  */
 function warmupWindows(trace: WarmupTrace, settings: PlannerSettings): WarmupWindow[] {
   const rows =

@@ -23,6 +23,11 @@ export interface MooncakeLoadOptions {
    * for concurrency replay, where first-turn timestamps are ignored; missing ones are then NaN.
    */
   readonly requireTimestamps?: boolean;
+  /**
+   * Shift timestamps so the earliest first turn is at 0 (default true). The Planner's warm-up keeps
+   * the trace's own axis, as the reference buckets `floor(timestamp / interval)` unshifted.
+   */
+  readonly normalizeTimestamps?: boolean;
 }
 
 const MAX_I32 = 0x7fffffff;
@@ -198,7 +203,7 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
     const t = ts[firstRows[k]];
     if (t < minStart) minStart = t;
   }
-  if (minStart !== Number.POSITIVE_INFINITY && minStart !== 0) {
+  if (opts.normalizeTimestamps !== false && minStart !== Number.POSITIVE_INFINITY && minStart !== 0) {
     for (let i = 0; i < count; i++) ts[i] -= minStart; // NaN stays NaN
   }
 
