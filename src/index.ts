@@ -26,6 +26,7 @@ export {
   type ReplayPlannerReport,
   ReplayReport,
   type ReplaySummary,
+  type RunInfo,
   type ScalingEvent,
   type TimeseriesReport,
 } from "./api/report.js";

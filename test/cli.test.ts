@@ -45,7 +45,7 @@ describe("fleetsim predict: success paths", () => {
     expect(r.out.trimEnd().endsWith(`Saved full report to: ${join(p.out, "prediction.json")}`)).toBe(true);
     const text = readFileSync(join(p.out, "prediction.json"), "utf8");
     const doc = JSON.parse(text);
-    expect(Object.keys(doc)).toEqual(["coverage", "per_request", "planner", "summary", "timeseries"]);
+    expect(Object.keys(doc)).toEqual(["coverage", "per_request", "planner", "run", "summary", "timeseries"]);
     expect(doc.planner).toBeNull();
     expect(doc.per_request).toBeNull();
     expect(doc.summary.completed_requests).toBe(3);

@@ -6,10 +6,11 @@ import type { TimeseriesReport } from "../metrics/timeline.js";
 import { stableStringify } from "../report/json.js";
 import type { PerRequestRecord } from "../report/perRequest.js";
 import type { Prediction } from "../report/prediction.js";
+import type { RunInfo } from "../report/runInfo.js";
 import type { BootstrapInfo, PlannerReport, ScalingEvent } from "../sim/plannerAdapter.js";
 import type { LifecycleOperation } from "../sim/scaling.js";
 
-export type { BootstrapInfo, LifecycleOperation, PerRequestRecord, ScalingEvent, TimeseriesReport };
+export type { BootstrapInfo, LifecycleOperation, PerRequestRecord, RunInfo, ScalingEvent, TimeseriesReport };
 
 /** `summary` of prediction.json: every metric key → its value (docs/metrics.md). */
 export type ReplaySummary = Readonly<Record<string, number>>;
@@ -60,6 +61,8 @@ export class ReplayReport {
   readonly planner: ReplayPlannerReport | null;
   /** fleetsim extension: latency, throughput and worker state over time. */
   readonly timeseries: TimeseriesReport;
+  /** fleetsim extension: what was simulated (deployment, router, Planner, traffic; docs/metrics.md). */
+  readonly run: RunInfo;
 
   constructor(private readonly document: PredictionDocument) {
     this.summary = document.summary;
@@ -67,6 +70,7 @@ export class ReplayReport {
     this.coverage = document.coverage;
     this.planner = document.planner as ReplayPlannerReport | null;
     this.timeseries = document.timeseries;
+    this.run = document.run;
   }
 
   /**

@@ -161,6 +161,7 @@ function resolveRole(
     numGpuBlocks,
     timing,
     startupSeconds: role.startup_seconds,
+    hardware: role.hardware ?? ctx.engineHardware,
   };
 }
 

@@ -42,6 +42,8 @@ export interface WorkerRoleSpec {
   readonly numGpuBlocks: number;
   readonly timing: TimingSpec;
   readonly startupSeconds: number;
+  /** The role's GPU system id (its own `hardware` or `engine.hardware`); absent in specs built in code. */
+  readonly hardware?: string;
   /** vLLM `max_model_len`; prompts with length ≥ this are rejected. `null` = no limit. */
   readonly maxModelLen: number | null;
 }

@@ -4,6 +4,7 @@ import { buildTimeseries, type TimeseriesReport } from "../metrics/timeline.js";
 import type { PlannerReport } from "../sim/plannerAdapter.js";
 import type { ReplayResult } from "../sim/replay.js";
 import { buildPerRequest, type PerRequestRecord } from "./perRequest.js";
+import { buildRunInfo, type RunInfo } from "./runInfo.js";
 
 /** The document written as prediction.json (aisimulate.md §6.1). */
 export interface Prediction {
@@ -18,6 +19,11 @@ export interface Prediction {
     capture_canonical_evidence: boolean;
     per_request_records: number;
   };
+  /**
+   * fleetsim extension: what was simulated — deployment, router, Planner, traffic and its request
+   * count (docs/metrics.md "What was simulated"). Deterministic: no host time, no absolute path.
+   */
+  run: RunInfo;
   /** fleetsim extension: bucketed latency, throughput and worker state over time (docs/metrics.md). */
   timeseries: TimeseriesReport;
 }
@@ -39,6 +45,7 @@ export function buildPrediction(
       capture_canonical_evidence: false,
       per_request_records: perRequest === null ? 0 : perRequest.length,
     },
+    run: buildRunInfo(spec, result.table),
     timeseries: buildTimeseries(result.timeline, result.collector),
   };
 }

@@ -100,8 +100,45 @@ export interface PlannerView {
   retune: RetuneRow[] | null;
 }
 
+/** One role of `prediction.run.topology`. */
+export interface RunRoleView {
+  role: Role;
+  replicas: number;
+  /** `TP2 · DP4` (only the factors other than 1, TP always). */
+  parallelism: string;
+  gpusPerWorker: number;
+  hardware: string | null;
+  timing: string | null;
+}
+
+/** `prediction.run` (docs/metrics.md "What was simulated"), or null in files written before it. */
+export interface RunView {
+  model: string | null;
+  hardware: string | null;
+  backend: string | null;
+  stack: string | null;
+  roles: RunRoleView[];
+  startingGpus: number | null;
+  router: string | null;
+  planner: {
+    target: string | null;
+    /** null = no ceiling. */
+    maxGpus: number | null;
+    advisory: boolean;
+    retuneObjective: string | null;
+  } | null;
+  traffic: {
+    /** `conversation_trace.jsonl` or `synthetic 1024/128 tokens`. */
+    source: string;
+    requests: number | null;
+    load: string | null;
+  } | null;
+}
+
 export interface ReportModel {
   summary: Record<string, number>;
+  /** What was simulated; null for a prediction.json without a `run` block. */
+  run: RunView | null;
   /** Run length in virtual ms (summary.duration_ms, else the time series' span). */
   durationMs: number;
   sla: Sla;
@@ -120,6 +157,7 @@ export function readReportModel(doc: Json, slaOverride: Partial<Sla> = {}): Repo
   const coverage = record(root["coverage"]);
   return {
     summary,
+    run: readRun(root["run"]),
     durationMs: summary["duration_ms"] ?? spanMs,
     sla: {
       ttftMs: slaOverride.ttftMs ?? plannerSla.ttftMs,
@@ -129,6 +167,91 @@ export function readReportModel(doc: Json, slaOverride: Partial<Sla> = {}): Repo
     planner,
     perRequestRecords: coverage === null ? null : finite(coverage["per_request_records"]),
   };
+}
+
+function readRun(v: Json): RunView | null {
+  const run = record(v);
+  if (run === null) return null;
+  const topology = record(run["topology"]) ?? {};
+  const roles: RunRoleView[] = [];
+  for (const role of ROLES) {
+    const r = record(topology[role]);
+    const replicas = r === null ? null : finite(r["replicas"]);
+    if (r === null || replicas === null) continue;
+    const factors: string[] = [`TP${finite(r["tensor"]) ?? 1}`];
+    for (const [key, label] of [
+      ["pipeline", "PP"],
+      ["attention_data", "DP"],
+      ["moe_tensor", "MoE-TP"],
+      ["moe_expert", "EP"],
+    ] as const) {
+      const n = finite(r[key]);
+      if (n !== null && n !== 1) factors.push(`${label}${n}`);
+    }
+    roles.push({
+      role,
+      replicas,
+      parallelism: factors.join(" · "),
+      gpusPerWorker: finite(r["gpus_per_worker"]) ?? 1,
+      hardware: text(r["hardware"]),
+      timing: text(r["timing"]),
+    });
+  }
+  const router = record(run["router"]);
+  const planner = record(run["planner"]);
+  const retune = planner === null ? null : record(planner["retune"]);
+  const traffic = record(run["traffic"]);
+  return {
+    model: text(run["model"]),
+    hardware: text(run["hardware"]),
+    backend: text(run["backend"]),
+    stack: text(run["stack"]),
+    roles,
+    startingGpus: finite(run["starting_gpus"]),
+    router: router === null ? null : routerText(router),
+    planner:
+      planner === null
+        ? null
+        : {
+            target: text(planner["target"]),
+            maxGpus: finite(planner["max_num_gpus"]),
+            advisory: planner["advisory"] === true,
+            retuneObjective: retune === null ? null : text(retune["objective"]),
+          },
+    traffic: traffic === null ? null : readRunTraffic(traffic),
+  };
+}
+
+function routerText(r: Record<string, Json>): string | null {
+  const policy = text(r["policy"]);
+  if (policy !== "kv_router") return policy;
+  const parts: string[] = [];
+  const add = (label: string, v: Json): void => {
+    if (finite(v) !== null || typeof v === "string") parts.push(`${label} ${v}`);
+  };
+  add("overlap credit", r["overlap_score_credit"]);
+  add("prefill load scale", r["prefill_load_scale"]);
+  add("temperature", r["temperature"]);
+  if (text(r["prefill_load_model"]) === "aic") parts.push("AIC prefill load");
+  return parts.length === 0 ? policy : `${policy} (${parts.join(", ")})`;
+}
+
+function readRunTraffic(t: Record<string, Json>): NonNullable<RunView["traffic"]> {
+  const source = text(t["source"]);
+  const files = finite(t["files"]) ?? 1;
+  const trace = text(t["trace"]);
+  const what =
+    source === "synthetic"
+      ? `synthetic ${finite(t["input_tokens"]) ?? "?"}/${finite(t["output_tokens"]) ?? "?"} tokens`
+      : `${trace ?? "trace"}${files > 1 ? ` (+${files - 1} files)` : ""}${source === null ? "" : ` (${source})`}`;
+  const loadType = text(t["load"]);
+  let load = loadType;
+  if (loadType === "trace_timestamps") {
+    const speedup = finite(t["speedup"]);
+    load = speedup === null || speedup === 1 ? "trace timestamps" : `trace timestamps ÷ ${speedup}`;
+  } else if (loadType === "concurrency") load = `concurrency ${finite(t["concurrency"]) ?? "?"}`;
+  else if (loadType !== null) load = `${loadType} ${finite(t["requests_per_second"]) ?? "?"} req/s`;
+  return { source: what, requests: finite(t["requests"]), load };
 }
 
 function readSummary(v: Json): Record<string, number> {

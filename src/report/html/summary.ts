@@ -9,23 +9,60 @@ export interface Fact {
 
 export function runFacts(model: ReportModel): Fact[] {
   const s = model.summary;
+  const run = model.run;
   const facts: Fact[] = [{ label: "Mode", value: deploymentMode(model) }];
+  if (run !== null) facts.push(...runBlockFacts(run));
   facts.push({ label: "Simulated time", value: formatDuration(model.durationMs) });
   const gpus = gpusPerWorker(model);
-  if (gpus !== "") facts.push({ label: "GPUs per worker", value: gpus });
+  if (gpus !== "" && run === null) facts.push({ label: "GPUs per worker", value: gpus });
   const planner = model.planner;
   facts.push({
     label: "Planner",
     value: planner === null ? "off" : planner.advisory ? "advisory (recommends only)" : "on",
   });
-  if (planner !== null) facts.push(...planner.settings);
+  if (planner !== null) {
+    if (run?.planner != null) {
+      // The run block states the budget even when there is none (planner_config then omits it).
+      facts.push(...planner.settings.filter((f) => f.label !== "Max GPU budget" && f.label !== "Target"));
+      if (run.planner.target !== null) facts.push({ label: "Target", value: run.planner.target });
+      facts.push({
+        label: "GPU budget",
+        value: run.planner.maxGpus === null ? "none" : `${run.planner.maxGpus} GPUs`,
+      });
+    } else facts.push(...planner.settings);
+  }
   const sla = [
     model.sla.ttftMs === null ? null : `TTFT ${model.sla.ttftMs} ms`,
     model.sla.itlMs === null ? null : `ITL ${model.sla.itlMs} ms`,
   ].filter((x) => x !== null);
   if (sla.length > 0) facts.push({ label: "SLA", value: sla.join(", ") });
   if (s["wall_time_ms"] !== undefined) {
-    facts.push({ label: "Wall time", value: formatDuration(s["wall_time_ms"]) });
+    // Host time: how long the simulation took on the machine that ran it, not simulated time.
+    facts.push({ label: "Wall time (host)", value: formatDuration(s["wall_time_ms"]) });
+  }
+  return facts;
+}
+
+/** Model, hardware, backend, topology, router and traffic of the `run` block. */
+function runBlockFacts(run: NonNullable<ReportModel["run"]>): Fact[] {
+  const facts: Fact[] = [];
+  if (run.model !== null) facts.push({ label: "Model", value: run.model });
+  if (run.hardware !== null) facts.push({ label: "Hardware", value: run.hardware });
+  if (run.backend !== null) facts.push({ label: "Backend", value: run.backend });
+  if (run.roles.length > 0) {
+    const roles = run.roles.map((r) => {
+      const gpu = r.hardware !== null && r.hardware !== run.hardware ? ` on ${r.hardware}` : "";
+      const timing = r.timing !== null && r.timing !== "default" ? `, ${r.timing} timing` : "";
+      return `${r.role} ${r.replicas} × ${r.parallelism}${gpu}${timing}`;
+    });
+    const gpus = run.startingGpus === null ? "" : ` (${run.startingGpus} GPUs at start)`;
+    facts.push({ label: "Topology", value: `${roles.join(" + ")}${gpus}` });
+  }
+  if (run.router !== null) facts.push({ label: "Router", value: run.router });
+  if (run.traffic !== null) {
+    const requests = run.traffic.requests === null ? "" : ` · ${formatNumber(run.traffic.requests)} requests`;
+    facts.push({ label: "Traffic", value: `${run.traffic.source}${requests}` });
+    if (run.traffic.load !== null) facts.push({ label: "Load", value: run.traffic.load });
   }
   return facts;
 }

@@ -1,0 +1,216 @@
+/**
+ * The `run` block of prediction.json (a fleetsim extension, docs/metrics.md "What was
+ * simulated"): the deployment, router, Planner and traffic a prediction describes, so a
+ * prediction.json read on its own (or its HTML report) says what produced it. Built from the
+ * resolved run spec and the request table only: a deterministic function of config and trace,
+ * with no host-time value and no absolute path.
+ */
+import { basename } from "node:path";
+import type { RunSpec, Stack, WorkerRoleSpec } from "../config/runSpec.js";
+import type { RetuneObjective } from "../planner/types.js";
+import type { RequestTable } from "../traffic/requests.js";
+
+/** One worker role as configured (`engine.workers.<role>`). */
+export interface RunRole {
+  /** Workers at the start of the run. */
+  replicas: number;
+  tensor: number;
+  pipeline: number;
+  attention_data: number;
+  moe_tensor: number;
+  moe_expert: number;
+  /** GPUs one worker occupies (the factor of `gpu_hours`). */
+  gpus_per_worker: number;
+  /** The role's GPU system (a P/D role may override `engine.hardware`). */
+  hardware: string;
+  /** `default` (op-level), `polynomial` or `fixed`. */
+  timing: "default" | "polynomial" | "fixed";
+  max_batched_tokens: number;
+  max_sequences: number;
+  /** Engine KV block size, tokens. */
+  block_size: number;
+  /** KV cache blocks per attention-DP rank. */
+  kv_blocks: number;
+  prefix_caching: boolean;
+  startup_seconds: number;
+}
+
+export interface RunRouter {
+  policy: "round_robin" | "kv_router";
+  /** kv_router only. */
+  overlap_score_credit?: number;
+  prefill_load_scale?: number;
+  temperature?: number;
+  prefill_load_model?: "none" | "aic";
+}
+
+export interface RunPlanner {
+  target: string;
+  /** The GPU budget (`max_num_gpus`); null = no ceiling (-1). */
+  max_num_gpus: number | null;
+  /** null = no floor (-1). */
+  min_num_gpus: number | null;
+  enable_load_scaling: boolean;
+  enable_throughput_scaling: boolean;
+  advisory: boolean;
+  /** `planner.retune`: the objective its scores are in, the window and the sweep's processes; null = no retune. */
+  retune: { objective: RetuneObjective; interval_seconds: number; max_parallel: number } | null;
+}
+
+export interface RunTraffic {
+  /** `synthetic`, or the trace format (`mooncake`, `dynamo`). */
+  source: "synthetic" | "mooncake" | "dynamo";
+  /** The trace's file name (the first file of a Dynamo trace in shards); null for synthetic traffic. */
+  trace: string | null;
+  /** Trace files read (0 for synthetic traffic). */
+  files: number;
+  /** Synthetic only: fixed prompt and output lengths. */
+  input_tokens?: number;
+  output_tokens?: number;
+  /** Requests the run replays (trace rows read, or synthetic requests generated). */
+  requests: number;
+  sessions: number;
+  load: string;
+  /** trace_timestamps: timestamps ÷ speedup. */
+  speedup?: number;
+  requests_per_second?: number;
+  /** poisson only. */
+  seed?: number;
+  concurrency?: number;
+  /** `traffic.stop.max_virtual_time_seconds`, or null. */
+  max_virtual_time_seconds: number | null;
+}
+
+/** `prediction.run`. */
+export interface RunInfo {
+  stack: Stack;
+  mode: "aggregated" | "disaggregated";
+  model: string;
+  hardware: string;
+  backend: string;
+  /** Roles by name: `aggregated`, or `prefill` and `decode`. */
+  topology: Partial<Record<"aggregated" | "prefill" | "decode", RunRole>>;
+  /** Σ replicas × gpus_per_worker at the start. */
+  starting_gpus: number;
+  router: RunRouter;
+  /** null = fixed replicas (no Planner). */
+  planner: RunPlanner | null;
+  traffic: RunTraffic;
+  /** `evaluation.sla` thresholds that are set; null = no SLA (no goodput keys). */
+  sla: { ttft_ms?: number; itl_ms?: number; e2e_ms?: number } | null;
+}
+
+export function buildRunInfo(spec: RunSpec, table: RequestTable): RunInfo {
+  const engine = spec.engine;
+  const roles: [keyof RunInfo["topology"], WorkerRoleSpec][] =
+    engine.mode === "aggregated"
+      ? [["aggregated", engine.aggregated]]
+      : [
+          ["prefill", engine.prefill],
+          ["decode", engine.decode],
+        ];
+  const topology: RunInfo["topology"] = {};
+  for (const [name, role] of roles) topology[name] = runRole(role, engine.hardware);
+  return {
+    stack: spec.stack,
+    mode: engine.mode,
+    model: engine.model,
+    hardware: engine.hardware,
+    backend: engine.backend,
+    topology,
+    starting_gpus: roles.reduce((sum, [, r]) => sum + r.replicas * r.gpusPerWorker, 0),
+    router: runRouter(spec),
+    planner: runPlanner(spec),
+    traffic: runTraffic(spec, table),
+    sla: runSla(spec),
+  };
+}
+
+function runRole(role: WorkerRoleSpec, engineHardware: string): RunRole {
+  return {
+    replicas: role.replicas,
+    tensor: role.tensor,
+    pipeline: role.pipeline,
+    attention_data: role.attentionData,
+    moe_tensor: role.moeTensor,
+    moe_expert: role.moeExpert,
+    gpus_per_worker: role.gpusPerWorker,
+    hardware: role.hardware ?? engineHardware,
+    timing: role.timing.type,
+    max_batched_tokens: role.maxBatchedTokens,
+    max_sequences: role.maxSequences,
+    block_size: role.blockSize,
+    kv_blocks: role.numGpuBlocks,
+    prefix_caching: role.prefixCaching,
+    startup_seconds: role.startupSeconds,
+  };
+}
+
+function runRouter(spec: RunSpec): RunRouter {
+  const r = spec.router;
+  if (r.policy === "round_robin") return { policy: "round_robin" };
+  return {
+    policy: "kv_router",
+    overlap_score_credit: r.overlapScoreCredit,
+    prefill_load_scale: r.prefillLoadScale,
+    temperature: r.temperature,
+    prefill_load_model: r.prefillLoadModel,
+  };
+}
+
+function runPlanner(spec: RunSpec): RunPlanner | null {
+  const p = spec.planner;
+  if (p === null) return null;
+  const retune = p.retune ?? null;
+  return {
+    target: p.optimizationTarget,
+    max_num_gpus: p.maxGpuBudget < 0 ? null : p.maxGpuBudget,
+    min_num_gpus: p.minGpuBudget < 0 ? null : p.minGpuBudget,
+    enable_load_scaling: p.enableLoadScaling,
+    enable_throughput_scaling: p.enableThroughputScaling,
+    advisory: p.advisory,
+    retune:
+      retune === null
+        ? null
+        : {
+            objective: retune.objective,
+            interval_seconds: retune.intervalS,
+            max_parallel: retune.maxParallel,
+          },
+  };
+}
+
+function runTraffic(spec: RunSpec, table: RequestTable): RunTraffic {
+  const src = spec.source;
+  const load = spec.load;
+  const out: RunTraffic = {
+    source: src.type === "synthetic" ? "synthetic" : src.format,
+    trace: src.type === "synthetic" ? null : basename(src.path),
+    files: src.type === "synthetic" ? 0 : src.format === "dynamo" ? src.paths.length : 1,
+    requests: table.count,
+    sessions: table.sessionCount,
+    load: load.type,
+    max_virtual_time_seconds: spec.stop.maxVirtualTimeMs === null ? null : spec.stop.maxVirtualTimeMs / 1000,
+  };
+  if (src.type === "synthetic") {
+    out.input_tokens = src.inputTokens;
+    out.output_tokens = src.outputTokens;
+  }
+  if (load.type === "trace_timestamps") out.speedup = load.speedup;
+  else if (load.type === "concurrency") out.concurrency = load.concurrency;
+  else {
+    out.requests_per_second = load.requestsPerSecond;
+    if (load.type === "poisson") out.seed = load.seed;
+  }
+  return out;
+}
+
+function runSla(spec: RunSpec): RunInfo["sla"] {
+  const sla = spec.sla;
+  if (sla === null) return null;
+  return {
+    ...(sla.ttftMs === null ? {} : { ttft_ms: sla.ttftMs }),
+    ...(sla.itlMs === null ? {} : { itl_ms: sla.itlMs }),
+    ...(sla.e2eMs === null ? {} : { e2e_ms: sla.e2eMs }),
+  };
+}
