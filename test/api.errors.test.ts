@@ -96,13 +96,6 @@ describe("API argument errors are ConfigErrors whose paths name the options", ()
     expect(issueAt(typo, "extraEngineArgs.block_sise").hint).toBe("did you mean 'block_size'?");
   });
 
-  it("offline-only PlannerConfig fields: a live dashboard port other than 0 is refused", async () => {
-    const err = await configError(() =>
-      runTraceReplay(trace, { ...SMALL, plannerConfig: { live_dashboard_port: 8080 } }),
-    );
-    expect(issueAt(err, "plannerConfig.live_dashboard_port").message).toContain("only 0");
-  });
-
   it("Planner targets must be positive numbers of milliseconds", async () => {
     const err = await configError(() =>
       runTraceReplay(trace, {

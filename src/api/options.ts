@@ -148,8 +148,20 @@ export interface PlannerConfig {
   readonly prefill_engine_num_gpu?: number | null;
   /** Hours between HTML reports (default 24): any positive value writes one report of the run; null writes none. */
   readonly report_interval_hours?: number | null;
-  /** Only 0 (no live dashboard offline) is accepted. */
+  /** Accepted as PlannerConfig takes it (a port 0–65535, default 8080); an offline replay starts no dashboard. */
   readonly live_dashboard_port?: number;
+  /**
+   * A deployment's batch scheduling (seed 000 "Replay in Advisory Mode"): replay runs none, so
+   * `{enabled: false}` is accepted and ignored; `enabled: true` only with `advisory: true`.
+   */
+  readonly batch_scheduling?: { readonly enabled?: boolean; readonly [key: string]: unknown } | null;
+  /** `SchedulingConfig`: `scale_interval_seconds` sets the tick; `tick_max_duration_seconds` has no effect offline. */
+  readonly scheduling?: {
+    readonly scale_interval_seconds?: number;
+    readonly tick_max_duration_seconds?: number;
+    readonly external_plugins?: readonly unknown[];
+    readonly gateway?: { readonly enabled?: boolean; readonly [key: string]: unknown } | null;
+  } | null;
   /** Accepted and ignored offline. */
   readonly backend?: "vllm" | "sglang" | "trtllm" | "mocker";
   /** Accepted and ignored offline. */

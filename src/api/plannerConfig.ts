@@ -89,7 +89,17 @@ const SPECIAL = [
   "prefill_engine_num_gpu",
   "report_interval_hours",
   "live_dashboard_port",
+  "batch_scheduling",
+  "scheduling",
 ] as const;
+
+/** PlannerConfig `scheduling` (`SchedulingConfig`, planner.md §1.2; extra keys are forbidden). */
+const SCHEDULING_KEYS = [
+  "scale_interval_seconds",
+  "tick_max_duration_seconds",
+  "external_plugins",
+  "gateway",
+];
 
 const ACCEPTED: readonly string[] = [
   ...SPECIAL,
@@ -150,10 +160,14 @@ export function readPlannerConfig(
   return { fields: source.data as Mapping, source, file: text };
 }
 
-/** The Planner's own latency targets (PlannerConfig `ttft_ms` / `itl_ms`), ms. */
+/**
+ * What a PlannerConfig sets that the YAML section cannot: the Planner's own latency targets
+ * (`ttft_ms` / `itl_ms`, ms) and an explicit `scheduling.scale_interval_seconds` (null: the gcd rule).
+ */
 export interface PlannerTargets {
   readonly ttftMs: number;
   readonly itlMs: number;
+  readonly scaleIntervalS: number | null;
 }
 
 /**
@@ -230,6 +244,7 @@ export function translatePlanner(
   const targets: PlannerTargets = {
     ttftMs: typeof ownTtft === "number" ? ownTtft : DEFAULT_TTFT_MS,
     itlMs: typeof ownItl === "number" ? ownItl : DEFAULT_ITL_MS,
+    scaleIntervalS: schedulingInterval(f["scheduling"], issue),
   };
   // Target `sla` scales against `evaluation.sla` in the YAML, which needs both latencies: a
   // latency the report's SLA does not give is the target's (so the seed examples, which pass the
@@ -280,13 +295,15 @@ export function translatePlanner(
     }
   }
 
+  // Any port PlannerConfig accepts (default 8080); an offline replay starts no dashboard on it.
   const port = f["live_dashboard_port"];
-  if (port !== undefined && port !== 0) {
+  if (port !== undefined && !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) {
     issue(
       "live_dashboard_port",
-      `${show(port)} is not supported: an offline replay serves no live dashboard (only 0)`,
+      `must be an integer port 0–65535 (0 disables the dashboard), got ${show(port)}`,
     );
   }
+  checkBatchScheduling(f["batch_scheduling"], f["advisory"] === true, issue);
   const hours = Object.hasOwn(f, "report_interval_hours")
     ? f["report_interval_hours"]
     : DEFAULT_REPORT_INTERVAL_HOURS;
@@ -294,6 +311,68 @@ export function translatePlanner(
     issue("report_interval_hours", `must be a positive finite number or null, got ${show(hours)}`);
   }
   return { writeReport: hours !== null, targets };
+}
+
+type Issue = (key: string, message: string) => void;
+
+/**
+ * `batch_scheduling` as a deployment's PlannerConfig carries it (seed 000 "Replay in Advisory
+ * Mode"): replay runs no batch scheduling, so `enabled: false` (and the section's other settings)
+ * is accepted and ignored. Enabled, it is accepted only in advisory mode, where it changes
+ * nothing; an active Planner with batch scheduling needs Redis settings replay has no use for.
+ */
+function checkBatchScheduling(raw: unknown, advisory: boolean, issue: Issue): void {
+  if (raw === undefined || raw === null) return;
+  if (!isMapping(raw)) {
+    issue("batch_scheduling", `must be a mapping such as {enabled: false}, got ${show(raw)}`);
+    return;
+  }
+  const enabled = raw["enabled"];
+  if (enabled !== undefined && typeof enabled !== "boolean") {
+    issue("batch_scheduling.enabled", `Input should be a valid boolean, got ${show(enabled)}`);
+  } else if (enabled === true && !advisory) {
+    issue(
+      "batch_scheduling.enabled",
+      "is true, but replay does not run batch scheduling and non-advisory batch scheduling requires " +
+        'Redis settings; set batch_scheduling.enabled: false (seed 000 "Replay in Advisory Mode")',
+    );
+  }
+}
+
+/**
+ * `scheduling` (PlannerConfig `SchedulingConfig`): `scale_interval_seconds` sets the tick (it must
+ * divide every enabled adjustment interval, checked once the intervals are resolved);
+ * `tick_max_duration_seconds` is accepted and has no effect (a replayed tick always runs to
+ * completion); `external_plugins` must be empty and `gateway` off (neither is simulated).
+ */
+function schedulingInterval(raw: unknown, issue: Issue): number | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isMapping(raw)) {
+    issue("scheduling", `must be a mapping, got ${show(raw)}`);
+    return null;
+  }
+  for (const key of Object.keys(raw)) {
+    if (!SCHEDULING_KEYS.includes(key)) issue(`scheduling.${key}`, "Extra inputs are not permitted");
+  }
+  const positive = (key: string): number | null => {
+    const v = raw[key];
+    if (v === undefined || v === null) return null;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+      issue(`scheduling.${key}`, `must be a positive number of seconds, got ${show(v)}`);
+      return null;
+    }
+    return v;
+  };
+  positive("tick_max_duration_seconds");
+  const plugins = raw["external_plugins"];
+  if (plugins !== undefined && plugins !== null && !(Array.isArray(plugins) && plugins.length === 0)) {
+    issue("scheduling.external_plugins", "external Planner plugins are not simulated; leave the list empty");
+  }
+  const gateway = raw["gateway"];
+  if (gateway !== undefined && gateway !== null && !(isMapping(gateway) && gateway["enabled"] !== true)) {
+    issue("scheduling.gateway", "the plugin gateway is not simulated; leave it disabled");
+  }
+  return positive("scale_interval_seconds");
 }
 
 /** For a plannerConfig file: `file, line L, column C` of an option's key. */

@@ -70,7 +70,7 @@ async function runTranslated(
     stack: "dynamo",
     place: (issue) => draft.placeIssue(issue),
   });
-  const spec = withPlannerTargets(loaded, translation.plannerTargets, translation.identified);
+  const spec = withPlannerTargets(label, loaded, translation.plannerTargets, translation.identified);
   const capturePlannerDetails = options.capturePlannerDetails ?? true;
   return execute(spec, {
     capturePerRequest: options.capturePerRequest ?? false,
@@ -186,21 +186,56 @@ function withoutPlannerDetails(document: PredictionDocument): PredictionDocument
 /**
  * What the Python API's Planner differs in from the YAML's: its own latency targets
  * (PlannerConfig `ttft_ms` / `itl_ms`) in place of the ones the YAML mapping derives from
- * `evaluation.sla` (plannerConfig.ts), and no perf-model bootstrap when the engine arguments name
- * no model and GPU (`not_configured_load_only`, seed 000 "Run from Python").
+ * `evaluation.sla` (plannerConfig.ts), an explicit `scheduling.scale_interval_seconds`, and no
+ * perf-model bootstrap when the engine arguments name no model and GPU (`not_configured_load_only`,
+ * seed 000 "Run from Python").
  */
-function withPlannerTargets(spec: RunSpec, targets: PlannerTargets | null, identified: boolean): RunSpec {
+function withPlannerTargets(
+  label: string,
+  spec: RunSpec,
+  targets: PlannerTargets | null,
+  identified: boolean,
+): RunSpec {
   const planner = spec.planner;
   if (planner === null || targets === null) return spec;
+  const scale = targets.scaleIntervalS;
+  if (scale !== null) checkScaleInterval(label, planner, scale);
   const sameTargets = planner.ttftMs === targets.ttftMs && planner.itlMs === targets.itlMs;
-  if (sameTargets && identified) return spec;
+  if (sameTargets && identified && (scale === null || scale === planner.scaleIntervalS)) return spec;
   return {
     ...spec,
     planner: {
       ...planner,
       ttftMs: targets.ttftMs,
       itlMs: targets.itlMs,
+      ...(scale === null ? {} : { scaleIntervalS: scale }),
       ...(identified ? {} : { bootstrapPerfModel: false }),
     },
   };
+}
+
+/**
+ * PlannerConfig's rule for an explicit `scheduling.scale_interval_seconds` (planner.md §1.2): it
+ * must divide every enabled adjustment interval (the load interval in retune-only mode).
+ */
+function checkScaleInterval(label: string, planner: NonNullable<RunSpec["planner"]>, scale: number): void {
+  const retuneOnly = planner.retune?.retuneOnly === true;
+  const enabled: [string, number][] = [];
+  if (planner.enableLoadScaling || retuneOnly) {
+    enabled.push(["load_adjustment_interval_seconds", planner.loadAdjustmentIntervalS]);
+  }
+  if (planner.enableThroughputScaling) {
+    enabled.push(["throughput_adjustment_interval_seconds", planner.throughputAdjustmentIntervalS]);
+  }
+  const issues = new OptionIssues(label);
+  for (const [key, seconds] of enabled) {
+    const ratio = seconds / scale;
+    if (Math.abs(ratio - Math.round(ratio)) > 1e-9 * Math.max(1, Math.abs(ratio))) {
+      issues.add(
+        "plannerConfig.scheduling.scale_interval_seconds",
+        `(${scale}) must divide every enabled adjustment interval; ${key} is ${seconds}`,
+      );
+    }
+  }
+  issues.throwIfAny();
 }
