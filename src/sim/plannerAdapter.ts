@@ -28,7 +28,7 @@ export interface ScalingEvent {
 }
 
 export interface BootstrapInfo {
-  readonly status: "installed" | "not_required" | "not_configured_load_only";
+  readonly status: "installed" | "not_required" | "not_configured_load_only" | "session_failed_load_only";
   readonly benchmark_granularity?: number;
   readonly prefill_fpm_count?: number;
   readonly decode_fpm_count?: number;

@@ -1,4 +1,8 @@
-import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { EngineSpec, RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { gpuSpec } from "../hardware/catalog.js";
+import { HardwareError } from "../hardware/errors.js";
+import { ModelError } from "../model/errors.js";
+import { resolveModel } from "../model/resolve.js";
 import {
   bootstrapFpmSha256,
   bootstrapLimitsFromCaps,
@@ -9,7 +13,7 @@ import { PlannerCore } from "../planner/plannerCore.js";
 import type { WarmupWindow } from "../planner/predictors/series.js";
 import { extractMetricsFromMooncake } from "../planner/trafficWindows.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../planner/types.js";
-import type { RoleTimings } from "../timing/index.js";
+import { createTimingModel, type RoleTimings } from "../timing/index.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import { type DynamoRequests, readDynamoRequests } from "../traffic/dynamoTrace.js";
 import { readJsonlLines } from "../traffic/jsonlReader.js";
@@ -130,9 +134,34 @@ export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
 }
 
 /**
+ * The timing that prices a role's bootstrap passes: the default (op-level) estimates for
+ * `engine.model` on `engine.hardware`, even when the role's engines run `polynomial` or `fixed` timing
+ * (seed 000 "Planner Performance Model": "The bootstrap uses AISimulate estimates even when
+ * `engine.workers.<role>.timing.type` is `polynomial` or `fixed`"); then the Planner's model and
+ * the simulated engines disagree until it has tuned on observed passes. A role on default timing
+ * reuses its run's model. Throws ModelError / HardwareError when the model or GPU cannot be priced.
+ */
+async function bootstrapTiming(
+  engine: EngineSpec,
+  role: WorkerRoleSpec,
+  run: TimingModel,
+): Promise<TimingModel> {
+  if (role.timing.type === "default") return run;
+  const model = resolveModel(engine.model);
+  const gpu = gpuSpec(engine.hardware);
+  return createTimingModel({ type: "default", model, gpu, perfDatabase: null }, role);
+}
+
+/** Where the Planner's start-up messages go (the reference logs them; the CLI prints them on stderr). */
+export interface PlannerMessages {
+  warn?(line: string): void;
+  info?(line: string): void;
+}
+
+/**
  * Builds the Planner for a run, or null when `planner` is disabled. For the `sla` target the
- * perf models are bootstrapped with synthetic forward passes priced by the run's own timing
- * model (planner.md §8.5), so the Planner starts from the deployment's performance.
+ * perf models are bootstrapped with synthetic forward passes priced by the op-level model
+ * (planner.md §8.5, `bootstrapTiming`), so the Planner starts from an estimate of the deployment.
  */
 export async function createPlanner(
   spec: RunSpec,
@@ -140,6 +169,7 @@ export async function createPlanner(
   retune: { readonly requests: DynamoRequests; readonly log?: (line: string) => void } | null = null,
   /** Predictor warm-up windows to use instead of `load_predictor_warmup_trace` (a retune candidate replay). */
   warmupOverride: readonly WarmupWindow[] | null = null,
+  messages: PlannerMessages = {},
 ): Promise<PlannerReplayAdapter | null> {
   const settings = spec.planner;
   if (settings === null) return null;
@@ -156,20 +186,26 @@ export async function createPlanner(
     // No AIS/AIC identity (library API): nothing to price the benchmark passes with.
     info = { status: "not_configured_load_only" };
   } else if (settings.optimizationTarget === "sla") {
-    const prefillTiming: TimingModel =
-      timings.mode === "disaggregated" ? timings.prefill : timings.aggregated;
-    const decodeTiming: TimingModel = timings.mode === "disaggregated" ? timings.decode : timings.aggregated;
-    const prefillCaps = caps.prefill ?? caps.decode;
-    const prefill = bootstrapObservations("prefill", prefillTiming, bootstrapLimitsFromCaps(prefillCaps));
-    const decode = bootstrapObservations("decode", decodeTiming, bootstrapLimitsFromCaps(caps.decode));
-    bootstrap = { prefill, decode };
-    info = {
-      status: "installed",
-      benchmark_granularity: DEFAULT_BENCHMARK_GRANULARITY,
-      prefill_fpm_count: prefill.length,
-      decode_fpm_count: decode.length,
-      fpm_sha256: bootstrapFpmSha256(prefill, decode),
-    };
+    const priced = await pricedBootstrap(engine, timings, prefillRole ?? decodeRole, decodeRole);
+    if ("error" in priced) {
+      messages.warn?.(
+        `the Planner's perf-model bootstrap could not price ${engine.model} on ${engine.hardware} with the ` +
+          `op-level estimates (${priced.error}); throughput regression will not be bootstrapped`,
+      );
+      info = { status: "session_failed_load_only", benchmark_granularity: DEFAULT_BENCHMARK_GRANULARITY };
+    } else {
+      const prefillCaps = caps.prefill ?? caps.decode;
+      const prefill = bootstrapObservations("prefill", priced.prefill, bootstrapLimitsFromCaps(prefillCaps));
+      const decode = bootstrapObservations("decode", priced.decode, bootstrapLimitsFromCaps(caps.decode));
+      bootstrap = { prefill, decode };
+      info = {
+        status: "installed",
+        benchmark_granularity: DEFAULT_BENCHMARK_GRANULARITY,
+        prefill_fpm_count: prefill.length,
+        decode_fpm_count: decode.length,
+        fpm_sha256: bootstrapFpmSha256(prefill, decode),
+      };
+    }
   }
   const retuneOn = settings.retune !== undefined && settings.retune !== null;
   const warmupTrace =
@@ -190,6 +226,26 @@ export async function createPlanner(
     );
   }
   return new PlannerReplayAdapter(core, start, info, controller);
+}
+
+/** The bootstrap timing of the prefill and decode roles (the aggregated role is both). */
+async function pricedBootstrap(
+  engine: EngineSpec,
+  timings: RoleTimings,
+  prefillRole: WorkerRoleSpec,
+  decodeRole: WorkerRoleSpec,
+): Promise<{ prefill: TimingModel; decode: TimingModel } | { error: string }> {
+  const runPrefill = timings.mode === "disaggregated" ? timings.prefill : timings.aggregated;
+  const runDecode = timings.mode === "disaggregated" ? timings.decode : timings.aggregated;
+  try {
+    const prefill = await bootstrapTiming(engine, prefillRole, runPrefill);
+    const decode =
+      prefillRole === decodeRole ? prefill : await bootstrapTiming(engine, decodeRole, runDecode);
+    return { prefill, decode };
+  } catch (err) {
+    if (err instanceof ModelError || err instanceof HardwareError) return { error: err.message };
+    throw err;
+  }
 }
 
 /**
