@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { DEFAULT_EXECUTION, type Stack } from "../config/runSpec.js";
 import { HOST_TIME_KEYS } from "../metrics/summary.js";
+import { renderFleetBlock } from "../report/fleetBlock.js";
 import { stableLine, stableStringify } from "../report/json.js";
 import { checkOutputDir, type OutputFile, writeOutputs } from "../report/outputDir.js";
 import { renderSummaryTable } from "../report/table.js";
@@ -197,7 +198,8 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     io.out(`${stableLine(prediction.summary)}\n`);
     io.err(`${saved}\n`);
   } else {
-    io.out(`${renderSummaryTable(prediction.summary)}\n${saved}\n`);
+    // The AIPerf table as the reference prints it, then fleetsim's fleet block (docs/metrics.md).
+    io.out(`${renderSummaryTable(prediction.summary)}\n\n${renderFleetBlock(prediction)}\n${saved}\n`);
   }
 }
 

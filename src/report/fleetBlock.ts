@@ -1,0 +1,88 @@
+/**
+ * The fleet block `predict` prints below the AIPerf table (docs/metrics.md "Fleet block"): what
+ * the fleet cost and delivered. The table above it stays as the reference prints it.
+ */
+import { type FleetFacts, fleetFacts } from "./fleet.js";
+import type { Json } from "./html/read.js";
+import { formatNumber } from "./table.js";
+
+export const FLEET_TITLE = "Fleet (fleetsim)";
+
+function count(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+function gpus(n: number): string {
+  return Number.isInteger(n) ? count(n) : formatNumber(n);
+}
+
+/** `1:02:03` of virtual time. */
+function clock(ms: number): string {
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  return `${h}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}`;
+}
+
+function minutes(ms: number): string {
+  return ms >= 120_000 ? `${Number((ms / 60_000).toFixed(1))} min` : `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/** The block's lines (joined with `\n`, no trailing newline). */
+export function renderFleetBlock(prediction: Json): string {
+  return fleetLines(fleetFacts(prediction)).join("\n");
+}
+
+export function fleetLines(f: FleetFacts): string[] {
+  const lines = [FLEET_TITLE];
+  let hours = `GPU Hours: ${formatNumber(f.gpuHours)}`;
+  if (f.prefillGpuHours !== null && f.decodeGpuHours !== null) {
+    hours += ` (prefill ${formatNumber(f.prefillGpuHours)}, decode ${formatNumber(f.decodeGpuHours)})`;
+  }
+  lines.push(hours);
+  const provisioned = [
+    `peak ${f.peakGpus === null ? "N/A" : gpus(f.peakGpus)}`,
+    `mean ${formatNumber(f.meanGpus)}`,
+  ];
+  if (f.budget !== null) provisioned.push(`budget ${gpus(f.budget)}`);
+  lines.push(`Provisioned GPUs: ${provisioned.join(", ")}`);
+  if (f.overBudget !== null) {
+    const o = f.overBudget;
+    lines.push(
+      `Warning: provisioned GPUs exceed the budget of ${gpus(o.budget)} (planner.max_num_gpus) from ` +
+        `${clock(o.firstAtMs)} of virtual time, for ${minutes(o.durationMs)} in all, peak ${gpus(o.peakGpus)}; ` +
+        "starting and draining workers count",
+    );
+  }
+  if (f.slaText === null && f.goodRequests === null) {
+    lines.push("Goodput (requests/sec): N/A (no evaluation.sla)");
+    lines.push("SLA Attainment: N/A (no evaluation.sla)");
+  } else {
+    lines.push(`Goodput (requests/sec): ${formatNumber(f.goodputRps)}`);
+    const share = f.slaAttainment === null ? "N/A" : `${formatNumber(f.slaAttainment * 100)}%`;
+    const of =
+      f.goodRequests === null || f.numRequests === null
+        ? ""
+        : ` (${count(f.goodRequests)} of ${count(f.numRequests)} requests within ${f.slaText ?? "the SLA"})`;
+    lines.push(`SLA Attainment: ${share}${of}`);
+  }
+  if (f.scaling === null) lines.push("Scaling Events: none (no Planner)");
+  else {
+    let text = `Scaling Events: ${count(f.scaling.total)} (${count(f.scaling.up)} up, ${count(f.scaling.down)} down)`;
+    if (f.scaling.recommended !== null) {
+      text += `; advisory: ${count(f.scaling.recommended)} recommended, none applied`;
+    }
+    lines.push(text);
+  }
+  if (f.saturation !== null) {
+    const s = f.saturation;
+    lines.push(
+      `Note: the run is saturated: the queue was still growing at the last arrival (+${count(s.growth)} ` +
+        `requests over the last ${minutes(s.windowMs)} of arrivals; ${count(s.backlogAtLastArrival)} ` +
+        "requests waiting or running then): the fleet cannot keep up with this traffic, so latencies " +
+        "depend on how long the trace is",
+    );
+  }
+  return lines;
+}
