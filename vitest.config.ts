@@ -1,8 +1,11 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Tests on the project data beside the repository (../shared) run in `npm run test:shared`
+    // (vitest.shared.config.ts): `npm test` passes in a clone with nothing beside it.
+    exclude: [...configDefaults.exclude, "test/shared-data/**"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ["default"],

@@ -5,7 +5,7 @@
  *
  *   node --import tsx scripts/calibrate.ts [--perf-data ../shared/perf-data] [--out src/hardware]
  *
- * The derivation lives in src/hardware/derive.ts; test/perf.calibration.test.ts re-runs it and
+ * The derivation lives in src/hardware/derive.ts; test/shared-data/perf.calibration.test.ts re-runs it and
  * compares with the committed files.
  */
 import { execFileSync } from "node:child_process";

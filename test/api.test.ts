@@ -16,10 +16,11 @@ import {
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
 import { SEED_AGGREGATED_ENGINE, SEED_DISAGGREGATED_ENGINE } from "./configHelpers.js";
 import { cli } from "./helpers/cli.js";
+import { CONVERSATION_600S } from "./helpers/fixtures.js";
 import { tempDir } from "./helpers/specs.js";
 
-const ROOT = resolve(import.meta.dirname, "..");
-const CONVERSATION = resolve(ROOT, "../shared/traces/mooncake-fast25/conversation_trace.jsonl");
+/** The seed's conversation trace, its first 600 s (a committed fixture: runs without ../shared). */
+const CONVERSATION = CONVERSATION_600S;
 const MODEL = "nvidia/Llama-3.1-8B-Instruct-FP8";
 
 /** Seed 000 "Run from Python": the canonical engine arguments of the aggregated baseline. */
@@ -198,7 +199,7 @@ describe("runTraceReplay: the seed's Python examples against fleetsim predict", 
       },
       slaTtftMs: 1500,
       slaItlMs: 50,
-      // The seed replays one hour; twenty minutes keep the test short and the Planner busy.
+      // The seed replays one hour; the fixture holds its first ten minutes (a cap of twenty).
       maxSimTimeMs: 1_200_000,
     });
     const yaml = aggregatedYaml({ maxVirtualSeconds: 1200 })

@@ -7,17 +7,19 @@
  * `delay` after its previous turn *finished in the simulation*, so a trace with sessions cannot
  * replay identically after conversion (docs/traces.md).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
 import { cli } from "./helpers/cli.js";
+import { CONVERSATION_600S, CONVERSATION_600S_ROWS } from "./helpers/fixtures.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SAMPLE = join(ROOT, "examples/sample_trace.jsonl");
-const CONVERSATION = resolve(ROOT, "../shared/traces/mooncake-fast25/conversation_trace.jsonl");
+/** The FAST'25 conversation trace's first 600 s (a committed fixture: runs without ../shared). */
+const CONVERSATION = CONVERSATION_600S;
 
 const dir = mkdtempSync(join(tmpdir(), "fleetsim-convert-predict-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,33 +69,30 @@ async function summary(configPath: string, out: string): Promise<Record<string, 
   return s;
 }
 
-describe.skipIf(!existsSync(CONVERSATION))(
-  "predict: the FAST'25 conversation trace, many same-millisecond arrivals",
-  () => {
-    it("replays identically after conversion (ties keep file order)", async () => {
-      const dynamo = join(dir, "conversation-dynamo.jsonl");
-      const conv = await cli("convert", "--input", CONVERSATION, "--output", dynamo);
-      expect(conv.code, conv.err).toBe(0);
-      const load = "{type: trace_timestamps, speedup: 4}";
-      const router = "{policy: round_robin}";
-      const m = await summary(
-        config(
-          "cm",
-          `{type: trace, format: mooncake, paths: [${CONVERSATION}], block_size: 512}`,
-          load,
-          router,
-        ),
+describe("predict: the FAST'25 conversation trace, many same-millisecond arrivals", () => {
+  it("replays identically after conversion (ties keep file order)", async () => {
+    const dynamo = join(dir, "conversation-dynamo.jsonl");
+    const conv = await cli("convert", "--input", CONVERSATION, "--output", dynamo);
+    expect(conv.code, conv.err).toBe(0);
+    const load = "{type: trace_timestamps, speedup: 4}";
+    const router = "{policy: round_robin}";
+    const m = await summary(
+      config(
         "cm",
-      );
-      const d = await summary(
-        config("cd", `{type: trace, format: dynamo, paths: [${dynamo}]}`, load, router),
-        "cd",
-      );
-      expect(d.num_requests).toBe(12031);
-      expect(d).toEqual(m);
-    });
-  },
-);
+        `{type: trace, format: mooncake, paths: [${CONVERSATION}], block_size: 512}`,
+        load,
+        router,
+      ),
+      "cm",
+    );
+    const d = await summary(
+      config("cd", `{type: trace, format: dynamo, paths: [${dynamo}]}`, load, router),
+      "cd",
+    );
+    expect(d.num_requests).toBe(CONVERSATION_600S_ROWS);
+    expect(d).toEqual(m);
+  });
+});
 
 describe("predict: a converted trace replays like its Mooncake original", async () => {
   const mooncake = flatSample();

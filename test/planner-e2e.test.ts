@@ -1,6 +1,7 @@
 /**
- * The Planner in the loop, end to end (issue acceptance): the seed walkthroughs with their
- * Planner sections, the startup-delay sweep, a traffic surge, and advisory mode.
+ * The Planner in the loop, end to end (issue acceptance): a traffic surge, a GPU budget, advisory
+ * mode and the load predictor's warm-up. The seed walkthroughs with their Planner sections and the
+ * startup-delay sweep on the conversation trace: test/shared-data/seed.planner.test.ts.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -44,92 +45,6 @@ async function predict(config: string, ...sets: string[]): Promise<{ doc: Predic
   const text = readFileSync(join(out, "prediction.json"), "utf8");
   return { doc: JSON.parse(text) as Prediction, bytes: Buffer.byteLength(text) };
 }
-
-const addedWorkers = (p: NonNullable<Prediction["planner"]>): number =>
-  p.scaling_events.filter((e) => e.reason === "scale_up").reduce((a, e) => a + e.to_count - e.from_count, 0);
-const transitions = (p: NonNullable<Prediction["planner"]>): Transition[] =>
-  p.lifecycle_operations.flatMap((o) => o.transitions);
-
-describe("seed walkthroughs with the Planner, conversation trace", () => {
-  it("aggregated baseline: SLA Planner bootstrapped, ticks recorded, report under 5 MB", async () => {
-    const { doc, bytes } = await predict("examples/seed-aggregated.yaml");
-    const p = doc.planner!;
-    expect(p.metadata.mode).toBe("agg");
-    expect(p.metadata.advisory).toBe(false);
-    expect(p.metadata.bootstrap.status).toBe("installed");
-    expect(p.metadata.bootstrap.fpm_sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(p.html_report_path).toBeNull();
-    // One tick every 10 s (gcd of 300 and 10) from 10 s until the traffic is served.
-    expect(p.total_ticks).toBe(p.ticks.length);
-    expect(p.ticks[0].at_ms).toBe(10_000);
-    expect(p.ticks.every((t, i) => t.ordinal === i && t.at_ms === 10_000 * (i + 1))).toBe(true);
-    expect(p.scaling_events.length).toBeGreaterThan(0);
-    for (const e of p.scaling_events) {
-      expect(e.component).toBe("agg");
-      expect(e.reason).toBe(e.to_count > e.from_count ? "scale_up" : "scale_down");
-      // max_num_gpus 2 at 1 GPU per worker, min_workers 1.
-      expect(e.to_count).toBeGreaterThanOrEqual(1);
-      expect(e.to_count).toBeLessThanOrEqual(2);
-    }
-    expect(doc.summary.num_requests).toBe(12031);
-    expect(bytes).toBeLessThan(5 * 1024 * 1024);
-  });
-
-  it("disaggregated comparison: both roles scale within their minimums and GPU-hours add up", async () => {
-    const { doc } = await predict("examples/seed-disaggregated.yaml");
-    const p = doc.planner!;
-    expect(p.metadata.mode).toBe("disagg");
-    for (const e of p.scaling_events) {
-      expect(["prefill", "decode"]).toContain(e.component);
-      expect(e.to_count).toBeGreaterThanOrEqual(1);
-    }
-    const s = doc.summary;
-    expect(s.gpu_hours).toBeCloseTo(
-      (s.prefill_worker_seconds * s.prefill_gpus_per_worker +
-        s.decode_worker_seconds * s.decode_gpus_per_worker) /
-        3600,
-      9,
-    );
-    expect(s.num_requests).toBe(12031);
-  });
-
-  it("startup sweep 0…300 s: added workers start, become ready exactly startup_seconds later, and do not depend on the delay", async () => {
-    const added: number[] = [];
-    const ttft: number[] = [];
-    for (const startup of [0, 60, 120, 180, 240, 300]) {
-      const { doc } = await predict(
-        "examples/seed-aggregated.yaml",
-        `engine.workers.aggregated.startup_seconds=${startup}`,
-      );
-      const p = doc.planner!;
-      const tr = transitions(p);
-      const starting = tr.filter((t) => t.transition === "worker_starting");
-      const n = addedWorkers(p);
-      added.push(n);
-      ttft.push(doc.summary.mean_ttft_ms);
-      if (startup === 0) {
-        expect(starting).toHaveLength(0);
-        expect(tr.filter((t) => t.transition === "worker_ready")).toHaveLength(n);
-      } else {
-        expect(starting).toHaveLength(n);
-        for (const s of starting) {
-          const ready = tr.find((t) => t.worker_id === s.worker_id && t.transition === "worker_ready");
-          const cancelled = tr.find(
-            (t) =>
-              t.worker_id === s.worker_id &&
-              t.transition === "worker_removed" &&
-              t.at_ms < s.at_ms + startup * 1000,
-          );
-          if (cancelled === undefined) expect(ready?.at_ms).toBe(s.at_ms + startup * 1000);
-        }
-      }
-    }
-    expect(added.every((n) => n === added[0])).toBe(true);
-    expect(added[0]).toBeGreaterThan(0);
-    // A slower startup leaves the deployment short for longer.
-    expect(ttft[5]).toBeGreaterThan(ttft[0]);
-  }, 120_000);
-});
 
 /** Poisson arrivals: 2 req/s for 120 s, a 24 req/s surge until 300 s, then 2 req/s until 600 s. */
 function surgeConfig(): string {

@@ -23,6 +23,7 @@ import { loadWorkload, runPrediction } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
 import { createRoleTimings } from "../src/timing/index.js";
+import { CONVERSATION_600S } from "./helpers/fixtures.js";
 import { disaggSpec, traceSpec, writeTrace } from "./helpers/specs.js";
 
 async function timeseriesOf(spec: RunSpec, scaling: ScalingPolicy | null = null): Promise<TimeseriesReport> {
@@ -214,7 +215,7 @@ describe("scaling: workers appear and disappear", () => {
     const spec = () =>
       loadConfig({
         configPath: "examples/seed-aggregated.yaml",
-        sets: ["traffic.stop.max_virtual_time_seconds=600"],
+        sets: [`traffic.source.paths=[${CONVERSATION_600S}]`, "traffic.stop.max_virtual_time_seconds=600"],
         stack: "dynamo",
       });
     const first = await runPrediction(spec(), { capturePerRequest: false });

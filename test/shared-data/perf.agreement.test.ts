@@ -6,15 +6,14 @@
  * better, and the test holds it to MAPE ≤ 0.5 % and worst ≤ 2 %.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type AgreementRow, agreementQueries, compareTables } from "../src/hardware/agreement.js";
-import { knownGpuIds } from "../src/hardware/catalog.js";
-import { loadCompactTables } from "../src/hardware/compactTables.js";
-import { loadParquetTableData } from "../src/hardware/parquetTables.js";
-import { buildOpPerfTables } from "../src/hardware/tables.js";
+import { type AgreementRow, agreementQueries, compareTables } from "../../src/hardware/agreement.js";
+import { knownGpuIds } from "../../src/hardware/catalog.js";
+import { loadCompactTables } from "../../src/hardware/compactTables.js";
+import { loadParquetTableData } from "../../src/hardware/parquetTables.js";
+import { buildOpPerfTables } from "../../src/hardware/tables.js";
+import { PERF_DATA } from "./data.js";
 
-const PERF_DATA = resolve("../shared/perf-data");
 const MAX_MAPE = 0.005;
 const MAX_WORST = 0.02;
 

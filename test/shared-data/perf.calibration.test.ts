@@ -5,11 +5,11 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Calibration } from "../src/hardware/derive.js";
-import { deriveCalibration } from "../src/hardware/derive.js";
+import type { Calibration } from "../../src/hardware/derive.js";
+import { deriveCalibration } from "../../src/hardware/derive.js";
+import { PERF_DATA, ROOT } from "./data.js";
 
-const PERF_DATA = resolve("../shared/perf-data");
-const HW = resolve("src/hardware");
+const HW = resolve(ROOT, "src/hardware");
 const FIX = "run `node --import tsx scripts/calibrate.ts` and commit the result";
 
 describe("committed calibration = derivation from ../shared/perf-data", () => {

@@ -1,21 +1,21 @@
 /**
  * The op tables against the measured rows: exact hits, interpolation between measured points,
- * AIC's prefix rule, degenerate queries, errors, and query speed. Needs ../shared/perf-data.
+ * AIC's prefix rule, degenerate queries, errors, and query speed. Needs ../shared/perf-data
+ * (npm run test:shared); the GPU catalog without it: test/gpu.catalog.test.ts.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gpuSpec, knownGpuIds } from "../src/hardware/catalog.js";
-import { loadCompactTables } from "../src/hardware/compactTables.js";
-import { HardwareError } from "../src/hardware/errors.js";
-import type { GpuSpec } from "../src/hardware/gpu.js";
-import { type PerfRows, readPerfRows } from "../src/hardware/parquetData.js";
-import { loadParquetTables } from "../src/hardware/parquetTables.js";
-import type { OpPerfTables } from "../src/hardware/perfTables.js";
-import { gemmSolMs, generationAttentionSolMs } from "../src/hardware/sol.js";
-import type { KvDtype, WeightDtype } from "../src/model/architecture.js";
+import { gpuSpec } from "../../src/hardware/catalog.js";
+import { loadCompactTables } from "../../src/hardware/compactTables.js";
+import { HardwareError } from "../../src/hardware/errors.js";
+import type { GpuSpec } from "../../src/hardware/gpu.js";
+import { type PerfRows, readPerfRows } from "../../src/hardware/parquetData.js";
+import { loadParquetTables } from "../../src/hardware/parquetTables.js";
+import type { OpPerfTables } from "../../src/hardware/perfTables.js";
+import { gemmSolMs, generationAttentionSolMs } from "../../src/hardware/sol.js";
+import type { KvDtype, WeightDtype } from "../../src/model/architecture.js";
+import { PERF_DATA } from "./data.js";
 
-const PERF_DATA = resolve("../shared/perf-data");
 const GPU = "h200_sxm";
 
 /** Deterministic sample of `n` items. */
@@ -226,25 +226,9 @@ describe(`op tables on ${GPU}`, () => {
   });
 });
 
-describe("GPU catalog", () => {
-  it("knows the five calibrated GPUs", () => {
-    expect(knownGpuIds()).toEqual(["a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s"]);
-    expect(gpuSpec("h200_sxm").memBandwidth).toBe(4.8e12);
-    expect(gpuSpec("a100_sxm").perfDataVersion).toBe("0.14.0");
-  });
-
-  it("an unknown GPU is a HardwareError that lists the known ids", async () => {
-    expect(() => gpuSpec("h300")).toThrow(HardwareError);
-    expect(() => gpuSpec("h300")).toThrow(/a100_sxm, b200_sxm, h100_sxm, h200_sxm, l40s/);
-    expect(() => loadCompactTables("h300")).toThrow(HardwareError);
+describe("GPU catalog: parquet tables", () => {
+  it("an unknown GPU or perf-data version is a HardwareError that lists what exists", async () => {
     await expect(loadParquetTables(PERF_DATA, "h300")).rejects.toThrow(HardwareError);
     await expect(loadParquetTables(PERF_DATA, "h200_sxm", "9.9.9")).rejects.toThrow(/available: 0.24.0/);
-  });
-
-  it("A100 has no FP8 tables; L40S all-reduce comes from NCCL", () => {
-    const a100 = loadCompactTables("a100_sxm");
-    expect(() => a100.gemm("fp8", 16, 4096, 4096)).toThrow(/no fp8 GEMM table for a100_sxm/);
-    const l40s = loadCompactTables("l40s");
-    expect(l40s.allReduce(4, 1 << 20)).toBeGreaterThan(0);
   });
 });

@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli } from "./helpers/cli.js";
-import { tempDir } from "./helpers/specs.js";
+import { cli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/specs.js";
 
 type Summary = Record<string, number>;
 

@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli } from "./helpers/cli.js";
-import { tempDir } from "./helpers/specs.js";
+import { cli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/specs.js";
+import { CONVERSATION } from "./data.js";
 
-const TRACE = resolve("../shared/traces/mooncake-fast25/conversation_trace.jsonl");
+const TRACE = CONVERSATION;
 const SEED = "examples/seed-aggregated.yaml";
 
 interface Summary {

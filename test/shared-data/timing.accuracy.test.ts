@@ -5,17 +5,15 @@
  * Issue 3 acceptance: MAPE ≤ 5 % and worst case ≤ 15 % per model/GPU.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gpuSpec } from "../src/hardware/catalog.js";
-import { loadCompactTables } from "../src/hardware/compactTables.js";
-import { loadParquetTables } from "../src/hardware/parquetTables.js";
-import type { OpPerfTables } from "../src/hardware/perfTables.js";
-import type { ModelArchitecture } from "../src/model/architecture.js";
-import { resolveModel } from "../src/model/resolve.js";
-import { OpLevelTiming } from "../src/timing/opLevel.js";
-
-const PERF_DATA = resolve("../shared/perf-data");
+import { gpuSpec } from "../../src/hardware/catalog.js";
+import { loadCompactTables } from "../../src/hardware/compactTables.js";
+import { loadParquetTables } from "../../src/hardware/parquetTables.js";
+import type { OpPerfTables } from "../../src/hardware/perfTables.js";
+import type { ModelArchitecture } from "../../src/model/architecture.js";
+import { resolveModel } from "../../src/model/resolve.js";
+import { OpLevelTiming } from "../../src/timing/opLevel.js";
+import { PERF_DATA } from "./data.js";
 
 interface Case {
   readonly model: string;
