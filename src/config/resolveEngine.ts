@@ -153,7 +153,9 @@ function resolveRole(
     attentionData: p.attention_data,
     moeTensor: p.moe_tensor,
     moeExpert: p.moe_expert,
-    gpusPerWorker: p.tensor * p.pipeline * p.attention_data * (p.prefill_context ?? 1),
+    // As the seed defines it (tensor × attention_data) and the reference counts it (`_engine_caps`):
+    // pipeline stages are priced by the op-level model but add no GPUs to budgets or gpu_hours.
+    gpusPerWorker: p.tensor * p.attention_data,
     maxBatchedTokens: role.scheduler.max_batched_tokens,
     maxSequences: role.scheduler.max_sequences,
     blockSize: role.kv_cache.block_size,

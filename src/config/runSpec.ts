@@ -31,7 +31,7 @@ export interface WorkerRoleSpec {
   readonly attentionData: number;
   readonly moeTensor: number;
   readonly moeExpert: number;
-  /** GPUs one logical worker occupies: tensor × pipeline × attention_data × prefill_context. */
+  /** GPUs a worker counts for budgets and `gpu_hours`: tensor × attention_data (docs/architecture.md). */
   readonly gpusPerWorker: number;
   readonly maxBatchedTokens: number;
   readonly maxSequences: number;
