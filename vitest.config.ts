@@ -10,6 +10,9 @@ export default defineConfig({
     hookTimeout: 120_000,
     reporters: ["default"],
     pool: "forks",
+    // Every replay in the suite checks its bookkeeping invariants (src/sim/invariants.ts); CLI
+    // subprocesses and sweep workers inherit the variable.
+    env: { FLEETSIM_CHECK_INVARIANTS: "1" },
     // The HTML report inlines a generated ECharts bundle that only `npm run build` makes.
     globalSetup: ["test/browser/buildReportAssets.setup.ts"],
   },

@@ -167,6 +167,45 @@ export class KvBlockPool {
     return out;
   }
 
+  /**
+   * Checks the pool's bookkeeping against the references its owners hold (`expectedRefs[b]`:
+   * how many sequences list block b). Every block must be in exactly one state (free stack,
+   * LRU, or active), the counters must match, and each registered hash must map back to its
+   * block. Returns the first violation, or null. O(capacity): invariant checks only.
+   */
+  audit(expectedRefs: Int32Array): string | null {
+    const cap = this.capacity;
+    const seen = new Uint8Array(cap);
+    for (let i = 0; i < this.freeTop; i++) {
+      const b = this.freeStack[i];
+      if (seen[b] !== 0) return `block ${b} is on the free stack twice`;
+      seen[b] = 1;
+      if (this.refCount[b] !== 0 || this.blockHash[b] >= 0)
+        return `free block ${b} is referenced or registered`;
+    }
+    let lru = 0;
+    for (let b = this.lruHead; b >= 0; b = this.lruNext[b]) {
+      if (seen[b] !== 0) return `block ${b} is both free and inactive, or on the LRU twice`;
+      seen[b] = 2;
+      lru++;
+      if (lru > cap) return "the LRU list has a cycle";
+      if (this.refCount[b] !== 0 || this.blockHash[b] < 0)
+        return `inactive block ${b} is referenced or unregistered`;
+    }
+    if (lru !== this.inactive) return `LRU holds ${lru} blocks, counter says ${this.inactive}`;
+    for (let b = 0; b < cap; b++) {
+      if (this.refCount[b] !== expectedRefs[b]) {
+        return `block ${b} has ${this.refCount[b]} references, its owners hold ${expectedRefs[b]}`;
+      }
+      if (seen[b] === 0 && this.refCount[b] <= 0)
+        return `block ${b} is lost (neither free, inactive nor active)`;
+      if (seen[b] !== 0 && this.refCount[b] > 0) return `active block ${b} is also free or inactive`;
+      const h = this.blockHash[b];
+      if (h >= 0 && this.byHash.get(h) !== b) return `registered block ${b} is not found under its hash`;
+    }
+    return null;
+  }
+
   /** Registered hash of a block or -1 (tests and diagnostics). */
   hashOf(block: number): number {
     return this.blockHash[block];

@@ -44,6 +44,18 @@ export const Signal = {
   PrefillDone: 5,
 } as const;
 
+/** Output tokens a request gets: the requested count, cut where the context reaches max_model_len. */
+export function cappedOutputTokens(
+  promptLength: number,
+  requested: number,
+  maxModelLen: number | null,
+): number {
+  if (maxModelLen !== null && promptLength < maxModelLen && promptLength + requested > maxModelLen) {
+    return maxModelLen - promptLength;
+  }
+  return requested;
+}
+
 /**
  * vLLM-v1-like continuous-batching engine (mocker.md §1.3, aisimulate.md §4.3).
  *
@@ -142,10 +154,7 @@ export class VllmEngine {
     promptFullBlocks: number,
     maxModelLen: number | null,
   ): Sequence {
-    let maxOutput = requestedOutput;
-    if (maxModelLen !== null && promptLength < maxModelLen && promptLength + maxOutput > maxModelLen) {
-      maxOutput = maxModelLen - promptLength;
-    }
+    const maxOutput = cappedOutputTokens(promptLength, requestedOutput, maxModelLen);
     return new Sequence(req, promptLength, maxOutput, promptHashOffset, promptFullBlocks);
   }
 
@@ -496,6 +505,37 @@ export class VllmEngine {
     return k < s.promptFullBlocks
       ? this.promptHashes[s.promptHashOffset + k]
       : s.outputHashes[k - s.promptFullBlocks];
+  }
+
+  /**
+   * Invariant check (tests): KV blocks are conserved — the pool's references are exactly those
+   * of the sequences that own blocks here (running, held for a transfer, arrived hand-offs, and
+   * `reservedElsewhere`: hand-offs reserved here whose KV is still in flight, which the replay
+   * keeps) — and every owner's blocks cover the tokens it has computed. Returns the first
+   * violation, or null.
+   */
+  auditKv(reservedElsewhere: readonly Sequence[]): string | null {
+    const refs = new Int32Array(this.pool.capacity);
+    const bs = this.config.blockSize;
+    let problem: string | null = null;
+    const own = (s: Sequence, where: string): void => {
+      for (const b of s.blocks) refs[b]++;
+      if (problem === null && s.numComputed > s.blocks.length * bs && where !== "waiting") {
+        problem = `request ${s.req} (${where}) computed ${s.numComputed} tokens in ${s.blocks.length} blocks of ${bs}`;
+      }
+      if (problem === null && where === "waiting" && s.blocks.length > 0) {
+        problem = `waiting request ${s.req} holds ${s.blocks.length} blocks`;
+      }
+    };
+    for (const s of this.running) own(s, "running");
+    for (const s of this.held.values()) own(s, "held");
+    for (let i = 0; i < this.remoteReady.length; i++) own(this.remoteReady.at(i), "arrived hand-off");
+    for (let i = 0; i < this.waiting.length; i++) own(this.waiting.at(i), "waiting");
+    for (const s of reservedElsewhere) own(s, "reserved");
+    if (reservedElsewhere.length !== this.reserved) {
+      return `${this.reserved} reservations counted, ${reservedElsewhere.length} in flight`;
+    }
+    return problem ?? this.pool.audit(refs);
   }
 
   /** LIFO preemption of the newest running request: release its KV, recompute it later. */

@@ -2,7 +2,7 @@ import type { KvTransferSpec, RunSpec, WorkerRoleSpec } from "../config/runSpec.
 import { varianceOf } from "../engine/passStats.js";
 import type { Sequence } from "../engine/sequence.js";
 import { SequenceQueue } from "../engine/sequenceQueue.js";
-import { Signal, VllmEngine } from "../engine/vllmEngine.js";
+import { cappedOutputTokens, Signal, VllmEngine } from "../engine/vllmEngine.js";
 import { Collector, type HandoffColumns, Terminal } from "../metrics/collector.js";
 import { TimelineSampler, type TimelineSamples } from "../metrics/timeline.js";
 import type { ForwardPassMetrics } from "../planner/types.js";
@@ -10,6 +10,7 @@ import type { RoleTimings } from "../timing/index.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { ArrivalPlan } from "./arrivals.js";
 import { EventHeap, eventOrder, Phase } from "./eventHeap.js";
+import { InvariantChecker, invariantsEnabledByEnv } from "./invariants.js";
 import type {
   LifecycleOperation,
   LifecycleTransition,
@@ -24,6 +25,8 @@ export interface ReplayOptions {
   readonly capturePerRequest: boolean;
   /** Drives scaling ticks (the Planner); null for a fixed deployment. */
   readonly scaling?: ScalingPolicy | null;
+  /** Check bookkeeping invariants while running (sim/invariants.ts); default: FLEETSIM_CHECK_INVARIANTS. */
+  readonly checkInvariants?: boolean;
 }
 
 /** What a finished replay hands to reporting. */
@@ -119,6 +122,10 @@ export class Replay {
   private readonly scheduleArrival: (row: number, time: number) => void;
   /** Samples worker state at bucket boundaries, lazily from `step` (no events of its own). */
   private readonly timeline: TimelineSampler;
+  /** Bookkeeping checks (tests); null in production runs, so the hot loop pays one null test. */
+  private readonly invariants: InvariantChecker | null;
+  /** Whether the run ended by running out of work (not by the virtual-time cap). */
+  private finished = false;
 
   constructor(
     private readonly spec: RunSpec,
@@ -208,6 +215,31 @@ export class Replay {
     this.scaling = opts.scaling ?? null;
     const first = this.scaling?.initialTickMs() ?? null;
     if (first !== null && Number.isFinite(first)) this.heap.push(first, eventOrder(Phase.Scaling, 0), 0);
+    this.invariants =
+      (opts.checkInvariants ?? invariantsEnabledByEnv())
+        ? new InvariantChecker({
+            pools: this.pools,
+            collector,
+            holdsNothing: (pool, w) => this.holdsNothing(pool, w),
+            reservedBySlot: (pool) => this.reservedBySlot(pool),
+            gpuBudget: spec.planner?.maxGpuBudget ?? null,
+          })
+        : null;
+  }
+
+  /** Per slot of `pool`: the hand-offs reserved there whose KV transfer is in flight (invariant checks). */
+  private reservedBySlot(pool: WorkerPool): Sequence[][] {
+    const out: Sequence[][] = [];
+    if (pool !== this.back) return out;
+    const handoff = this.handoff!;
+    for (let row = 0; row < this.handoffSeq.length; row++) {
+      const seq = this.handoffSeq[row];
+      if (seq === null || Number.isNaN(handoff.destinationReserved[row])) continue;
+      const slot = this.decodeSlotOf[row];
+      while (out.length <= slot) out.push([]);
+      out[slot].push(seq);
+    }
+    return out;
   }
 
   /** Requests a stop at the next yield point (Ctrl-C). */
@@ -276,6 +308,7 @@ export class Replay {
       const finished = this.scaling !== null && this.openRequests === 0 && this.queuedArrivalEvents === 0;
       if (t === Number.POSITIVE_INFINITY || finished) {
         this.checkDrained();
+        this.finished = true;
         return false;
       }
       // Soft cap: events at the cap are processed, later ones are not (aisimulate.md §2.1).
@@ -305,10 +338,12 @@ export class Replay {
           this.tick(t);
           this.driveWorkers(this.front, t);
           if (this.back !== null) this.driveWorkers(this.back, t);
+          this.invariants?.afterTick(t);
           // The tick started asynchronous work: return so that `run` awaits it before going on.
           if (this.work !== null) return true;
         }
       } while (heap.peekTime() === t || this.tickDue);
+      this.invariants?.afterTimestamp(t);
     }
     return true;
   }
@@ -360,10 +395,27 @@ export class Replay {
       // Capacity may have freed on a decode worker: retry the hand-offs waiting for it.
       if (pool === this.back) this.drainReservations(slot, t);
     }
-    if (pool.state[w] === WorkerState.Draining && pool.isDrained(w)) {
-      pool.remove(w, t);
-      this.record(pool, t, "drain_complete", [[w, "worker_removed"]]);
-    }
+    this.removeIfDrained(pool, w, t);
+  }
+
+  /**
+   * A draining worker is removed as soon as it holds nothing: no pass in flight, no queued,
+   * running, held (prefill KV awaiting its transfer) or reserved request, and no hand-off
+   * waiting for its KV. Called wherever a worker can lose its last piece of work: a pass
+   * completion, and the release of a prefill copy after its transfer (or rejection).
+   */
+  private removeIfDrained(pool: WorkerPool, w: number, t: number): void {
+    if (pool.state[w] !== WorkerState.Draining || !this.holdsNothing(pool, w)) return;
+    pool.remove(w, t);
+    this.record(pool, t, "drain_complete", [[w, "worker_removed"]]);
+  }
+
+  private holdsNothing(pool: WorkerPool, w: number): boolean {
+    if (!pool.isDrained(w)) return false;
+    if (pool !== this.back) return true;
+    const D = pool.ranksPerWorker;
+    for (let r = 0; r < D; r++) if (this.reservationsWaiting(w * D + r) > 0) return false;
+    return true;
   }
 
   private deliverSignals(pool: WorkerPool, slot: number, t: number): void {
@@ -430,6 +482,10 @@ export class Replay {
       this.terminate(row, t, Terminal.Rejected);
       return;
     }
+    // The decode router counts the request from its choice on (the reference's add_request at
+    // selection), also while the hand-off waits for KV capacity there: it is in flight on that
+    // worker, which keeps it even if the worker starts draining meanwhile.
+    back.placement.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, Number.NaN);
     this.handoffSeq[row] = seq;
     const queue = this.reservationQueue(slot);
     if (queue.length === 0 && this.reserve(seq, slot, t)) return;
@@ -443,20 +499,8 @@ export class Replay {
     if (resident < 0) return false;
     const row = seq.req;
     const handoff = this.handoff!;
-    const table = this.table;
     handoff.destinationReserved[row] = t;
     handoff.decodeReusedTokens[row] = resident;
-    const offset = table.blockOffsets[row];
-    back.placement.onDispatched(
-      slot,
-      row,
-      table.blockHashes,
-      offset,
-      table.blockOffsets[row + 1] - offset,
-      seq.promptLength,
-      t,
-      Number.NaN,
-    );
     const transfer = this.transfer!;
     const tokens = transferTokens(seq.promptLength, resident, back.spec.blockSize, transfer);
     handoff.transferredTokens[row] = tokens;
@@ -494,9 +538,12 @@ export class Replay {
     const front = this.front;
     const slot = this.prefillSlotOf[row];
     front.engines[slot].releaseHeld(row);
-    front.dirty[front.workerOf(slot)] = 1;
+    const w = front.workerOf(slot);
+    front.dirty[w] = 1;
     front.placement.onFreed(slot, row, t);
     this.handoff!.sourceReleased[row] = t;
+    // The hand-off may have been the last thing a draining prefill worker held.
+    this.removeIfDrained(front, w, t);
   }
 
   /** A request reached a terminal state: bookkeeping shared by every path. */
@@ -617,7 +664,7 @@ export class Replay {
       pool.drain(w);
       transitions.push([w, "worker_draining"]);
       excess--;
-      if (pool.isDrained(w)) {
+      if (this.holdsNothing(pool, w)) {
         pool.remove(w, t);
         transitions.push([w, "worker_removed"]);
       }
@@ -683,6 +730,13 @@ export class Replay {
 
   private result(wallTimeMs: number): ReplayResult {
     for (const pool of this.pools) pool.accrue(this.now);
+    if (this.invariants !== null) {
+      const table = this.table;
+      const maxModelLen = this.maxModelLen;
+      this.invariants.atEnd(this.now, this.finished, this.lifecycle, (row) =>
+        cappedOutputTokens(table.inputLength[row], table.outputLength[row], maxModelLen),
+      );
+    }
     let preemptions = 0;
     for (const e of this.workers) preemptions += e.preemptions;
     const back = this.back;

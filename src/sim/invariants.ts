@@ -1,0 +1,195 @@
+import type { Sequence } from "../engine/sequence.js";
+import type { Collector } from "../metrics/collector.js";
+import { Terminal } from "../metrics/collector.js";
+import type { LifecycleOperation } from "./scaling.js";
+import { type WorkerPool, WorkerState } from "./workerPool.js";
+
+/**
+ * Bookkeeping invariants of a replay, checked while it runs when enabled (every replay in the
+ * test suite: `FLEETSIM_CHECK_INVARIANTS=1`, set by vitest.config.ts and inherited by CLI
+ * subprocesses and sweep workers). A violation throws, so a bookkeeping bug cannot hide behind
+ * plausible output:
+ *  - the clock never goes back (Replay.step checks this on every run);
+ *  - each request reaches one terminal state, and every arrived request one by the end;
+ *  - KV blocks are conserved: each pool's references are exactly its owners' blocks, and every
+ *    owner's blocks cover its computed tokens; at the end no block is held;
+ *  - tokens are conserved: a completed request got exactly its (capped) output tokens;
+ *  - the GPUs the Planner has committed (ready + starting workers) ≤ max(budget, starting GPUs)
+ *    after every scaling tick. Draining workers are left out: as in the reference (mocker.md §7,
+ *    planner.md §8.4), a scale-down marks workers draining and a rebalance may start the other
+ *    pool's worker at once, so provisioned GPUs (which include draining workers, and which
+ *    `gpu_hours` integrates) can exceed the budget until the drain ends — the draining rule
+ *    below bounds how long;
+ *  - a draining worker is removed as soon as it holds nothing (no in-flight pass, no queued,
+ *    running, held or reserved request);
+ *  - worker-seconds equal the integral of the provisioned count rebuilt from the lifecycle
+ *    records (what prediction.json's `planner.lifecycle_operations` says), so `gpu_hours`
+ *    (Σ worker-seconds × GPUs per worker) equals the provisioned GPU time.
+ */
+export class InvariantViolation extends Error {
+  constructor(what: string) {
+    super(`internal: invariant violated: ${what}`);
+    this.name = "InvariantViolation";
+  }
+}
+
+/** Whether replays check their invariants by default (tests set FLEETSIM_CHECK_INVARIANTS=1). */
+export function invariantsEnabledByEnv(): boolean {
+  const v = process.env.FLEETSIM_CHECK_INVARIANTS;
+  return v !== undefined && v !== "" && v !== "0";
+}
+
+/** What the checker needs to see of the replay, without reaching into its private state. */
+export interface InvariantView {
+  readonly pools: readonly WorkerPool[];
+  readonly collector: Collector;
+  /** Whether a draining worker of `pool` holds nothing at all (the replay's removal rule). */
+  holdsNothing(pool: WorkerPool, w: number): boolean;
+  /** Per slot of `pool`: the hand-offs reserved there whose KV is still in flight. */
+  reservedBySlot(pool: WorkerPool): readonly (readonly Sequence[])[];
+  /** The GPU budget (`max_num_gpus`), or null/negative for none. */
+  readonly gpuBudget: number | null;
+}
+
+export class InvariantChecker {
+  private readonly startingGpus: number;
+  private readonly initialReplicas: number[];
+  /** Timestamps between two KV audits: keeps the amortized cost to ~64 block visits per timestamp. */
+  private readonly auditEvery: number;
+  private sinceAudit = 0;
+
+  constructor(private readonly view: InvariantView) {
+    this.startingGpus = committedGpus(view.pools);
+    this.initialReplicas = view.pools.map((p) => p.provisioned);
+    let blocks = 0;
+    for (const pool of view.pools) for (const e of pool.engines) blocks += e.pool.capacity;
+    this.auditEvery = Math.max(1, Math.floor(blocks / 64));
+  }
+
+  /** After every effect of a timestamp. */
+  afterTimestamp(t: number): void {
+    for (const pool of this.view.pools) {
+      if (pool.drainingCount === 0) continue;
+      for (let w = 0; w < pool.workerCount; w++) {
+        if (pool.state[w] === WorkerState.Draining && this.view.holdsNothing(pool, w)) {
+          throw new InvariantViolation(
+            `${pool.role} worker ${w} is draining but holds nothing at ${t} ms and was not removed`,
+          );
+        }
+      }
+    }
+    if (++this.sinceAudit >= this.auditEvery) {
+      this.sinceAudit = 0;
+      this.auditKv(t);
+    }
+  }
+
+  /** After a scaling tick applied its targets. */
+  afterTick(t: number): void {
+    const gpus = committedGpus(this.view.pools);
+    const budget = this.view.gpuBudget;
+    const limit =
+      budget === null || budget < 0 ? Number.POSITIVE_INFINITY : Math.max(budget, this.startingGpus);
+    if (gpus > limit) {
+      throw new InvariantViolation(
+        `${gpus} GPUs committed (ready + starting) at ${t} ms, over max(budget ${budget}, starting ${this.startingGpus})`,
+      );
+    }
+    this.auditKv(t);
+  }
+
+  /** At the end of the run: `finished` when it ran out of events (not cut by the time cap). */
+  atEnd(
+    endMs: number,
+    finished: boolean,
+    lifecycle: readonly LifecycleOperation[],
+    expectedOutput: (row: number) => number,
+  ): void {
+    this.auditKv(endMs);
+    const c = this.view.collector;
+    for (let r = 0; r < c.status.length; r++) {
+      if (Number.isNaN(c.arrival[r])) continue;
+      const status = c.status[r];
+      if (status === Terminal.None) {
+        if (finished) throw new InvariantViolation(`request ${r} arrived but never reached a terminal state`);
+        continue;
+      }
+      if (c.terminal[r] < c.arrival[r]) throw new InvariantViolation(`request ${r} ended before it arrived`);
+      if (status === Terminal.Completed && c.tokens[r] !== expectedOutput(r)) {
+        throw new InvariantViolation(
+          `request ${r} completed with ${c.tokens[r]} of ${expectedOutput(r)} output tokens`,
+        );
+      }
+    }
+    for (const pool of this.view.pools) {
+      if (finished) {
+        for (const e of pool.engines) {
+          if (e.pool.activeBlocks !== 0) {
+            throw new InvariantViolation(
+              `${pool.role} pool holds ${e.pool.activeBlocks} KV blocks after the run`,
+            );
+          }
+        }
+      }
+    }
+    this.checkWorkerSeconds(endMs, lifecycle);
+  }
+
+  private auditKv(t: number): void {
+    for (const pool of this.view.pools) {
+      const engines = pool.engines;
+      const reserved = this.view.reservedBySlot(pool);
+      for (let slot = 0; slot < engines.length; slot++) {
+        // A removed worker's engines stay in the list (stable ids) but can hold nothing new.
+        if (!pool.isProvisioned(pool.workerOf(slot))) continue;
+        const problem = engines[slot].auditKv(reserved[slot] ?? []);
+        if (problem !== null)
+          throw new InvariantViolation(`${pool.role} slot ${slot} at ${t} ms: ${problem}`);
+      }
+    }
+  }
+
+  /** Worker-seconds of each pool = ∫ provisioned count dt, rebuilt from the lifecycle records alone. */
+  private checkWorkerSeconds(endMs: number, lifecycle: readonly LifecycleOperation[]): void {
+    const pools = this.view.pools;
+    for (let p = 0; p < pools.length; p++) {
+      const pool = pools[p];
+      const name = pool.role === "aggregated" ? "agg" : pool.role;
+      let count = this.initialReplicas[p];
+      let since = 0;
+      let integralMs = 0;
+      for (const op of lifecycle) {
+        if (op.pool !== name) continue;
+        if (op.at_ms < since) throw new InvariantViolation(`lifecycle records of ${name} go back in time`);
+        integralMs += count * (op.at_ms - since);
+        since = op.at_ms;
+        for (const tr of op.transitions) {
+          if (tr.transition === "worker_starting") count++;
+          else if (tr.transition === "worker_ready" && op.cause === "scale_up") count++;
+          else if (tr.transition === "worker_removed") count--;
+        }
+        if (count < 0)
+          throw new InvariantViolation(`lifecycle records of ${name} remove more workers than exist`);
+      }
+      integralMs += count * (endMs - since);
+      if (count !== pool.provisioned) {
+        throw new InvariantViolation(
+          `${name}: lifecycle records end at ${count} workers, the pool has ${pool.provisioned}`,
+        );
+      }
+      const fromRecords = integralMs / 1000;
+      if (Math.abs(fromRecords - pool.workerSeconds) > 1e-6 * Math.max(1, fromRecords)) {
+        throw new InvariantViolation(
+          `${name}: ${pool.workerSeconds} worker-seconds accrued, lifecycle records give ${fromRecords}`,
+        );
+      }
+    }
+  }
+}
+
+/** GPUs of ready and starting workers: what the Planner's budget math counts. */
+function committedGpus(pools: readonly WorkerPool[]): number {
+  let gpus = 0;
+  for (const pool of pools) gpus += pool.nonDraining * pool.spec.gpusPerWorker;
+  return gpus;
+}
