@@ -153,7 +153,7 @@ export interface RetuneSettings {
 
 /** What a worker of one role can do (planner.md §2 `EngineCapabilities`). */
 export interface EngineCapabilities {
-  /** GPUs per replica (tensor × pipeline × attention_data). */
+  /** GPUs per replica (tensor × attention_data). */
   readonly numGpu: number;
   /** Budget cost per replica; `gpu_cost_per_replica ?? num_gpu`. */
   readonly gpuCostPerReplica: number;
