@@ -93,6 +93,35 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
     expect(s.num_requests).toBe(12031);
   });
 
+  it("disaggregated with max_num_gpus 4 (issue 12 §1): drained prefill workers leave, GPU-hours are the provisioned time", async () => {
+    // Before the fix a prefill worker whose last KV copy was released by a transfer completion
+    // stayed draining for the rest of the run: gpu_hours 25.24, prefill_worker_seconds 87,308,
+    // 40 workers draining at the last tick.
+    const { doc } = await predict("examples/seed-disaggregated.yaml", "planner.max_num_gpus=4");
+    const p = doc.planner!;
+    const s = doc.summary;
+    const peak = Math.max(...p.scaling_events.map((e) => e.to_count));
+    expect(peak).toBeLessThanOrEqual(3);
+    // Never more prefill workers on average than the largest size the Planner asked for.
+    expect(s.prefill_worker_seconds / (s.duration_ms / 1000)).toBeLessThanOrEqual(peak);
+    expect(s.gpu_hours).toBeLessThan(4 * (s.duration_ms / 3_600_000));
+    expect(s.gpu_hours).toBeCloseTo(2.575, 2);
+    const ticks = p.ticks as unknown as { topology: Record<string, { draining_count: number }> }[];
+    expect(ticks.at(-1)!.topology.prefill.draining_count).toBe(0);
+    expect(Math.max(...ticks.map((t) => t.topology.prefill.draining_count))).toBeLessThanOrEqual(2);
+    // The load target takes the same lifecycle path.
+    const load = (
+      await predict("examples/seed-disaggregated.yaml", "planner.max_num_gpus=4", "planner.target=load")
+    ).doc;
+    const loadPeak = Math.max(1, ...load.planner!.scaling_events.map((e) => e.to_count));
+    const ls = load.summary;
+    expect(ls.prefill_worker_seconds / (ls.duration_ms / 1000)).toBeLessThanOrEqual(loadPeak);
+    const loadTicks = load.planner!.ticks as unknown as {
+      topology: Record<string, { draining_count: number }>;
+    }[];
+    expect(loadTicks.at(-1)!.topology.prefill.draining_count).toBe(0);
+  });
+
   it("startup sweep 0…300 s: added workers start, become ready exactly startup_seconds later, and do not depend on the delay", async () => {
     const added: number[] = [];
     const ttft: number[] = [];
