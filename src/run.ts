@@ -15,8 +15,11 @@ import type { RequestTable } from "./traffic/requests.js";
 import { makeSyntheticTable } from "./traffic/synthetic.js";
 import { TraceError } from "./traffic/traceError.js";
 
-/** Builds the request table a run spec describes (trace file or synthetic generator). */
-export async function loadWorkload(spec: RunSpec): Promise<RequestTable> {
+/**
+ * Builds the request table a run spec describes (trace file or synthetic generator). `warn`
+ * receives what the trace reader dropped (Dynamo `request_end` rows without `output_tokens`).
+ */
+export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void): Promise<RequestTable> {
   // Both roles of a disaggregated deployment share one block size (config rule).
   const engine = spec.engine;
   const engineBlockSize =
@@ -24,6 +27,7 @@ export async function loadWorkload(spec: RunSpec): Promise<RequestTable> {
   const source = spec.source;
   if (source.type === "trace" && source.format === "dynamo") {
     const requests = await readDynamoRequests(source.paths, { expectedBlockSize: source.blockSize });
+    warnDropped(requests, warn);
     checkDynamoLoad(requests, spec);
     return buildDynamoTable(requests, { engineBlockSize });
   }
@@ -43,6 +47,16 @@ export async function loadWorkload(spec: RunSpec): Promise<RequestTable> {
     engineBlockSize,
     arrivals: load,
   });
+}
+
+/** Says how many `request_end` rows without `output_tokens` the reader dropped (none: nothing). */
+function warnDropped(requests: DynamoRequests, warn: ((line: string) => void) | undefined): void {
+  const n = requests.droppedStartMs.length;
+  if (n === 0 || warn === undefined) return;
+  warn(
+    `${requests.files.join(", ")}: dropped ${n} request_end row${n === 1 ? "" : "s"} without output_tokens ` +
+      `(${requests.count} request${requests.count === 1 ? "" : "s"} kept)`,
+  );
 }
 
 /**
@@ -79,8 +93,13 @@ export interface RunHooks {
   onStart?(replay: Replay, workload: RequestTable): void;
   /** Called when the replay has finished, before its report is built (the shutdown phase begins). */
   onReplayEnd?(): void;
-  /** Receives diagnostic lines (the retune window counts, docs/retune.md §4). */
+  /** Receives diagnostic lines at info level (the retune window counts, docs/retune.md §4). */
   log?(line: string): void;
+  /**
+   * Receives warnings: rows the trace reader dropped, the `[ADVISORY]` start-up line, a Planner
+   * bootstrap that fell back to load-based scaling.
+   */
+  warn?(line: string): void;
 }
 
 /** Loads the workload, replays it and builds the prediction document. */
@@ -91,7 +110,9 @@ export async function runPrediction(
 ): Promise<RunOutcome> {
   const retuneOn = spec.planner?.retune !== undefined && spec.planner.retune !== null;
   const [workload, timings] = await Promise.all([
-    retuneOn ? loadRetuneWorkload(spec) : loadWorkload(spec).then((table) => ({ table, requests: null })),
+    retuneOn
+      ? loadRetuneWorkload(spec, hooks.warn)
+      : loadWorkload(spec, hooks.warn).then((table) => ({ table, requests: null })),
     createRoleTimings(spec.engine),
   ]);
   const { table, requests } = workload;
@@ -113,12 +134,16 @@ export async function runPrediction(
  * The workload of a retune run, read once: the Dynamo trace's requests (the window reader's rows)
  * and their table. An agentic trace is rejected (docs/retune.md §1: windows replay open-loop).
  */
-async function loadRetuneWorkload(spec: RunSpec): Promise<{ table: RequestTable; requests: DynamoRequests }> {
+async function loadRetuneWorkload(
+  spec: RunSpec,
+  warn: ((line: string) => void) | undefined,
+): Promise<{ table: RequestTable; requests: DynamoRequests }> {
   const source = spec.source;
   if (source.type !== "trace" || source.format !== "dynamo") {
     throw new Error("internal: planner.retune needs a Dynamo request trace (config rule)");
   }
   const requests = await readDynamoRequests(source.paths, { expectedBlockSize: source.blockSize });
+  warnDropped(requests, warn);
   if (isAgentic(requests)) {
     throw new TraceError(
       requests.files[0],

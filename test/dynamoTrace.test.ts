@@ -312,12 +312,11 @@ describe("loadDynamoTrace: malformed rows fail with file, line and field", () =>
       pattern: /non-empty string/,
     },
     {
-      name: "no output_tokens",
-      row: mutate(rec("a", { received: T0 }), (r) => {
-        delete r.output_tokens;
-      }),
+      // A row without output_tokens is dropped and counted (below); a malformed one is an error.
+      name: "negative output_tokens",
+      row: rec("a", { received: T0, osl: -1 }),
       field: "request.output_tokens",
-      pattern: /required field is missing/,
+      pattern: /integer/,
     },
     {
       name: "no replay",
@@ -377,6 +376,35 @@ describe("loadDynamoTrace: malformed rows fail with file, line and field", () =>
       expect(e.message).toMatch(c.pattern);
     });
   }
+
+  it("request_end rows without output_tokens (absent or null) are dropped and counted, not fatal", async () => {
+    const path = write([
+      rec("a", { received: T0 }),
+      mutate(rec("b", { received: T0 + 5 }), (r) => {
+        delete r.output_tokens;
+      }),
+      mutate(rec("c", { received: T0 + 9 }), (r) => {
+        r.output_tokens = null;
+      }),
+      rec("d", { received: T0 + 20 }),
+      // A dropped row claims no request_id: a later row with it is a request.
+      rec("b", { received: T0 + 30 }),
+    ]);
+    const r = await readDynamoRequests([path]);
+    expect(r.requestIds).toEqual(["a", "d", "b"]);
+    expect([...r.droppedStartMs]).toEqual([T0 + 5, T0 + 9]);
+    expect(r.duplicateRows).toBe(0);
+  });
+
+  it("a trace whose request_end rows all lack output_tokens is an error that says so", async () => {
+    const path = write([
+      mutate(rec("a", { received: T0 }), (r) => {
+        delete r.output_tokens;
+      }),
+    ]);
+    const e = await traceError(readDynamoRequests([path]));
+    expect(e.message).toMatch(/no request_end record with output_tokens \(1 without it dropped\)/);
+  });
 
   it("a trace without request_end rows is an error", async () => {
     const path = write([toolEnd]);

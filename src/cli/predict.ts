@@ -133,6 +133,12 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     arm();
     stopWatchdog = () => clearTimeout(timer);
   });
+  // The run's messages (the reference logs them at INFO / WARNING) go to stderr, each on its own
+  // line: a progress bar being drawn is erased first and redrawn below it on its next tick.
+  const message =
+    (level: "info" | "warning") =>
+    (line: string): void =>
+      io.err(`${progress === null ? "" : ERASE_LINE}fleetsim: ${level}: ${line}\n`);
   let outcome: Awaited<ReturnType<typeof runPrediction>>;
   try {
     const run = (async () => {
@@ -153,6 +159,8 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
             progress?.stop();
             phases.replayEnded();
           },
+          log: message("info"),
+          warn: message("warning"),
         },
       );
     })();
@@ -204,6 +212,9 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Carriage return + erase line: what the progress bar draws over. */
+const ERASE_LINE = "\r\x1b[K";
 
 /** The watchdog's verdict: start-up outlasted initialization_timeout_seconds. */
 class StartupExpired extends Error {

@@ -300,8 +300,11 @@ export class RetuneController {
       throughput ? this.retune.historyS : null,
     );
     const rows = membership.window;
+    // request_end rows without output_tokens that arrived in the window (the reader dropped them).
+    let dropped = 0;
+    for (const ms of r.droppedStartMs) if (ms >= membership.startMs && ms < membership.endMs) dropped++;
     this.log(
-      formatWindowCounts(window, rows.length, { ...membership.counts, dropped: 0, agentContextStripped: 0 }),
+      formatWindowCounts(window, rows.length, { ...membership.counts, dropped, agentContextStripped: 0 }),
     );
     const set = candidateSet(this.retune, this.startup, this.current);
     // With throughput scaling: the history and window traffic, bucketed at the throughput interval (§5).

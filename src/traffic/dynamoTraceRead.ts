@@ -9,6 +9,8 @@
  *  - The embedded `trace_block_size` is authoritative: every kept row must carry the same one, and
  *    an explicit `traffic.source.block_size` must equal it.
  *  - Either every kept request has `agent_context` (an agentic trace) or none does.
+ *  - A `request_end` row without `output_tokens` is dropped and counted (`droppedStartMs`), as the
+ *    retune window reader does (seed 003): it is not a request, and it claims no `request_id`.
  *  - Requests are sorted by (arrival, completion), so shards may be given in any order and rows
  *    may be in completion order (as Dynamo writes them). Ties keep reading order. (The reference
  *    breaks ties by request_id; reading order instead makes a converted Mooncake trace, whose
@@ -50,6 +52,11 @@ export interface DynamoRequests {
   readonly skippedRows: number;
   /** `request_end` rows dropped because an earlier row had the same `request_id`. */
   readonly duplicateRows: number;
+  /**
+   * Arrivals (absolute unix ms, reading order) of the `request_end` rows dropped because they have
+   * no `output_tokens`; their count is `length`. They are not requests of the trace.
+   */
+  readonly droppedStartMs: Float64Array;
 }
 
 export interface DynamoReadOptions {
@@ -75,7 +82,14 @@ export async function readDynamoRequests(
     });
   }
   if (acc.count === 0) {
-    throw new TraceError(files.join(", "), 0, "the trace holds no request_end record");
+    const dropped = acc.dropped.length;
+    throw new TraceError(
+      files.join(", "),
+      0,
+      dropped === 0
+        ? "the trace holds no request_end record"
+        : `the trace holds no request_end record with output_tokens (${dropped} without it dropped)`,
+    );
   }
   return acc.finish(files);
 }
@@ -85,6 +99,7 @@ class Accumulator {
   count = 0;
   skippedRows = 0;
   duplicateRows = 0;
+  readonly dropped = new GrowableF64();
   private readonly start = new GrowableF64();
   private readonly end = new GrowableF64();
   private readonly known: boolean[] = [];
@@ -104,6 +119,10 @@ class Accumulator {
   }
 
   add(row: DynamoRequestRow, at: RowPosition): void {
+    if (row.outputLength === null) {
+      this.dropped.push(row.startMs);
+      return;
+    }
     if (this.seen.has(row.requestId)) {
       this.duplicateRows++;
       return;
@@ -210,6 +229,7 @@ class Accumulator {
       files,
       skippedRows: this.skippedRows,
       duplicateRows: this.duplicateRows,
+      droppedStartMs: this.dropped.toArray(),
     };
   }
 }

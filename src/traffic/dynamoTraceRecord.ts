@@ -14,7 +14,8 @@
  * | `request.request_id`                     | required, non-empty string                                  |
  * | `request.request_received_ms`            | optional non-negative integer: the arrival                  |
  * | `request.total_time_ms`                  | optional finite number ≥ 0 (rounded to whole ms)            |
- * | `request.output_tokens`                  | required, non-negative integer: the output length           |
+ * | `request.output_tokens`                  | non-negative integer: the output length; a row without it   |
+ * |                                          | (absent or null) is dropped and counted, not an error       |
  * | `request.replay.trace_block_size`        | required, positive integer                                  |
  * | `request.replay.input_length`            | required, non-negative integer: the prompt length           |
  * | `request.replay.input_sequence_hashes`   | exactly ceil(input_length / trace_block_size) u64 integers  |
@@ -39,7 +40,11 @@ export interface DynamoRequestRow {
   /** The row carried `total_time_ms`: `endMs` is a recorded completion, not just the event time. */
   readonly completionKnown: boolean;
   readonly inputLength: number;
-  readonly outputLength: number;
+  /**
+   * Null when the row has no `output_tokens`: the reader drops it and counts it (the retune window
+   * reader's rule, seed 003 "Windows": "request_end rows without output_tokens (dropped)").
+   */
+  readonly outputLength: number | null;
   readonly blockSize: number;
   readonly hashKeys: readonly (number | string)[];
   /** `agent_context.session_id`, or null when the row has no `agent_context`. */
@@ -92,7 +97,11 @@ export function parseDynamoLine(text: string, at: RowPosition): DynamoRequestRow
   }
   const received = f.optionalCount(request, "request.request_received_ms", "request_received_ms");
   const total = readTotal(request, f);
-  const outputLength = f.count(request, "output_tokens", MAX_I32, "request.output_tokens");
+  const rawOutput = request["output_tokens"];
+  const outputLength =
+    rawOutput === undefined || rawOutput === null
+      ? null
+      : f.count(request, "output_tokens", MAX_I32, "request.output_tokens");
 
   const replay = f.object(request, "replay", "request.replay");
   const blockSize = f.count(replay, "trace_block_size", MAX_I32, "request.replay.trace_block_size");
