@@ -32,6 +32,23 @@ export interface TimeseriesReport {
   itl_ms: PercentileSeries;
   active_workers: { aggregated?: number[]; prefill?: number[]; decode?: number[] };
   workers: WorkerTimeseries[];
+  /**
+   * Latency percentiles in buckets sized to the run (enough samples per bucket to be read as a
+   * trend): what the HTML report draws. `ttft_ms`/`itl_ms` above keep the fine buckets.
+   */
+  latency: LatencyTimeseries;
+}
+
+/** `timeseries.latency` (docs/metrics.md "Latency buckets"). */
+export interface LatencyTimeseries {
+  /** A nice step (1, 2 or 5 × 10^k ms) that is a multiple of `timeseries.interval_ms`. */
+  interval_ms: number;
+  t_ms: number[];
+  ttft_ms: PercentileSeries;
+  /** TTFT samples per bucket. */
+  ttft_samples: number[];
+  itl_ms: PercentileSeries;
+  itl_samples: number[];
 }
 
 export interface PercentileSeries {
@@ -259,6 +276,35 @@ export class TimelineSampler {
   }
 }
 
+/** Latency buckets aim at this many samples each... */
+export const LATENCY_SAMPLES_PER_BUCKET = 50;
+/** ...with at least this many buckets (short or light runs: fewer samples each)... */
+export const LATENCY_MIN_BUCKETS = 20;
+/** ...and at most this many (long, heavy runs: more samples each). */
+export const LATENCY_MAX_BUCKETS = 120;
+
+/**
+ * The latency buckets' interval for a run of `count` buckets of `intervalMs` with `samples` TTFT
+ * samples: aim at `samples / 50` buckets, clamped to 20…120, and take the smallest nice step that
+ * is a multiple of `intervalMs` and covers the run in that many buckets. One hour with 12,000
+ * requests: 120 buckets wanted → 50 s buckets (72 of them) rather than 720 of 5 s.
+ */
+export function latencyIntervalMs(intervalMs: number, count: number, samples: number): number {
+  const wanted = Math.min(
+    LATENCY_MAX_BUCKETS,
+    Math.max(LATENCY_MIN_BUCKETS, Math.floor(samples / LATENCY_SAMPLES_PER_BUCKET)),
+  );
+  const spanMs = count * intervalMs;
+  let decade = MIN_INTERVAL_MS;
+  for (;;) {
+    for (const m of [1, 2, 5]) {
+      const step = m * decade;
+      if (step >= intervalMs && step % intervalMs === 0 && Math.ceil(spanMs / step) <= wanted) return step;
+    }
+    decade *= 10;
+  }
+}
+
 /** The per-request columns the latency and throughput buckets read (a `Collector`). */
 export type TimelineColumns = Pick<
   Collector,
@@ -323,7 +369,45 @@ export function buildTimeseries(samples: TimelineSamples, columns: TimelineColum
     itl_ms: bucketPercentiles(itlBucket, itlValue, n),
     active_workers: active,
     workers,
+    latency: latencySeries(interval, n, ttftBucket, ttftValue, itlBucket, itlValue),
   };
+}
+
+/**
+ * The latency percentiles again, over the coarser buckets of `latencyIntervalMs` (exact: from the
+ * per-request samples, not merged from the fine buckets). A fine bucket index maps to coarse
+ * bucket ⌊k · interval / coarse⌋, since the coarse step is a multiple of the fine one.
+ */
+function latencySeries(
+  interval: number,
+  n: number,
+  ttftBucket: Int32Array,
+  ttftValue: Float64Array,
+  itlBucket: Int32Array,
+  itlValue: Float64Array,
+): LatencyTimeseries {
+  let samples = 0;
+  for (let r = 0; r < ttftBucket.length; r++) if (ttftBucket[r] >= 0) samples++;
+  const coarse = latencyIntervalMs(interval, n, samples);
+  const factor = coarse / interval;
+  const m = Math.ceil(n / factor);
+  const regroup = (fine: Int32Array): Int32Array => fine.map((k) => (k < 0 ? -1 : Math.floor(k / factor)));
+  const ttft = regroup(ttftBucket);
+  const itl = regroup(itlBucket);
+  return {
+    interval_ms: coarse,
+    t_ms: Array.from({ length: m }, (_, k) => k * coarse),
+    ttft_ms: bucketPercentiles(ttft, ttftValue, m),
+    ttft_samples: bucketCounts(ttft, m),
+    itl_ms: bucketPercentiles(itl, itlValue, m),
+    itl_samples: bucketCounts(itl, m),
+  };
+}
+
+function bucketCounts(bucket: Int32Array, n: number): number[] {
+  const out = new Array<number>(n).fill(0);
+  for (let r = 0; r < bucket.length; r++) if (bucket[r] >= 0) out[bucket[r]]++;
+  return out;
 }
 
 function toNullable(values: Float64Array, round: (x: number) => number): (number | null)[] {

@@ -181,6 +181,7 @@ export function externalReferences(html: string): string[] {
 /** Every chart of a run with a throughput-scaling Planner, in page order. */
 export const PLANNER_CHARTS = [
   "replicas",
+  "gpus",
   "ttft",
   "itl",
   "throughput",

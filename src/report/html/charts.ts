@@ -4,7 +4,15 @@
  * not built at all, so a run without a Planner simply has fewer charts.
  */
 import type { EChartsOption, LineSeriesOption, ScatterSeriesOption, YAXisComponentOption } from "echarts";
-import type { LoadWindow, PlannerView, ReportModel, Role, ScalingMark, Timeline } from "./model.js";
+import type {
+  LoadWindow,
+  Percentiles,
+  PlannerView,
+  ReportModel,
+  Role,
+  ScalingMark,
+  Timeline,
+} from "./model.js";
 
 export interface ChartSpec {
   /** Stable id: the element id and the key the browser test reports on. */
@@ -61,7 +69,7 @@ export function buildChartSections(model: ReportModel): ChartSection[] {
   const unit = timeUnitFor(model.durationMs);
   const ctx: Ctx = { unit, endX: x(model.durationMs, unit), model };
   const sections: ChartSection[] = [
-    { title: "Fleet", charts: present([replicasChart(ctx)]) },
+    { title: "Fleet", charts: present([replicasChart(ctx), gpusChart(ctx)]) },
     { title: "Latency", charts: present([ttftChart(ctx), itlChart(ctx)]) },
     { title: "Throughput and load", charts: present([throughputChart(ctx), ...loadCharts(ctx)]) },
     { title: "Workers", charts: present([queueDepthChart(ctx), kvUtilizationChart(ctx)]) },
@@ -145,6 +153,63 @@ function plannerReplicasChart(ctx: Ctx, planner: PlannerView): ChartSpec {
   };
 }
 
+/**
+ * Provisioned GPUs against the Planner's budget (runs with a Planner): exact steps from the
+ * lifecycle records, the budget dashed, and the stretches above it shaded.
+ */
+function gpusChart(ctx: Ctx): ChartSpec | null {
+  const { planner, fleet } = ctx.model;
+  const steps = fleet.gpuSteps;
+  if (planner === null || steps === null || steps.gpus.length === 0) return null;
+  const points = steps.atMs.map((at, i): Point => [x(at, ctx.unit), steps.gpus[i]]);
+  const provisioned: LineSeriesOption = {
+    ...stepLine("provisioned GPUs", holdToEnd(points, ctx.endX), "#0f766e"),
+    areaStyle: { opacity: 0.08 },
+  };
+  const budget = fleet.budget;
+  const series: LineSeriesOption[] = [provisioned];
+  if (budget !== null) {
+    const over: [{ xAxis: number }, { xAxis: number }][] = [];
+    for (let i = 0; i < steps.gpus.length; i++) {
+      if (steps.gpus[i] <= budget) continue;
+      const end = i + 1 < steps.atMs.length ? x(steps.atMs[i + 1], ctx.unit) : ctx.endX;
+      over.push([{ xAxis: points[i][0] }, { xAxis: end }]);
+    }
+    if (over.length > 0) {
+      provisioned.markArea = { silent: true, itemStyle: { color: "rgba(220, 38, 38, 0.12)" }, data: over };
+    }
+    series.push({
+      ...line(
+        `budget ${budget} GPUs`,
+        [
+          [0, budget],
+          [ctx.endX, budget],
+        ],
+        SLA_COLOR,
+      ),
+      lineStyle: { width: 2, type: "dashed", color: SLA_COLOR },
+      sampling: undefined,
+      z: 10,
+    });
+  }
+  const how =
+    steps.source === "lifecycle"
+      ? "from the lifecycle records"
+      : steps.source === "timeseries"
+        ? "sampled at each time-series bucket start"
+        : "fixed";
+  const notes = [`GPUs of starting, ready and draining workers (${how})`];
+  if (budget !== null) notes.push(`dashed: the Planner's budget (max_num_gpus = ${budget})`);
+  if (fleet.overBudget !== null) notes.push("shaded: above the budget");
+  return {
+    id: "gpus",
+    title: fleet.overBudget === null ? "Provisioned GPUs" : "Provisioned GPUs — above the budget",
+    note: `${notes.join("; ")}.`,
+    wide: true,
+    option: chartOption(ctx, series, { yAxis: countAxis("GPUs") }),
+  };
+}
+
 function scalingMarkers(
   ctx: Ctx,
   events: ScalingMark[],
@@ -177,10 +242,34 @@ function scalingMarkers(
 // ---------------------------------------------------------------------------------------------
 // Latency
 
+/** The latency series to draw: the run-sized buckets of `timeseries.latency`, else the fine ones. */
+interface LatencyView {
+  intervalMs: number;
+  tMs: number[];
+  p: Percentiles;
+  samples: number[] | null;
+}
+
+function latencyView(t: Timeline, kind: "ttft" | "itl"): LatencyView | null {
+  const l = t.latency;
+  const coarse = l === null ? null : kind === "ttft" ? l.ttft : l.itl;
+  if (l !== null && coarse !== null) {
+    return {
+      intervalMs: l.intervalMs,
+      tMs: l.tMs,
+      p: coarse,
+      samples: kind === "ttft" ? l.ttftSamples : l.itlSamples,
+    };
+  }
+  const fine = kind === "ttft" ? t.ttft : t.itl;
+  return fine === null ? null : { intervalMs: t.intervalMs, tMs: t.tMs, p: fine, samples: null };
+}
+
 function ttftChart(ctx: Ctx): ChartSpec | null {
   const t = ctx.model.timeline;
-  if (t === null || t.ttft === null) return null;
-  return percentileChart(ctx, t, t.ttft, {
+  const view = t === null ? null : latencyView(t, "ttft");
+  if (view === null) return null;
+  return percentileChart(ctx, view, {
     id: "ttft",
     title: "Time to first token",
     what: "TTFT of requests whose first token came in each bucket",
@@ -190,8 +279,9 @@ function ttftChart(ctx: Ctx): ChartSpec | null {
 
 function itlChart(ctx: Ctx): ChartSpec | null {
   const t = ctx.model.timeline;
-  if (t === null || t.itl === null) return null;
-  return percentileChart(ctx, t, t.itl, {
+  const view = t === null ? null : latencyView(t, "itl");
+  if (view === null) return null;
+  return percentileChart(ctx, view, {
     id: "itl",
     title: "Inter-token latency",
     what: "Mean ITL per request, of requests completed in each bucket",
@@ -199,10 +289,19 @@ function itlChart(ctx: Ctx): ChartSpec | null {
   });
 }
 
+/** `(50 s buckets, median 168 requests each)`. */
+function bucketNote(view: LatencyView): string {
+  const size = `${formatInterval(view.intervalMs)} buckets`;
+  if (view.samples === null) return size;
+  const filled = view.samples.filter((n) => n > 0).sort((a, b) => a - b);
+  if (filled.length === 0) return size;
+  const median = filled[Math.floor((filled.length - 1) / 2)];
+  return `${size}, median ${median} request${median === 1 ? "" : "s"} each`;
+}
+
 function percentileChart(
   ctx: Ctx,
-  t: Timeline,
-  p: NonNullable<Timeline["ttft"]>,
+  view: LatencyView,
   spec: { id: string; title: string; what: string; sla: number | null },
 ): ChartSpec | null {
   // p99 first so p50 is drawn on top of it; log scale because the tail is 10× the median.
@@ -210,7 +309,7 @@ function percentileChart(
   const positive = (xs: (number | null)[]): (number | null)[] =>
     xs.map((v) => (v !== null && v > 0 ? v : null));
   const series: LineSeriesOption[] = (["p99", "p90", "p50"] as const).map((k) =>
-    sparseAware(thin(line(k, bucketPoints(ctx, t, positive(p[k])), PERCENTILE_COLORS[k]))),
+    sparseAware(thin(line(k, pointsAt(ctx, view.tMs, positive(view.p[k])), PERCENTILE_COLORS[k]))),
   );
   if (!series.some(hasPoints)) return null;
   if (spec.sla !== null && spec.sla > 0) {
@@ -233,7 +332,7 @@ function percentileChart(
   return {
     id: spec.id,
     title: spec.title,
-    note: `${spec.what} (${formatInterval(t.intervalMs)} buckets)${spec.sla === null ? "" : `; dashed: SLA ${spec.sla} ms`}.`,
+    note: `${spec.what} (${bucketNote(view)})${spec.sla === null ? "" : `; dashed: SLA ${spec.sla} ms`}.`,
     wide: false,
     option: {
       ...chartOption(ctx, series, { yAxis: { type: "log", name: "ms (log)", logBase: 10 } }),
@@ -551,7 +650,11 @@ function hasPoints(s: LineSeriesOption): boolean {
 }
 
 function bucketPoints(ctx: Ctx, t: Timeline, values: (number | null)[]): Point[] {
-  return t.tMs.map((at, i): Point => [x(at, ctx.unit), round(values[i])]);
+  return pointsAt(ctx, t.tMs, values);
+}
+
+function pointsAt(ctx: Ctx, tMs: number[], values: (number | null)[]): Point[] {
+  return tMs.map((at, i): Point => [x(at, ctx.unit), round(values[i])]);
 }
 
 /** Starts a tick series at time 0 with its first value. */

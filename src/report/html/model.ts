@@ -2,6 +2,7 @@
  * What the report shows, read out of a prediction document: run facts, the time series, and the
  * Planner's replicas, scaling events and load predictions. Pure data, no presentation.
  */
+import { type FleetFacts, fleetFacts } from "../fleet.js";
 import { finite, type Json, list, nullableNumbers, numbers, record, text } from "./read.js";
 
 export type Role = "aggregated" | "prefill" | "decode";
@@ -30,6 +31,17 @@ export interface Timeline {
   itl: Percentiles | null;
   activeWorkers: { role: Role; counts: number[] }[];
   workers: WorkerSeries[];
+  /** `timeseries.latency`: percentiles in buckets sized to the run; null in older files. */
+  latency: LatencyBuckets | null;
+}
+
+export interface LatencyBuckets {
+  intervalMs: number;
+  tMs: number[];
+  ttft: Percentiles | null;
+  ttftSamples: number[] | null;
+  itl: Percentiles | null;
+  itlSamples: number[] | null;
 }
 
 export interface Percentiles {
@@ -139,6 +151,8 @@ export interface ReportModel {
   summary: Record<string, number>;
   /** What was simulated; null for a prediction.json without a `run` block. */
   run: RunView | null;
+  /** Provisioned GPUs, budget, scaling, saturation (the fleet block of `predict`, src/report/fleet.ts). */
+  fleet: FleetFacts;
   /** Run length in virtual ms (summary.duration_ms, else the time series' span). */
   durationMs: number;
   sla: Sla;
@@ -158,6 +172,7 @@ export function readReportModel(doc: Json, slaOverride: Partial<Sla> = {}): Repo
   return {
     summary,
     run: readRun(root["run"]),
+    fleet: fleetFacts(root),
     durationMs: summary["duration_ms"] ?? spanMs,
     sla: {
       ttftMs: slaOverride.ttftMs ?? plannerSla.ttftMs,
@@ -297,6 +312,24 @@ function readTimeline(v: Json): Timeline | null {
     itl: readPercentiles(ts["itl_ms"], n),
     activeWorkers,
     workers,
+    latency: readLatency(ts["latency"]),
+  };
+}
+
+function readLatency(v: Json): LatencyBuckets | null {
+  const l = record(v);
+  if (l === null) return null;
+  const intervalMs = finite(l["interval_ms"]);
+  const tMs = numbers(l["t_ms"]);
+  if (intervalMs === null || intervalMs <= 0 || tMs === null || tMs.length === 0) return null;
+  const n = tMs.length;
+  return {
+    intervalMs,
+    tMs,
+    ttft: readPercentiles(l["ttft_ms"], n),
+    ttftSamples: numbers(l["ttft_samples"], n),
+    itl: readPercentiles(l["itl_ms"], n),
+    itlSamples: numbers(l["itl_samples"], n),
   };
 }
 

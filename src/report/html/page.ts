@@ -12,6 +12,8 @@ export interface PageParts {
   sections: ChartSection[];
   /** Shown above the charts (e.g. an older prediction.json without time series). */
   notices: string[];
+  /** Warnings shown above the notices (provisioned GPUs above the budget, a saturated run). */
+  alerts: string[];
   summaryHtml: string;
   /** The retune decisions table (HTML), "" when the run did not retune. */
   retuneHtml: string;
@@ -31,11 +33,14 @@ export function renderPage(p: PageParts): string {
   const kpis = p.kpis
     .map(
       (k) =>
-        `<div class="kpi"><div class="kpi-label">${escapeHtml(k.label)}</div>` +
+        `<div class="kpi${k.alert === true ? " alert" : ""}"><div class="kpi-label">${escapeHtml(k.label)}</div>` +
         `<div class="kpi-value">${escapeHtml(k.value)}</div><div class="kpi-detail">${escapeHtml(k.detail)}</div></div>`,
     )
     .join("");
-  const notices = p.notices.map((n) => `<p class="notice">${escapeHtml(n)}</p>`).join("");
+  const notices = [
+    ...p.alerts.map((n) => `<p class="notice alert" role="alert">${escapeHtml(n)}</p>`),
+    ...p.notices.map((n) => `<p class="notice">${escapeHtml(n)}</p>`),
+  ].join("");
   const sections = p.sections
     .map((s) => {
       const cards = s.charts
@@ -112,6 +117,9 @@ h1 { margin: 0; font-size: 22px; font-weight: 650; letter-spacing: -0.01em; }
 .notice {
   background: #fffbeb; border: 1px solid #fcd34d; color: #78350f; border-radius: 8px; padding: 8px 12px;
 }
+.notice.alert { background: #fef2f2; border-color: #fca5a5; color: #7f1d1d; font-weight: 550; }
+.kpi.alert { border-color: #fca5a5; background: #fef2f2; }
+.kpi.alert .kpi-value { color: #b91c1c; }
 section h2 { font-size: 15px; margin: 22px 0 10px; color: #334155; font-weight: 650; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 14px; }
 .card {
@@ -144,6 +152,8 @@ p.muted { color: var(--muted); margin: 0; }
   font-variant-numeric: tabular-nums;
 }
 .kv code { color: #475569; font-size: 12.5px; }
+.kv em.host { margin-left: auto; margin-right: 8px; color: #92400e; font-style: normal; font-size: 11px; text-transform: uppercase; }
+h3.host-head { font-size: 13px; font-weight: 600; color: #92400e; margin: 18px 0 0; }
 footer { color: var(--muted); font-size: 12px; padding-top: 18px; padding-bottom: 28px; }
 .tt-head { color: #64748b; margin-bottom: 2px; }
 @media (max-width: 640px) { .grid { grid-template-columns: 1fr; } }

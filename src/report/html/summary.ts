@@ -1,4 +1,6 @@
 /** The report's text parts: run facts, the KPI strip and the summary tables (HTML fragments). */
+
+import { HOST_TIME_KEYS } from "../../metrics/summary.js";
 import { escapeHtml, formatDuration, formatMs, formatNumber, formatPercent } from "./format.js";
 import type { ReportModel } from "./model.js";
 
@@ -88,6 +90,8 @@ export interface Kpi {
   label: string;
   value: string;
   detail: string;
+  /** Drawn as a warning (provisioned GPUs above the budget). */
+  alert?: boolean;
 }
 
 export function kpis(model: ReportModel): Kpi[] {
@@ -107,7 +111,7 @@ export function kpis(model: ReportModel): Kpi[] {
       ? {
           label: "Goodput",
           value: `${formatNumber(s["goodput_request_throughput_rps"])} req/s`,
-          detail: `${formatPercent(completed ? good / completed : null)} of requests within SLA`,
+          detail: `${formatPercent(model.fleet.slaAttainment)} of requests within SLA`,
         }
       : { label: "Goodput", value: "—", detail: "no SLA in the run's evaluation" },
     {
@@ -115,6 +119,7 @@ export function kpis(model: ReportModel): Kpi[] {
       value: formatNumber(s["gpu_hours"]),
       detail: workerSeconds(s),
     },
+    provisionedKpi(model),
     {
       label: "TTFT p50",
       value: formatMs(s["median_ttft_ms"]),
@@ -131,6 +136,42 @@ export function kpis(model: ReportModel): Kpi[] {
       detail: `${formatNumber(s["total_output_tokens"])} tokens`,
     },
   ];
+  return out;
+}
+
+function provisionedKpi(model: ReportModel): Kpi {
+  const f = model.fleet;
+  const detail = [`mean ${formatNumber(f.meanGpus)}`];
+  if (f.budget !== null) detail.push(`budget ${f.budget}`);
+  if (f.scaling !== null) detail.push(`${formatNumber(f.scaling.total)} scaling events`);
+  return {
+    label: "Provisioned GPUs",
+    value: f.peakGpus === null ? "—" : `peak ${formatNumber(f.peakGpus)}`,
+    detail: detail.join(" · "),
+    ...(f.overBudget === null ? {} : { alert: true }),
+  };
+}
+
+/** Warnings shown above the charts: provisioned GPUs above the budget, a saturated run. */
+export function fleetAlerts(model: ReportModel): string[] {
+  const out: string[] = [];
+  const o = model.fleet.overBudget;
+  if (o !== null) {
+    out.push(
+      `Provisioned GPUs exceed the Planner's budget of ${formatNumber(o.budget)} GPUs (max_num_gpus): from ` +
+        `${formatDuration(o.firstAtMs)} of simulated time, for ${formatDuration(o.durationMs)} in all, ` +
+        `peak ${formatNumber(o.peakGpus)} GPUs. Starting and draining workers hold GPUs too, and count in GPU-hours.`,
+    );
+  }
+  const sat = model.fleet.saturation;
+  if (sat !== null) {
+    out.push(
+      `The run is saturated: the queue was still growing at the last arrival (+${formatNumber(Math.round(sat.growth))} ` +
+        `requests over the last ${formatDuration(sat.windowMs)} of arrivals, ` +
+        `${formatNumber(sat.backlogAtLastArrival)} waiting or running then). The fleet cannot keep up with this ` +
+        "traffic, so its latencies depend on how long the trace is.",
+    );
+  }
   return out;
 }
 
@@ -163,6 +204,25 @@ const STATS: { prefix: string; label: string }[] = [
   { prefix: "std", label: "std" },
 ];
 
+/** What a retune score measures, per objective (seed 003 "Scoring and Outcomes", docs/retune.md). */
+const OBJECTIVE_UNITS: Record<string, { what: string; unit: string; better: "higher" | "lower" }> = {
+  Goodput: { what: "SLA-good output tokens per window second", unit: "tok/s", better: "higher" },
+  GoodputPerGPU: {
+    what: "SLA-good output tokens per window second per average GPU",
+    unit: "tok/s/GPU",
+    better: "higher",
+  },
+  Throughput: { what: "output tokens per second of the replay", unit: "tok/s", better: "higher" },
+  ThroughputPerGPU: {
+    what: "output tokens per second of the replay per average GPU",
+    unit: "tok/s/GPU",
+    better: "higher",
+  },
+  ThroughputPerUser: { what: "mean output tokens per second per user", unit: "tok/s/user", better: "higher" },
+  TTFT: { what: "mean time to first token", unit: "ms", better: "lower" },
+  E2ELatency: { what: "mean request latency", unit: "ms", better: "lower" },
+};
+
 /**
  * Retune decisions (docs/retune.md "Read Retune Decisions") as one table, or "" without retune.
  * A run that retuned but made no decision gets a line saying so.
@@ -194,6 +254,12 @@ export function retuneTableHtml(model: ReportModel): string {
       );
     })
     .join("");
+  const objective = model.run?.planner?.retuneObjective ?? null;
+  const unit = objective === null ? null : (OBJECTIVE_UNITS[objective] ?? null);
+  const scoreHead = (which: string): string =>
+    objective === null
+      ? `${which} score`
+      : `${which} score (${objective}${unit === null ? "" : `, ${unit.unit}`})`;
   const head = [
     "Window",
     "Outcome",
@@ -202,13 +268,19 @@ export function retuneTableHtml(model: ReportModel): string {
     "Candidates",
     "Chosen router parameters",
     "Planner changes",
-    "Baseline score",
-    "Best score",
-    "Sweep wall (s)",
+    scoreHead("Baseline"),
+    scoreHead("Best"),
+    "Sweep wall time (host s)",
   ]
-    .map((h) => `<th scope="col">${h}</th>`)
+    .map((h) => `<th scope="col">${escapeHtml(h)}</th>`)
     .join("");
+  const caption =
+    objective === null
+      ? "Scores are in the units of the run's retune objective (not recorded in this prediction.json)."
+      : `Scores: ${objective}${unit === null ? "" : ` — ${unit.what}, ${unit.unit}; ${unit.better} is better`}.`;
   return (
+    `<p class="muted">${escapeHtml(caption)} Sweep wall time is host time: how long the sweep took on the machine ` +
+    "that ran the simulation, not simulated time.</p>" +
     `<div class="table-wrap"><table class="metrics retune"><thead><tr>${head}</tr></thead>` +
     `<tbody>${body}</tbody></table></div>`
   );
@@ -232,11 +304,22 @@ export function summaryTablesHtml(model: ReportModel): string {
       ? ""
       : `<div class="table-wrap"><table class="metrics"><thead><tr><th scope="col">Metric</th>${head}</tr></thead>` +
         `<tbody>${rows.join("")}</tbody></table></div>`;
-  const rest = Object.keys(s)
+  const hostKeys: readonly string[] = HOST_TIME_KEYS;
+  const keys = Object.keys(s)
     .filter((k) => !used.has(k))
-    .sort()
-    .map((k) => `<div class="kv"><code>${escapeHtml(k)}</code><span>${formatNumber(s[k])}</span></div>`)
+    .sort();
+  const row = (k: string, host: boolean): string =>
+    `<div class="kv"><code>${escapeHtml(k)}</code>${host ? '<em class="host">host</em>' : ""}<span>${formatNumber(s[k])}</span></div>`;
+  const rest = keys
+    .filter((k) => !hostKeys.includes(k))
+    .map((k) => row(k, false))
     .join("");
+  const host = keys.filter((k) => hostKeys.includes(k));
   const scalars = rest === "" ? "" : `<div class="kv-grid">${rest}</div>`;
-  return distributions + scalars;
+  const hostHtml =
+    host.length === 0
+      ? ""
+      : '<h3 class="host-head">Host speed (measured on the machine that ran the simulation; differs from run to run)</h3>' +
+        `<div class="kv-grid">${host.map((k) => row(k, true)).join("")}</div>`;
+  return distributions + scalars + hostHtml;
 }
