@@ -6,7 +6,9 @@
  */
 import { loadConfig } from "../config/load.js";
 import type { LoadSpec, RunSpec, SourceSpec, Stack, WorkerRoleSpec } from "../config/runSpec.js";
+import { DEFAULT_EXECUTION } from "../config/runSpec.js";
 import { stableLine } from "../report/json.js";
+import { type HostResources, probeHost } from "../resources/budget.js";
 import { createRoleTimings } from "../timing/index.js";
 import type { Streams } from "./predict.js";
 
@@ -15,6 +17,8 @@ export interface ValidateOptions {
   readonly set: readonly string[];
   readonly stack: Stack;
   readonly format: "text" | "json";
+  /** The host `cpu_limit: auto` is resolved against (tests); default: this machine. */
+  readonly host?: Pick<HostResources, "cpuCount">;
 }
 
 /** What a valid config would run, as the JSON form prints it. */
@@ -37,11 +41,53 @@ export async function validateCommand(opts: ValidateOptions, io: Streams): Promi
   // The op tables (or an `engine.perf_database` tree) are read by predict before its replay too.
   await createRoleTimings(spec.engine);
   const overview = describeRun(spec);
+  const warnings = configWarnings(spec, opts.host ?? probeHost());
   if (opts.format === "json") {
-    io.out(`${stableLine({ config: opts.config, ok: true, run: overview })}\n`);
+    io.out(`${stableLine({ config: opts.config, ok: true, run: overview, warnings })}\n`);
     return;
   }
   io.out(`${opts.config}: ok\n${wrap(overviewText(overview, spec), 100)}\n`);
+  for (const w of warnings) io.err(`fleetsim: warning: ${w}\n`);
+}
+
+/**
+ * Settings that run but defeat their purpose (the config is valid; exit 0):
+ *  - a Planner budget (`max_num_gpus`) at or below the GPUs the starting replicas use: the Planner
+ *    holds every scale-up it proposes (seed 000: "Set max_num_gpus above the starting GPU count");
+ *  - retune's `max_parallel` above `cpu_limit`: the sweep workers share fewer CPUs than there are
+ *    workers (seed 000 "Size the Run": `cpu_limit` at least `max_parallel` + 1).
+ */
+export function configWarnings(spec: RunSpec, host: Pick<HostResources, "cpuCount">): string[] {
+  const out: string[] = [];
+  const planner = spec.planner;
+  if (planner !== null && planner.maxGpuBudget >= 0) {
+    const starting = describeRun(spec).gpus;
+    if (planner.maxGpuBudget <= starting) {
+      out.push(
+        `planner.max_num_gpus = ${planner.maxGpuBudget} is ${planner.maxGpuBudget === starting ? "equal to" : "below"} ` +
+          `the ${starting} GPU${starting === 1 ? "" : "s"} the starting replicas use: the Planner holds every ` +
+          "scale-up it proposes; set max_num_gpus above the starting GPU count",
+      );
+    }
+  }
+  const retune = planner?.retune ?? null;
+  if (retune !== null) {
+    const setting = (spec.execution ?? DEFAULT_EXECUTION).resources.cpuLimit;
+    const cpuLimit = setting === "auto" ? Math.max(1, host.cpuCount - 1) : setting;
+    if (retune.maxParallel > cpuLimit) {
+      const how =
+        setting === "auto"
+          ? ` (auto: ${host.cpuCount} host CPU${host.cpuCount === 1 ? "" : "s"} minus one)`
+          : "";
+      out.push(
+        `planner.retune.max_parallel = ${retune.maxParallel} exceeds execution.resources.cpu_limit = ${cpuLimit}${how}: ` +
+          `the ${retune.maxParallel} sweep workers share ${cpuLimit} CPU${cpuLimit === 1 ? "" : "s"}, so sweeps take longer ` +
+          `and may reach timeout_seconds; set cpu_limit to at least max_parallel + 1 = ${retune.maxParallel + 1}, ` +
+          "or lower max_parallel",
+      );
+    }
+  }
+  return out;
 }
 
 export function describeRun(spec: RunSpec): RunOverview {
