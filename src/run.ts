@@ -116,7 +116,13 @@ export async function runPrediction(
     createRoleTimings(spec.engine),
   ]);
   const { table, requests } = workload;
-  const planner = await createPlanner(spec, timings, requests === null ? null : { requests, log: hooks.log });
+  const planner = await createPlanner(
+    spec,
+    timings,
+    requests === null ? null : { requests, log: hooks.log },
+    null,
+    { warn: hooks.warn },
+  );
   const replay = new Replay(spec, table, timings, {
     capturePerRequest: opts.capturePerRequest,
     scaling: planner,

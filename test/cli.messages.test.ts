@@ -2,10 +2,11 @@
  * The messages `fleetsim predict` prints on stderr where the reference logs them: rows the Dynamo
  * trace reader dropped, and the Planner's start-up warnings and per-window retune counts.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "./helpers/cli.js";
+import { dynamoTrace } from "./helpers/dynamoTraces.js";
 import { tempDir } from "./helpers/specs.js";
 
 const T0 = 1_760_000_000_000;
@@ -80,4 +81,67 @@ describe("predict's messages on stderr", () => {
     const r = await predict(project(ROWS));
     expect(r.err).toBe("");
   });
+
+  it("the AIPerf table's last line is `Timing (runner): unavailable`", async () => {
+    const r = await predict(project(ROWS));
+    const table = r.out.slice(0, r.out.indexOf("\n\n"));
+    expect(table.split("\n").at(-1)).toBe("Timing (runner): unavailable");
+  });
+
+  it("an advisory replay logs an [ADVISORY] warning at start-up", async () => {
+    const r = await predict(project(ROWS, "planner: {policy: enabled, advisory: true}\n"));
+    expect(r.err).toBe(
+      "fleetsim: warning: [ADVISORY] the Planner runs in advisory mode: it decides on every tick and " +
+        "applies nothing; the replicas stay as configured and its changes are listed in " +
+        "planner.recommended_scaling_events\n",
+    );
+    const plain = await predict(project(ROWS, "planner: {policy: enabled}\n"));
+    expect(plain.err).toBe("");
+  });
+
+  it("a bootstrap that cannot be priced warns and falls back to load-based scaling", async () => {
+    const dir = project(
+      ROWS,
+      "planner: {policy: enabled, target: sla, throughput_adjustment_interval_seconds: 2, load_adjustment_interval_seconds: 1}\n" +
+        "evaluation: {sla: {ttft_ms: 1500, itl_ms: 50}}\n",
+    );
+    // Fixed timing and capacity run any model id; the op-level bootstrap cannot price this one.
+    const r = await predict(dir, "--set", "engine.model=acme/not-a-model");
+    const lines = r.err.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      /^fleetsim: warning: the Planner's perf-model bootstrap could not price acme\/not-a-model on h200_sxm .*; throughput regression will not be bootstrapped$/,
+    );
+    expect(lines[1]).toBe(
+      "fleetsim: warning: throughput-based scaling regression requires a perf-model bootstrap; " +
+        "falling back to load-based scaling only",
+    );
+    const doc = JSON.parse(readFileSync(join(dir, "out", "prediction.json"), "utf8"));
+    expect(doc.planner.metadata.bootstrap.status).toBe("session_failed_load_only");
+    const ticks = doc.planner.ticks as {
+      scheduled_tick: { run_throughput_scaling: boolean; run_load_scaling: boolean };
+    }[];
+    expect(ticks.length).toBeGreaterThan(0);
+    expect(
+      ticks.every((t) => !t.scheduled_tick.run_throughput_scaling && t.scheduled_tick.run_load_scaling),
+    ).toBe(true);
+  });
+
+  it("retune logs each window's counts at info level", async () => {
+    const dir = tempDir("fleetsim-messages-");
+    writeFileSync(join(dir, "trace.jsonl"), dynamoTrace(80, 60));
+    writeFileSync(
+      join(dir, "prediction.yaml"),
+      `traffic:\n  source: {type: trace, format: dynamo, paths: [trace.jsonl]}\n  load: {type: trace_timestamps}\n${ENGINE}` +
+        "router: {policy: kv_router, temperature: 0.0}\n" +
+        "planner:\n  policy: enabled\n  enable_load_scaling: false\n  enable_throughput_scaling: false\n" +
+        "  retune:\n    interval_seconds: 30\n    grace_seconds: 5\n    max_parallel: 1\n" +
+        "    router: {overlap_score_credit: {choices: [0.0, 1.0]}, prefill_load_scale: 1.0, temperature: 0.0}\n" +
+        "evaluation: {sla: {ttft_ms: 1500, itl_ms: 50}}\n",
+    );
+    const r = await predict(dir);
+    const info = r.err.split("\n").filter((l) => l.startsWith("fleetsim: info: retune window"));
+    expect(info.length).toBeGreaterThanOrEqual(1);
+    expect(info[0]).toMatch(/^fleetsim: info: retune window 0 \[0, 30\) s: \d+ requests/);
+  }, 120_000);
 });

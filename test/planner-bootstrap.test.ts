@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
 import type { BootstrapInfo } from "../src/sim/plannerAdapter.js";
-import { createPlanner } from "../src/sim/plannerSetup.js";
+import { createPlanner, LOAD_ONLY_WARNING } from "../src/sim/plannerSetup.js";
 import { createRoleTimings } from "../src/timing/index.js";
 import { loadYaml } from "./configHelpers.js";
 
@@ -71,8 +71,38 @@ describe("perf-model bootstrap", () => {
     // Polynomial timing with fixed capacity runs any model id; the bootstrap cannot price it.
     const info = await bootstrapOf(spec(yaml("{type: polynomial}", "acme/not-a-model")), warnings);
     expect(info).toEqual({ status: "session_failed_load_only", benchmark_granularity: 8 });
-    expect(warnings).toHaveLength(1);
+    expect(warnings).toHaveLength(2);
     expect(warnings[0]).toContain("acme/not-a-model");
     expect(warnings[0]).toContain("throughput regression will not be bootstrapped");
+    expect(warnings[1]).toBe(LOAD_ONLY_WARNING);
+  });
+});
+
+describe('no bootstrap: throughput-based scaling falls back to load-based scaling (seed 000 "Run from Python")', () => {
+  async function fallback(s: RunSpec) {
+    const warnings: string[] = [];
+    const planner = await createPlanner(s, await createRoleTimings(s.engine), null, null, {
+      warn: (line) => warnings.push(line),
+    });
+    const metadata = planner!.report([]).metadata;
+    return { warnings, metadata, config: metadata["planner_config"] as Record<string, unknown> };
+  }
+
+  it("not_configured_load_only (engine arguments without a model and GPU): a warning and load-only scaling", async () => {
+    const base = spec(yaml("{type: polynomial}"));
+    const s: RunSpec = { ...base, planner: { ...base.planner!, bootstrapPerfModel: false } };
+    expect([s.planner!.enableThroughputScaling, s.planner!.enableLoadScaling]).toEqual([true, false]);
+    const { warnings, metadata, config } = await fallback(s);
+    expect(warnings).toEqual([LOAD_ONLY_WARNING]);
+    expect(metadata["bootstrap"]).toEqual({ status: "not_configured_load_only" });
+    expect([config["enable_throughput_scaling"], config["enable_load_scaling"]]).toEqual([false, true]);
+    // The tick follows the load interval (5 s) instead of the throughput interval (180 s).
+    expect(metadata["scale_interval_seconds"]).toBe(5);
+  });
+
+  it("an installed bootstrap keeps throughput-based scaling", async () => {
+    const { warnings, config } = await fallback(spec(yaml("{type: polynomial}")));
+    expect(warnings).toEqual([]);
+    expect([config["enable_throughput_scaling"], config["enable_load_scaling"]]).toEqual([true, false]);
   });
 });

@@ -73,6 +73,8 @@ describe("renderSummaryTable", () => {
         "Wall Time (ms): 12.35",
         "Prefix Cache Reused Ratio: 0.38",
         "First Admission Prefix Cache Reused Ratio: 0.12",
+        // The table's last line with the Dynamo stack (seed 000 "Run the aggregated baseline").
+        "Timing (runner): unavailable",
       ].join("\n"),
     );
     expect(out.includes(String.fromCharCode(27))).toBe(false); // no ANSI colours
@@ -126,7 +128,8 @@ describe("renderSummaryTable", () => {
     const out = renderSummaryTable({ num_requests: 1234, wall_time_ms: null });
     const lines = out.split("\n");
     expect(lines[0]).toBe(SUMMARY_TITLE);
-    expect(lines).toHaveLength(8); // title + top + header + rule + 3 rows + bottom
+    expect(lines).toHaveLength(9); // title + top + header + rule + 3 rows + bottom + Timing (runner)
+    expect(lines[8]).toBe("Timing (runner): unavailable");
     expect(out).toContain("┃ Request Count (requests)             ┃ 1,234.00 ┃");
     expect(out).toContain("┃ Output Token Throughput (tokens/sec) ┃      N/A ┃");
     expect(out).not.toContain("Wall Time");

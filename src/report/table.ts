@@ -120,9 +120,16 @@ export function renderMetricsTable(rows: readonly (readonly string[])[]): string
 }
 
 /**
+ * The table's last line as the reference prints it with `--stack dynamo` (seed 000: "The table's
+ * last line, `Timing (runner): unavailable`, is expected with `--stack dynamo`"). fleetsim's engine
+ * stack reports no runner timing either; the host's wall time is the `Wall Time (ms)` line.
+ */
+export const RUNNER_TIMING_LINE = "Timing (runner): unavailable";
+
+/**
  * Renders the printed summary: title, table, then `Wall Time (ms)`, `Prefix Cache Reused Ratio`
- * and `First Admission Prefix Cache Reused Ratio` lines (each only when the key holds a number).
- * Lines are joined with `\n`, no trailing newline.
+ * and `First Admission Prefix Cache Reused Ratio` lines (each only when the key holds a number),
+ * and last `Timing (runner): unavailable`. Lines are joined with `\n`, no trailing newline.
  */
 export function renderSummaryTable(summary: Summary): string {
   const lines = [SUMMARY_TITLE, renderMetricsTable(buildRows(summary))];
@@ -135,5 +142,6 @@ export function renderSummaryTable(summary: Summary): string {
     const v = summary[key];
     if (typeof v === "number") lines.push(`${label}: ${formatNumber(v)}`);
   }
+  lines.push(RUNNER_TIMING_LINE);
   return lines.join("\n");
 }

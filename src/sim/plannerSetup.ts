@@ -152,6 +152,31 @@ async function bootstrapTiming(
   return createTimingModel({ type: "default", model, gpu, perfDatabase: null }, role);
 }
 
+/** The start-up warning of an advisory replay (seed 000 "Replay in Advisory Mode"). */
+export const ADVISORY_WARNING =
+  "[ADVISORY] the Planner runs in advisory mode: it decides on every tick and applies nothing; " +
+  "the replicas stay as configured and its changes are listed in planner.recommended_scaling_events";
+
+/** The reference's warning when the perf-model bootstrap falls back (`*_load_only`). */
+export const LOAD_ONLY_WARNING =
+  "throughput-based scaling regression requires a perf-model bootstrap; falling back to load-based scaling only";
+
+/**
+ * The Planner without a bootstrapped perf model (`not_configured_load_only`,
+ * `session_failed_load_only`): throughput-based scaling falls back to load-based scaling (seed 000
+ * "Run from Python": "the log warns that throughput-based scaling falls back to load-based
+ * scaling"). The tick becomes the millisecond gcd of the current tick and the load interval.
+ * Retune-only mode, which never scales, is kept as it is.
+ */
+function loadOnlySettings(s: PlannerSettings): PlannerSettings {
+  if (!s.enableThroughputScaling) return s;
+  const ms = (x: number) => Math.round(x * 1000);
+  let a = ms(s.scaleIntervalS);
+  let b = ms(s.loadAdjustmentIntervalS);
+  while (b !== 0) [a, b] = [b, a % b];
+  return { ...s, enableThroughputScaling: false, enableLoadScaling: true, scaleIntervalS: a / 1000 };
+}
+
 /** Where the Planner's start-up messages go (the reference logs them; the CLI prints them on stderr). */
 export interface PlannerMessages {
   warn?(line: string): void;
@@ -171,8 +196,9 @@ export async function createPlanner(
   warmupOverride: readonly WarmupWindow[] | null = null,
   messages: PlannerMessages = {},
 ): Promise<PlannerReplayAdapter | null> {
-  const settings = spec.planner;
-  if (settings === null) return null;
+  const configured = spec.planner;
+  if (configured === null) return null;
+  if (configured.advisory) messages.warn?.(ADVISORY_WARNING);
   const engine = spec.engine;
   const prefillRole = engine.mode === "disaggregated" ? engine.prefill : null;
   const decodeRole = engine.mode === "disaggregated" ? engine.decode : engine.aggregated;
@@ -182,10 +208,10 @@ export async function createPlanner(
   };
   let bootstrap: { prefill: ForwardPassMetrics[]; decode: ForwardPassMetrics[] } | null = null;
   let info: BootstrapInfo = { status: "not_required" };
-  if (settings.optimizationTarget === "sla" && settings.bootstrapPerfModel === false) {
+  if (configured.optimizationTarget === "sla" && configured.bootstrapPerfModel === false) {
     // No AIS/AIC identity (library API): nothing to price the benchmark passes with.
     info = { status: "not_configured_load_only" };
-  } else if (settings.optimizationTarget === "sla") {
+  } else if (configured.optimizationTarget === "sla") {
     const priced = await pricedBootstrap(engine, timings, prefillRole ?? decodeRole, decodeRole);
     if ("error" in priced) {
       messages.warn?.(
@@ -207,6 +233,9 @@ export async function createPlanner(
       };
     }
   }
+  const loadOnly = info.status === "not_configured_load_only" || info.status === "session_failed_load_only";
+  if (loadOnly) messages.warn?.(LOAD_ONLY_WARNING);
+  const settings = loadOnly ? loadOnlySettings(configured) : configured;
   const retuneOn = settings.retune !== undefined && settings.retune !== null;
   const warmupTrace =
     settings.enableThroughputScaling && warmupOverride === null ? await readWarmupTrace(settings) : null;
@@ -218,7 +247,7 @@ export async function createPlanner(
     if (retune === null) throw new Error("internal: planner.retune needs the Dynamo trace's requests");
     const history = warmupTrace === null ? null : retuneWarmupHistory(warmupTrace, retune.requests, settings);
     controller = new RetuneController(
-      spec,
+      settings === configured ? spec : { ...spec, planner: settings },
       retune.requests,
       { prefill: prefillRole === null ? null : start.prefill, decode: start.decode },
       retune.log,
