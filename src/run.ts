@@ -2,7 +2,7 @@ import type { RunSpec } from "./config/runSpec.js";
 import { buildPrediction, type Prediction } from "./report/prediction.js";
 import { createPlanner } from "./sim/plannerSetup.js";
 import { Replay, type ReplayResult } from "./sim/replay.js";
-import type { RetuneSweepInfo } from "./sim/retuneController.js";
+import type { RetuneController, RetuneSweepInfo } from "./sim/retuneController.js";
 import { createRoleTimings } from "./timing/index.js";
 import {
   buildDynamoTable,
@@ -89,8 +89,11 @@ export interface RunOutcome {
 }
 
 export interface RunHooks {
-  /** Receives the replay before it starts, and its workload (to abort it on Ctrl-C, or show progress). */
-  onStart?(replay: Replay, workload: RequestTable): void;
+  /**
+   * Receives the replay before it starts, its workload and, with retune, the retune controller (to
+   * abort it on Ctrl-C, or show progress and the sweeps).
+   */
+  onStart?(replay: Replay, workload: RequestTable, retune: RetuneController | null): void;
   /** Called when the replay has finished, before its report is built (the shutdown phase begins). */
   onReplayEnd?(): void;
   /** Receives diagnostic lines at info level (the retune window counts, docs/retune.md §4). */
@@ -127,7 +130,7 @@ export async function runPrediction(
     capturePerRequest: opts.capturePerRequest,
     scaling: planner,
   });
-  hooks.onStart?.(replay, table);
+  hooks.onStart?.(replay, table, planner?.retune ?? null);
   const result = await replay.run();
   hooks.onReplayEnd?.();
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);

@@ -147,12 +147,20 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
         spec,
         { capturePerRequest: opts.capturePerRequest },
         {
-          onStart: (r, workload) => {
+          onStart: (r, workload, retune) => {
             replay = r;
             if (phases.replayStarted() || interrupted || monitor.exceeded) r.abort();
             else {
               const mode = opts.progress ?? "auto";
-              progress = startProgress(mode, opts.format, opts.progressSettings ?? {}, spec, r, workload);
+              progress = startProgress(
+                mode,
+                opts.format,
+                opts.progressSettings ?? {},
+                spec,
+                r,
+                workload,
+                retune,
+              );
             }
           },
           onReplayEnd: () => {

@@ -3,6 +3,10 @@
  *
  *   ▕███████████▌           ▏  48%  sim 0:28:41 / ≈1:00:00  1,024/2,133 req  612× real time
  *
+ * and, while a retune sweep runs (the virtual clock stands still), which window it sweeps:
+ *
+ *   ▕███▌    ▏  12%  sim 0:10:05 / ≈1:00:00  310/2,133 req  retune window 1/5: 6 candidates  40× real time
+ *
  * Hand-written rather than cli-progress: one line, redrawn in place, is all it needs, and a pure
  * `renderProgressLine` is easy to test. The replay runs on the main thread and yields to the event
  * loop about every 50 ms; a timer (at most ~10 redraws/s) reads its virtual clock and the
@@ -11,6 +15,7 @@
  * else is printed.
  */
 import type { LoadSpec, RunSpec } from "../config/runSpec.js";
+import { launchTickS, retuneWindow } from "../planner/retune/windows.js";
 import type { RequestTable } from "../traffic/requests.js";
 
 /** Where the bar is drawn: process.stderr in production, a fake terminal in tests. */
@@ -85,12 +90,41 @@ function lastOpenLoopArrivalMs(load: LoadSpec, table: RequestTable): number | nu
   return Number.isFinite(last) && last > 0 ? last / speedup : null;
 }
 
+/** A retune sweep in flight (the virtual clock stands still meanwhile; docs/retune.md). */
+export interface SweepProgress {
+  /** 0-based window index. */
+  readonly windowIndex: number;
+  /** Points of the window's candidate set. */
+  readonly candidates: number;
+}
+
+/** What the bar reads from a retune controller (RetuneController satisfies it). */
+export interface RetuneProgressSource {
+  readonly sweepProgress: SweepProgress | null;
+}
+
 /** What the bar shows at one instant. */
 export interface ProgressState {
   readonly simulatedMs: number;
   readonly wallMs: number;
   readonly done: number;
   readonly extent: RunExtent;
+  /** With retune: the sweep in flight (null between sweeps) and the windows the run is expected to sweep. */
+  readonly retune?: { readonly sweep: SweepProgress | null; readonly windows: number } | null;
+}
+
+/**
+ * Retune windows a run is expected to sweep: those whose launch tick (window end + grace, on the
+ * tick grid) comes by the last arrival (a run drains a little past it, so one more may follow).
+ * 0 without retune.
+ */
+export function expectedRetuneWindows(spec: RunSpec, extent: RunExtent): number {
+  const retune = spec.planner?.retune ?? null;
+  if (retune === null || spec.planner === null || extent.simulatedMs === null) return 0;
+  const endS = extent.simulatedMs / 1000;
+  let k = 0;
+  while (launchTickS(retuneWindow(k, retune), spec.planner.scaleIntervalS) <= endS + 1e-9) k++;
+  return k;
 }
 
 /** One line of at most `width` columns (no newline). Pure. */
@@ -118,6 +152,14 @@ export function renderProgressLine(state: ProgressState, width: number): string 
     `sim ${formatDuration(state.simulatedMs)}${total === null ? "" : ` / ${extent.estimated ? "≈" : ""}${formatDuration(total)}`}`,
     `${formatCount(done)}/${formatCount(extent.requests)} req`,
   ];
+  const sweep = state.retune?.sweep ?? null;
+  if (sweep !== null) {
+    // The window's number and the expected count (never below the window being swept).
+    const windows = Math.max(state.retune?.windows ?? 0, sweep.windowIndex + 1);
+    fields.push(
+      `retune window ${sweep.windowIndex + 1}/${windows}: ${formatCount(sweep.candidates)} candidate${sweep.candidates === 1 ? "" : "s"}`,
+    );
+  }
   if (state.wallMs >= 1) fields.push(`${formatSpeed(state.simulatedMs / state.wallMs)} real time`);
   const text = fields.join("  ");
   const barWidth = Math.min(30, width - text.length - 4);
@@ -169,6 +211,11 @@ export class ProgressBar {
     private readonly terminal: ProgressTerminal,
     private readonly extent: RunExtent,
     settings: ProgressSettings = {},
+    /** With retune: its controller and the windows expected. */
+    private readonly retune: {
+      readonly source: RetuneProgressSource;
+      readonly windows: number;
+    } | null = null,
   ) {
     this.delayMs = settings.delayMs ?? DEFAULT_DELAY_MS;
     this.intervalMs = settings.intervalMs ?? DEFAULT_INTERVAL_MS;
@@ -180,11 +227,13 @@ export class ProgressBar {
     this.timer = setInterval(() => {
       const wallMs = performance.now() - startedMs;
       if (wallMs < this.delayMs) return;
+      const retune = this.retune;
       this.draw({
         simulatedMs: source.virtualTimeMs,
         wallMs,
         done: countDone(source.collector.status),
         extent: this.extent,
+        retune: retune === null ? null : { sweep: retune.source.sweepProgress, windows: retune.windows },
       });
     }, this.intervalMs);
     // The bar never keeps the process alive.
@@ -231,10 +280,13 @@ export function startProgress(
   spec: RunSpec,
   replay: ProgressSource,
   workload: RequestTable,
+  retune: RetuneProgressSource | null = null,
 ): ProgressBar | null {
   const terminal = settings.terminal ?? process.stderr;
   if (!progressWanted(mode, terminal, format)) return null;
   // A terminal that cannot erase a line gets no bar unless asked for.
   if (settings.terminal === undefined && mode === "auto" && process.env["TERM"] === "dumb") return null;
-  return new ProgressBar(terminal, runExtent(spec, workload), settings).start(replay);
+  const extent = runExtent(spec, workload);
+  const sweeps = retune === null ? null : { source: retune, windows: expectedRetuneWindows(spec, extent) };
+  return new ProgressBar(terminal, extent, settings, sweeps).start(replay);
 }

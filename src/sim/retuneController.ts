@@ -135,6 +135,7 @@ export class RetuneController {
   /** The point whose Planner fields the Planner runs with (changes apply after the decision tick). */
   private plannerInForce: RetunePoint;
   private readonly searchesPlanner: boolean;
+  private inFlight: { readonly windowIndex: number; readonly candidates: number } | null = null;
 
   constructor(
     private readonly spec: RunSpec,
@@ -177,6 +178,11 @@ export class RetuneController {
   /** The sweeps run so far (process counts; diagnostics and tests). */
   get sweepInfo(): readonly RetuneSweepInfo[] {
     return this.sweeps;
+  }
+
+  /** The sweep in flight: its window and candidate count (the progress line shows it), else null. */
+  get sweepProgress(): { readonly windowIndex: number; readonly candidates: number } | null {
+    return this.inFlight;
   }
 
   /** The sweep the last tick launched, until the replay has awaited it. */
@@ -353,6 +359,7 @@ export class RetuneController {
       ...(innerWarmup === undefined ? {} : { plannerWarmup: innerWarmup }),
     }));
     const started = performance.now();
+    this.inFlight = { windowIndex: window.index, candidates: candidates.length };
     this.work = sweep<ReplayJob, ReplayJobOutput>(jobs, {
       maxParallel: this.retune.maxParallel,
       timeoutMs: this.retune.timeoutS * 1000,
@@ -388,6 +395,7 @@ export class RetuneController {
         }),
       )
       .then((s) => {
+        this.inFlight = null;
         const sweepReport: SweepReport = { ...s, predictorWarmupObservations: warmupObservations };
         this.pending = this.decide(window, rows.length, { kind: "swept", sweep: sweepReport });
         this.pendingPredictors = prepared;
