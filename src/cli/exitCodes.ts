@@ -9,6 +9,20 @@ export const ExitCode = {
   ResourceLimited: 3,
   /** Start-up or shutdown exceeded its `execution.resources` timeout (docs/resources.md). */
   SupervisorTimeout: 124,
-  /** Ctrl-C. */
+  /** Ctrl-C (SIGINT). */
   Interrupted: 130,
+  /** SIGTERM. */
+  Terminated: 143,
 } as const;
+
+export type StopSignal = "SIGINT" | "SIGTERM";
+
+/** A run stopped by a signal before its results were committed: nothing of it was kept. */
+export class Interrupted extends Error {
+  constructor(readonly signal: StopSignal) {
+    super(`interrupted by ${signal}`);
+  }
+  get exitCode(): number {
+    return this.signal === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted;
+  }
+}

@@ -6,7 +6,7 @@ import type { ResourceHooks } from "../resources/runtime.js";
 import { ReplayAborted } from "../sim/replay.js";
 import { convertCommand, DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "./convert.js";
 import { estimateCommand } from "./estimate.js";
-import { ExitCode } from "./exitCodes.js";
+import { ExitCode, Interrupted } from "./exitCodes.js";
 import { predictCommand, type Streams } from "./predict.js";
 import type { ProgressSettings } from "./progress.js";
 import { reportCommand } from "./report.js";
@@ -399,6 +399,10 @@ async function guarded(io: Streams, command: string, body: () => Promise<void>):
     if (err instanceof SupervisorTimeout) {
       io.err(`fleetsim: error: ${err.message}\n`);
       return ExitCode.SupervisorTimeout;
+    }
+    if (err instanceof Interrupted) {
+      io.err(`fleetsim: interrupted (${err.signal}); no results were written\n`);
+      return err.exitCode;
     }
     if (err instanceof ReplayAborted) {
       io.err("fleetsim: interrupted; no results were written\n");

@@ -4,7 +4,13 @@ import { DEFAULT_EXECUTION, type Stack } from "../config/runSpec.js";
 import { HOST_TIME_KEYS } from "../metrics/summary.js";
 import { renderFleetBlock } from "../report/fleetBlock.js";
 import { stableLine, stableStringify } from "../report/json.js";
-import { checkOutputDir, type OutputFile, writeOutputs } from "../report/outputDir.js";
+import {
+  checkOutputDir,
+  OutputCancelled,
+  OutputDirLock,
+  type OutputFile,
+  writeOutputs,
+} from "../report/outputDir.js";
 import { renderSummaryTable } from "../report/table.js";
 import { probeHost, type ResourceBudget, readMemAvailable, resolveBudget } from "../resources/budget.js";
 import { type CpuPinning, IN_PROCESS_PINNING, pinCurrentProcess } from "../resources/cpuAffinity.js";
@@ -15,7 +21,7 @@ import { planResources, resourcePlanDocument } from "../resources/preflight.js";
 import { type ResourceHooks, resourceRuntimeDocument, type Termination } from "../resources/runtime.js";
 import { runPrediction } from "../run.js";
 import { type Replay, ReplayAborted } from "../sim/replay.js";
-import { ExitCode } from "./exitCodes.js";
+import { ExitCode, Interrupted, type StopSignal } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
 import { checkHtmlReportReady, htmlReportFile, REPORT_FILE } from "./report.js";
 import { isUserError } from "./userErrors.js";
@@ -59,6 +65,65 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
   if (opts.html) checkHtmlReportReady();
+  // One run per output directory: a second one fails now (exit 2) instead of mixing files.
+  const lock = OutputDirLock.acquire(opts.outputDir);
+  // SIGINT / SIGTERM in any phase: the first stops the run (the replay at its next yield point,
+  // a write before its commit, rolled back); a second exits at once. Either way nothing of this
+  // run is left behind (exit 130 / 143); exit listeners remove the lock and any staging folder.
+  let stopSignal: StopSignal | null = null;
+  let onStop: () => void = () => {};
+  let progress = null as ProgressBar | null;
+  const signalHandler = (signal: StopSignal) => (): void => {
+    if (stopSignal !== null) {
+      progress?.stop();
+      process.exit(signal === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted);
+    }
+    stopSignal = signal;
+    onStop();
+  };
+  const onSigint = signalHandler("SIGINT");
+  const onSigterm = signalHandler("SIGTERM");
+  process.on("SIGINT", onSigint);
+  process.on("SIGTERM", onSigterm);
+  try {
+    // Re-checked under the lock: a run that held it may have filled the directory meanwhile.
+    checkOutputDir(opts.outputDir, opts.overwrite);
+    await predictLocked(opts, io, spec, startedMs, {
+      stopped: () => stopSignal,
+      onStop: (f) => {
+        onStop = f;
+      },
+      setProgress: (p) => {
+        progress = p;
+      },
+    });
+  } catch (err) {
+    if (stopSignal !== null && (err instanceof ReplayAborted || err instanceof OutputCancelled)) {
+      throw new Interrupted(stopSignal);
+    }
+    throw err;
+  } finally {
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
+    lock.release();
+  }
+}
+
+/** How the locked part of `predict` sees the command's signal handling. */
+interface StopControl {
+  stopped(): StopSignal | null;
+  onStop(f: () => void): void;
+  setProgress(p: ProgressBar | null): void;
+}
+
+async function predictLocked(
+  opts: PredictOptions,
+  io: Streams,
+  spec: ReturnType<typeof loadConfig>,
+  startedMs: number,
+  stop: StopControl,
+): Promise<void> {
+  const cancelled = (): boolean => stop.stopped() !== null;
 
   // Host budget and preflight plan (docs/resources.md): refuse before any work, exit 3.
   const settings = (spec.execution ?? DEFAULT_EXECUTION).resources;
@@ -67,7 +132,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   // Start-up and shutdown are bounded by their timeouts (docs/resources.md §3, exit 124).
   const phases = new PhaseClock(settings, startedMs);
   if (!plan.fits) {
-    writeOutputs(
+    await writeOutputs(
       opts.outputDir,
       [{ name: "resource-plan.json", chunks: [stableStringify(resourcePlanDocument(plan, budget)), "\n"] }],
       opts.overwrite,
@@ -89,22 +154,11 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const files = (report: MonitorReport, termination: Termination): OutputFile =>
     runtimeFile(budget, report, termination, phases, pinning);
 
-  // Ctrl-C: the first one stops the replay at its next yield point (nothing is written); a
-  // second one exits at once. Results are only written after a complete run, so either way
-  // nothing partial is left behind.
+  // A signal stops the replay at its next yield point (predictCommand handles the rest).
   let replay: Replay | null = null;
-  let interrupted = false;
+  stop.onStop(() => replay?.abort());
   // Assigned in onStart; erased before anything else is printed (table, errors, a second Ctrl-C).
   let progress = null as ProgressBar | null;
-  const onSigint = (): void => {
-    if (interrupted) {
-      progress?.stop();
-      process.exit(ExitCode.Interrupted);
-    }
-    interrupted = true;
-    replay?.abort();
-  };
-  process.on("SIGINT", onSigint);
   // The process tree's RSS is sampled every 50 ms; above the budget the worker processes are
   // killed and the replay stops at its next yield point (resource_limited, exit 3).
   const monitor = new ResourceMonitor({
@@ -149,7 +203,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
         {
           onStart: (r, workload, retune) => {
             replay = r;
-            if (phases.replayStarted() || interrupted || monitor.exceeded) r.abort();
+            if (phases.replayStarted() || cancelled() || monitor.exceeded) r.abort();
             else {
               const mode = opts.progress ?? "auto";
               progress = startProgress(
@@ -161,6 +215,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
                 workload,
                 retune,
               );
+              stop.setProgress(progress);
             }
           },
           onReplayEnd: () => {
@@ -177,13 +232,13 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     outcome = await Promise.race([run, watchdog]);
   } catch (err) {
     const report = monitor.stop();
-    if (monitor.exceeded) resourceLimited(opts, report, budget, phases, pinning);
+    if (monitor.exceeded) await resourceLimited(opts, report, budget, phases, pinning);
     if (phases.initializationOverran())
-      supervisorTimeout(opts, report, phases, "initialization_timeout", files);
+      await supervisorTimeout(opts, report, phases, "initialization_timeout", files);
     // An execution failure still records the budget and the peak; user errors and Ctrl-C write nothing.
     if (!(err instanceof ReplayAborted) && !isUserError(err)) {
       try {
-        writeOutputs(opts.outputDir, [files(report, "failed")], opts.overwrite);
+        await writeOutputs(opts.outputDir, [files(report, "failed")], opts.overwrite);
       } catch {
         // the original error matters more
       }
@@ -191,11 +246,11 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     throw err;
   } finally {
     progress?.stop();
+    stop.setProgress(null);
     stopWatchdog();
-    process.off("SIGINT", onSigint);
   }
   const report = monitor.stop();
-  if (monitor.exceeded) resourceLimited(opts, report, budget, phases, pinning);
+  if (monitor.exceeded) await resourceLimited(opts, report, budget, phases, pinning);
 
   const { prediction } = outcome;
   const outputs: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
@@ -203,10 +258,11 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     outputs.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request ?? []) });
   }
   // requests.jsonl is serialized while it is written, outside the measured shutdown.
-  if (phases.shutdownFinished()) supervisorTimeout(opts, report, phases, "shutdown_timeout", files);
+  if (phases.shutdownFinished()) await supervisorTimeout(opts, report, phases, "shutdown_timeout", files);
   outputs.push(files(report, "completed"));
   if (opts.html) outputs.push(htmlReportFile(prediction, spec.sla));
-  writeOutputs(opts.outputDir, outputs, opts.overwrite);
+  // A signal up to the commit rolls the write back; the commit itself is a few renames.
+  await writeOutputs(opts.outputDir, outputs, opts.overwrite, { cancelled });
 
   let saved = `Saved full report to: ${join(opts.outputDir, "prediction.json")}`;
   if (opts.html) saved += `\nSaved HTML report to: ${join(opts.outputDir, REPORT_FILE)}`;
@@ -243,14 +299,14 @@ function runtimeFile(
 }
 
 /** Writes resource-runtime.json (and no prediction) for a run stopped over its budget, then throws. */
-function resourceLimited(
+async function resourceLimited(
   opts: PredictOptions,
   report: MonitorReport,
   budget: ResourceBudget,
   phases: PhaseClock,
   pinning: CpuPinning,
-): never {
-  writeOutputs(
+): Promise<never> {
+  await writeOutputs(
     opts.outputDir,
     [runtimeFile(budget, report, "resource_limited", phases, pinning)],
     opts.overwrite,
@@ -268,14 +324,14 @@ function resourceLimited(
 }
 
 /** Writes resource-runtime.json (and no prediction) for a phase that overran its timeout, then throws. */
-function supervisorTimeout(
+async function supervisorTimeout(
   opts: PredictOptions,
   report: MonitorReport,
   phases: PhaseClock,
   termination: "initialization_timeout" | "shutdown_timeout",
   files: (report: MonitorReport, termination: Termination) => OutputFile,
-): never {
-  writeOutputs(opts.outputDir, [files(report, termination)], opts.overwrite);
+): Promise<never> {
+  await writeOutputs(opts.outputDir, [files(report, termination)], opts.overwrite);
   const t = phases.times();
   const [phase, took, limit, key] =
     termination === "initialization_timeout"
