@@ -149,6 +149,7 @@ describe("outcomes", () => {
       best_score: 110,
       // Ties after the best: the current point (3), then canonical order.
       top: [4, 3, 0, 1, 2].map((i) => [livePoint(point(i)), i === 4 ? 110 : 100]),
+      failed_candidates: [],
       predictor_presweep: null,
       predictor_warmup: null,
       sweep_wall_s: 2,
@@ -163,6 +164,16 @@ describe("outcomes", () => {
     expect(d.routerParameters).toEqual({ overlapScoreCredit: 1, prefillLoadScale: 2, temperature: 0 });
     expect(d.plannerChanges).toEqual({});
     expect(d.timing).toMatchObject({ routerSwitchAtS: 665, plannerFieldsFromS: 670 });
+  });
+
+  it("a candidate whose replay failed (a killed worker) is listed with its reason, not dropped silently", () => {
+    const d = decideWindow(input(sweep([100, null, 100, 100, 110, 100])), ENV);
+    expect(d.record.outcome).toBe("applied");
+    expect(d.record.top.map(([p]) => p)).not.toContainEqual(livePoint(point(1)));
+    expect(d.record.failed_candidates).toEqual([[livePoint(point(1)), "replay crashed"]]);
+    const timedOut = decideWindow(input(sweep([100, 100, 100, 100, 110, "timeout"])), ENV);
+    expect(timedOut.record.outcome).toBe("timeout");
+    expect(timedOut.record.failed_candidates).toEqual([[livePoint(point(5)), "timed out"]]);
   });
 
   it("kept: the best does not beat the current score by more than min_improvement_percentage", () => {

@@ -116,6 +116,31 @@ describe("runSweep", () => {
     expect(out.pids.filter(alive)).toEqual([]);
   });
 
+  it("an abort signal (Ctrl-C mid-sweep) kills every worker at once, runaway ones included", async () => {
+    const jobs: SleepInput[] = [{ ms: 60_000, busy: true }, { ms: 60_000 }, { ms: 60_000 }];
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1_500);
+    const t0 = performance.now();
+    const out = await sweep<SleepInput, SleepOutput>(jobs, {
+      maxParallel: 2,
+      timeoutMs: 60_000,
+      task: "sleep",
+      signal: controller.signal,
+    });
+    expect(performance.now() - t0).toBeLessThan(8_000);
+    expect(out.results.map((r) => r.status)).toEqual(["timeout", "timeout", "timeout"]);
+    expect(out.pids.filter(alive)).toEqual([]);
+    // Already aborted: nothing runs.
+    const none = await sweep<SleepInput, SleepOutput>([{ ms: 0 }], {
+      maxParallel: 1,
+      timeoutMs: 60_000,
+      task: "sleep",
+      signal: controller.signal,
+    });
+    expect(none.processesStarted).toBe(0);
+    expect(none.results).toEqual([{ status: "timeout" }]);
+  });
+
   it("with a tiny timeout every job times out and no worker survives", async () => {
     const jobs: SleepInput[] = [{ ms: 60_000, busy: true }, { ms: 60_000 }, { ms: 0 }];
     const out = await sweep<SleepInput, SleepOutput>(jobs, { maxParallel: 2, timeoutMs: 5, task: "sleep" });

@@ -166,6 +166,10 @@ export class PlannerReplayAdapter implements ScalingPolicy {
     return this.retune?.pendingWork() ?? null;
   }
 
+  abort(): void {
+    this.retune?.abort();
+  }
+
   /** The planner section of prediction.json. */
   report(lifecycle: readonly LifecycleOperation[]): PlannerReport {
     // The configuration the run started with (retune may change Planner fields between ticks).

@@ -245,6 +245,8 @@ export class Replay {
   /** Requests a stop at the next yield point (Ctrl-C). */
   abort(): void {
     this.aborted = true;
+    // A retune sweep in flight is stopped too, so the abort lands now, not after the sweep.
+    this.scaling?.abort?.();
   }
 
   /** Runs to the end, yielding to the Node event loop about every 50 ms of host time. */

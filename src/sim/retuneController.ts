@@ -125,6 +125,7 @@ export class RetuneController {
   /** Decided, waiting for its decision tick. */
   private pending: RetuneDecision | null = null;
   private work: Promise<void> | null = null;
+  private readonly aborter = new AbortController();
   private ordinal = 0;
   private readonly events: RetuneEventRecord[] = [];
   private readonly sweeps: RetuneSweepInfo[] = [];
@@ -183,6 +184,11 @@ export class RetuneController {
   /** The sweep in flight: its window and candidate count (the progress line shows it), else null. */
   get sweepProgress(): { readonly windowIndex: number; readonly candidates: number } | null {
     return this.inFlight;
+  }
+
+  /** Stops a sweep in flight (its workers are killed); later sweeps start already stopped. */
+  abort(): void {
+    this.aborter.abort();
   }
 
   /** The sweep the last tick launched, until the replay has awaited it. */
@@ -364,6 +370,7 @@ export class RetuneController {
       maxParallel: this.retune.maxParallel,
       timeoutMs: this.retune.timeoutS * 1000,
       task: "replay",
+      signal: this.aborter.signal,
     })
       .then(
         (outcome) => {

@@ -62,6 +62,8 @@ export interface ScalingPolicy {
    * still until it settles: \`Replay.run\` awaits it before the next event; \`runSync\` refuses it.
    */
   pendingWork?(): Promise<void> | null;
+  /** The replay was aborted (Ctrl-C): stop any work in flight now (a retune sweep's workers). */
+  abort?(): void;
 }
 
 export type LifecycleTransition = "worker_starting" | "worker_ready" | "worker_draining" | "worker_removed";

@@ -80,9 +80,18 @@ class Sweep<O> {
     }
   }
 
+  private readonly onAbort = (): void => this.timeout();
+
   start(): void {
     process.on("exit", this.onParentExit);
     this.timer = setTimeout(() => this.timeout(), this.opts.timeoutMs);
+    const signal = this.opts.signal;
+    if (signal !== undefined) {
+      if (signal.aborted) {
+        this.queue.length = 0;
+        this.timedOut = this.results.includes(undefined);
+      } else signal.addEventListener("abort", this.onAbort, { once: true });
+    }
     const n = Math.min(this.opts.maxParallel, this.queue.length);
     for (let k = 0; k < n; k++) this.spawn();
     this.maybeFinish();
@@ -173,6 +182,7 @@ class Sweep<O> {
     this.finished = true;
     clearTimeout(this.timer);
     process.off("exit", this.onParentExit);
+    this.opts.signal?.removeEventListener("abort", this.onAbort);
     // Array.from, not map: map skips the holes of jobs that never got a result.
     const results = Array.from(this.results, (r): SweepResult<O> => r ?? { status: "timeout" });
     this.done({

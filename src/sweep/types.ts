@@ -16,6 +16,11 @@ export interface SweepOptions {
   readonly timeoutMs: number;
   /** Name of a registered task (src/sweep/registry.ts). */
   readonly task: string;
+  /**
+   * Aborting it stops the sweep at once: every worker is killed with SIGKILL and every unfinished
+   * job is `timeout` (Ctrl-C during a retune sweep).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Everything a sweep observed; `runSweep` returns only `results`. */

@@ -132,6 +132,8 @@ export interface RetuneEventRecord {
   readonly baseline_score: number | null;
   readonly best_score: number | null;
   readonly top: readonly (readonly [LivePoint, number])[];
+  /** Candidates that produced no score, with why (a failed or killed replay worker, a timeout). */
+  readonly failed_candidates: readonly (readonly [LivePoint, string])[];
   readonly predictor_presweep: PredictorPresweepRecord | null;
   readonly predictor_warmup: number | null;
   readonly sweep_wall_s: number | null;
@@ -260,6 +262,7 @@ export function decideWindow(input: DecisionInput, env: DecisionEnv): RetuneDeci
       baseline_score: null,
       best_score: null,
       top: [],
+      failed_candidates: [],
       predictor_presweep: null,
       sweep_wall_s: null,
       decision_latency_s: null,
@@ -309,6 +312,7 @@ export function decideWindow(input: DecisionInput, env: DecisionEnv): RetuneDeci
     top: order
       .slice(0, TOP)
       .map((i) => [livePoint(sweep.candidates[i].point), ranked?.scores[i] as number] as const),
+    failed_candidates: failedCandidates(sweep),
     predictor_presweep: sweep.presweep,
     predictor_warmup: swapsPredictor ? sweep.predictorWarmupObservations : null,
     sweep_wall_s: sweep.wallS,
@@ -316,4 +320,14 @@ export function decideWindow(input: DecisionInput, env: DecisionEnv): RetuneDeci
   };
   if (!applied) return { record, timing, ...unchanged };
   return { record, timing, current: chosen, routerParameters: chosen.router, plannerChanges: changes };
+}
+
+/** Candidates without a score, in candidate order, with the sweep's reason for each. */
+function failedCandidates(sweep: SweepReport): (readonly [LivePoint, string])[] {
+  const out: (readonly [LivePoint, string])[] = [];
+  sweep.results.forEach((r, i) => {
+    if (r.status === "ok") return;
+    out.push([livePoint(sweep.candidates[i].point), r.status === "timeout" ? "timed out" : r.error] as const);
+  });
+  return out;
 }
