@@ -86,7 +86,7 @@ describe("fleetsim predict with retune on a terminal", () => {
     const out = join(dir, "out");
     const tty: string[] = [];
     const code = await runCli(
-      ["predict", "-c", config, "--output-dir", out],
+      ["predict", "--stack", "dynamo", "-c", config, "--output-dir", out],
       { out: () => {}, err: () => {} },
       {
         progress: {

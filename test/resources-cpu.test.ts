@@ -153,7 +153,7 @@ execution:
 function predictInSubprocess(config: string, out: string) {
   return spawnSync(
     process.execPath,
-    ["--import", "tsx", "src/cli/bin.ts", "predict", "-c", config, "--output-dir", out],
+    ["--import", "tsx", "src/cli/bin.ts", "predict", "--stack", "dynamo", "-c", config, "--output-dir", out],
     { encoding: "utf8" },
   );
 }

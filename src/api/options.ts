@@ -247,7 +247,7 @@ export interface SyntheticReplayOptions extends CommonReplayOptions {
 export interface PredictOptions {
   /** Relative paths of the config (traces, warm-up trace, perf data) resolve against it (default: working directory). */
   readonly baseDir?: string;
-  /** Default `dynamo` (as `fleetsim predict`). */
+  /** Default `dynamo`: the library API runs the Dynamo stack (`fleetsim predict` defaults to `engine`). */
   readonly stack?: "dynamo" | "engine";
   readonly capturePerRequest?: boolean;
   /** Also write the HTML report to this path (`fleetsim predict` writes none). */

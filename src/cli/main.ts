@@ -11,6 +11,7 @@ import { predictCommand, type Streams } from "./predict.js";
 import type { ProgressSettings } from "./progress.js";
 import { reportCommand } from "./report.js";
 import { schemaCommand } from "./schema.js";
+import { DEFAULT_STACK, onlineRefusal, STACK_HELP } from "./stack.js";
 import { isUserError } from "./userErrors.js";
 import { validateCommand } from "./validate.js";
 
@@ -110,10 +111,9 @@ Examples:
       new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
     )
     .addOption(
-      new Option("--stack <stack>", "execution stack")
-        .choices(["dynamo", "engine"] as const)
-        .default("dynamo"),
+      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
     )
+    .option("--online", "wall-clock paced replay: rejected, fleetsim replays offline only", false)
     .addOption(
       new Option("--progress <mode>", "progress bar on stderr (auto: on a terminal, not with --format json)")
         .choices(["auto", "bar", "none"] as const)
@@ -127,9 +127,14 @@ Examples:
   fleetsim predict -c prediction.yaml --set engine.workers.aggregated.parallelism.replicas=4 --overwrite
   fleetsim predict -c prediction.yaml --set 'traffic.load={type: constant_rate, requests_per_second: 8}'
   fleetsim predict -c prediction.yaml --format json --capture-per-request --output-dir out/
-  fleetsim predict -c examples/seed-aggregated.yaml --html --output-dir out/ --overwrite   # + out/report.html`,
+  fleetsim predict --stack dynamo -c examples/seed-aggregated.yaml --html --output-dir out/ --overwrite   # + out/report.html`,
     )
     .action(async (opts) => {
+      if (opts.online) {
+        io.err(`fleetsim: error: ${onlineRefusal(opts.stack)}\n`);
+        exitCode = ExitCode.UserError;
+        return;
+      }
       exitCode = await guarded(io, "predict", () =>
         predictCommand(
           {
@@ -323,9 +328,7 @@ Examples:
       new Option("--format <format>", "stdout form").choices(["text", "json"] as const).default("text"),
     )
     .addOption(
-      new Option("--stack <stack>", "execution stack")
-        .choices(["dynamo", "engine"] as const)
-        .default("dynamo"),
+      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
     )
     .addHelpText(
       "after",
@@ -336,7 +339,7 @@ Errors are printed as predict prints them (exit 2).
 
 Examples:
   fleetsim validate -c examples/aggregated.yaml
-  fleetsim validate -c prediction.yaml --set router.policy=kv_router --set planner.policy=enabled
+  fleetsim validate --stack dynamo -c prediction.yaml --set router.policy=kv_router --set planner.policy=enabled
   fleetsim validate -c prediction.yaml --format json | jq .run.workers`,
     )
     .action(async (opts) => {
