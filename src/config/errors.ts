@@ -51,13 +51,25 @@ export class ConfigError extends Error {
    */
   format(): string {
     const lines = [`${this.configPath}: ${this.summary}`];
-    for (const issue of this.issues) {
-      if (issue.path !== "") lines.push(issue.path);
+    for (const issue of this.issues.slice(0, MAX_SHOWN_ISSUES)) {
+      if (issue.path !== "") lines.push(clipText(issue.path));
       const hint = issue.hint === undefined ? "" : `; ${issue.hint}`;
-      lines.push(`  ${issue.message}${originSuffix(issue)}${hint}`);
+      lines.push(`  ${clipText(issue.message)}${originSuffix(issue)}${hint}`);
     }
+    const total = Number.parseInt(this.summary, 10);
+    const hidden =
+      (Number.isFinite(total) ? total : this.issues.length) - Math.min(this.issues.length, MAX_SHOWN_ISSUES);
+    if (hidden > 0) lines.push(`… and ${hidden} more`);
     return lines.join("\n");
   }
+}
+
+/** Issues printed in full; the rest are counted (a hostile config can have tens of thousands). */
+export const MAX_SHOWN_ISSUES = 20;
+
+/** Values are echoed in messages: cut a long one so an error stays readable. */
+export function clipText(text: string, max = 300): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
 }
 
 function originSuffix(issue: ConfigIssue): string {

@@ -5,7 +5,7 @@
  */
 import { homedir } from "node:os";
 import { dirname } from "node:path";
-import { ConfigError, type ConfigIssue } from "./errors.js";
+import { ConfigError, type ConfigIssue, validationSummary } from "./errors.js";
 import { dotted, type PathIssue, type PathSegment } from "./issues.js";
 import { isMapping } from "./mapping.js";
 import { applyOverride, type Override, parseOverride } from "./overrides.js";
@@ -58,7 +58,11 @@ export function loadConfig(opts: LoadConfigOptions): RunSpec {
 
   const validated = validateConfig(data, opts.stack);
   if (!validated.ok) {
-    throw new ConfigError(configPath, placeIssues(validated.issues, source, overrides));
+    throw new ConfigError(
+      configPath,
+      placeIssues(validated.issues, source, overrides),
+      validationSummary(validated.issues.length),
+    );
   }
 
   const env = opts.env ?? process.env;
@@ -75,7 +79,11 @@ export function loadConfig(opts: LoadConfigOptions): RunSpec {
     },
   });
   if (!resolved.ok) {
-    throw new ConfigError(configPath, placeIssues(resolved.issues, source, overrides));
+    throw new ConfigError(
+      configPath,
+      placeIssues(resolved.issues, source, overrides),
+      validationSummary(resolved.issues.length),
+    );
   }
   return resolved.spec;
 }
@@ -92,7 +100,9 @@ function placeIssues(
   overrides: readonly Override[],
 ): ConfigIssue[] {
   const latestFirst = [...overrides].reverse();
-  const placed = issues.map((issue): ConfigIssue => {
+  // Only the issues that will be shown are placed: locating one walks the document, and a
+  // hostile config may have tens of thousands (ConfigError prints the first MAX_SHOWN_ISSUES).
+  const placed = issues.slice(0, MAX_PLACED_ISSUES).map((issue): ConfigIssue => {
     const base = {
       path: dotted(issue.path),
       message: issue.message,
@@ -112,6 +122,8 @@ function placeIssues(
     .sort((a, b) => positionKey(a.issue) - positionKey(b.issue) || a.index - b.index)
     .map(({ issue }) => issue);
 }
+
+const MAX_PLACED_ISSUES = 200;
 
 function positionKey(issue: ConfigIssue): number {
   if (issue.line === undefined || issue.column === undefined) return Number.MAX_SAFE_INTEGER;

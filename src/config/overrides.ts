@@ -4,9 +4,10 @@
  * schema and cross-field rules see the final document.
  */
 import { parseDocument } from "yaml";
-import type { ConfigIssue } from "./errors.js";
+import { type ConfigIssue, clipText } from "./errors.js";
 import { getOwn, isMapping, type Mapping, setOwn } from "./mapping.js";
 import { describeValue } from "./schemaPrimitives.js";
+import { MAX_VALUE_DEPTH, nestingDepth } from "./yamlLimits.js";
 
 export interface Override {
   /** The flag as the user wrote it, e.g. `--set traffic.load.type=poisson`. */
@@ -46,13 +47,33 @@ export function parseOverride(spec: string): OverrideResult {
       };
     }
   }
+  const text = spec.slice(eq + 1);
+  if (nestingDepth(text) > MAX_VALUE_DEPTH) {
+    return {
+      ok: false,
+      issue: {
+        path: rawPath,
+        message: `the value nests deeper than ${MAX_VALUE_DEPTH} levels`,
+        source: flag,
+      },
+    };
+  }
   // The reference parses the value with `yaml.safe_load`: `2` is a number, `{type: x}` a mapping.
-  const doc = parseDocument(spec.slice(eq + 1));
+  const doc = parseDocument(text);
   if (doc.errors.length > 0) {
     const reason = doc.errors[0].message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
     return { ok: false, issue: { path: rawPath, message: `invalid YAML value: ${reason}`, source: flag } };
   }
-  return { ok: true, override: { flag, path, value: doc.toJS() } };
+  let value: unknown;
+  try {
+    // As in a config file: a bounded number of aliases (an alias bomb is refused), and an
+    // alias without its anchor is a user error, not a crash.
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    const reason = clipText((err as Error).message.split("\n")[0]);
+    return { ok: false, issue: { path: rawPath, message: `invalid YAML value: ${reason}`, source: flag } };
+  }
+  return { ok: true, override: { flag, path, value } };
 }
 
 /**

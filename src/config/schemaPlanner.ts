@@ -62,8 +62,16 @@ function gpuBound() {
 }
 
 /** An adjustment interval in seconds; `null` is allowed for a mode that ends up disabled. */
+/** Longest adjustment interval accepted: a year (beyond it the millisecond gcd overflows). */
+export const MAX_INTERVAL_SECONDS = 31_536_000;
+
 function interval(defaultSeconds: number) {
-  return posNum().nullable().default(defaultSeconds);
+  return posNum()
+    .max(MAX_INTERVAL_SECONDS, {
+      error: `Input should be at most ${MAX_INTERVAL_SECONDS} seconds (one year)`,
+    })
+    .nullable()
+    .default(defaultSeconds);
 }
 
 const PlannerFields = z.strictObject({

@@ -16,6 +16,7 @@ import {
 } from "yaml";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { dotted, type PathSegment } from "./issues.js";
+import { MAX_VALUE_DEPTH, nestingDepth } from "./yamlLimits.js";
 
 export interface Position {
   readonly line: number;
@@ -36,6 +37,8 @@ export interface YamlSource {
 }
 
 const MAX_ALIASES = 100;
+/** Largest config file read (real configs are a few KB; this bounds memory and parse time). */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Read and parse `configPath`; any failure is a ConfigError naming the file. */
 export function readYamlSource(configPath: string): YamlSource {
@@ -50,9 +53,30 @@ export function readYamlSource(configPath: string): YamlSource {
 }
 
 export function parseYamlSource(configPath: string, text: string): YamlSource {
+  if (text.length > MAX_CONFIG_BYTES) {
+    throw new ConfigError(
+      configPath,
+      [
+        {
+          path: "",
+          message: `the file is ${text.length} characters; a config may have at most ${MAX_CONFIG_BYTES}`,
+        },
+      ],
+      "config file too large",
+    );
+  }
+  if (nestingDepth(text) > MAX_VALUE_DEPTH) {
+    throw new ConfigError(
+      configPath,
+      [{ path: "", message: `the document nests deeper than ${MAX_VALUE_DEPTH} levels` }],
+      "invalid config",
+    );
+  }
   const lineCounter = new LineCounter();
-  // `uniqueKeys` (the default) makes duplicate keys an error, as they are in the reference.
-  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  // Duplicate keys are an error, as they are in the reference; the check is ours
+  // (`duplicateKeyIssue`): the library's `uniqueKeys` compares every key with every other one,
+  // quadratic in a mapping's size.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
@@ -63,10 +87,18 @@ export function parseYamlSource(configPath: string, text: string): YamlSource {
       const pos = position(err.pos[0]);
       // yaml appends " at line L, column C:" and a code frame; we print the position our way.
       const message = err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
-      const path = err.code === "DUPLICATE_KEY" ? pathOfKeyAt(doc, err.pos[0]) : undefined;
-      return { path: path === undefined ? "" : dotted(path), message, ...pos };
+      return { path: "", message, ...pos };
     });
     throw new ConfigError(configPath, issues, "invalid YAML");
+  }
+
+  const duplicate = duplicateKeyIssue(doc);
+  if (duplicate !== null) {
+    throw new ConfigError(
+      configPath,
+      [{ path: dotted(duplicate.path), message: "Map keys must be unique", ...position(duplicate.offset) }],
+      "invalid YAML",
+    );
   }
 
   const root = doc.contents;
@@ -138,25 +170,27 @@ function child(doc: Document, parent: Node | null, segment: PathSegment): Step |
   return undefined;
 }
 
-/** Dotted path of the mapping key starting at `offset` (for duplicate-key errors). */
-function pathOfKeyAt(doc: Document, offset: number): PathSegment[] | undefined {
-  const search = (node: unknown, prefix: PathSegment[]): PathSegment[] | undefined => {
+/** The first repeated key of any mapping in document order, with its path and offset; linear. */
+function duplicateKeyIssue(doc: Document): { path: PathSegment[]; offset: number } | null {
+  const stack: [unknown, PathSegment[]][] = [[doc.contents, []]];
+  let first: { path: PathSegment[]; offset: number } | null = null;
+  while (stack.length > 0) {
+    const [node, prefix] = stack.pop()!;
     if (isMap(node)) {
+      const seen = new Set<string>();
       for (const pair of node.items) {
         const key = keyString(pair.key);
-        if (rangeStart(pair.key) === offset) return [...prefix, key];
-        const found = search(pair.value, [...prefix, key]);
-        if (found) return found;
+        const offset = rangeStart(pair.key) ?? 0;
+        if (seen.has(key)) {
+          if (first === null || offset < first.offset) first = { path: [...prefix, key], offset };
+        } else seen.add(key);
+        stack.push([pair.value, [...prefix, key]]);
       }
     } else if (isSeq(node)) {
-      for (const [i, item] of node.items.entries()) {
-        const found = search(item, [...prefix, i]);
-        if (found) return found;
-      }
+      for (let i = 0; i < node.items.length; i++) stack.push([node.items[i], [...prefix, i]]);
     }
-    return undefined;
-  };
-  return search(doc.contents, []);
+  }
+  return first;
 }
 
 function keyString(key: unknown): string {
