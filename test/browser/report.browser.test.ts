@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADVISORY_WARNING } from "../../src/sim/plannerSetup.js";
 import { cli } from "../helpers/cli.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
 import { tempDir } from "../helpers/specs.js";
@@ -97,7 +98,9 @@ beforeAll(async () => {
     const out = join(tempDir("fleetsim-report-browser-"), "out");
     const sets = (run.sets ?? []).flatMap((s) => ["--set", s]);
     const r = await cli("predict", "-c", join(ROOT, run.config), ...sets, "--output-dir", out, "--html");
-    expect(r.err).toBe("");
+    // An advisory replay's only stderr line is its start-up warning (docs/cli.md).
+    const advisory = run.sets?.includes("planner.advisory=true") ?? false;
+    expect(r.err).toBe(advisory ? `fleetsim: warning: ${ADVISORY_WARNING}\n` : "");
     expect(r.code).toBe(0);
     run.report = join(out, "report.html");
   }
