@@ -73,6 +73,7 @@ describe("defaults", () => {
         moeTensor: 1,
         moeExpert: 1,
         gpusPerWorker: 1,
+        hardware: "h200_sxm",
         maxBatchedTokens: 8192,
         maxSequences: 256,
         blockSize: 64,
