@@ -1,4 +1,5 @@
 import type { RunSpec } from "./config/runSpec.js";
+import { Terminal } from "./metrics/collector.js";
 import { buildPrediction, type Prediction } from "./report/prediction.js";
 import { createPlanner } from "./sim/plannerSetup.js";
 import { Replay, type ReplayResult } from "./sim/replay.js";
@@ -133,10 +134,31 @@ export async function runPrediction(
   hooks.onStart?.(replay, table, planner?.retune ?? null);
   const result = await replay.run();
   hooks.onReplayEnd?.();
+  warnRejected(result, spec, hooks.warn);
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
   const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
   const sweeps = planner?.retune?.sweepInfo;
   return sweeps === undefined ? { prediction, result } : { prediction, result, retuneSweeps: sweeps };
+}
+
+/**
+ * Requests the engines rejected (a prompt at max_model_len, or a context larger than a worker's
+ * whole KV cache) would otherwise only show as a low completion count: say so, with the sizes.
+ */
+function warnRejected(result: ReplayResult, spec: RunSpec, warn: ((line: string) => void) | undefined): void {
+  if (warn === undefined) return;
+  const c = result.collector;
+  let rejected = 0;
+  for (let r = 0; r < result.table.count; r++) if (c.status[r] === Terminal.Rejected) rejected++;
+  if (rejected === 0) return;
+  const engine = spec.engine;
+  const roles = engine.mode === "aggregated" ? [engine.aggregated] : [engine.prefill, engine.decode];
+  const caches = roles.map((r) => `${r.numGpuBlocks} blocks × ${r.blockSize} tokens`).join(" / ");
+  const limit = roles[0].maxModelLen === null ? "" : `, max_model_len ${roles[0].maxModelLen}`;
+  warn(
+    `${rejected} of ${c.arrived} requests were rejected: their prompt (or context) does not fit ` +
+      `a worker's KV cache (${caches}${limit}); check kv_cache.capacity and context_length`,
+  );
 }
 
 /**

@@ -37,6 +37,8 @@ function run(argv: string[], opts: { onSpawn?: (pid: number) => void } = {}): Pr
 
 function syntheticConfig(dir: string, requests: number): string {
   const config = join(dir, `synthetic-${requests}.yaml`);
+  // Building a large per-request report can outlast the default 5 s shutdown bound on a busy host.
+  const execution = "execution: {resources: {shutdown_timeout_seconds: 300}}\n";
   writeFileSync(
     config,
     `traffic:
@@ -52,7 +54,7 @@ engine:
       parallelism: {replicas: 2}
       kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
       timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-`,
+${execution}`,
   );
   return config;
 }

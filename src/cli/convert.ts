@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   type ConvertOptions,
@@ -27,12 +28,19 @@ export interface ConvertCommandOptions {
  * Flag combinations are checked before anything is read; trace errors propagate as TraceError.
  */
 export async function convertCommand(opts: ConvertCommandOptions, io: Streams): Promise<void> {
+  const dest = target(opts);
+  // Writing over the input would destroy it (the output replaces its path when complete).
+  for (const path of "output" in dest ? [dest.output] : [dest.history, dest.replay]) {
+    if (sameFile(path, opts.input)) {
+      throw new ConvertUsageError(`the output ${path} is the input file; choose another output path`);
+    }
+  }
   const result = await convertMooncakeToDynamo({
     input: opts.input,
     traceBlockSize: opts.traceBlockSize,
     originUnixMs: opts.startUnixMs ?? DEFAULT_ORIGIN_UNIX_MS,
     requestIdPrefix: opts.requestIdPrefix,
-    target: target(opts),
+    target: dest,
   });
   for (const f of result.files) io.out(`Wrote ${f.requests} requests to ${f.path}\n`);
   if (result.derivedArrivals > 0) {
@@ -68,4 +76,16 @@ function target(opts: ConvertCommandOptions): ConvertOptions["target"] {
   if (resolve(opts.history) === resolve(opts.replay))
     throw new ConvertUsageError("--history and --replay must be different files");
   return { splitAtMs: opts.splitAtSeconds * 1000, history: opts.history, replay: opts.replay };
+}
+
+/** Whether two paths name the same file (symlinks and relative paths resolved; absent = by path). */
+function sameFile(a: string, b: string): boolean {
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  return real(a) === real(b);
 }

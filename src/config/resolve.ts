@@ -96,8 +96,9 @@ function resolveSource(traffic: TrafficConfig, configDir: string, report: Report
   if (src.format === "dynamo") return resolveDynamoSource(src.paths, src.block_size, configDir, report);
   const path = resolvePath(configDir, src.path);
   // Checked here rather than when the trace is read so the error can point at the config line.
-  if (!isFile(path)) {
-    report(["traffic", "source", "paths", 0], `trace file not found: ${path}`);
+  const problem = traceFileProblem(path);
+  if (problem !== null) {
+    report(["traffic", "source", "paths", 0], `${problem}: ${path}`);
     return undefined;
   }
   return { type: "trace", format: src.format, path, blockSize: src.block_size };
@@ -178,10 +179,18 @@ function resolveSla(config: PredictConfigOutput): SlaSpec | null {
   return { ttftMs: sla.ttft_ms ?? null, itlMs: sla.itl_ms ?? null, e2eMs: sla.e2e_ms ?? null };
 }
 
-function isFile(path: string): boolean {
+/** Why `path` cannot be read as a trace file, or null: absent, a directory, a device or FIFO. */
+function traceFileProblem(path: string): string | null {
+  let st: ReturnType<typeof statSync>;
   try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
+    st = statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR"
+      ? "trace file not found"
+      : `cannot read trace file (${code})`;
   }
+  if (st.isFile()) return null;
+  if (st.isDirectory()) return "a Mooncake trace is one file, not a directory";
+  return "the trace is not a regular file (a device, FIFO or socket)";
 }

@@ -106,6 +106,17 @@ class DeploymentFacts {
     return value;
   }
 
+  /** The model if it resolves, without reporting anything when it does not (optional checks). */
+  knownModel(): ModelArchitecture | null {
+    if (this.modelValue !== undefined) return this.modelValue;
+    try {
+      return resolveModel(this.modelId);
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      return null;
+    }
+  }
+
   /** The GPU system `id`, named at `path` (`engine.hardware` or a P/D role's `hardware`). */
   gpu(id: string, path: Path): GpuSpec | null {
     const key = dotted(path);
@@ -144,6 +155,7 @@ function resolveRole(
 ): Omit<WorkerRoleSpec, "maxModelLen"> | undefined {
   const timing = resolveTiming(role, path, ctx);
   const numGpuBlocks = resolveCapacity(role, path, ctx);
+  if (!parallelismFitsModel(role, path, ctx)) return undefined;
   if (timing === undefined || numGpuBlocks === undefined) return undefined;
   const p = role.parallelism;
   return {
@@ -165,6 +177,33 @@ function resolveRole(
     startupSeconds: role.startup_seconds,
     hardware: role.hardware ?? ctx.engineHardware,
   };
+}
+
+/**
+ * Parallelism the model can take, when the model is known (a model id that does not resolve is
+ * accepted with polynomial/fixed timing, so it is not checked here): each pipeline stage needs at
+ * least one layer and each tensor rank at least one attention head. Reported at the key.
+ */
+function parallelismFitsModel(role: RoleConfig, path: Path, ctx: RoleContext): boolean {
+  const arch = ctx.deployment.knownModel();
+  if (arch === null) return true;
+  const p = role.parallelism;
+  let ok = true;
+  if (p.pipeline > arch.numLayers) {
+    ctx.report(
+      [...path, "parallelism", "pipeline"],
+      `${p.pipeline} pipeline stages for a model of ${arch.numLayers} layers`,
+    );
+    ok = false;
+  }
+  if (p.tensor > arch.numHeads) {
+    ctx.report(
+      [...path, "parallelism", "tensor"],
+      `${p.tensor} tensor ranks for a model of ${arch.numHeads} attention heads`,
+    );
+    ok = false;
+  }
+  return ok;
 }
 
 function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSpec | undefined {

@@ -54,6 +54,8 @@ export interface FleetFacts {
   overBudget: OverBudget | null;
   saturation: Saturation | null;
   gpuSteps: GpuSteps | null;
+  /** Arrived requests that did not complete (rejected, or unfinished when the run stopped). */
+  notCompleted: number | null;
 }
 
 type Doc = Record<string, Json>;
@@ -92,7 +94,12 @@ export function fleetFacts(document: Json): FleetFacts {
     overBudget: steps === null || budget === null ? null : overBudgetOf(steps, budget, endMs(doc)),
     saturation: saturationOf(doc),
     gpuSteps: steps,
+    notCompleted: notCompletedOf(num("num_requests"), num("completed_requests")),
   };
+}
+
+function notCompletedOf(arrived: number | null, completed: number | null): number | null {
+  return arrived === null || completed === null ? null : arrived - completed;
 }
 
 // ---------------------------------------------------------------------------------------------

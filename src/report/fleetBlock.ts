@@ -84,5 +84,11 @@ export function fleetLines(f: FleetFacts): string[] {
         "depend on how long the trace is",
     );
   }
+  if (f.notCompleted !== null && f.notCompleted > 0 && f.numRequests !== null) {
+    lines.push(
+      `Not Completed: ${count(f.notCompleted)} of ${count(f.numRequests)} requests ` +
+        "(rejected: prompt at max_model_len or larger than a worker's KV cache; or unfinished when the run stopped)",
+    );
+  }
   return lines;
 }

@@ -21,6 +21,10 @@ export class TraceError extends Error {
 /** Short JSON rendering of an offending value for error messages. */
 export function describeValue(value: unknown): string {
   if (value === undefined) return "nothing";
+  // JSON.parse turns 1e400 into Infinity, which JSON.stringify would print as null.
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return Number.isNaN(value) ? "NaN" : "a number too large to represent (overflows to infinity)";
+  }
   let s: string;
   try {
     s = JSON.stringify(value) ?? String(value);
