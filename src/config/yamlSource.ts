@@ -76,7 +76,9 @@ export function parseYamlSource(configPath: string, text: string): YamlSource {
   // Duplicate keys are an error, as they are in the reference; the check is ours
   // (`duplicateKeyIssue`): the library's `uniqueKeys` compares every key with every other one,
   // quadratic in a mapping's size.
-  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: false });
+  // logLevel "error": the library would print a process warning for a collection used as a key;
+  // that is reported as a config error below instead.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: false, logLevel: "error" });
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
@@ -96,7 +98,7 @@ export function parseYamlSource(configPath: string, text: string): YamlSource {
   if (duplicate !== null) {
     throw new ConfigError(
       configPath,
-      [{ path: dotted(duplicate.path), message: "Map keys must be unique", ...position(duplicate.offset) }],
+      [{ path: dotted(duplicate.path), message: duplicate.message, ...position(duplicate.offset) }],
       "invalid YAML",
     );
   }
@@ -170,20 +172,29 @@ function child(doc: Document, parent: Node | null, segment: PathSegment): Step |
   return undefined;
 }
 
-/** The first repeated key of any mapping in document order, with its path and offset; linear. */
-function duplicateKeyIssue(doc: Document): { path: PathSegment[]; offset: number } | null {
+/**
+ * The first repeated (or non-scalar) key of any mapping in document order, with its path and
+ * offset; linear in the document's size.
+ */
+function duplicateKeyIssue(doc: Document): { path: PathSegment[]; offset: number; message: string } | null {
   const stack: [unknown, PathSegment[]][] = [[doc.contents, []]];
-  let first: { path: PathSegment[]; offset: number } | null = null;
+  let first: { path: PathSegment[]; offset: number; message: string } | null = null;
+  const note = (path: PathSegment[], offset: number, message: string): void => {
+    if (first === null || offset < first.offset) first = { path, offset, message };
+  };
   while (stack.length > 0) {
     const [node, prefix] = stack.pop()!;
     if (isMap(node)) {
       const seen = new Set<string>();
       for (const pair of node.items) {
-        const key = keyString(pair.key);
         const offset = rangeStart(pair.key) ?? 0;
-        if (seen.has(key)) {
-          if (first === null || offset < first.offset) first = { path: [...prefix, key], offset };
-        } else seen.add(key);
+        if (pair.key !== null && !isScalar(pair.key) && !isAlias(pair.key)) {
+          note(prefix, offset, "a mapping key must be a plain value, not a list or mapping");
+          continue;
+        }
+        const key = keyString(pair.key);
+        if (seen.has(key)) note([...prefix, key], offset, "Map keys must be unique");
+        else seen.add(key);
         stack.push([pair.value, [...prefix, key]]);
       }
     } else if (isSeq(node)) {
