@@ -281,7 +281,10 @@ export async function runFuzzCase(c: FuzzCase): Promise<FuzzOutcome> {
     const trace = [...BASE_TRACE.map((r) => JSON.stringify(r)), ...c.traceLines].join("\n");
     writeFileSync(join(dir, "trace.jsonl"), `${trace}\n`);
     const out = join(dir, "out");
-    const args = c.predict
+    // A mutation may ask for a legitimately huge workload (3 million requests is a valid run of
+    // minutes): such cases are validated, not run, so every case stays a few seconds.
+    const predict = c.predict && !asksForLargeWorkload(text, sets);
+    const args = predict
       ? ["predict", "-c", config, "--stack", "dynamo", "--output-dir", out, "--progress", "none"]
       : ["validate", "-c", config, "--stack", "dynamo"];
     for (const s of sets) args.push("--set", s);
@@ -289,10 +292,20 @@ export async function runFuzzCase(c: FuzzCase): Promise<FuzzOutcome> {
     const t0 = performance.now();
     const code = await runCli(args, { out: () => {}, err: (s) => (err += s) });
     const ms = performance.now() - t0;
-    return { code, err, ms, problem: problemOf(code, err, ms, c.predict ? out : null) };
+    return { code, err, ms, problem: problemOf(code, err, ms, predict ? out : null) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Whether the mutated config or an override may describe more than a small workload. */
+function asksForLargeWorkload(text: string, sets: readonly string[]): boolean {
+  if (sets.some((s) => /^(traffic|engine\.workers\.[a-z]+\.timing)/.test(s))) return true;
+  for (const m of text.matchAll(/(requests|requests_per_second|concurrency|speedup|_ms):\s*([^\s,}]+)/g)) {
+    const v = Number(m[2]);
+    if (!(Number.isFinite(v) && v >= 0.01 && v <= 1000)) return true;
+  }
+  return false;
 }
 
 function problemOf(code: number, err: string, ms: number, out: string | null): string | null {
