@@ -15,9 +15,9 @@ import { renderSummaryTable } from "../report/table.js";
 import { probeHost, type ResourceBudget, readMemAvailable, resolveBudget } from "../resources/budget.js";
 import { type CpuPinning, IN_PROCESS_PINNING, pinCurrentProcess } from "../resources/cpuAffinity.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
-import { type MonitorReport, ResourceMonitor } from "../resources/monitor.js";
+import { type MonitorReport, processPeakRssBytes, ResourceMonitor } from "../resources/monitor.js";
 import { PhaseClock } from "../resources/phases.js";
-import { planResources, resourcePlanDocument } from "../resources/preflight.js";
+import { measureWorkload, planResources, resourcePlanDocument } from "../resources/preflight.js";
 import { type ResourceHooks, resourceRuntimeDocument, type Termination } from "../resources/runtime.js";
 import { runPrediction } from "../run.js";
 import { type Replay, ReplayAborted } from "../sim/replay.js";
@@ -128,7 +128,10 @@ async function predictLocked(
   // Host budget and preflight plan (docs/resources.md): refuse before any work, exit 3.
   const settings = (spec.execution ?? DEFAULT_EXECUTION).resources;
   const budget = resolveBudget(settings, opts.resources?.host ?? probeHost());
-  const plan = planResources(spec, budget);
+  // The plan counts what the run will hold: a pass over the trace sizes it (docs/resources.md §2).
+  const plan = planResources(spec, budget, await measureWorkload(spec), {
+    capturePerRequest: opts.capturePerRequest,
+  });
   // Start-up and shutdown are bounded by their timeouts (docs/resources.md §3, exit 124).
   const phases = new PhaseClock(settings, startedMs);
   if (!plan.fits) {
@@ -167,6 +170,9 @@ async function predictLocked(
     reserveBytes: budget.reserveBytes,
     availableMemory: opts.resources?.availableMemory ?? readMemAvailable,
     onExceeded: () => replay?.abort(),
+    // The executable is the run: its kernel peak RSS also counts (peaks between samples).
+    selfPeakBytes: opts.ownsProcess ? processPeakRssBytes : undefined,
+    estimatedBytes: plan.estimatedBytes,
   }).start();
   // Start-up watchdog (docs/resources.md §3a): start-up is asynchronous, so the timer fires while
   // it is still under way; the command stops at once and the abandoned start-up work ends at the
@@ -249,11 +255,11 @@ async function predictLocked(
     stop.setProgress(null);
     stopWatchdog();
   }
-  const report = monitor.stop();
-  if (monitor.exceeded) await resourceLimited(opts, report, budget, phases, pinning);
-
   const { prediction } = outcome;
   const outputs: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
+  // The monitor's last sample is taken with prediction.json serialized: its peak includes it.
+  const report = monitor.stop();
+  if (monitor.exceeded) await resourceLimited(opts, report, budget, phases, pinning);
   if (opts.capturePerRequest) {
     outputs.push({ name: "requests.jsonl", chunks: jsonlChunks(prediction.per_request ?? []) });
   }

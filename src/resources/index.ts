@@ -7,20 +7,23 @@ export {
   type MonitorOptions,
   type MonitorReport,
   pidRssBytes,
+  processPeakRssBytes,
   processTreeRss,
   ResourceMonitor,
   type TreeRss,
 } from "./monitor.js";
 export { PhaseClock, type PhaseLimits } from "./phases.js";
 export {
+  kvPoolBytes,
   MIB,
-  PLAN_OVERHEAD_BYTES,
-  PLAN_TRACE_FACTOR,
-  PLAN_WORKER_BYTES,
+  measureWorkload,
+  PLAN_COEFFICIENTS,
+  type PlanOptions,
   plannedWorkerProcesses,
   planResources,
   type ResourcePlan,
   resourcePlanDocument,
-  traceFileBytes,
+  type WorkloadSize,
 } from "./preflight.js";
 export { type PhaseTimes, type ResourceHooks, resourceRuntimeDocument, type Termination } from "./runtime.js";
+export { MAX_SAMPLES, scanTrace, type TraceSize } from "./traceScan.js";

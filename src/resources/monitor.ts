@@ -13,6 +13,11 @@ import { readAllowedCpus } from "./cpuAffinity.js";
 
 export const DEFAULT_SAMPLE_INTERVAL_MS = 50;
 
+/** This process's kernel high-water mark of resident memory, bytes (getrusage `maxrss` is in KiB). */
+export function processPeakRssBytes(): number {
+  return process.resourceUsage().maxRSS * 1024;
+}
+
 /** Parent pid of every process visible in /proc, or null where /proc cannot be read. */
 function readParents(): Map<number, number> | null {
   let names: string[];
@@ -96,6 +101,15 @@ export interface MonitorOptions {
   readonly reserveBytes?: number;
   /** Reads the host's available memory in bytes; null where it cannot be read (then not checked). */
   readonly availableMemory?: () => number | null;
+  /**
+   * This process's own peak RSS as the kernel keeps it (getrusage maxrss), folded into the reported
+   * peak when the monitor stops: it catches peaks between samples (a trace being parsed, the report
+   * being serialized). Only for a process that is the run (the executable): in-process callers'
+   * high-water mark predates the run. Omitted = samples only.
+   */
+  readonly selfPeakBytes?: () => number;
+  /** The preflight's estimate, reported beside the peak (resource-runtime.json). */
+  readonly estimatedBytes?: number;
 }
 
 /** Why a run was stopped: the tree's RSS above the budget, or the host's available memory below the reserve. */
@@ -103,7 +117,14 @@ export type ExceededReason = "memory_budget" | "host_reserve";
 
 export interface MonitorReport {
   readonly budgetBytes: number;
+  /** The highest sampled tree RSS, or the process's own kernel peak when `selfPeakBytes` is given and higher. */
   readonly peakObservedRssBytes: number;
+  /** The highest sampled tree RSS. */
+  readonly peakSampledRssBytes: number;
+  /** The process's own kernel peak RSS, or null when not measured. */
+  readonly peakProcessRssBytes: number | null;
+  /** The preflight's estimate, or null. */
+  readonly estimatedBytes: number | null;
   readonly samples: number;
   readonly intervalMs: number;
   /** RSS of the first sample above the budget; null when the budget held. */
@@ -209,16 +230,20 @@ export class ResourceMonitor {
     }
   }
 
-  /** Stops sampling after one last sample; returns what was seen. */
+  /** Stops sampling after one last sample (a second call only reports); returns what was seen. */
   stop(): MonitorReport {
     if (this.timer !== null) {
       clearInterval(this.timer);
       this.timer = null;
       this.sampleNow();
     }
+    const own = this.opts.selfPeakBytes?.() ?? null;
     return {
       budgetBytes: this.budgetBytes,
-      peakObservedRssBytes: this.peak,
+      peakObservedRssBytes: own === null ? this.peak : Math.max(this.peak, own),
+      peakSampledRssBytes: this.peak,
+      peakProcessRssBytes: own,
+      estimatedBytes: this.opts.estimatedBytes ?? null,
       samples: this.count,
       intervalMs: this.intervalMs,
       exceededAtBytes: this.exceededAt,

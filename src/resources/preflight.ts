@@ -1,31 +1,146 @@
 /**
- * The preflight memory plan (aisimulate.md §2.6 planning heuristics, docs/resources.md §2):
- * coordinator RSS + 256 MiB + 512 MiB per worker process + a trace estimate, compared with the
- * budget before any work. The reference's trace estimate is `128 × file bytes + 32 B/token +
- * 64 KiB/request`; fleetsim uses the file-size term only (counting tokens and requests would mean
- * reading the trace, which is what the preflight is meant to avoid).
+ * The preflight memory plan (docs/resources.md §2): before any work, estimate the peak resident
+ * memory of the run's process tree from what it will hold — trace rows and their KV-block
+ * hashes, the simulated workers' KV pools, the Planner's tick records, per-request records, and
+ * each retune sweep worker process — and refuse the run (exit 3) when that exceeds the budget.
+ *
+ * The workload's size comes from a pass over the trace (`traceScan.ts`: every line counted, a
+ * sample parsed for prompt sizes) or from the synthetic generator's settings. The coefficients
+ * are measured (docs/resources.md "Measured peaks"): bytes per row and per block of the
+ * typed-array columns, per KV block of the engines' pools, fixed costs of the op tables and of a
+ * sweep worker process.
  */
-import { statSync } from "node:fs";
-import type { RunSpec } from "../config/runSpec.js";
+import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { ResourceBudget } from "./budget.js";
+import { scanTrace } from "./traceScan.js";
 
 export const MIB = 1024 * 1024;
-/** Fixed headroom above the coordinator's RSS. */
-export const PLAN_OVERHEAD_BYTES = 256 * MIB;
-/** Per worker process (fleetsim's only worker processes are retune sweep workers). */
-export const PLAN_WORKER_BYTES = 512 * MIB;
-/** Bytes of memory planned per byte of trace file. */
-export const PLAN_TRACE_FACTOR = 128;
+
+/** The plan's coefficients (bytes), measured as docs/resources.md "Measured peaks" describes. */
+export const PLAN_COEFFICIENTS = {
+  /** Replay machinery, JIT and heap growth of any run above the RSS at the preflight. */
+  runOverheadBytes: 16 * MIB,
+  /** Op-level timing: the op tables of one GPU (the first role's, and each other GPU's). */
+  defaultTimingBytes: 24 * MIB,
+  /** Polynomial timing's coefficients. */
+  polynomialTimingBytes: 3 * MIB,
+  /** Per request: table columns, collector columns, summary and time-series arrays, the request's engine state. */
+  bytesPerRow: 400,
+  /** Per full engine KV block of a prompt: its chained hash (Float64). */
+  bytesPerEngineBlock: 8,
+  /** Per trace hash id: Mooncake's packed u32 ids; Dynamo's compact ids and the reader's hash map. */
+  bytesPerHashId: { mooncake: 4, dynamo: 34 } as const,
+  /** Per Dynamo request on top of bytesPerRow: the reader's columns and request-id strings. */
+  dynamoBytesPerRow: 190,
+  /** Per Planner tick: its record in memory and in prediction.json being written. */
+  bytesPerTick: 7_700,
+  /** Per request with --capture-per-request: its record, the sorted copy and its JSON lines. */
+  bytesPerCapturedRequest: 7_000,
+  /** The retune controller's coordinator side (window selection, the sweep's IPC). */
+  retuneCoordinatorBytes: 32 * MIB,
+  /** A sweep worker process above the coordinator's RSS at the preflight (same modules loaded). */
+  workerOverheadBytes: 48 * MIB,
+} as const;
+
+/** How big the workload is, as far as the preflight can tell without building it. */
+export interface WorkloadSize {
+  /** This process's RSS before the pass over the trace (whose buffers are transient): the plan's base. */
+  readonly coordinatorRssBytes: number;
+  /** `scan`: counted in the trace; `synthetic`: from the generator's settings; `unknown`: the scan failed (the load reports why). */
+  readonly source: "scan" | "synthetic" | "unknown";
+  readonly format: "mooncake" | "dynamo" | "synthetic";
+  readonly rows: number;
+  /** Σ ⌊prompt / engine block size⌋: the prompts' block hashes the run holds. */
+  readonly engineBlocks: number;
+  /** Σ trace hash ids per prompt (0 for synthetic traffic). */
+  readonly hashIds: number;
+  /** Arrival span in virtual ms (trace span ÷ speedup), or null (closed loop, unknown). */
+  readonly spanMs: number | null;
+}
+
+/** The role whose block size the request table's hashes use (both P/D roles share it). */
+function engineBlockSize(spec: RunSpec): number {
+  const e = spec.engine;
+  return e.mode === "aggregated" ? e.aggregated.blockSize : e.prefill.blockSize;
+}
+
+/** Sizes the workload: a pass over the trace files, or the synthetic settings. */
+export async function measureWorkload(spec: RunSpec): Promise<WorkloadSize> {
+  const coordinatorRssBytes = process.memoryUsage.rss();
+  const E = engineBlockSize(spec);
+  const src = spec.source;
+  const speedup = spec.load.type === "trace_timestamps" ? spec.load.speedup : 1;
+  if (src.type === "synthetic") {
+    const rows = spec.stop.requests ?? 0;
+    const load = spec.load;
+    const spanMs =
+      load.type === "poisson" || load.type === "constant_rate"
+        ? (rows / load.requestsPerSecond) * 1000
+        : null;
+    return {
+      coordinatorRssBytes,
+      source: "synthetic",
+      format: "synthetic",
+      rows,
+      engineBlocks: rows * Math.floor(src.inputTokens / E),
+      hashIds: 0,
+      spanMs,
+    };
+  }
+  const paths = src.format === "dynamo" ? src.paths : [src.path];
+  const traceBlockSize = src.blockSize ?? 512;
+  try {
+    const s = await scanTrace(paths, src.format, traceBlockSize, E);
+    const capMs = spec.stop.maxVirtualTimeMs;
+    let spanMs = s.spanMs === null ? null : s.spanMs / speedup;
+    // A virtual-time cap ends the run (and its ticks) early; every row is still read and held.
+    if (capMs !== null && spanMs !== null && spanMs > capMs) spanMs = capMs;
+    if (spec.load.type === "concurrency") spanMs = null;
+    const rows = s.rows;
+    return {
+      coordinatorRssBytes,
+      source: "scan",
+      format: src.format,
+      rows,
+      engineBlocks: Math.round(rows * s.meanEngineBlocks),
+      hashIds: Math.round(rows * s.meanHashIds),
+      spanMs,
+    };
+  } catch {
+    // Missing or unreadable files are reported by the trace load, with its own message.
+    return {
+      coordinatorRssBytes,
+      source: "unknown",
+      format: src.format,
+      rows: 0,
+      engineBlocks: 0,
+      hashIds: 0,
+      spanMs: null,
+    };
+  }
+}
 
 export interface ResourcePlan {
   readonly fits: boolean;
   readonly estimatedBytes: number;
   readonly coordinatorRssBytes: number;
-  readonly overheadBytes: number;
-  readonly workerProcesses: number;
-  readonly workerBytes: number;
-  readonly traceFileBytes: number;
+  /** The run's process (the coordinator): everything below but the worker processes. */
+  readonly mainBytes: number;
+  readonly workload: WorkloadSize;
+  readonly runOverheadBytes: number;
+  readonly timingBytes: number;
   readonly traceBytes: number;
+  /** KV blocks over the most workers the run may provision, and their pools' bytes. */
+  readonly kvBlocks: number;
+  readonly kvBytes: number;
+  readonly plannerTicks: number;
+  readonly plannerBytes: number;
+  readonly captureBytes: number;
+  readonly retuneCoordinatorBytes: number;
+  readonly workerProcesses: number;
+  /** Bytes of one sweep worker process, and of all of them. */
+  readonly workerBytes: number;
+  readonly workersBytes: number;
 }
 
 /** Worker processes the run forks: `planner.retune.max_parallel` with retune, else none. */
@@ -34,46 +149,149 @@ export function plannedWorkerProcesses(spec: RunSpec): number {
   return retune === undefined || retune === null ? 0 : retune.maxParallel;
 }
 
-/** Total size of the trace files the run reads (0 for synthetic traffic or unreadable files). */
-export function traceFileBytes(spec: RunSpec): number {
-  const src = spec.source;
-  if (src.type !== "trace") return 0;
-  const paths = src.format === "dynamo" ? src.paths : [src.path];
-  let total = 0;
-  for (const p of paths) {
-    try {
-      total += statSync(p).size;
-    } catch {
-      // a missing file is reported when the trace is read
-    }
+/** Bytes of one engine's KV pool and prefix-cache index over `blocks` blocks (engine/kvBlockPool.ts). */
+export function kvPoolBytes(blocks: number): number {
+  // refCount, lruPrev, lruNext, freeStack (Int32) + blockHash (Float64) = 24 B per block; the
+  // hash index: a power of two ≥ 2 × blocks of Float64 keys + Int32 values.
+  let size = 16;
+  while (size < blocks * 2) size *= 2;
+  return 24 * blocks + 12 * size;
+}
+
+function roles(spec: RunSpec): WorkerRoleSpec[] {
+  const e = spec.engine;
+  return e.mode === "aggregated" ? [e.aggregated] : [e.prefill, e.decode];
+}
+
+/** KV bytes of one worker of a role: one pool per attention-DP rank. */
+function workerKvBytes(role: WorkerRoleSpec): number {
+  return role.attentionData * kvPoolBytes(role.numGpuBlocks);
+}
+
+/**
+ * KV pools over the most workers the run may provision: the starting workers, plus — with a
+ * Planner that scales (not advisory, not retune-only) and a budget above the starting GPUs — the
+ * extra GPUs filled with the role that holds the most KV per GPU. Without a budget, the starting
+ * workers.
+ */
+function kvPlan(spec: RunSpec): { blocks: number; bytes: number } {
+  const rs = roles(spec);
+  let blocks = 0;
+  let bytes = 0;
+  let gpus = 0;
+  for (const r of rs) {
+    blocks += r.replicas * r.attentionData * r.numGpuBlocks;
+    bytes += r.replicas * workerKvBytes(r);
+    gpus += r.replicas * r.gpusPerWorker;
   }
-  return total;
+  const p = spec.planner;
+  const scales = p !== null && !p.advisory && (p.enableLoadScaling || p.enableThroughputScaling);
+  const budget = p?.maxGpuBudget ?? -1;
+  if (scales && budget > gpus) {
+    let best = rs[0];
+    for (const r of rs)
+      if (workerKvBytes(r) / r.gpusPerWorker > workerKvBytes(best) / best.gpusPerWorker) best = r;
+    const extra = Math.floor((budget - gpus) / best.gpusPerWorker);
+    blocks += extra * best.attentionData * best.numGpuBlocks;
+    bytes += extra * workerKvBytes(best);
+  }
+  return { blocks, bytes };
+}
+
+/** Op tables are read once per GPU the default-timing roles run on; polynomial timing is small. */
+function timingBytes(spec: RunSpec): number {
+  const gpus = new Set<string>();
+  let polynomial = false;
+  for (const r of roles(spec)) {
+    if (r.timing.type === "default") gpus.add(r.timing.gpu.id);
+    else if (r.timing.type === "polynomial") polynomial = true;
+  }
+  return (
+    gpus.size * PLAN_COEFFICIENTS.defaultTimingBytes +
+    (polynomial ? PLAN_COEFFICIENTS.polynomialTimingBytes : 0)
+  );
+}
+
+/** Bytes the request table, the collector and the prompts' hashes hold for `w` (or a share of it). */
+function workloadBytes(w: WorkloadSize, share = 1): number {
+  const c = PLAN_COEFFICIENTS;
+  const perRow = c.bytesPerRow + (w.format === "dynamo" ? c.dynamoBytesPerRow : 0);
+  const perId = w.format === "synthetic" ? 0 : c.bytesPerHashId[w.format];
+  return share * (w.rows * perRow + w.engineBlocks * c.bytesPerEngineBlock + w.hashIds * perId);
+}
+
+export interface PlanOptions {
+  /** `--capture-per-request`: every request's record is built and written. */
+  readonly capturePerRequest?: boolean;
 }
 
 export function planResources(
   spec: RunSpec,
   budget: ResourceBudget,
-  coordinatorRssBytes: number = process.memoryUsage.rss(),
+  workload: WorkloadSize,
+  options: PlanOptions = {},
 ): ResourcePlan {
+  const coordinatorRssBytes = workload.coordinatorRssBytes;
+  const c = PLAN_COEFFICIENTS;
+  const timing = timingBytes(spec);
+  const trace = workloadBytes(workload);
+  const kv = kvPlan(spec);
+  const planner = spec.planner;
+  const ticks =
+    planner === null || workload.spanMs === null
+      ? 0
+      : Math.ceil(workload.spanMs / 1000 / planner.scaleIntervalS);
+  const plannerBytes = ticks * c.bytesPerTick;
+  const captureBytes = options.capturePerRequest ? workload.rows * c.bytesPerCapturedRequest : 0;
+  const retune = planner?.retune ?? null;
+  const retuneCoordinatorBytes = retune === null ? 0 : c.retuneCoordinatorBytes;
+  const mainBytes =
+    coordinatorRssBytes +
+    c.runOverheadBytes +
+    timing +
+    trace +
+    kv.bytes +
+    plannerBytes +
+    captureBytes +
+    retuneCoordinatorBytes;
+  // A sweep worker replays one window: the modules, the op tables, the window's rows (its share of
+  // the trace's span, plus the grace period's) and the candidate's KV pools.
   const workerProcesses = plannedWorkerProcesses(spec);
-  const workerBytes = workerProcesses * PLAN_WORKER_BYTES;
-  const fileBytes = traceFileBytes(spec);
-  const traceBytes = PLAN_TRACE_FACTOR * fileBytes;
-  const estimatedBytes = coordinatorRssBytes + PLAN_OVERHEAD_BYTES + workerBytes + traceBytes;
+  let workerBytes = 0;
+  if (retune !== null) {
+    const share =
+      workload.spanMs === null || workload.spanMs <= 0
+        ? 1
+        : Math.min(1, ((retune.intervalS + retune.graceS) * 1000) / workload.spanMs);
+    workerBytes =
+      coordinatorRssBytes + c.workerOverheadBytes + timing + workloadBytes(workload, share) + kv.bytes;
+  }
+  const workersBytes = workerProcesses * workerBytes;
+  const estimatedBytes = Math.round(mainBytes + workersBytes);
   return {
     fits: estimatedBytes <= budget.memoryBytes,
     estimatedBytes,
     coordinatorRssBytes,
-    overheadBytes: PLAN_OVERHEAD_BYTES,
+    mainBytes: Math.round(mainBytes),
+    workload,
+    runOverheadBytes: c.runOverheadBytes,
+    timingBytes: timing,
+    traceBytes: Math.round(trace),
+    kvBlocks: kv.blocks,
+    kvBytes: kv.bytes,
+    plannerTicks: ticks,
+    plannerBytes,
+    captureBytes,
+    retuneCoordinatorBytes,
     workerProcesses,
-    workerBytes,
-    traceFileBytes: fileBytes,
-    traceBytes,
+    workerBytes: Math.round(workerBytes),
+    workersBytes: Math.round(workersBytes),
   };
 }
 
 /** The `resource-plan.json` document (snake_case keys, written sorted). */
 export function resourcePlanDocument(plan: ResourcePlan, budget: ResourceBudget): Record<string, unknown> {
+  const w = plan.workload;
   return {
     decision: plan.fits ? "accepted" : "refused",
     budget_bytes: budget.memoryBytes,
@@ -83,13 +301,29 @@ export function resourcePlanDocument(plan: ResourcePlan, budget: ResourceBudget)
     cpu_limit: budget.cpuLimit,
     host_cpu_count: budget.host.cpuCount,
     estimated_bytes: plan.estimatedBytes,
+    workload: {
+      source: w.source,
+      format: w.format,
+      rows: w.rows,
+      engine_blocks: w.engineBlocks,
+      hash_ids: w.hashIds,
+      span_ms: w.spanMs,
+    },
     components: {
       coordinator_rss_bytes: plan.coordinatorRssBytes,
-      overhead_bytes: plan.overheadBytes,
+      run_overhead_bytes: plan.runOverheadBytes,
+      timing_bytes: plan.timingBytes,
+      trace_bytes: plan.traceBytes,
+      kv_blocks: plan.kvBlocks,
+      kv_bytes: plan.kvBytes,
+      planner_ticks: plan.plannerTicks,
+      planner_bytes: plan.plannerBytes,
+      capture_bytes: plan.captureBytes,
+      retune_coordinator_bytes: plan.retuneCoordinatorBytes,
+      main_process_bytes: plan.mainBytes,
       worker_processes: plan.workerProcesses,
       worker_bytes: plan.workerBytes,
-      trace_file_bytes: plan.traceFileBytes,
-      trace_bytes: plan.traceBytes,
+      workers_bytes: plan.workersBytes,
     },
   };
 }

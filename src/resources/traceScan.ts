@@ -1,0 +1,190 @@
+/**
+ * The preflight's pass over the trace (seed 000 "Size the Run": start-up includes "a pass over the
+ * whole trace that sizes the memory plan"): how many rows the run will hold and how large they
+ * are, without building them. Every line is counted (a byte scan for newlines, plain or gzip);
+ * a systematic sample of at most `MAX_SAMPLES` lines is parsed for the prompt sizes; the first and
+ * last request of each file give the trace's time span. Memory: one chunk plus the sample.
+ */
+import { createReadStream } from "node:fs";
+import { createGunzip } from "node:zlib";
+import { isGzipFile } from "../traffic/jsonlReader.js";
+
+/** What the preflight needs to know of a trace. */
+export interface TraceSize {
+  /** Requests (Mooncake rows; Dynamo `request_end` rows, estimated from the sample's share). */
+  readonly rows: number;
+  /** Non-blank lines read. */
+  readonly lines: number;
+  /** Mean prompt tokens per request of the sample. */
+  readonly meanInputTokens: number;
+  /** Mean trace hash ids per request of the sample (`hash_ids`, `input_sequence_hashes`). */
+  readonly meanHashIds: number;
+  /** Mean full engine blocks per request, ⌊input / engine block size⌋, of the sample. */
+  readonly meanEngineBlocks: number;
+  /** Last arrival − first arrival, trace ms (null when the rows carry no times). */
+  readonly spanMs: number | null;
+  readonly sampled: number;
+}
+
+/** Lines parsed at most (a systematic sample: every k-th line, k doubling as the trace grows). */
+export const MAX_SAMPLES = 4096;
+const CHUNK = 1 << 20;
+
+interface Sample {
+  readonly request: boolean;
+  readonly input: number;
+  readonly hashes: number;
+  readonly arrivalMs: number | null;
+}
+
+/** Reads one row of either format; null for a line that is not JSON (the load reports it). */
+function sampleOf(line: string, format: "mooncake" | "dynamo", traceBlockSize: number): Sample | null {
+  let row: unknown;
+  try {
+    row = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (row === null || typeof row !== "object") return null;
+  const r = row as Record<string, unknown>;
+  const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  if (format === "dynamo") {
+    const request = r["request"] as Record<string, unknown> | undefined;
+    const replay = request?.["replay"] as Record<string, unknown> | undefined;
+    if (r["event_type"] !== "request_end" || replay === undefined) {
+      return { request: false, input: 0, hashes: 0, arrivalMs: null };
+    }
+    const hashes = replay["input_sequence_hashes"];
+    const received = num(request?.["request_received_ms"]);
+    const event = num(r["event_time_unix_ms"]);
+    const total = num(request?.["total_time_ms"]);
+    return {
+      request: true,
+      input: num(replay["input_length"]) ?? 0,
+      hashes: Array.isArray(hashes) ? hashes.length : 0,
+      arrivalMs: received ?? (event !== null && total !== null ? event - total : event),
+    };
+  }
+  const ids = r["hash_ids"];
+  const hashes = Array.isArray(ids) ? ids.length : 0;
+  const input = num(r["input_length"]) ?? num(r["input_tokens"]) ?? hashes * traceBlockSize;
+  return {
+    request: true,
+    input,
+    hashes,
+    arrivalMs: num(r["timestamp"]) ?? num(r["created_time"]),
+  };
+}
+
+interface FileScan {
+  lines: number;
+  firstRequest: Sample | null;
+  /** The file's last non-blank line (for the trace's last arrival). */
+  lastLine: string | null;
+}
+
+/**
+ * Scans one file: counts non-blank lines, parses every `stride`-th one (counting from the first
+ * line of the trace) into `samples`, thinned to at most 2 × MAX_SAMPLES by doubling the stride, and
+ * keeps the file's first request and last line.
+ */
+async function scanFile(
+  path: string,
+  lineOffset: number,
+  state: { stride: number; samples: Sample[] },
+  parse: (line: string) => Sample | null,
+): Promise<FileScan> {
+  const gzip = await isGzipFile(path);
+  const source = createReadStream(path, { highWaterMark: CHUNK });
+  let stream: NodeJS.ReadableStream & AsyncIterable<Buffer> = source;
+  if (gzip) {
+    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+    source.on("error", (err) => gunzip.destroy(err));
+    stream = source.pipe(gunzip);
+  }
+  const out: FileScan = { lines: 0, firstRequest: null, lastLine: null };
+  let last: Buffer | null = null;
+  // The last non-blank line of the current buffer: [lastStart, lastEnd).
+  let lastStart = -1;
+  let lastEnd = -1;
+  const onLine = (buf: Buffer, start: number, end: number): void => {
+    let s = start;
+    let e = end;
+    while (s < e && (buf[s] === 32 || buf[s] === 9 || buf[s] === 13)) s++;
+    while (e > s && (buf[e - 1] === 32 || buf[e - 1] === 9 || buf[e - 1] === 13)) e--;
+    if (e <= s) return;
+    const index = lineOffset + out.lines;
+    out.lines++;
+    lastStart = s;
+    lastEnd = e;
+    const sampled = index % state.stride === 0;
+    if (!sampled && out.firstRequest !== null) return;
+    const sample = parse(buf.toString("utf8", s, e));
+    if (sample === null) return;
+    if (sample.request && out.firstRequest === null) out.firstRequest = sample;
+    if (!sampled) return;
+    state.samples.push(sample);
+    if (state.samples.length >= 2 * MAX_SAMPLES) {
+      // Keep every other sample: the same as having sampled at twice the stride.
+      state.samples = state.samples.filter((_, i) => i % 2 === 0);
+      state.stride *= 2;
+    }
+  };
+  let carry: Buffer | null = null;
+  for await (const chunk of stream) {
+    const buf: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk]);
+    let start = 0;
+    lastStart = -1;
+    for (;;) {
+      const nl = buf.indexOf(10, start);
+      if (nl < 0) break;
+      onLine(buf, start, nl);
+      start = nl + 1;
+    }
+    if (lastStart >= 0) last = Buffer.from(buf.subarray(lastStart, lastEnd));
+    carry = start < buf.length ? Buffer.from(buf.subarray(start)) : null;
+  }
+  if (carry !== null) {
+    lastStart = -1;
+    onLine(carry, 0, carry.length);
+    if (lastStart >= 0) last = carry.subarray(lastStart, lastEnd);
+  }
+  out.lastLine = last === null ? null : last.toString("utf8");
+  return out;
+}
+
+/** Scans a trace's files (plain or gzip). I/O errors propagate: the caller leaves them to the load. */
+export async function scanTrace(
+  paths: readonly string[],
+  format: "mooncake" | "dynamo",
+  traceBlockSize: number,
+  engineBlockSize: number,
+): Promise<TraceSize> {
+  const state = { stride: 1, samples: [] as Sample[] };
+  const parse = (line: string): Sample | null => sampleOf(line, format, traceBlockSize);
+  let lines = 0;
+  let first: number | null = null;
+  let last: number | null = null;
+  for (const path of paths) {
+    const f = await scanFile(path, lines, state, parse);
+    lines += f.lines;
+    const a = f.firstRequest?.arrivalMs ?? null;
+    if (a !== null) first = first === null ? a : Math.min(first, a);
+    const tailSample = f.lastLine === null ? null : parse(f.lastLine);
+    const b = tailSample?.request ? tailSample.arrivalMs : null;
+    if (b !== null) last = last === null ? b : Math.max(last, b);
+  }
+  const requests = state.samples.filter((s) => s.request);
+  const share = state.samples.length === 0 ? 1 : requests.length / state.samples.length;
+  const mean = (f: (s: Sample) => number): number =>
+    requests.length === 0 ? 0 : requests.reduce((sum, s) => sum + f(s), 0) / requests.length;
+  return {
+    rows: Math.round(lines * share),
+    lines,
+    meanInputTokens: mean((s) => s.input),
+    meanHashIds: mean((s) => s.hashes),
+    meanEngineBlocks: mean((s) => Math.floor(s.input / engineBlockSize)),
+    spanMs: first === null || last === null ? null : Math.max(0, last - first),
+    sampled: state.samples.length,
+  };
+}
