@@ -79,6 +79,11 @@ export class ConfigDraft {
     };
   }
 
+  /** A message with the config paths this draft set replaced by the options that produced them. */
+  renameMessage(message: string): string {
+    return renameConfigPaths(message, this);
+  }
+
   locate(option: string): string | undefined {
     for (const locator of this.locators) {
       const found = locator(option);

@@ -250,7 +250,17 @@ export function translatePlanner(
   // latency the report's SLA does not give is the target's (so the seed examples, which pass the
   // same numbers to both, give predict's equivalent YAML exactly).
   const target = f["optimization_target"] ?? "throughput";
-  if (target === "sla" && sla.e2eMs === undefined) {
+  if (target === "sla" && sla.e2eMs !== undefined) {
+    // The YAML's rule would name evaluation.sla: said here in the API's own options.
+    issues.add(
+      "slaE2eMs",
+      "an e2e-only SLA cannot go with plannerConfig.optimization_target='sla': fleetsim takes the Planner's TTFT " +
+        "and ITL targets from the same SLA as the report's goodput, and slaE2eMs excludes slaTtftMs and slaItlMs",
+      {
+        hint: "drop slaE2eMs (the Planner then uses plannerConfig.ttft_ms and itl_ms), or use another optimization_target",
+      },
+    );
+  } else if (target === "sla") {
     if (sla.ttftMs === undefined) {
       draft.set(
         ["evaluation", "sla", "ttft_ms"],

@@ -10,6 +10,7 @@ import type { RunSpec } from "../config/runSpec.js";
 import { writeHtmlReport } from "../report/html/index.js";
 import { runPrediction } from "../run.js";
 import { ReplayAborted } from "../sim/replay.js";
+import { TraceError } from "../traffic/traceError.js";
 import { defaultReportPath } from "./htmlReport.js";
 import { OptionIssues } from "./issues.js";
 import { loadConfigObject } from "./loadConfigObject.js";
@@ -72,12 +73,19 @@ async function runTranslated(
   });
   const spec = withPlannerTargets(label, loaded, translation.plannerTargets, translation.identified);
   const capturePlannerDetails = options.capturePlannerDetails ?? true;
-  return execute(spec, {
-    capturePerRequest: options.capturePerRequest ?? false,
-    capturePlannerDetails,
-    htmlReportPath: reportPath(label, translation, options, capturePlannerDetails, baseDir),
-    signal: options.signal,
-  });
+  try {
+    return await execute(spec, {
+      capturePerRequest: options.capturePerRequest ?? false,
+      capturePlannerDetails,
+      htmlReportPath: reportPath(label, translation, options, capturePlannerDetails, baseDir),
+      signal: options.signal,
+    });
+  } catch (err) {
+    // A trace error may name the config setting an option became (`traffic.source.block_size`):
+    // said with the option's name instead (`traceBlockSize`), like the config errors.
+    if (err instanceof TraceError) err.message = draft.renameMessage(err.message);
+    throw err;
+  }
 }
 
 /**

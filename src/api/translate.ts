@@ -85,17 +85,12 @@ export function translateTraceReplay(
         "applies to trace timestamps; replayConcurrency ignores them, set only one",
       );
     }
-    draft.set(
-      ["traffic", "load"],
-      { type: "concurrency", concurrency: options.replayConcurrency },
-      "replayConcurrency",
-    );
+    // Type and value set apart, so an issue with the value is at the option itself.
+    draft.set(["traffic", "load", "type"], "concurrency", "replayConcurrency");
+    draft.set(["traffic", "load", "concurrency"], options.replayConcurrency, "replayConcurrency");
   } else {
-    draft.set(
-      ["traffic", "load"],
-      { type: "trace_timestamps", speedup: options.arrivalSpeedupRatio ?? 1.0 },
-      "arrivalSpeedupRatio",
-    );
+    draft.set(["traffic", "load", "type"], "trace_timestamps", "arrivalSpeedupRatio");
+    draft.set(["traffic", "load", "speedup"], options.arrivalSpeedupRatio ?? 1.0, "arrivalSpeedupRatio");
   }
   if (options.maxSimTimeMs !== undefined) {
     const ms = options.maxSimTimeMs;
@@ -105,7 +100,9 @@ export function translateTraceReplay(
       "maxSimTimeMs",
     );
   }
-  const common = translateCommon(options, draft, issues, baseDir);
+  const common = translateCommon(options, draft, issues, baseDir, (retune) =>
+    checkTraceForRetune(options, format, retune, issues),
+  );
   issues.throwIfAny();
   return { draft, ...common };
 }
@@ -136,25 +133,57 @@ export function translateSyntheticReplay(options: SyntheticReplayOptions, baseDi
       issues.add("arrivalIntervalMs", `must be a positive number of milliseconds, got ${show(ms)}`);
     } else {
       // The AISimulate lowering's inverse: constant_rate at 1000 / interval requests per second.
-      draft.set(
-        ["traffic", "load"],
-        { type: "constant_rate", requests_per_second: 1000 / ms },
-        "arrivalIntervalMs",
-      );
+      draft.set(["traffic", "load", "type"], "constant_rate", "arrivalIntervalMs");
+      draft.set(["traffic", "load", "requests_per_second"], 1000 / ms, "arrivalIntervalMs");
     }
   } else {
-    draft.set(
-      ["traffic", "load"],
-      { type: "concurrency", concurrency: options.replayConcurrency },
-      "replayConcurrency",
-    );
+    draft.set(["traffic", "load", "type"], "concurrency", "replayConcurrency");
+    draft.set(["traffic", "load", "concurrency"], options.replayConcurrency, "replayConcurrency");
   }
   if (options.arrivalSeed !== undefined && options.requestRate === undefined) {
     issues.add("arrivalSeed", "seeds Poisson arrivals; it needs requestRate");
   }
-  const common = translateCommon(options, draft, issues, baseDir);
+  const common = translateCommon(options, draft, issues, baseDir, (retune) =>
+    issues.add(
+      retune,
+      "synthetic traffic cannot be retuned: retune replays windows of a Dynamo request trace on its timestamps",
+      {
+        hint:
+          'call runTraceReplay(tracePaths, { traceFormat: "dynamo", … }) with the same plannerConfig; ' +
+          "`fleetsim convert` turns a Mooncake trace into a Dynamo one",
+      },
+    ),
+  );
   issues.throwIfAny();
   return { draft, ...common };
+}
+
+/**
+ * Retune's traffic requirements (seed 000 "Requirements"), said in runTraceReplay's own options:
+ * the config's rules would name traffic.source and traffic.load, which the caller never wrote.
+ */
+function checkTraceForRetune(
+  options: TraceReplayOptions,
+  format: unknown,
+  retune: string,
+  issues: OptionIssues,
+): void {
+  if (format !== "dynamo") {
+    issues.add(
+      "traceFormat",
+      `${retune} needs a Dynamo request trace: set traceFormat: "dynamo" (got ${show(format)}); ` +
+        "`fleetsim convert` turns a Mooncake trace into one",
+    );
+  }
+  if (options.replayConcurrency !== undefined) {
+    issues.add(
+      "replayConcurrency",
+      `${retune} replays the trace on its timestamps: drop replayConcurrency (arrivalSpeedupRatio is allowed)`,
+    );
+  }
+  if (options.maxSimTimeMs !== undefined) {
+    issues.add("maxSimTimeMs", `${retune} replays the trace to its end: drop maxSimTimeMs`);
+  }
 }
 
 function checkKeys(options: object, accepted: readonly string[], issues: OptionIssues): void {
@@ -173,6 +202,8 @@ function translateCommon(
   draft: ConfigDraft,
   issues: OptionIssues,
   baseDir: string,
+  /** Checks the traffic options against retune's requirements; receives the option path of `retune`. */
+  checkRetune: (retuneOption: string) => void,
 ): Omit<Translation, "draft"> {
   if (options.replayMode !== undefined && options.replayMode !== "offline") {
     issues.add("replayMode", `${show(options.replayMode)} is not supported: fleetsim replays offline only`);
@@ -252,6 +283,8 @@ function translateCommon(
   if (options.plannerConfig === undefined || options.plannerConfig === null) return none;
   const planner = readPlannerConfig(options.plannerConfig, baseDir, issues);
   if (planner === null) return none;
+  const retune = planner.fields["retune"];
+  if (retune !== undefined && retune !== null) checkRetune("plannerConfig.retune");
   const { writeReport, targets } = translatePlanner(planner, engine, sla, draft, issues);
   return { writeReport, plannerTargets: targets, identified: engine.identified };
 }
