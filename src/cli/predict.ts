@@ -317,12 +317,17 @@ async function resourceLimited(
     [runtimeFile(budget, report, "resource_limited", phases, pinning)],
     opts.overwrite,
   );
+  const heap = report.heapAtStop;
   const cause =
-    report.exceededReason === "host_reserve"
-      ? `the host's available memory fell to ${formatBytes(report.minAvailableMemoryBytes ?? 0)}, below the ` +
-        `reserve of ${formatBytes(report.reserveBytes ?? 0)} (execution.resources.reserve_memory_gb / reserve_memory_fraction)`
-      : `the process tree's RSS reached ${formatBytes(report.peakObservedRssBytes)}, ` +
-        `above the memory budget of ${formatBytes(report.budgetBytes)} (execution.resources.memory_limit_gb)`;
+    report.exceededReason === "heap_limit" && heap !== null
+      ? `the JavaScript heap reached ${formatBytes(heap.usedBytes)} of its ${formatBytes(heap.limitBytes)} limit ` +
+        "(V8 would abort the process next); the run is too large for this heap: raise it with " +
+        `NODE_OPTIONS=--max-old-space-size=${Math.ceil((2 * heap.limitBytes) / 2 ** 20)} (MB) or shorten the run`
+      : report.exceededReason === "host_reserve"
+        ? `the host's available memory fell to ${formatBytes(report.minAvailableMemoryBytes ?? 0)}, below the ` +
+          `reserve of ${formatBytes(report.reserveBytes ?? 0)} (execution.resources.reserve_memory_gb / reserve_memory_fraction)`
+        : `the process tree's RSS reached ${formatBytes(report.peakObservedRssBytes)}, ` +
+          `above the memory budget of ${formatBytes(report.budgetBytes)} (execution.resources.memory_limit_gb)`;
   throw new ResourceLimited(
     `run stopped as resource_limited: ${cause}; no prediction was written; ` +
       `see ${join(opts.outputDir, "resource-runtime.json")}`,

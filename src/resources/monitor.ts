@@ -9,6 +9,7 @@
  * already a child (say, a test runner's helper) is neither counted nor killed.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { getHeapStatistics } from "node:v8";
 import { readAllowedCpus } from "./cpuAffinity.js";
 
 export const DEFAULT_SAMPLE_INTERVAL_MS = 50;
@@ -110,10 +111,33 @@ export interface MonitorOptions {
   readonly selfPeakBytes?: () => number;
   /** The preflight's estimate, reported beside the peak (resource-runtime.json). */
   readonly estimatedBytes?: number;
+  /**
+   * This process's JavaScript heap: bytes in use and V8's limit (`--max-old-space-size`). A run
+   * whose heap nears the limit is stopped cleanly (exit 3) before V8 aborts the process (exit
+   * 134), whatever the memory budget says. Default: `v8.getHeapStatistics()` when the tree is
+   * measured for real (no `sample`); null = not checked.
+   */
+  readonly heapUsage?: (() => HeapUsage | null) | null;
 }
 
-/** Why a run was stopped: the tree's RSS above the budget, or the host's available memory below the reserve. */
-export type ExceededReason = "memory_budget" | "host_reserve";
+export interface HeapUsage {
+  readonly usedBytes: number;
+  readonly limitBytes: number;
+}
+
+/** Share of V8's heap limit at which a run is stopped (V8 itself aborts near 100 %). */
+export const HEAP_LIMIT_FRACTION = 0.85;
+
+function v8HeapUsage(): HeapUsage {
+  const h = getHeapStatistics();
+  return { usedBytes: h.used_heap_size, limitBytes: h.heap_size_limit };
+}
+
+/**
+ * Why a run was stopped: the tree's RSS above the budget, the host's available memory below the
+ * reserve, or this process's JavaScript heap near V8's limit.
+ */
+export type ExceededReason = "memory_budget" | "host_reserve" | "heap_limit";
 
 export interface MonitorReport {
   readonly budgetBytes: number;
@@ -134,6 +158,8 @@ export interface MonitorReport {
   /** Lowest host available memory sampled, or null when it was not read. */
   readonly minAvailableMemoryBytes: number | null;
   readonly killedPids: readonly number[];
+  /** The heap in use and its limit at the stop, when the heap limit stopped the run; else null. */
+  readonly heapAtStop: HeapUsage | null;
   /**
    * Union of the CPUs the owned descendants (sweep workers) were allowed to run on, read when each
    * was first seen; null when no descendant was seen or its affinity could not be read.
@@ -151,6 +177,8 @@ export class ResourceMonitor {
   private exceededAt: number | null = null;
   private exceededReason: ExceededReason | null = null;
   private minAvailable: number | null = null;
+  private heapAtStop: HeapUsage | null = null;
+  private readonly heapUsage: (() => HeapUsage | null) | null;
   private readonly killed: number[] = [];
   private lastPids: readonly number[] = [];
   private readonly seenPids = new Set<number>();
@@ -160,6 +188,8 @@ export class ResourceMonitor {
     this.budgetBytes = opts.budgetBytes;
     this.intervalMs = opts.intervalMs ?? DEFAULT_SAMPLE_INTERVAL_MS;
     this.baseline = new Set(opts.sample === undefined ? (descendantPids() ?? []) : []);
+    this.heapUsage =
+      opts.heapUsage !== undefined ? opts.heapUsage : opts.sample === undefined ? v8HeapUsage : null;
   }
 
   /** Takes a first sample and starts the timer (unref'd: it never keeps the process alive). */
@@ -192,12 +222,16 @@ export class ResourceMonitor {
       this.minAvailable = available;
     }
     if (this.exceededAt === null) {
+      const heap = this.heapUsage?.() ?? null;
       const reason: ExceededReason | null =
         rss > this.budgetBytes
           ? "memory_budget"
           : available !== null && available < (this.opts.reserveBytes ?? 0)
             ? "host_reserve"
-            : null;
+            : heap !== null && heap.usedBytes > HEAP_LIMIT_FRACTION * heap.limitBytes
+              ? "heap_limit"
+              : null;
+      if (reason === "heap_limit") this.heapAtStop = heap;
       if (reason !== null) {
         this.exceededAt = rss;
         this.exceededReason = reason;
@@ -251,6 +285,7 @@ export class ResourceMonitor {
       reserveBytes: this.opts.reserveBytes ?? null,
       minAvailableMemoryBytes: this.minAvailable,
       killedPids: [...this.killed],
+      heapAtStop: this.heapAtStop,
       descendantCpus: this.descendantCpus.size === 0 ? null : [...this.descendantCpus].sort((a, b) => a - b),
     };
   }

@@ -283,7 +283,7 @@ export async function runFuzzCase(c: FuzzCase): Promise<FuzzOutcome> {
     const out = join(dir, "out");
     // A mutation may ask for a legitimately huge workload (3 million requests is a valid run of
     // minutes): such cases are validated, not run, so every case stays a few seconds.
-    const predict = c.predict && !asksForLargeWorkload(text, sets);
+    const predict = c.predict && !asksForLargeWorkload(text, sets, c.traceLines);
     const args = predict
       ? ["predict", "-c", config, "--stack", "dynamo", "--output-dir", out, "--progress", "none"]
       : ["validate", "-c", config, "--stack", "dynamo"];
@@ -299,8 +299,14 @@ export async function runFuzzCase(c: FuzzCase): Promise<FuzzOutcome> {
 }
 
 /** Whether the mutated config or an override may describe more than a small workload. */
-function asksForLargeWorkload(text: string, sets: readonly string[]): boolean {
+function asksForLargeWorkload(text: string, sets: readonly string[], traceLines: readonly string[]): boolean {
   if (sets.some((s) => /^(traffic|engine\.workers\.[a-z]+\.timing)/.test(s))) return true;
+  // A row far from the others in time makes a trace span centuries: the Planner ticks through
+  // them (a valid, unboundedly long run; the heap guard stops it, but only after seconds).
+  for (const line of traceLines) {
+    const t = /"timestamp":\s*(-?[0-9.eE+-]+)/.exec(line);
+    if (t !== null && !(Math.abs(Number(t[1])) <= 1e7)) return true;
+  }
   for (const m of text.matchAll(/(requests|requests_per_second|concurrency|speedup|_ms):\s*([^\s,}]+)/g)) {
     const v = Number(m[2]);
     if (!(Number.isFinite(v) && v >= 0.01 && v <= 1000)) return true;
@@ -319,12 +325,9 @@ function problemOf(code: number, err: string, ms: number, out: string | null): s
     if (!names.test(err)) return `exit 2 without a path: ${err.slice(0, 300)}`;
     if (err.length > 20_000) return `message of ${err.length} characters`;
   }
-  if (
-    code !== 0 &&
-    out !== null &&
-    existsSync(out) &&
-    readdirSync(out).some((n) => n !== "resource-plan.json")
-  ) {
+  // A resource refusal or stop (exit 3) leaves its plan or runtime record, by design (docs/resources.md).
+  const records = code === 3 ? ["resource-plan.json", "resource-runtime.json"] : [];
+  if (code !== 0 && out !== null && existsSync(out) && readdirSync(out).some((n) => !records.includes(n))) {
     return `exit ${code} left files: ${readdirSync(out).join(", ")}`;
   }
   return null;
