@@ -160,6 +160,9 @@ describe("renderFleetBlock", () => {
       "Note: the run is saturated: the queue was still growing at the last arrival (+20 requests over the " +
         "last 10 s of arrivals; 80 requests waiting or running then): the fleet cannot keep up with this " +
         "traffic, so latencies depend on how long the trace is",
+      // 98 of the 100 requests completed
+      "Not Completed: 2 of 100 requests (rejected: prompt at max_model_len or larger than a worker's KV cache; " +
+        "or unfinished when the run stopped)",
     ]);
   });
 
