@@ -135,10 +135,41 @@ export async function runPrediction(
   const result = await replay.run();
   hooks.onReplayEnd?.();
   warnRejected(result, spec, hooks.warn);
+  if (result.stalled !== null) hooks.warn?.(stallMessage(result.stalled, spec));
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
   const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
   const sweeps = planner?.retune?.sweepInfo;
   return sweeps === undefined ? { prediction, result } : { prediction, result, retuneSweeps: sweeps };
+}
+
+/** Why a run stopped early: the Planner left a pool without any worker while requests waited. */
+function stallMessage(stall: NonNullable<ReplayResult["stalled"]>, spec: RunSpec): string {
+  const p = spec.planner;
+  const engine = spec.engine;
+  const role =
+    engine.mode === "aggregated"
+      ? engine.aggregated
+      : stall.pool === "prefill"
+        ? engine.prefill
+        : engine.decode;
+  const min =
+    p === null
+      ? null
+      : stall.pool === "prefill"
+        ? (p.prefillMinEndpoint ?? p.minEndpoint)
+        : stall.pool === "decode"
+          ? (p.decodeMinEndpoint ?? p.minEndpoint)
+          : p.minEndpoint;
+  const budget =
+    p !== null && p.maxGpuBudget >= 0 && min !== null && p.maxGpuBudget < min * role.gpusPerWorker
+      ? `: planner.max_num_gpus (${p.maxGpuBudget}) cannot hold the minimum of ${min} workers × ${role.gpusPerWorker} GPUs, so the budget scales the pool to zero`
+      : "";
+  const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  return (
+    `the run stopped at ${s(stall.atMs)} of virtual time: scaling left the ${stall.pool} pool without any ` +
+    `worker from ${s(stall.sinceMs)} on while ${stall.waiting} requests waited for it${budget}; ` +
+    "they are counted as not completed"
+  );
 }
 
 /**

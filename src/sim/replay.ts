@@ -49,7 +49,29 @@ export interface ReplayResult {
   readonly lifecycleOperations: readonly LifecycleOperation[];
   /** Worker state sampled at bucket boundaries (`timeseries`, metrics/timeline.ts). */
   readonly timeline: TimelineSamples;
+  /**
+   * Set when the run stopped because scaling left a pool without any worker while requests
+   * waited for it and nothing else could happen (`STALL_TICKS` ticks in a row); null otherwise.
+   */
+  readonly stalled: ReplayStall | null;
 }
+
+/** A run the scaling policy starved: its pool had no worker for `STALL_TICKS` ticks while requests waited. */
+export interface ReplayStall {
+  readonly atMs: number;
+  readonly sinceMs: number;
+  readonly pool: "agg" | "prefill" | "decode";
+  /** Requests waiting for a worker of that pool when the run stopped. */
+  readonly waiting: number;
+}
+
+/**
+ * Ticks in a row with a pool at zero workers, requests waiting for it, and no other event left,
+ * after which the run stops instead of ticking forever (the Planner scaled to zero and does not
+ * come back: e.g. a budget below `min_workers` × GPUs per worker). A thousand ticks span many
+ * throughput intervals, so a policy that scales back up from zero gets its chance.
+ */
+export const STALL_TICKS = 1000;
 
 /** Thrown out of `run` when `abort()` was called (Ctrl-C). */
 export class ReplayAborted extends Error {
@@ -126,6 +148,10 @@ export class Replay {
   private readonly invariants: InvariantChecker | null;
   /** Whether the run ended by running out of work (not by the virtual-time cap). */
   private finished = false;
+  /** Consecutive ticks with a starved pool (see STALL_TICKS), since `stallSinceMs`. */
+  private stallTicks = 0;
+  private stallSinceMs = 0;
+  private stall: ReplayStall | null = null;
 
   constructor(
     private readonly spec: RunSpec,
@@ -305,6 +331,8 @@ export class Replay {
     const arrivalOrder = eventOrder(Phase.Arrival, 0);
     const scalingOrder = eventOrder(Phase.Scaling, 0);
     for (let k = 0; k < maxTimestamps; k++) {
+      // Scaling starved a pool for good (checkStall): the waiting requests stay unfinished.
+      if (this.stall !== null) return false;
       const t = heap.peekTime();
       // With scaling, only ticks and startups may remain once all traffic is served: done then.
       const finished = this.scaling !== null && this.openRequests === 0 && this.queuedArrivalEvents === 0;
@@ -622,8 +650,37 @@ export class Replay {
     if (action.targetDecode !== null) this.scaleTo(decodePool, action.targetDecode, t);
     const more = this.openRequests > 0 || this.queuedArrivalEvents > 0;
     if (more && action.nextTickMs !== null && Number.isFinite(action.nextTickMs) && action.nextTickMs > t) {
+      this.checkStall(t);
+      if (this.stall !== null) return;
       this.heap.push(action.nextTickMs, eventOrder(Phase.Scaling, 0), 0);
     }
+  }
+
+  /**
+   * Counts ticks at which only the next tick could change anything while a pool without any
+   * worker (ready, starting or draining) holds requests back; after STALL_TICKS of them the run
+   * stops (`stalled`), its waiting requests unfinished.
+   */
+  private checkStall(t: number): void {
+    const starved =
+      this.heap.size === 0 &&
+      this.work === null &&
+      ((this.front.provisioned === 0 && this.pendingArrivals.length > 0) ||
+        (this.back !== null && this.back.provisioned === 0 && this.pendingHandoffs.length > 0));
+    if (!starved) {
+      this.stallTicks = 0;
+      return;
+    }
+    if (this.stallTicks++ === 0) this.stallSinceMs = t;
+    if (this.stallTicks < STALL_TICKS) return;
+    const frontStarved = this.front.provisioned === 0 && this.pendingArrivals.length > 0;
+    const pool = frontStarved ? this.front : this.back!;
+    this.stall = {
+      atMs: t,
+      sinceMs: this.stallSinceMs,
+      pool: pool.role === "aggregated" ? "agg" : pool.role,
+      waiting: frontStarved ? this.pendingArrivals.length : this.pendingHandoffs.length,
+    };
   }
 
   /**
@@ -756,6 +813,7 @@ export class Replay {
       disaggregated: back !== null,
       lifecycleOperations: this.lifecycle,
       timeline: this.timeline.finish(this.now),
+      stalled: this.stall,
     };
   }
 }
