@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { tempDir } from "./helpers/specs.js";
+import { syntheticProject, tempDir } from "./helpers/specs.js";
 
 const BIN = [process.execPath, "--import", "tsx", "src/cli/bin.ts"];
 
@@ -35,28 +35,10 @@ function run(argv: string[], opts: { onSpawn?: (pid: number) => void } = {}): Pr
   });
 }
 
-function syntheticConfig(dir: string, requests: number): string {
-  const config = join(dir, `synthetic-${requests}.yaml`);
+/** A synthetic-traffic config of `requests` requests (test/helpers/specs.ts), its own temp dir. */
+function syntheticConfig(requests: number): string {
   // Building a large per-request report can outlast the default 5 s shutdown bound on a busy host.
-  const execution = "execution: {resources: {shutdown_timeout_seconds: 300}}\n";
-  writeFileSync(
-    config,
-    `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 64}
-  stop: {requests: ${requests}}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-${execution}`,
-  );
-  return config;
+  return syntheticProject(requests, "execution: {resources: {shutdown_timeout_seconds: 300}}\n").config;
 }
 
 /** Runs `script` (sh) in a private user + mount namespace with a tmpfs mounted on `$MNT`. */
@@ -111,8 +93,8 @@ describe("fleetsim predict: the output directory", () => {
 
   it("two runs into one directory: one wins, the other gets exit 2; the directory holds one whole run", async () => {
     const dir = tempDir();
-    const small = syntheticConfig(dir, 200);
-    const large = syntheticConfig(dir, 300);
+    const small = syntheticConfig(200);
+    const large = syntheticConfig(300);
     for (let trial = 0; trial < 4; trial++) {
       const out = join(dir, `out-${trial}`);
       const args = (config: string) => [
@@ -137,7 +119,7 @@ describe("fleetsim predict: the output directory", () => {
 
   it("SIGTERM during the write phase: exit 143, nothing of the run left, the lock released", async () => {
     const dir = tempDir();
-    const config = syntheticConfig(dir, 150_000);
+    const config = syntheticConfig(150_000);
     const out = join(dir, "out");
     let sent = false;
     const r = await run([...BIN, "predict", "-c", config, "--output-dir", out, "--capture-per-request"], {
@@ -169,7 +151,7 @@ describe("fleetsim predict: the output directory", () => {
     const out = join(dir, "out");
     mkdirSync(out);
     writeFileSync(join(out, "prediction.json"), "old");
-    const config = syntheticConfig(dir, 2_000_000);
+    const config = syntheticConfig(2_000_000);
     const r = await run([...BIN, "predict", "-c", config, "--output-dir", out, "--overwrite"], {
       onSpawn: (pid) => {
         const timer = setInterval(() => {
