@@ -26,7 +26,9 @@ describe("start-up memory", () => {
     expect(r.err).toContain("resource preflight refused the run");
     expect(performance.now() - t0).toBeLessThan(5_000);
     const plan = JSON.parse(readFileSync(join(p.out, "resource-plan.json"), "utf8"));
-    expect(plan.fits ?? plan.plan?.fits).toBe(false);
+    expect(plan.decision).toBe("refused");
+    expect(plan.estimated_bytes).toBeGreaterThan(plan.budget_bytes);
+    expect(plan.budget_bytes).toBe(2e9);
     // Nothing else was written: no prediction of a run that never started.
     expect(() => readFileSync(join(p.out, "prediction.json"))).toThrow();
   });
