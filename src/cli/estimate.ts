@@ -5,6 +5,7 @@ import { loadCompactTables } from "../hardware/compactTables.js";
 import { loadParquetTables } from "../hardware/parquetTables.js";
 import type { OpPerfTables } from "../hardware/perfTables.js";
 import { resolveModel } from "../model/resolve.js";
+import { configuredMoeParallelism } from "../model/weights.js";
 import { stableLine } from "../report/json.js";
 import { formatNumber } from "../report/table.js";
 import { OpLevelTiming, type PassEstimate } from "../timing/opLevel.js";
@@ -46,12 +47,18 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
     opts.perfDatabase !== undefined
       ? await loadParquetTables(resolve(opts.perfDatabase), gpu.id)
       : loadCompactTables(gpu.id);
-  const timing = new OpLevelTiming(model, gpu, tables, {
+  const moe = configuredMoeParallelism(model, {
     tensor: opts.tensor,
     pipeline: opts.pipeline,
     attentionData: 1,
     moeTensor: opts.moeTensor,
     moeExpert: opts.moeExpert,
+  });
+  const timing = new OpLevelTiming(model, gpu, tables, {
+    tensor: opts.tensor,
+    pipeline: opts.pipeline,
+    attentionData: 1,
+    ...moe,
   });
   const prefill =
     opts.prefillTokens !== undefined
@@ -69,8 +76,8 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
         parallelism: {
           tensor: opts.tensor,
           pipeline: opts.pipeline,
-          moe_tensor: opts.moeTensor,
-          moe_expert: opts.moeExpert,
+          moe_tensor: moe.moeTensor,
+          moe_expert: moe.moeExpert,
         },
         batch: opts.batch,
         prefill:

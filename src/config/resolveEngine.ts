@@ -12,6 +12,7 @@ import type { ModelArchitecture } from "../model/architecture.js";
 import { ModelError } from "../model/errors.js";
 import { defaultKvCapacityBlocks, kvBytesPerToken } from "../model/memory.js";
 import { resolveModel } from "../model/resolve.js";
+import { configuredMoeParallelism } from "../model/weights.js";
 import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
 import { dotted, type PathSegment } from "./issues.js";
 import type { EngineSpec, KvTransferSpec, TimingSpec, WorkerRoleSpec } from "./runSpec.js";
@@ -158,13 +159,14 @@ function resolveRole(
   if (!parallelismFitsModel(role, path, ctx)) return undefined;
   if (timing === undefined || numGpuBlocks === undefined) return undefined;
   const p = role.parallelism;
+  const moe = moeSharding(p, ctx);
   return {
     replicas: p.replicas,
     tensor: p.tensor,
     pipeline: p.pipeline,
     attentionData: p.attention_data,
-    moeTensor: p.moe_tensor,
-    moeExpert: p.moe_expert,
+    moeTensor: moe.moeTensor,
+    moeExpert: moe.moeExpert,
     // As the seed defines it (tensor × attention_data) and the reference counts it (`_engine_caps`):
     // pipeline stages are priced by the op-level model but add no GPUs to budgets or gpu_hours.
     gpusPerWorker: p.tensor * p.attention_data,
@@ -177,6 +179,26 @@ function resolveRole(
     startupSeconds: role.startup_seconds,
     hardware: role.hardware ?? ctx.engineHardware,
   };
+}
+
+/** The role's expert sharding: defaults follow vLLM and the reference (`configuredMoeParallelism`). */
+function moeSharding(
+  p: RoleConfig["parallelism"],
+  ctx: RoleContext,
+): { moeTensor: number; moeExpert: number } {
+  const arch = ctx.deployment.knownModel();
+  const given = { moeTensor: p.moe_tensor, moeExpert: p.moe_expert };
+  if (arch === null || arch.moe === null) return given;
+  try {
+    return configuredMoeParallelism(arch, {
+      tensor: p.tensor,
+      pipeline: p.pipeline,
+      attentionData: p.attention_data,
+      ...given,
+    });
+  } catch {
+    return given; // an impossible layout is reported where the model is priced
+  }
 }
 
 /**

@@ -75,6 +75,28 @@ export function kvHeadsPerGpu(model: ModelArchitecture, tensor: number): number 
 }
 
 /**
+ * A config's `moe_tensor` × `moe_expert` as the engine runs it. Both at 1 (their defaults) means
+ * "not set": the reference passes `moe_tp_size`/`moe_ep_size` to its estimator only when their
+ * product exceeds 1 (aisimulate.md §3), and vLLM shards the experts over the tensor-parallel
+ * ranks unless expert parallelism is enabled — so a MoE model under TP is never priced unsharded.
+ */
+export function configuredMoeParallelism(
+  model: ModelArchitecture,
+  par: TensorPipeline & {
+    readonly attentionData: number;
+    readonly moeTensor: number;
+    readonly moeExpert: number;
+  },
+): { moeTensor: number; moeExpert: number } {
+  const unset = par.moeTensor * par.moeExpert === 1;
+  return resolveMoeParallelism(model, {
+    ...par,
+    moeTensor: unset ? undefined : par.moeTensor,
+    moeExpert: unset ? undefined : par.moeExpert,
+  });
+}
+
+/**
  * Expert parallel layout, as AIConfigurator's `ModelConfig.resolve_moe_parallelism` resolves it:
  * one of moeTensor/moeExpert given → the other is inferred from the width; both given → checked.
  * With neither (the reference refuses that), fleetsim assumes vLLM's default without
