@@ -107,7 +107,7 @@ describe("fleetsim predict: the output directory", () => {
         "--capture-per-request",
       ];
       const [a, b] = await Promise.all([run(args(small)), run(args(large))]);
-      expect([a.code, b.code].sort()).toEqual([0, 2]);
+      expect([a.code, b.code].sort(), `${a.err}\n${b.err}`).toEqual([0, 2]);
       const loser = a.code === 2 ? a : b;
       expect(loser.err).toMatch(/is in use by another fleetsim run|is not empty/);
       const prediction = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));

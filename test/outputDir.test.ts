@@ -134,6 +134,43 @@ describe("OutputDirLock", () => {
     OutputDirLock.acquire(dir).release();
   });
 
+  it("a lock file that names no process is never taken for stale (a run may be writing it)", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, LOCK_FILE), "");
+    expect(() => OutputDirLock.acquire(dir)).toThrow(/holds a lock file that names no process .*remove it/);
+    expect(readdirSync(dir)).toEqual([LOCK_FILE]);
+  });
+
+  it("eight processes racing for one directory: exactly one holds it at a time", async () => {
+    const dir = tempDir();
+    const script = join(tempDir(), "race.mts");
+    const module = new URL("../src/report/outputDir.ts", import.meta.url).pathname;
+    writeFileSync(
+      script,
+      `import { OutputDirLock } from ${JSON.stringify(module)};
+let lock;
+try { lock = OutputDirLock.acquire(${JSON.stringify(join(dir, "out"))}); } catch { process.exit(2); }
+await new Promise((r) => setTimeout(r, 400));
+lock.release();
+`,
+    );
+    const { spawn } = await import("node:child_process");
+    for (let round = 0; round < 2; round++) {
+      const codes = await Promise.all(
+        Array.from(
+          { length: 8 },
+          () =>
+            new Promise<number | null>((resolve) => {
+              const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: "ignore" });
+              child.on("close", resolve);
+            }),
+        ),
+      );
+      expect(codes.filter((c) => c === 0).length).toBe(1);
+      expect(codes.filter((c) => c === 2).length).toBe(7);
+    }
+  }, 60_000);
+
   it("a stale lock (its process is gone) is taken over", () => {
     const dir = tempDir();
     // pid 2^22 + 1 is above Linux's pid_max default range.

@@ -4,6 +4,7 @@ import {
   constants,
   existsSync,
   fsyncSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -51,7 +52,7 @@ const RECOMMENDATION_FILE = /^[0-9]{4}\.yaml$/;
 /** The lock a run holds on its output directory (one run per directory). */
 export const LOCK_FILE = ".fleetsim.lock";
 /** fleetsim's own temporaries: staging and backup folders of a commit, and the older `.NAME.PID.tmp` files. */
-const TEMPORARY = /^(\.fleetsim-(stage|old)\.\d+|\.[a-z0-9.-]+\.\d+\.tmp)$/;
+const TEMPORARY = /^(\.fleetsim-(stage|old)\.\d+|\.[a-z0-9-]+(\.[a-z0-9-]+)*\.\d+\.tmp)$/;
 
 /** Whether `name` is one of fleetsim's own temporaries (left by a run that was killed). */
 export function isFleetsimTemporary(name: string): boolean {
@@ -81,7 +82,10 @@ export function checkOutputDir(dir: string, overwrite: boolean): void {
     throw new OutputDirError(`cannot read output directory ${dir}: ${describeFsError(err)}`);
   }
   checkWritable(dir, dir);
-  const content = entries.filter((name) => name !== LOCK_FILE && !isFleetsimTemporary(name));
+  // The lock, the private files runs link it from, and temporaries of killed runs are not content.
+  const content = entries.filter(
+    (name) => name !== LOCK_FILE && !name.startsWith(`${LOCK_FILE}.`) && !isFleetsimTemporary(name),
+  );
   if (content.length > 0 && !overwrite) {
     throw new OutputDirError(
       `output directory ${dir} is not empty; pass --overwrite to replace fleetsim's own files in it`,
@@ -172,32 +176,55 @@ export class OutputDirLock {
       throw new OutputDirError(`cannot create output directory ${dir}: ${describeFsError(err)}`);
     }
     const path = join(dir, LOCK_FILE);
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // The lock appears with its pid already in it (written to a private file, then hard-linked
+    // into place, which fails if a lock exists): a second run never reads a half-written lock
+    // and mistakes it for a stale one.
+    const mine = join(dir, `${LOCK_FILE}.${process.pid}`);
+    try {
+      const fd = openSync(mine, "w");
       try {
-        const fd = openSync(path, "wx");
-        try {
-          writeFully(fd, Buffer.from(`${process.pid}\n`));
-        } finally {
-          closeSync(fd);
-        }
-        return new OutputDirLock(dir, created);
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== "EEXIST") {
-          throw new OutputDirError(`cannot write to output directory ${dir}: ${describeFsError(err)}`);
-        }
-        const holder = lockHolder(path);
-        // This process's own pid: another run in the same process (library callers) holds it.
-        if (holder !== null && (holder === process.pid || processAlive(holder))) {
-          throw new OutputDirError(
-            `output directory ${dir} is in use by another fleetsim run (pid ${holder}); ` +
-              "wait for it to finish or choose another --output-dir",
-          );
-        }
-        rmSync(path, { force: true }); // stale: its run is gone
+        writeFully(fd, Buffer.from(`${process.pid}\n`));
+      } finally {
+        closeSync(fd);
       }
+    } catch (err) {
+      rmSync(mine, { force: true });
+      throw new OutputDirError(`cannot write to output directory ${dir}: ${describeFsError(err)}`);
     }
-    throw new OutputDirError(`output directory ${dir} is in use by another fleetsim run`);
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          linkSync(mine, path);
+          return new OutputDirLock(dir, created);
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code !== "EEXIST") {
+            throw new OutputDirError(`cannot write to output directory ${dir}: ${describeFsError(err)}`);
+          }
+          const holder = lockHolder(path);
+          // This process's own pid: another run in the same process (library callers) holds it.
+          if (holder === null || holder === process.pid || processAlive(holder)) {
+            throw new OutputDirError(
+              holder === null
+                ? `output directory ${dir} holds a lock file that names no process (${path}); if no fleetsim run ` +
+                    "is using the directory, remove it"
+                : `output directory ${dir} is in use by another fleetsim run (pid ${holder}); ` +
+                    "wait for it to finish or choose another --output-dir",
+            );
+          }
+          // Stale: its run is gone. Move it aside under a name of our own (atomic), then retry.
+          try {
+            renameSync(path, `${mine}.stale`);
+          } catch {
+            // another run moved it first
+          }
+          rmSync(`${mine}.stale`, { force: true });
+        }
+      }
+      throw new OutputDirError(`output directory ${dir} is in use by another fleetsim run`);
+    } finally {
+      rmSync(mine, { force: true });
+    }
   }
 
   release(): void {
