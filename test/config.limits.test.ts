@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MAX_SHOWN_ISSUES } from "../src/config/errors.js";
 import { MAX_INTERVAL_SECONDS } from "../src/config/schemaPlanner.js";
+import { LIMITS } from "../src/config/schemaRole.js";
 import { MAX_CONFIG_BYTES } from "../src/config/yamlSource.js";
 import { loadError, RUNNABLE_ENGINE, tempDir } from "./configHelpers.js";
 import { cli } from "./helpers/cli.js";
@@ -42,6 +43,28 @@ describe("config limits", () => {
     expect(r.err).toContain("planner.throughput_adjustment_interval_seconds");
     expect(r.err).toContain(`at most ${MAX_INTERVAL_SECONDS} seconds`);
     expect(r.ms).toBeLessThan(5_000);
+  });
+
+  it("sizes are bounded to what they mean: 2^31 replicas or KV blocks are refused at the key", async () => {
+    for (const [set, path, limit] of [
+      ["engine.workers.aggregated.parallelism.replicas=2147483647", "parallelism.replicas", LIMITS.replicas],
+      ["engine.workers.aggregated.parallelism.tensor=100000", "parallelism.tensor", LIMITS.parallelism],
+      [
+        "engine.workers.aggregated.kv_cache.capacity={type: fixed, blocks: 2147483647}",
+        "kv_cache.capacity.blocks",
+        LIMITS.blocks,
+      ],
+      [
+        "engine.workers.aggregated.scheduler.max_sequences=1e9",
+        "scheduler.max_sequences",
+        LIMITS.maxSequences,
+      ],
+    ] as const) {
+      const r = await validate(BASE, set);
+      expect(r.code, set).toBe(2);
+      expect(r.err).toContain(`engine.workers.aggregated.${path}`);
+      expect(r.err).toContain(`at most ${limit}`);
+    }
   });
 
   it("an alias without its anchor, or an alias bomb, in --set is exit 2 (was a ReferenceError, exit 1)", async () => {

@@ -48,14 +48,32 @@ export const HardwareId = z
     }
   });
 
+/**
+ * Upper bounds on sizes, so a typo cannot ask for 2³¹ workers (each costs memory before the run
+ * starts; the preflight prices what passes, docs/resources.md). They sit far above any real
+ * deployment: 100,000 workers per role, 4,096 GPUs of one worker in any dimension, a million
+ * sequences or a billion tokens per pass, 2³⁰ KV blocks per rank.
+ */
+export const LIMITS = {
+  replicas: 100_000,
+  parallelism: 4096,
+  maxSequences: 1_048_576,
+  maxBatchedTokens: 1 << 30,
+  blocks: 1 << 30,
+  blockSize: 1 << 20,
+} as const;
+
+const bounded = (max: number, what: string) =>
+  posInt().max(max, { error: `Input should be at most ${max} (${what})` });
+
 const Parallelism = z
   .strictObject({
-    replicas: posInt().default(1),
-    tensor: posInt().default(1),
-    pipeline: posInt().default(1),
-    attention_data: posInt().default(1),
-    moe_tensor: posInt().default(1),
-    moe_expert: posInt().default(1),
+    replicas: bounded(LIMITS.replicas, "workers per role").default(1),
+    tensor: bounded(LIMITS.parallelism, "GPUs").default(1),
+    pipeline: bounded(LIMITS.parallelism, "pipeline stages").default(1),
+    attention_data: bounded(LIMITS.parallelism, "attention-DP ranks").default(1),
+    moe_tensor: bounded(LIMITS.parallelism, "GPUs").default(1),
+    moe_expert: bounded(LIMITS.parallelism, "GPUs").default(1),
     prefill_context: posInt().optional(),
     decode_context: posInt().optional(),
   })
@@ -83,8 +101,8 @@ const Parallelism = z
 
 function scheduler(kind: RoleKind) {
   return z.strictObject({
-    max_batched_tokens: posInt().default(8192),
-    max_sequences: posInt().default(DEFAULT_MAX_SEQUENCES[kind]),
+    max_batched_tokens: bounded(LIMITS.maxBatchedTokens, "tokens per pass").default(8192),
+    max_sequences: bounded(LIMITS.maxSequences, "sequences per pass").default(DEFAULT_MAX_SEQUENCES[kind]),
     prefill_schedule_interval: posInt().default(1),
     prefill_decode_interval: nonNegInt().default(0),
   });
@@ -98,7 +116,7 @@ const Capacity = z
       .min(0)
       .max(2 ** 53)
       .optional(),
-    blocks: posInt().optional(),
+    blocks: bounded(LIMITS.blocks, "KV blocks per attention-DP rank").optional(),
     bytes: posInt().optional(),
   })
   .superRefine((c, ctx) => {
@@ -127,7 +145,7 @@ const Capacity = z
 
 const KvCache = z
   .strictObject({
-    block_size: posInt().optional(),
+    block_size: bounded(LIMITS.blockSize, "tokens per KV block").optional(),
     prefix_caching: z.boolean().default(true),
     bytes_per_token: positiveOr("number", "auto").default("auto"),
     capacity: Capacity.prefault({}),
