@@ -3,53 +3,21 @@
  * mode and the load predictor's warm-up. The seed walkthroughs with their Planner sections and the
  * startup-delay sweep on the conversation trace: test/shared-data/seed.planner.test.ts.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ADVISORY_WARNING } from "../src/sim/plannerSetup.js";
 import { Prng } from "../src/util/prng.js";
-import { cli } from "./helpers/cli.js";
+import { type PlannerPrediction, predictPlanner } from "./helpers/plannerRun.js";
 import { tempDir } from "./helpers/specs.js";
-
-interface ScalingEvent {
-  at_s: number;
-  component: string;
-  from_count: number;
-  to_count: number;
-  reason: string;
-}
-interface Transition {
-  worker_id: number;
-  transition: string;
-  at_ms: number;
-}
-interface Prediction {
-  summary: Record<string, number>;
-  planner: {
-    metadata: { mode: string; advisory: boolean; bootstrap: { status: string; fpm_sha256?: string } };
-    scaling_events: ScalingEvent[];
-    recommended_scaling_events?: ScalingEvent[];
-    lifecycle_operations: { at_ms: number; pool: string; cause: string; transitions: Transition[] }[];
-    ticks: { ordinal: number; at_ms: number; runtime_decision: { target_decode: number | null } }[];
-    total_ticks: number;
-    html_report_path: null;
-  } | null;
-}
 
 async function predict(
   config: string,
   ...sets: string[]
-): Promise<{ doc: Prediction; bytes: number; err: string }> {
-  const out = join(tempDir(), "out");
-  const args = ["predict", "-c", config, "--output-dir", out];
-  for (const s of sets) args.push("--set", s);
-  const r = await cli(...args);
+): Promise<{ doc: PlannerPrediction; bytes: number; err: string }> {
   // Only an advisory replay has something to say on stderr: its start-up warning.
   const advisory = sets.includes("planner.advisory=true");
-  expect(r.err).toBe(advisory ? `fleetsim: warning: ${ADVISORY_WARNING}\n` : "");
-  expect(r.code).toBe(0);
-  const text = readFileSync(join(out, "prediction.json"), "utf8");
-  return { doc: JSON.parse(text) as Prediction, bytes: Buffer.byteLength(text), err: r.err };
+  return predictPlanner(config, sets, advisory ? `fleetsim: warning: ${ADVISORY_WARNING}\n` : "");
 }
 
 /** Poisson arrivals: 2 req/s for 120 s, a 24 req/s surge until 300 s, then 2 req/s until 600 s. */

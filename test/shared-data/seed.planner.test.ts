@@ -1,54 +1,7 @@
-/**
- * The seed walkthroughs with their Planner sections on the FAST'25 conversation trace (one hour),
- * and the startup-delay sweep (issue acceptance). Needs ../shared (npm run test:shared); the
- * Planner end to end on synthetic traffic: test/planner-e2e.test.ts.
- */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli } from "../helpers/cli.js";
-import { tempDir } from "../helpers/specs.js";
+import { addedWorkers, predictPlanner, transitions } from "../helpers/plannerRun.js";
 
-interface ScalingEvent {
-  at_s: number;
-  component: string;
-  from_count: number;
-  to_count: number;
-  reason: string;
-}
-interface Transition {
-  worker_id: number;
-  transition: string;
-  at_ms: number;
-}
-interface Prediction {
-  summary: Record<string, number>;
-  planner: {
-    metadata: { mode: string; advisory: boolean; bootstrap: { status: string; fpm_sha256?: string } };
-    scaling_events: ScalingEvent[];
-    recommended_scaling_events?: ScalingEvent[];
-    lifecycle_operations: { at_ms: number; pool: string; cause: string; transitions: Transition[] }[];
-    ticks: { ordinal: number; at_ms: number; runtime_decision: { target_decode: number | null } }[];
-    total_ticks: number;
-    html_report_path: null;
-  } | null;
-}
-
-async function predict(config: string, ...sets: string[]): Promise<{ doc: Prediction; bytes: number }> {
-  const out = join(tempDir(), "out");
-  const args = ["predict", "-c", config, "--output-dir", out];
-  for (const s of sets) args.push("--set", s);
-  const r = await cli(...args);
-  expect(r.err).toBe("");
-  expect(r.code).toBe(0);
-  const text = readFileSync(join(out, "prediction.json"), "utf8");
-  return { doc: JSON.parse(text) as Prediction, bytes: Buffer.byteLength(text) };
-}
-
-const addedWorkers = (p: NonNullable<Prediction["planner"]>): number =>
-  p.scaling_events.filter((e) => e.reason === "scale_up").reduce((a, e) => a + e.to_count - e.from_count, 0);
-const transitions = (p: NonNullable<Prediction["planner"]>): Transition[] =>
-  p.lifecycle_operations.flatMap((o) => o.transitions);
+const predict = (config: string, ...sets: string[]) => predictPlanner(config, sets);
 
 describe("seed walkthroughs with the Planner, conversation trace", () => {
   it("aggregated baseline: SLA Planner bootstrapped, ticks recorded, report under 5 MB", async () => {

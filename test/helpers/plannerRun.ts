@@ -1,0 +1,59 @@
+/**
+ * Running `fleetsim predict` in process with a Planner, and the slice of prediction.json the
+ * Planner tests read (shared by test/planner-e2e.test.ts and test/shared-data/seed.planner.test.ts).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { cli } from "./cli.js";
+import { tempDir } from "./specs.js";
+
+export interface ScalingEvent {
+  at_s: number;
+  component: string;
+  from_count: number;
+  to_count: number;
+  reason: string;
+}
+export interface Transition {
+  worker_id: number;
+  transition: string;
+  at_ms: number;
+}
+export interface PlannerPrediction {
+  summary: Record<string, number>;
+  planner: {
+    metadata: { mode: string; advisory: boolean; bootstrap: { status: string; fpm_sha256?: string } };
+    scaling_events: ScalingEvent[];
+    recommended_scaling_events?: ScalingEvent[];
+    lifecycle_operations: { at_ms: number; pool: string; cause: string; transitions: Transition[] }[];
+    ticks: { ordinal: number; at_ms: number; runtime_decision: { target_decode: number | null } }[];
+    total_ticks: number;
+    html_report_path: null;
+  } | null;
+}
+
+/** Runs predict into a fresh directory; asserts exit 0 and stderr `expectedErr`. */
+export async function predictPlanner(
+  config: string,
+  sets: readonly string[],
+  expectedErr = "",
+): Promise<{ doc: PlannerPrediction; bytes: number; err: string }> {
+  const out = join(tempDir(), "out");
+  const args = ["predict", "-c", config, "--output-dir", out];
+  for (const s of sets) args.push("--set", s);
+  const r = await cli(...args);
+  expect(r.err).toBe(expectedErr);
+  expect(r.code).toBe(0);
+  const text = readFileSync(join(out, "prediction.json"), "utf8");
+  return { doc: JSON.parse(text) as PlannerPrediction, bytes: Buffer.byteLength(text), err: r.err };
+}
+
+type Planner = NonNullable<PlannerPrediction["planner"]>;
+
+/** Workers the scale-up events added, in all. */
+export const addedWorkers = (p: Planner): number =>
+  p.scaling_events.filter((e) => e.reason === "scale_up").reduce((a, e) => a + e.to_count - e.from_count, 0);
+
+/** Every lifecycle transition, in record order. */
+export const transitions = (p: Planner): Transition[] => p.lifecycle_operations.flatMap((o) => o.transitions);
