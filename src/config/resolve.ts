@@ -13,6 +13,7 @@ import type { PathIssue, PathSegment } from "./issues.js";
 import { type Report, resolveEngine } from "./resolveEngine.js";
 import { resolvePlanner } from "./resolvePlanner.js";
 import type {
+  ClientSpec,
   ExecutionSpec,
   LoadSpec,
   RouterSpec,
@@ -69,6 +70,7 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
       sla: resolveSla(config),
       planner,
       execution: resolveExecution(config),
+      client: resolveClient(config),
     },
   };
 }
@@ -85,6 +87,15 @@ function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
       initializationTimeoutSeconds: r.initialization_timeout_seconds,
       shutdownTimeoutSeconds: r.shutdown_timeout_seconds,
     },
+  };
+}
+
+function resolveClient(config: PredictConfigOutput): ClientSpec {
+  const c = config.client;
+  return {
+    requestMs: c.overhead.request_ms,
+    responseMs: c.overhead.response_ms,
+    timeoutMs: c.timeout_seconds === null ? null : c.timeout_seconds * 1000,
   };
 }
 

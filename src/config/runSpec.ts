@@ -151,7 +151,22 @@ export interface RunSpec {
    * `DEFAULT_EXECUTION`.
    */
   readonly execution?: ExecutionSpec;
+  /** `client:` (fleetsim extension, docs/client.md). Absent (specs built in code) = `DEFAULT_CLIENT`. */
+  readonly client?: ClientSpec;
 }
+
+/** What the benchmark client adds and when it gives up (docs/client.md). */
+export interface ClientSpec {
+  /** Client send → the request reaches the router, ms: the fleet sees it this much later. */
+  readonly requestMs: number;
+  /** An engine's output → the client has it, ms: every token and the end arrive this much later. */
+  readonly responseMs: number;
+  /** A request not finished this long after the client sent it is abandoned; null = never. */
+  readonly timeoutMs: number | null;
+}
+
+/** The schema's defaults for `client`: nothing added, no timeout (the reference's behaviour). */
+export const DEFAULT_CLIENT: ClientSpec = { requestMs: 0, responseMs: 0, timeoutMs: null };
 
 /** `execution.resources` after defaults (aisimulate.md §2.6, docs/resources.md). */
 export interface ResourceSettings {

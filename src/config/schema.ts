@@ -7,6 +7,7 @@ import { z } from "zod";
 import { fromZodIssues, type PathIssue, zodMessage } from "./issues.js";
 import { isMapping, type Mapping, setOwn } from "./mapping.js";
 import type { Stack } from "./runSpec.js";
+import { Client } from "./schemaClient.js";
 import { Engine } from "./schemaEngine.js";
 import { checkPlannerDocument, Planner, plannerDocumentWhen } from "./schemaPlanner.js";
 import { fail, fraction, nonNegNum, PATH, positiveOr, posNum } from "./schemaPrimitives.js";
@@ -51,6 +52,8 @@ export const PredictConfig = z
     planner: Planner.prefault({}),
     evaluation: Evaluation.prefault({}),
     execution: Execution.prefault({}),
+    /** fleetsim extension: client overhead and timeout (docs/client.md); defaults change nothing. */
+    client: Client.prefault({}),
   })
   .superRefine(checkPlannerDocument, plannerDocumentWhen);
 

@@ -98,6 +98,8 @@ export interface RunInfo {
   traffic: RunTraffic;
   /** `evaluation.sla` thresholds that are set; null = no SLA (no goodput keys). */
   sla: { ttft_ms?: number; itl_ms?: number; e2e_ms?: number } | null;
+  /** `client:` (docs/client.md), only when it adds overhead or sets a timeout. */
+  client?: { request_ms: number; response_ms: number; timeout_seconds: number | null };
 }
 
 export function buildRunInfo(spec: RunSpec, table: RequestTable): RunInfo {
@@ -123,6 +125,19 @@ export function buildRunInfo(spec: RunSpec, table: RequestTable): RunInfo {
     planner: runPlanner(spec),
     traffic: runTraffic(spec, table),
     sla: runSla(spec),
+    ...runClient(spec),
+  };
+}
+
+function runClient(spec: RunSpec): Pick<RunInfo, "client"> {
+  const c = spec.client;
+  if (c === undefined || (c.requestMs === 0 && c.responseMs === 0 && c.timeoutMs === null)) return {};
+  return {
+    client: {
+      request_ms: c.requestMs,
+      response_ms: c.responseMs,
+      timeout_seconds: c.timeoutMs === null ? null : c.timeoutMs / 1000,
+    },
   };
 }
 

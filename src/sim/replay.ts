@@ -1,4 +1,4 @@
-import type { KvTransferSpec, RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { DEFAULT_CLIENT, type KvTransferSpec, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
 import { varianceOf } from "../engine/passStats.js";
 import type { Sequence } from "../engine/sequence.js";
 import { SequenceQueue } from "../engine/sequenceQueue.js";
@@ -117,6 +117,10 @@ export class Replay {
   private readonly transfer: KvTransferSpec | null;
   private readonly maxModelLen: number | null;
   private readonly maxTimeMs: number | null;
+  /** Client send → router (`client.overhead.request_ms`): the fleet sees a request this much later. */
+  private readonly requestMs: number;
+  /** Engine output → client (`client.overhead.response_ms`): tokens and ends are recorded this much later. */
+  private readonly responseMs: number;
   /** Disaggregated: the decode-side sequence of a request between hand-off and activation. */
   private readonly handoffSeq: (Sequence | null)[];
   private readonly prefillSlotOf: Int32Array;
@@ -169,6 +173,9 @@ export class Replay {
       }
     }
     this.maxTimeMs = spec.stop.maxVirtualTimeMs;
+    const client = spec.client ?? DEFAULT_CLIENT;
+    this.requestMs = client.requestMs;
+    this.responseMs = client.responseMs;
     this.maxModelLen = roles[0].maxModelLen;
     this.collector = new Collector(table.count, {
       // Only completed requests may contribute token gaps. Gaps can stream straight into the
@@ -356,8 +363,12 @@ export class Replay {
           else if (order < transferOrder) this.workerReady(payload, t);
           else if (order < arrivalOrder) this.completeTransfer(payload, t);
           else if (order < scalingOrder) {
-            this.queuedArrivalEvents--;
-            this.arrive(payload, t);
+            if (payload < 0) {
+              this.reachRouter(-payload - 1, t);
+            } else {
+              this.queuedArrivalEvents--;
+              this.arrive(payload, t);
+            }
           } else this.tickDue = true;
         }
         this.driveWorkers(this.front, t);
@@ -378,10 +389,21 @@ export class Replay {
     return true;
   }
 
+  /** The client sends a request: it reaches the router `requestMs` later (docs/client.md). */
   private arrive(row: number, t: number): void {
     this.collector.onArrival(row, t);
     this.openRequests++;
     this.traffic.numReq++;
+    if (this.requestMs === 0) {
+      this.reachRouter(row, t);
+      return;
+    }
+    // Same phase and order as its arrival; a negative payload tells it from a client send.
+    this.heap.push(t + this.requestMs, eventOrder(Phase.Arrival, this.table.session[row]), -row - 1);
+  }
+
+  /** The request reaches the router: it is dispatched, or waits for a ready worker. */
+  private reachRouter(row: number, t: number): void {
     if (this.front.readyCount === 0) {
       // No ready worker (all starting or draining): wait in the router's queue.
       this.pendingArrivals.push(row);
@@ -461,7 +483,7 @@ export class Replay {
       const row = reqs[i];
       const kind = kinds[i];
       if (kind === Signal.Token) {
-        collector.onToken(row, t);
+        collector.onToken(row, t + this.responseMs);
         if (collector.tokens[row] === 1) placement.onPrefillCompleted(slot, row, t);
         continue;
       }
@@ -471,12 +493,12 @@ export class Replay {
         continue;
       }
       if (kind === Signal.TokenAndComplete) {
-        collector.onToken(row, t);
-        this.terminate(row, t, Terminal.Completed);
+        collector.onToken(row, t + this.responseMs);
+        this.finishFromEngine(row, t, Terminal.Completed);
       } else if (kind === Signal.Complete) {
-        this.terminate(row, t, Terminal.Completed);
+        this.finishFromEngine(row, t, Terminal.Completed);
       } else {
-        this.terminate(row, t, Terminal.Rejected);
+        this.finishFromEngine(row, t, Terminal.Rejected);
       }
       placement.onFreed(slot, row, t);
     }
@@ -509,7 +531,7 @@ export class Replay {
     if (Math.ceil(isl / back.spec.blockSize) > back.spec.numGpuBlocks) {
       // The prompt can never fit on the decode worker: reject rather than wait forever.
       this.releaseSource(row, t);
-      this.terminate(row, t, Terminal.Rejected);
+      this.finishFromEngine(row, t, Terminal.Rejected);
       return;
     }
     // The decode router counts the request from its choice on (the reference's add_request at
@@ -576,7 +598,12 @@ export class Replay {
     this.removeIfDrained(front, w, t);
   }
 
-  /** A request reached a terminal state: bookkeeping shared by every path. */
+  /** The engine side ended a request at `t`: the client learns it `responseMs` later. */
+  private finishFromEngine(row: number, t: number, status: number): void {
+    this.terminate(row, t + this.responseMs, status);
+  }
+
+  /** A request reached a terminal state (client time `t`): bookkeeping shared by every path. */
   private terminate(row: number, t: number, status: number): void {
     const c = this.collector;
     c.onTerminal(row, t, status);
