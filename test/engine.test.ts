@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { TimingModel } from "../src/timing/timingModel.js";
+import { AdditiveTiming } from "../src/timing/timingModel.js";
 import { EngineHarness, engineConfig } from "./helpers/engineHarness.js";
 
 /** Fixed 10 ms prefill / 2 ms decode that also records what each pass asked for. */
-class RecordingTiming implements TimingModel {
+class RecordingTiming extends AdditiveTiming {
   readonly prefillCalls: [number, number, number][] = [];
   readonly decodeCalls: [number, number, number, number][] = [];
   prefillMs(count: number, meanIsl: number, meanPrefix: number): number {

@@ -340,24 +340,25 @@ export class VllmEngine {
     stats.numDecodeRequests = ready;
     stats.sumDecodeKvTokens = activeKv;
     const count = this.prefillCount;
-    const prefillMs =
-      count > 0
-        ? this.timing.prefillMs(
+    // A prefill worker's one token rides its prefill pass: no decode time (mocker.md §1.3 step 5).
+    const decodeBatch = cfg.role === "prefill" ? 0 : ready;
+    const ms =
+      count > 0 || decodeBatch > 0
+        ? this.timing.passMs(
             count,
-            Math.floor(this.prefillIslSum / count),
-            Math.floor(this.prefillPrefixSum / count),
+            count > 0 ? Math.floor(this.prefillIslSum / count) : 0,
+            count > 0 ? Math.floor(this.prefillPrefixSum / count) : 0,
+            decodeBatch,
+            activeKv,
+            decodeBatch > 0 ? activeKv / decodeBatch : 0,
+            cfg.numGpuBlocks * bs,
           )
         : 0;
-    // A prefill worker's one token rides its prefill pass: no decode time (mocker.md §1.3 step 5).
-    const decodeMs =
-      ready > 0 && cfg.role !== "prefill"
-        ? this.timing.decodeMs(ready, activeKv, activeKv / ready, cfg.numGpuBlocks * bs)
-        : 0;
-    if (!(prefillMs >= 0 && decodeMs >= 0) || !Number.isFinite(prefillMs + decodeMs)) {
-      throw new Error(`timing model returned a non-finite or negative duration (${prefillMs}, ${decodeMs})`);
+    if (!(ms >= 0) || !Number.isFinite(ms)) {
+      throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
     }
-    stats.wallTimeS = (prefillMs + decodeMs) / 1000;
-    return prefillMs + decodeMs;
+    stats.wallTimeS = ms / 1000;
+    return ms;
   }
 
   /**
@@ -391,6 +392,51 @@ export class VllmEngine {
   /** Prefill role: requests whose KV is held for a transfer. */
   get heldCount(): number {
     return this.held.size;
+  }
+
+  /**
+   * Cancels a request wherever this engine holds it — waiting, running, an arrived hand-off, or
+   * KV held for a transfer — and frees its KV and sequence slot (vLLM's abort; a client timeout,
+   * docs/client.md). Call it between passes: a request in the batch of a pass in flight is
+   * cancelled when that pass ends. Returns false when the engine does not hold the request.
+   */
+  cancel(req: number): boolean {
+    const waiting = this.waiting;
+    for (let i = 0; i < waiting.length; i++) {
+      if (waiting.at(i).req !== req) continue;
+      const s = waiting.removeAt(i);
+      const len = s.length;
+      this.waitingTokens -= len;
+      this.waitingTokensSq -= len * len;
+      this.releaseBlocks(s);
+      return true;
+    }
+    const running = this.running;
+    for (let i = 0; i < running.length; i++) {
+      if (running[i].req !== req) continue;
+      const s = running[i];
+      running.splice(i, 1);
+      this.releaseBlocks(s);
+      return true;
+    }
+    const remote = this.remoteReady;
+    for (let i = 0; i < remote.length; i++) {
+      if (remote.at(i).req !== req) continue;
+      this.releaseBlocks(remote.removeAt(i));
+      return true;
+    }
+    if (this.held.has(req)) {
+      this.releaseHeld(req);
+      return true;
+    }
+    return false;
+  }
+
+  /** Decode role: drops a reservation whose KV has not arrived (the hand-off was cancelled). */
+  cancelReservation(s: Sequence): void {
+    if (this.reserved <= 0) throw new Error(`internal: no reservation to cancel for request ${s.req}`);
+    this.reserved--;
+    this.releaseBlocks(s);
   }
 
   /**

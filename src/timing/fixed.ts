@@ -1,11 +1,13 @@
-import type { TimingModel } from "./timingModel.js";
+import { AdditiveTiming } from "./timingModel.js";
 
 /** Constant cost per non-empty prefill batch and per non-empty decode pass (aisimulate.md §4.1). */
-export class FixedTiming implements TimingModel {
+export class FixedTiming extends AdditiveTiming {
   constructor(
     private readonly prefill: number,
     private readonly decode: number,
-  ) {}
+  ) {
+    super();
+  }
 
   prefillMs(batchCount: number, _meanIsl: number, _meanPrefix: number): number {
     return batchCount > 0 ? this.prefill : 0;

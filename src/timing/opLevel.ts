@@ -118,16 +118,7 @@ export class OpLevelTiming implements TimingModel {
     return (
       this.tokenCost(tokens) +
       this.logits(batchCount) +
-      this.numLayers *
-        this.tables.contextAttention(
-          batchCount,
-          perRequestNew,
-          meanPrefix,
-          this.headsPerGpu,
-          this.kvHeadsPerGpu,
-          this.model.headDim,
-          this.model.kvDtype,
-        ) +
+      this.numLayers * this.prefillAttention(batchCount, perRequestNew, meanPrefix) +
       this.passOverheadMs
     );
   }
@@ -137,21 +128,19 @@ export class OpLevelTiming implements TimingModel {
     const ms =
       this.tokenCost(batch) +
       this.logits(batch) +
-      this.numLayers *
-        this.tables.generationAttention(
-          batch,
-          Math.max(1, Math.round(meanContext)),
-          this.headsPerGpu,
-          this.kvHeadsPerGpu,
-          this.model.headDim,
-          this.model.kvDtype,
-        ) +
+      this.numLayers * this.decodeAttention(batch, Math.max(1, Math.round(meanContext))) +
       this.passOverheadMs;
     // Token-emitting passes never collapse onto one timestamp (as the reference floors decode).
     return Math.max(ms, 1e-3);
   }
 
-  /** A mixed pass: prefill of one batch plus decode of another (the engine's pass price). */
+  /**
+   * A mixed pass: prefill of one batch plus decode of another, run as ONE forward pass, as vLLM
+   * runs it: the GEMMs, norms, all-reduces and the MoE see all tokens of the pass at once (the
+   * weights are read once), the LM head runs once over every sequence's last row, and the two
+   * attention kernels and the per-pass overhead are added. The reference prices the halves as two
+   * passes and adds them, which reads the weights twice (docs/timing.md, "Mixed passes").
+   */
   passMs(
     prefillCount: number,
     meanIsl: number,
@@ -161,10 +150,21 @@ export class OpLevelTiming implements TimingModel {
     meanContext: number,
     totalKvTokens: number,
   ): number {
-    return (
-      this.prefillMs(prefillCount, meanIsl, meanPrefix) +
-      this.decodeMs(decodeBatch, activeKvTokens, meanContext, totalKvTokens)
-    );
+    const perRequestNew = prefillCount > 0 && meanIsl > meanPrefix ? meanIsl - meanPrefix : 0;
+    const prefillRows = perRequestNew > 0 ? prefillCount : 0;
+    const decodeRows = Math.max(decodeBatch, 0);
+    if (prefillRows === 0 && decodeRows === 0) return 0;
+    if (prefillRows === 0) return this.decodeMs(decodeRows, activeKvTokens, meanContext, totalKvTokens);
+    const L = this.numLayers;
+    let ms =
+      this.tokenCost(prefillRows * perRequestNew + decodeRows) +
+      this.logits(prefillRows + decodeRows) +
+      L * this.prefillAttention(prefillRows, perRequestNew, meanPrefix) +
+      this.passOverheadMs;
+    if (decodeRows > 0) {
+      ms += L * this.decodeAttention(decodeRows, Math.max(1, Math.round(meanContext)));
+    }
+    return ms;
   }
 
   /** Per-op breakdown of a prefill pass (for `fleetsim estimate`; not on the hot path). */
@@ -175,17 +175,7 @@ export class OpLevelTiming implements TimingModel {
     ops.push({
       name: "context_attention",
       repeat: this.numLayers,
-      latencyMs:
-        this.numLayers *
-        this.tables.contextAttention(
-          batchCount,
-          newTokensPerRequest,
-          prefix,
-          this.headsPerGpu,
-          this.kvHeadsPerGpu,
-          this.model.headDim,
-          this.model.kvDtype,
-        ),
+      latencyMs: this.numLayers * this.prefillAttention(batchCount, newTokensPerRequest, prefix),
     });
     return finish(ops, this.passOverheadMs);
   }
@@ -197,18 +187,36 @@ export class OpLevelTiming implements TimingModel {
     ops.push({
       name: "generation_attention",
       repeat: this.numLayers,
-      latencyMs:
-        this.numLayers *
-        this.tables.generationAttention(
-          batch,
-          context,
-          this.headsPerGpu,
-          this.kvHeadsPerGpu,
-          this.model.headDim,
-          this.model.kvDtype,
-        ),
+      latencyMs: this.numLayers * this.decodeAttention(batch, context),
     });
     return finish(ops, this.passOverheadMs);
+  }
+
+  /** Prefill attention of one layer: `rows` requests × `newTokens` over `prefix`. */
+  private prefillAttention(rows: number, newTokens: number, prefix: number): number {
+    const m = this.model;
+    return this.tables.contextAttention(
+      rows,
+      newTokens,
+      prefix,
+      this.headsPerGpu,
+      this.kvHeadsPerGpu,
+      m.headDim,
+      m.kvDtype,
+    );
+  }
+
+  /** Decode attention of one layer: `batch` requests over `context` cached tokens. */
+  private decodeAttention(batch: number, context: number): number {
+    const m = this.model;
+    return this.tables.generationAttention(
+      batch,
+      context,
+      this.headsPerGpu,
+      this.kvHeadsPerGpu,
+      m.headDim,
+      m.kvDtype,
+    );
   }
 
   /** Everything but attention and logits for `tokens` tokens in the pass (memoized). */

@@ -1,10 +1,10 @@
-import type { TimingModel } from "./timingModel.js";
+import { AdditiveTiming } from "./timingModel.js";
 
 /**
  * The historical Dynamo-mocker closed form (aisimulate.md §4.1, mocker.md §2.1). Only new
  * (uncached, not yet computed) tokens enter prefill; decode depends only on KV utilization.
  */
-export class PolynomialTiming implements TimingModel {
+export class PolynomialTiming extends AdditiveTiming {
   prefillMs(batchCount: number, meanIsl: number, meanPrefix: number): number {
     if (batchCount <= 0) return 0;
     const perRequestNew = meanIsl > meanPrefix ? meanIsl - meanPrefix : 0;

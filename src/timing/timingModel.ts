@@ -1,6 +1,8 @@
 /**
  * Forward-pass latency provider (aisimulate.md §4.1, mocker.md §2). The scheduler prices every
- * pass as `prefillMs(...) + decodeMs(...)`.
+ * pass with `passMs(...)`: the reference's closed forms (polynomial, fixed) add
+ * `prefillMs(...) + decodeMs(...)`; the op-level model prices a mixed pass as one forward pass
+ * (docs/timing.md, "Mixed passes").
  */
 export interface TimingModel {
   /**
@@ -18,4 +20,46 @@ export interface TimingModel {
    * @param totalKvTokens  num_gpu_blocks × block_size of the worker
    */
   decodeMs(batch: number, activeKvTokens: number, meanContext: number, totalKvTokens: number): number;
+  /**
+   * One pass that prefills `prefillCount` requests and decodes `decodeBatch` others (arguments as
+   * for `prefillMs` and `decodeMs`; 0 counts mean that half is empty).
+   */
+  passMs(
+    prefillCount: number,
+    meanIsl: number,
+    meanPrefix: number,
+    decodeBatch: number,
+    activeKvTokens: number,
+    meanContext: number,
+    totalKvTokens: number,
+  ): number;
+}
+
+/**
+ * Base of the reference's closed forms: a mixed pass costs its prefill plus its decode, and an
+ * empty half is not priced at all.
+ */
+export abstract class AdditiveTiming implements TimingModel {
+  abstract prefillMs(batchCount: number, meanIsl: number, meanPrefix: number): number;
+  abstract decodeMs(
+    batch: number,
+    activeKvTokens: number,
+    meanContext: number,
+    totalKvTokens: number,
+  ): number;
+
+  passMs(
+    prefillCount: number,
+    meanIsl: number,
+    meanPrefix: number,
+    decodeBatch: number,
+    activeKvTokens: number,
+    meanContext: number,
+    totalKvTokens: number,
+  ): number {
+    const prefill = prefillCount > 0 ? this.prefillMs(prefillCount, meanIsl, meanPrefix) : 0;
+    const decode =
+      decodeBatch > 0 ? this.decodeMs(decodeBatch, activeKvTokens, meanContext, totalKvTokens) : 0;
+    return prefill + decode;
+  }
 }

@@ -1,0 +1,103 @@
+/**
+ * One fidelity experiment: a real-hardware vLLM serving run from a public source, with the
+ * workload as the source publishes it and the measured figures (bench/fidelity/README.md).
+ * Files live in `bench/fidelity/experiments/<id>.json` and are written by
+ * `scripts/derive-fidelity-data.ts`; this module only reads and checks them.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export type Split = "fit" | "heldout";
+export type ModelKind = "dense-gqa" | "dense-mha" | "moe";
+export type Regime = "light" | "moderate" | "heavy" | "burst";
+
+/** Measured figures with vLLM `benchmark_serving` definitions (ms; null where unpublished). */
+export interface Measured {
+  readonly completed: number | null;
+  readonly durationS: number | null;
+  readonly ttftMeanMs: number | null;
+  readonly ttftP99Ms: number | null;
+  readonly itlMeanMs: number | null;
+  readonly itlP99Ms: number | null;
+  readonly tpotMeanMs: number | null;
+  readonly e2eMeanMs: number | null;
+  readonly e2eP99Ms: number | null;
+  readonly outputThroughputTokS: number | null;
+  readonly requestThroughput: number | null;
+}
+
+export interface Experiment {
+  readonly id: string;
+  readonly source: {
+    readonly name: string;
+    readonly repo: string;
+    readonly path: string;
+    readonly commit: string;
+  };
+  readonly split: Split;
+  readonly family: string;
+  readonly kind: ModelKind;
+  readonly gpu: string;
+  readonly gpuMemoryGiB?: number | null;
+  readonly model: string;
+  readonly parallelism: { readonly tensor: number; readonly pipeline: number };
+  readonly vllm: {
+    readonly version: string;
+    readonly blockSize: number;
+    readonly maxNumSeqs: number;
+    readonly maxNumBatchedTokens: number;
+    readonly chunkedPrefill: boolean;
+    readonly prefixCaching: boolean;
+    readonly gpuMemoryUtilization: number;
+    readonly maxModelLen: number;
+    readonly kvCacheDtype?: string | null;
+    readonly numGpuBlocks?: number | null;
+  };
+  readonly load: {
+    readonly regime: Regime;
+    readonly requestRate?: number | "inf";
+    readonly concurrency?: number;
+  };
+  readonly workload: {
+    readonly arrivalMs: readonly number[] | null;
+    readonly poisson: { readonly rate: number; readonly seed: number } | null;
+    readonly closedLoopConcurrency?: number | null;
+    readonly inputLen: readonly number[];
+    readonly outputLen: readonly number[];
+  };
+  readonly measured: Measured;
+  readonly latencyExcluded?: readonly number[];
+  readonly notes?: string;
+}
+
+export const EXPERIMENTS_DIR = new URL("./experiments/", import.meta.url).pathname;
+
+function check(cond: boolean, file: string, what: string): void {
+  if (!cond) throw new Error(`${file}: ${what}`);
+}
+
+/** Reads and checks one experiment file. */
+export function readExperiment(file: string): Experiment {
+  const e = JSON.parse(readFileSync(file, "utf8")) as Experiment;
+  check(typeof e.id === "string" && e.id.length > 0, file, "id missing");
+  check(e.split === "fit" || e.split === "heldout", file, `split must be fit|heldout, got ${e.split}`);
+  const w = e.workload;
+  check(Array.isArray(w.inputLen) && w.inputLen.length > 0, file, "workload.inputLen empty");
+  check(w.outputLen.length === w.inputLen.length, file, "workload.outputLen length differs from inputLen");
+  check(
+    w.arrivalMs !== null || w.poisson != null || (w.closedLoopConcurrency ?? 0) > 0,
+    file,
+    "workload needs arrivalMs, poisson or closedLoopConcurrency",
+  );
+  if (w.arrivalMs !== null) check(w.arrivalMs.length === w.inputLen.length, file, "arrivalMs length");
+  check(/^[0-9a-f]{40}$/.test(e.source.commit), file, "source.commit must be 40 hex digits");
+  return e;
+}
+
+/** Every committed experiment, sorted by id. */
+export function loadExperiments(dir = EXPERIMENTS_DIR): Experiment[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => readExperiment(join(dir, f)));
+}

@@ -1,0 +1,64 @@
+/**
+ * `npm run bench:fidelity`: replays every real-hardware experiment of bench/fidelity/experiments
+ * through fleetsim and prints predicted vs measured and MAPE per metric, by split, model kind,
+ * family and load regime (docs/fidelity.md).
+ *
+ * Usage: node --import tsx bench/fidelity/run.ts [--split fit|heldout|all] [--only SUBSTR]
+ *          [--json FILE] [--quiet]
+ */
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { loadExperiments } from "./experiment.js";
+import { breakdown, type ExperimentResult, METRICS, score } from "./score.js";
+import { simulate } from "./simulate.js";
+
+const { values } = parseArgs({
+  options: {
+    split: { type: "string", default: "all" },
+    only: { type: "string" },
+    json: { type: "string" },
+    quiet: { type: "boolean", default: false },
+  },
+});
+
+const fmt = (x: number | null | undefined, d = 1): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(d);
+
+async function main(): Promise<void> {
+  const all = loadExperiments().filter(
+    (e) =>
+      (values.split === "all" || e.split === values.split) &&
+      (values.only === undefined || e.id.includes(values.only)),
+  );
+  const results: ExperimentResult[] = [];
+  const started = process.cpuUsage();
+  for (const e of all) {
+    const predicted = await simulate(e);
+    const r = score(e, predicted);
+    results.push(r);
+    if (!values.quiet) {
+      const cells = METRICS.map(
+        ({ key, label }) =>
+          `${label} ${fmt(predicted[key])}/${fmt(e.measured[key])} (${fmt(r.ape[key], 0)}%)`,
+      );
+      console.log(
+        `${e.split.padEnd(7)} ${e.id.padEnd(44)} ${cells.join("  ")}${r.collapsed ? "  COLLAPSED" : ""}`,
+      );
+    }
+  }
+  const cpu = process.cpuUsage(started);
+  console.log("");
+  console.log(`| group | n | ${METRICS.map((m) => m.label).join(" | ")} |`);
+  console.log(`| --- | --- | ${METRICS.map(() => "---").join(" | ")} |`);
+  for (const g of breakdown(results)) {
+    console.log(`| ${g.group} | ${g.experiments} | ${METRICS.map((m) => fmt(g.mape[m.key])).join(" | ")} |`);
+  }
+  const collapsed = results.filter((r) => r.collapsed).map((r) => r.id);
+  console.log(
+    `\ncollapsed (TTFT > 3× measured and > 1 s): ${collapsed.length === 0 ? "none" : collapsed.join(", ")}`,
+  );
+  console.log(`${results.length} experiments, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`);
+  if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(results, null, 1)}\n`);
+}
+
+await main();

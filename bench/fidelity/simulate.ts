@@ -1,0 +1,208 @@
+/**
+ * Replays one fidelity experiment through fleetsim and computes the same statistics the source
+ * measured, with vLLM `benchmark_serving` definitions (bench/fidelity/README.md, "Definitions"):
+ * TTFT and E2E over requests that got ≥ 1 token, ITL pooled over every inter-token gap, TPOT per
+ * request over requests with ≥ 2 tokens, throughput over the span from the first arrival to the
+ * last completion.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { predict } from "../../src/api/replay.js";
+import { gpuSpec } from "../../src/hardware/catalog.js";
+import type { PerRequestRecord } from "../../src/report/perRequest.js";
+import { Prng } from "../../src/util/prng.js";
+import type { Experiment, Measured } from "./experiment.js";
+
+/** Knobs the benchmark varies on top of an experiment (never per-experiment tuning). */
+export interface SimulationOptions {
+  /** Extra YAML-shaped settings merged into `engine.workers.aggregated` (e.g. timing). */
+  readonly workerOverrides?: Readonly<Record<string, unknown>>;
+  /** A top-level `client` section for the run, when the client model is in use. */
+  readonly client?: Readonly<Record<string, unknown>> | null;
+}
+
+export interface Predicted extends Measured {
+  /** Requests that did not complete (rejected, timed out, cut by the stop). */
+  readonly failed: number;
+  /** Wall time of the replay on this host, ms (not a metric; for the runtime budget). */
+  readonly hostMs: number;
+}
+
+/** Arrival times (ms) of the experiment's requests, in row order. */
+export function arrivalTimes(e: Experiment): Float64Array {
+  const n = e.workload.inputLen.length;
+  const out = new Float64Array(n);
+  const w = e.workload;
+  if (w.arrivalMs !== null) {
+    for (let i = 0; i < n; i++) out[i] = w.arrivalMs[i];
+    return out;
+  }
+  if (w.poisson != null) {
+    // Exponential gaps from fleetsim's seeded PRNG: the source's own random stream is not
+    // reproducible here, so the arrival pattern matches in distribution, not request by request.
+    const rng = new Prng(w.poisson.seed);
+    let t = 0;
+    for (let i = 0; i < n; i++) {
+      if (i > 0) t += (-Math.log(1 - rng.nextFloat()) / w.poisson.rate) * 1000;
+      out[i] = t;
+    }
+    return out;
+  }
+  return out; // closed loop: timestamps are ignored
+}
+
+/** A Mooncake trace of the experiment: unique hash ids per request (no shared prefixes). */
+function writeTrace(e: Experiment, file: string): void {
+  const w = e.workload;
+  const bs = e.vllm.blockSize;
+  const times = arrivalTimes(e);
+  const lines: string[] = [];
+  let nextId = 1;
+  for (let i = 0; i < w.inputLen.length; i++) {
+    const blocks = Math.ceil(w.inputLen[i] / bs);
+    const ids: number[] = [];
+    for (let b = 0; b < blocks; b++) ids.push(nextId++);
+    lines.push(
+      JSON.stringify({
+        timestamp: times[i],
+        input_length: w.inputLen[i],
+        // A client that saw no token still cost a prefill: replay it as prefill + one token.
+        output_length: Math.max(1, w.outputLen[i]),
+        hash_ids: ids,
+        request_id: `r${i}`,
+      }),
+    );
+  }
+  writeFileSync(file, `${lines.join("\n")}\n`);
+}
+
+/** The fleetsim config (YAML-shaped) that mirrors the experiment's vLLM deployment. */
+export function experimentConfig(
+  e: Experiment,
+  tracePath: string,
+  opts: SimulationOptions = {},
+): Record<string, unknown> {
+  const v = e.vllm;
+  let memoryFraction = v.gpuMemoryUtilization;
+  if (e.gpuMemoryGiB != null) {
+    // A smaller card of the same GPU: vLLM's budget is a fraction of the card's total memory.
+    const catalogGiB = gpuSpec(e.gpu).memCapacityBytes / 2 ** 30;
+    memoryFraction = (v.gpuMemoryUtilization * e.gpuMemoryGiB) / catalogGiB;
+  }
+  const capacity =
+    v.numGpuBlocks != null
+      ? { type: "fixed", blocks: v.numGpuBlocks }
+      : { type: "default", memory_fraction: memoryFraction };
+  const closed = e.workload.closedLoopConcurrency ?? 0;
+  const config: Record<string, unknown> = {
+    traffic: {
+      source: { type: "trace", format: "mooncake", paths: [tracePath], block_size: v.blockSize },
+      load:
+        closed > 0 ? { type: "concurrency", concurrency: closed } : { type: "trace_timestamps", speedup: 1 },
+    },
+    engine: {
+      mode: "aggregated",
+      model: e.model,
+      hardware: e.gpu,
+      backend: "vllm",
+      backend_version: v.version,
+      context_length: v.maxModelLen,
+      workers: {
+        aggregated: {
+          parallelism: { replicas: 1, tensor: e.parallelism.tensor, pipeline: e.parallelism.pipeline },
+          scheduler: { max_batched_tokens: v.maxNumBatchedTokens, max_sequences: v.maxNumSeqs },
+          kv_cache: { block_size: v.blockSize, prefix_caching: v.prefixCaching, capacity },
+          timing: { type: "default" },
+          ...opts.workerOverrides,
+        },
+      },
+    },
+  };
+  if (opts.client != null) config.client = opts.client;
+  return config;
+}
+
+function percentile(sorted: Float64Array, q: number): number {
+  // numpy's default (linear) interpolation, as benchmark_serving reports percentiles.
+  if (sorted.length === 0) return Number.NaN;
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.min(lo + 1, sorted.length - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+function mean(xs: readonly number[]): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  return xs.length === 0 ? Number.NaN : s / xs.length;
+}
+
+function rowOf(r: PerRequestRecord): number {
+  return Number.parseInt(r.uuid.slice(r.uuid.lastIndexOf("-") + 1), 16);
+}
+
+/** The source's statistics over fleetsim's per-request records. */
+export function statistics(e: Experiment, records: readonly PerRequestRecord[]): Omit<Predicted, "hostMs"> {
+  const excluded = new Set(e.latencyExcluded ?? []);
+  const ttft: number[] = [];
+  const e2e: number[] = [];
+  const tpot: number[] = [];
+  let gapSum = 0;
+  let gapCount = 0;
+  let outTokens = 0;
+  let completed = 0;
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  for (const r of records) {
+    first = Math.min(first, r.arrival_time_ms);
+    if (r.terminal_status !== "completed") continue;
+    completed++;
+    last = Math.max(last, r.terminal_time_ms);
+    const row = rowOf(r);
+    const realOut = e.workload.outputLen[row];
+    outTokens += realOut;
+    if (excluded.has(row) || realOut < 1 || r.ttft_ms === null || r.e2e_latency_ms === null) continue;
+    ttft.push(r.ttft_ms);
+    e2e.push(r.e2e_latency_ms);
+    const n = r.output_length;
+    if (n >= 2 && r.first_token_ms !== null && r.last_token_ms !== null) {
+      const span = r.last_token_ms - r.first_token_ms;
+      gapSum += span;
+      gapCount += n - 1;
+      tpot.push(span / (n - 1));
+    }
+  }
+  const sortedTtft = Float64Array.from(ttft).sort();
+  const sortedE2e = Float64Array.from(e2e).sort();
+  const durationS = (last - first) / 1000;
+  return {
+    completed,
+    failed: records.length - completed,
+    durationS,
+    ttftMeanMs: mean(ttft),
+    ttftP99Ms: percentile(sortedTtft, 0.99),
+    itlMeanMs: gapCount > 0 ? gapSum / gapCount : Number.NaN,
+    itlP99Ms: null, // pooled gaps are not kept per token in requests.jsonl
+    tpotMeanMs: mean(tpot),
+    e2eMeanMs: mean(e2e),
+    e2eP99Ms: percentile(sortedE2e, 0.99),
+    outputThroughputTokS: durationS > 0 ? outTokens / durationS : Number.NaN,
+    requestThroughput: durationS > 0 ? completed / durationS : Number.NaN,
+  };
+}
+
+/** Replays the experiment and returns fleetsim's figures. */
+export async function simulate(e: Experiment, opts: SimulationOptions = {}): Promise<Predicted> {
+  const dir = mkdtempSync(join(tmpdir(), "fleetsim-fidelity-"));
+  try {
+    const trace = join(dir, "trace.jsonl");
+    writeTrace(e, trace);
+    const started = performance.now();
+    const report = await predict(experimentConfig(e, trace, opts), { capturePerRequest: true, baseDir: dir });
+    const hostMs = performance.now() - started;
+    return { ...statistics(e, report.perRequest ?? []), hostMs };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
