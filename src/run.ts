@@ -13,7 +13,7 @@ import {
 } from "./traffic/dynamoTrace.js";
 import { loadMooncakeTrace } from "./traffic/mooncake.js";
 import type { RequestTable } from "./traffic/requests.js";
-import { makeSyntheticTable } from "./traffic/synthetic.js";
+import { makeSyntheticWorkload } from "./traffic/syntheticWorkload.js";
 import { TraceError } from "./traffic/traceError.js";
 
 /**
@@ -39,15 +39,7 @@ export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void)
       requireTimestamps: spec.load.type === "trace_timestamps",
     });
   }
-  const load = spec.load;
-  if (load.type === "trace_timestamps") throw new Error("internal: trace_timestamps with a synthetic source");
-  return makeSyntheticTable({
-    inputTokens: source.inputTokens,
-    outputTokens: source.outputTokens,
-    requests: spec.stop.requests ?? 0,
-    engineBlockSize,
-    arrivals: load,
-  });
+  return makeSyntheticWorkload(source, spec.load, spec.stop, engineBlockSize);
 }
 
 /** Says how many `request_end` rows without `output_tokens` the reader dropped (none: nothing). */

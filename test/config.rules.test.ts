@@ -43,16 +43,16 @@ const CASES: readonly Case[] = [
   },
   // traffic.source
   {
-    name: "synthetic-session source",
-    sets: ["traffic.source.type=synthetic-session", "traffic.stop.requests=1"],
-    path: "traffic.source.type",
-    message: `traffic.source.type='synthetic-session' ${NOT_YET} (supported: 'synthetic' or 'trace')`,
+    name: "synthetic-session source without its session shape",
+    sets: ["traffic.source.type=synthetic-session", "traffic.stop.sessions=1"],
+    path: "traffic.source",
+    message: "traffic.source.type='synthetic-session' requires session",
   },
   {
     name: "misspelt source type",
     sets: ["traffic.source.type=synth", "traffic.stop.requests=1"],
     path: "traffic.source.type",
-    message: "Input should be 'synthetic' or 'trace'",
+    message: "Input should be 'synthetic', 'synthetic-session', 'synthetic-shared-prefix' or 'trace'",
   },
   {
     name: "weka trace format",
@@ -85,10 +85,10 @@ const CASES: readonly Case[] = [
     message: "traffic.source.type='trace' does not accept ['input_tokens']",
   },
   {
-    name: "session fields",
+    name: "session fields on a request source",
     sets: ["traffic.source.session={turns: 3}", "traffic.stop.requests=1"],
-    path: "traffic.source.session",
-    message: `traffic.source.session ${NOT_YET} (session traffic)`,
+    path: "traffic.source",
+    message: "traffic.source.type='synthetic' does not accept ['session']",
   },
   {
     name: "missing trace file",
@@ -134,10 +134,11 @@ const CASES: readonly Case[] = [
     message: "Input should be a finite number, got .inf",
   },
   {
-    name: "sessions_per_second",
+    name: "sessions_per_second on a request source",
     sets: ["traffic.load={type: poisson, sessions_per_second: 1}", "traffic.stop.requests=1"],
     path: "traffic.load.sessions_per_second",
-    message: `traffic.load.sessions_per_second ${NOT_YET} (session traffic)`,
+    message:
+      "traffic.load.sessions_per_second requires traffic.source.type='synthetic-session'; use requests_per_second",
   },
   {
     name: "kv_capacity_fraction load",

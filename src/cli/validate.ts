@@ -10,6 +10,7 @@ import { DEFAULT_EXECUTION } from "../config/runSpec.js";
 import { stableLine } from "../report/json.js";
 import { type HostResources, probeHost } from "../resources/budget.js";
 import { createRoleTimings } from "../timing/index.js";
+import type { LengthSpec } from "../traffic/lengthDistribution.js";
 import type { Streams } from "./predict.js";
 
 export interface ValidateOptions {
@@ -109,7 +110,11 @@ export function describeRun(spec: RunSpec): RunOverview {
     router: spec.router.policy,
     planner: spec.planner !== null,
     retune: spec.planner?.retune !== undefined && spec.planner.retune !== null,
-    traffic: { source: sourceText(spec.source), load: loadText(spec.load), stop: stopText(spec) },
+    traffic: {
+      source: sourceText(spec.source),
+      load: loadText(spec.load, spec.source.type === "synthetic-session" ? "sessions/s" : "req/s"),
+      stop: stopText(spec),
+    },
     sla:
       sla === null
         ? null
@@ -146,21 +151,41 @@ function overviewText(o: RunOverview, spec: RunSpec): string {
 
 function sourceText(source: SourceSpec): string {
   if (source.type === "synthetic") {
-    return `synthetic requests of ${source.inputTokens} input / ${source.outputTokens} output tokens`;
+    const shared = source.sharedPrefix ?? null;
+    const lengths = `${lengthText(source.input, source.inputTokens)} input / ${lengthText(source.output, source.outputTokens)} output tokens`;
+    if (shared === null) return `synthetic requests of ${lengths}`;
+    return (
+      `synthetic shared-prefix requests (${shared.groups} groups × ${shared.promptsPerGroup} prompts, ` +
+      `${shared.systemPromptTokens}-token system prompt) of ${lengths}`
+    );
+  }
+  if (source.type === "synthetic-session") {
+    return (
+      `synthetic sessions of ${source.turns} turns, ${lengthText(source.newInput, source.newInputTokensPerTurn)} new input / ` +
+      `${lengthText(source.output, source.outputTokensPerTurn)} output tokens per turn`
+    );
   }
   if (source.format === "mooncake") return `Mooncake trace ${source.path}`;
   const shards = source.paths.length;
   return `Dynamo trace ${source.path}${shards > 1 ? ` (+${shards - 1} more file${shards > 2 ? "s" : ""})` : ""}`;
 }
 
-function loadText(load: LoadSpec): string {
+/** `128`, or `~128 (lognormal)` for a sampled length. */
+function lengthText(spec: LengthSpec | undefined, mean: number): string {
+  if (spec === undefined || spec.distribution === "fixed") return String(mean);
+  return `~${Math.round(mean * 100) / 100} (${spec.distribution})`;
+}
+
+function loadText(load: LoadSpec, unit: string): string {
   switch (load.type) {
     case "concurrency":
       return `closed loop at concurrency ${load.concurrency}`;
     case "poisson":
-      return `Poisson arrivals at ${load.requestsPerSecond} req/s (seed ${load.seed})`;
+      if (load.stages) return `Poisson arrivals in ${load.stages.length} stages (seed ${load.seed})`;
+      return `Poisson arrivals at ${load.requestsPerSecond} ${unit} (seed ${load.seed})`;
     case "constant_rate":
-      return `constant rate of ${load.requestsPerSecond} req/s`;
+      if (load.stages) return `constant-rate arrivals in ${load.stages.length} stages`;
+      return `constant rate of ${load.requestsPerSecond} ${unit}`;
     case "trace_timestamps":
       return `replayed on its timestamps${load.speedup === 1 ? "" : ` at ${load.speedup}× speed`}`;
   }
@@ -168,7 +193,13 @@ function loadText(load: LoadSpec): string {
 
 function stopText(spec: RunSpec): string {
   const { requests, maxVirtualTimeMs } = spec.stop;
-  if (requests !== null) return `${requests} requests`;
+  const sessions = spec.stop.sessions ?? null;
+  if (sessions !== null) return `${sessions} sessions (${requests} requests)`;
+  if (requests !== null) {
+    const staged =
+      spec.load.type !== "concurrency" && spec.load.type !== "trace_timestamps" && spec.load.stages;
+    return staged ? `the stages' end (about ${requests} requests)` : `${requests} requests`;
+  }
   if (maxVirtualTimeMs !== null)
     return `until the trace ends or ${maxVirtualTimeMs / 1000} s of simulated time`;
   return "until the trace ends";

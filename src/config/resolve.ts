@@ -12,6 +12,7 @@ import type { ContextLengthLookup } from "./contextLength.js";
 import type { PathIssue, PathSegment } from "./issues.js";
 import { type Report, resolveEngine } from "./resolveEngine.js";
 import { resolvePlanner } from "./resolvePlanner.js";
+import { resolveLoad, resolveStop, resolveSyntheticSource } from "./resolveTraffic.js";
 import type {
   ClientSpec,
   ExecutionSpec,
@@ -26,7 +27,7 @@ import type {
 import type { PredictConfigOutput } from "./schema.js";
 import { roundHalfEven } from "./schemaPrimitives.js";
 import type { RouterConfig } from "./schemaRouter.js";
-import type { LoadConfig, TrafficConfig } from "./schemaTraffic.js";
+import type { TrafficConfig } from "./schemaTraffic.js";
 
 export { roundHalfEven };
 
@@ -101,9 +102,7 @@ function resolveClient(config: PredictConfigOutput): ClientSpec {
 
 function resolveSource(traffic: TrafficConfig, configDir: string, report: Report): SourceSpec | undefined {
   const src = traffic.source;
-  if (src.type === "synthetic") {
-    return { type: "synthetic", inputTokens: src.input_tokens, outputTokens: src.output_tokens };
-  }
+  if (src.type !== "trace") return resolveSyntheticSource(src);
   if (src.format === "dynamo") return resolveDynamoSource(src.paths, src.block_size, configDir, report);
   const path = resolvePath(configDir, src.path);
   // Checked here rather than when the trace is read so the error can point at the config line.
@@ -139,37 +138,6 @@ function resolveDynamoSource(
   if (!ok) return undefined;
   const unique = [...new Set(files)];
   return { type: "trace", format: "dynamo", paths: unique, path: unique[0], blockSize };
-}
-
-function resolveLoad(load: LoadConfig): LoadSpec {
-  switch (load.type) {
-    case "concurrency":
-      return { type: "concurrency", concurrency: load.concurrency };
-    case "poisson":
-      return { type: "poisson", requestsPerSecond: load.requests_per_second, seed: load.seed };
-    case "constant_rate":
-      return { type: "constant_rate", requestsPerSecond: load.requests_per_second };
-    case "trace_timestamps":
-      return { type: "trace_timestamps", speedup: load.speedup };
-  }
-}
-
-function resolveStop(traffic: TrafficConfig): StopSpec {
-  const { stop, load } = traffic;
-  if (traffic.source.type === "trace") {
-    const seconds = stop?.max_virtual_time_seconds;
-    return { requests: null, maxVirtualTimeMs: seconds === undefined ? null : seconds * 1000 };
-  }
-  if (stop?.requests !== undefined) return { requests: stop.requests, maxVirtualTimeMs: null };
-  // Schema guarantees exactly one count stop for synthetic traffic.
-  const perUnit = stop!.requests_per_load_unit!;
-  const unit =
-    load.type === "concurrency"
-      ? load.concurrency
-      : load.type === "trace_timestamps"
-        ? 1
-        : load.requests_per_second;
-  return { requests: Math.max(1, roundHalfEven(perUnit * unit)), maxVirtualTimeMs: null };
 }
 
 function resolveRouter(router: RouterConfig): RouterSpec {

@@ -58,15 +58,22 @@ export interface RunPlanner {
 }
 
 export interface RunTraffic {
-  /** `synthetic`, or the trace format (`mooncake`, `dynamo`). */
-  source: "synthetic" | "mooncake" | "dynamo";
+  /** `synthetic` (`synthetic-shared-prefix`, `synthetic-session`), or the trace format (`mooncake`, `dynamo`). */
+  source: "synthetic" | "synthetic-shared-prefix" | "synthetic-session" | "mooncake" | "dynamo";
   /** The trace's file name (the first file of a Dynamo trace in shards); null for synthetic traffic. */
   trace: string | null;
   /** Trace files read (0 for synthetic traffic). */
   files: number;
-  /** Synthetic only: fixed prompt and output lengths. */
+  /**
+   * Synthetic only: fixed prompt and output lengths, or their nominal means when sampled
+   * (docs/traffic.md); per turn (new input) for sessions.
+   */
   input_tokens?: number;
   output_tokens?: number;
+  /** synthetic-session only. */
+  turns?: number;
+  /** Open-loop staged loads only: how many stages. */
+  stages?: number;
   /** Requests the run replays (trace rows read, or synthetic requests generated). */
   requests: number;
   sessions: number;
@@ -74,6 +81,8 @@ export interface RunTraffic {
   /** trace_timestamps: timestamps ÷ speedup. */
   speedup?: number;
   requests_per_second?: number;
+  /** synthetic-session open loop: the rate of first turns. */
+  sessions_per_second?: number;
   /** poisson only. */
   seed?: number;
   concurrency?: number;
@@ -198,10 +207,16 @@ function runPlanner(spec: RunSpec): RunPlanner | null {
 function runTraffic(spec: RunSpec, table: RequestTable): RunTraffic {
   const src = spec.source;
   const load = spec.load;
+  const synthetic = src.type !== "trace";
   const out: RunTraffic = {
-    source: src.type === "synthetic" ? "synthetic" : src.format,
-    trace: src.type === "synthetic" ? null : basename(src.path),
-    files: src.type === "synthetic" ? 0 : src.format === "dynamo" ? src.paths.length : 1,
+    source:
+      src.type === "trace"
+        ? src.format
+        : src.type === "synthetic" && (src.sharedPrefix ?? null) !== null
+          ? "synthetic-shared-prefix"
+          : src.type,
+    trace: synthetic ? null : basename(src.path),
+    files: synthetic ? 0 : src.format === "dynamo" ? src.paths.length : 1,
     requests: table.count,
     sessions: table.sessionCount,
     load: load.type,
@@ -210,11 +225,17 @@ function runTraffic(spec: RunSpec, table: RequestTable): RunTraffic {
   if (src.type === "synthetic") {
     out.input_tokens = src.inputTokens;
     out.output_tokens = src.outputTokens;
+  } else if (src.type === "synthetic-session") {
+    out.input_tokens = src.newInputTokensPerTurn;
+    out.output_tokens = src.outputTokensPerTurn;
+    out.turns = src.turns;
   }
   if (load.type === "trace_timestamps") out.speedup = load.speedup;
   else if (load.type === "concurrency") out.concurrency = load.concurrency;
   else {
-    out.requests_per_second = load.requestsPerSecond;
+    if (src.type === "synthetic-session") out.sessions_per_second = load.requestsPerSecond;
+    else out.requests_per_second = load.requestsPerSecond;
+    if (load.stages) out.stages = load.stages.length;
     if (load.type === "poisson") out.seed = load.seed;
   }
   return out;

@@ -70,19 +70,27 @@ export async function measureWorkload(spec: RunSpec): Promise<WorkloadSize> {
   const E = engineBlockSize(spec);
   const src = spec.source;
   const speedup = spec.load.type === "trace_timestamps" ? spec.load.speedup : 1;
-  if (src.type === "synthetic") {
+  if (src.type === "synthetic" || src.type === "synthetic-session") {
     const rows = spec.stop.requests ?? 0;
     const load = spec.load;
+    // Arrival units: requests, or sessions (first turns) for sessions.
+    const units = src.type === "synthetic-session" ? (spec.stop.sessions ?? 0) : rows;
     const spanMs =
       load.type === "poisson" || load.type === "constant_rate"
-        ? (rows / load.requestsPerSecond) * 1000
+        ? (units / load.requestsPerSecond) * 1000
         : null;
+    // A session's turn k holds its whole history: the mean prompt is the mid-session one.
+    const meanInput =
+      src.type === "synthetic"
+        ? src.inputTokens
+        : src.newInputTokensPerTurn +
+          ((src.turns - 1) / 2) * (src.newInputTokensPerTurn + src.outputTokensPerTurn);
     return {
       coordinatorRssBytes,
       source: "synthetic",
       format: "synthetic",
       rows,
-      engineBlocks: rows * Math.floor(src.inputTokens / E),
+      engineBlocks: rows * Math.floor(meanInput / E),
       hashIds: 0,
       spanMs,
     };

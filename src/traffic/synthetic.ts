@@ -1,6 +1,7 @@
 /**
  * Synthetic workload (aisimulate.md §2.1 `source.type: synthetic`, §3 legacy materialization): fixed
- * ISL/OSL, every request its own single-turn session, prompts unique per request (no prefix sharing).
+ * ISL/OSL (or per-request lengths sampled by `lengthDistribution.ts`, a fleetsim extension), every
+ * request its own single-turn session, prompts unique per request (no prefix sharing).
  */
 import { Prng } from "../util/prng.js";
 import { fullBlockCount, hashPrompts } from "./blockHashes.js";
@@ -20,6 +21,12 @@ export interface SyntheticOptions {
   readonly requests: number;
   readonly engineBlockSize: number;
   readonly arrivals: SyntheticArrivals;
+  /** Per-request prompt lengths (each ≥ 1), replacing `inputTokens` (docs/traffic.md §Lengths). */
+  readonly inputLengths?: Int32Array;
+  /** Per-request output lengths (each ≥ 0), replacing `outputTokens`. */
+  readonly outputLengths?: Int32Array;
+  /** Arrival times replacing `arrivals` (staged loads: stagedArrivals.ts); length `requests`. */
+  readonly timestampMs?: Float64Array;
 }
 
 /**
@@ -41,19 +48,31 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
   if (!(Number.isInteger(E) && E > 0))
     throw new RangeError(`engineBlockSize must be a positive integer, got ${E}`);
 
-  const timestampMs = arrivalTimes(count, arrivals);
+  const timestampMs = opts.timestampMs ?? arrivalTimes(count, arrivals);
+  if (timestampMs.length !== count) throw new RangeError("timestampMs must have one entry per request");
+  const inputLength = opts.inputLengths ?? new Int32Array(count).fill(inputTokens);
+  const outputLength = opts.outputLengths ?? new Int32Array(count).fill(outputTokens);
+  if (inputLength.length !== count || outputLength.length !== count) {
+    throw new RangeError("inputLengths and outputLengths must have one entry per request");
+  }
 
-  const idsPerRequest = Math.ceil(inputTokens / E);
-  if (idsPerRequest * count >= 0xffffffff)
-    throw new RangeError("synthetic workload too large for u32 hash ids");
-  const ids = new Uint32Array(idsPerRequest * count);
-  for (let k = 0; k < ids.length; k++) ids[k] = k + 1;
+  // Hash ids: a counter from 1, ceil(len / E) ids per request (all of them when lengths are fixed).
   const idOffsets = new Int32Array(count + 1);
-  for (let i = 0; i <= count; i++) idOffsets[i] = i * idsPerRequest;
-  const inputLength = new Int32Array(count).fill(inputTokens);
+  let idCount = 0;
+  for (let i = 0; i < count; i++) {
+    const len = inputLength[i];
+    if (!(len >= 1)) throw new RangeError(`request ${i}: input length must be ≥ 1, got ${len}`);
+    if (!(outputLength[i] >= 0)) throw new RangeError(`request ${i}: output length must be ≥ 0`);
+    idOffsets[i] = idCount;
+    idCount += Math.ceil(len / E);
+    if (idCount >= 0xffffffff) throw new RangeError("synthetic workload too large for u32 hash ids");
+  }
+  idOffsets[count] = idCount;
+  const ids = new Uint32Array(idCount);
+  for (let k = 0; k < ids.length; k++) ids[k] = k + 1;
   const packed = hashPrompts(count, ids, idOffsets, inputLength, E, E);
-  // Sanity: every request owns exactly fullBlockCount(inputTokens, E) hashes.
-  if (packed.hashes.length !== count * fullBlockCount(inputTokens, E))
+  // Sanity: every fixed-length request owns exactly fullBlockCount(inputTokens, E) hashes.
+  if (opts.inputLengths === undefined && packed.hashes.length !== count * fullBlockCount(inputTokens, E))
     throw new Error("synthetic hash count mismatch");
 
   const index = new Int32Array(count);
@@ -65,7 +84,7 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
     count,
     timestampMs,
     inputLength,
-    outputLength: new Int32Array(count).fill(outputTokens),
+    outputLength,
     session: index,
     turn: new Int32Array(count),
     delayAfterPreviousMs: new Float64Array(count),
