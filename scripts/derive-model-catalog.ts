@@ -36,6 +36,56 @@ type QuantSource = "checkpoint" | "id-rule";
 /** [catalog id, config file stem, where its dtypes come from] */
 type Entry = readonly [string, string, QuantSource];
 
+/**
+ * Configs that are not in the reference set, added for the fidelity benchmark's public sources
+ * (bench/fidelity/README.md). Only the fields fleetsim reads, with the values of each model's
+ * public Hugging Face config.json (huggingface.co/<id>/blob/main/config.json):
+ * mistralai/Mixtral-8x7B-v0.1 (the Instruct-v0.1 config has the same dimensions),
+ * meta-llama/Meta-Llama-3-8B and meta-llama/Meta-Llama-3-70B (Llama-3.1's dimensions, 8k context,
+ * no RoPE scaling; fleetsim does not read RoPE fields).
+ */
+export const SUPPLEMENTARY_CONFIGS: Readonly<Record<string, Record<string, unknown>>> = {
+  "mistralai--Mixtral-8x7B-v0.1": {
+    architectures: ["MixtralForCausalLM"],
+    hidden_size: 4096,
+    intermediate_size: 14336,
+    max_position_embeddings: 32768,
+    num_attention_heads: 32,
+    num_experts_per_tok: 2,
+    num_hidden_layers: 32,
+    num_key_value_heads: 8,
+    num_local_experts: 8,
+    sliding_window: null,
+    tie_word_embeddings: false,
+    torch_dtype: "bfloat16",
+    vocab_size: 32000,
+  },
+  "meta-llama--Meta-Llama-3-8B": {
+    architectures: ["LlamaForCausalLM"],
+    hidden_size: 4096,
+    intermediate_size: 14336,
+    max_position_embeddings: 8192,
+    num_attention_heads: 32,
+    num_hidden_layers: 32,
+    num_key_value_heads: 8,
+    tie_word_embeddings: false,
+    torch_dtype: "bfloat16",
+    vocab_size: 128256,
+  },
+  "meta-llama--Meta-Llama-3-70B": {
+    architectures: ["LlamaForCausalLM"],
+    hidden_size: 8192,
+    intermediate_size: 28672,
+    max_position_embeddings: 8192,
+    num_attention_heads: 64,
+    num_hidden_layers: 80,
+    num_key_value_heads: 8,
+    tie_word_embeddings: false,
+    torch_dtype: "bfloat16",
+    vocab_size: 128256,
+  },
+};
+
 const LLAMA_8B = "meta-llama--Meta-Llama-3.1-8B";
 const LLAMA_70B = "meta-llama--Meta-Llama-3.1-70B";
 const LLAMA_405B = "meta-llama--Meta-Llama-3.1-405B";
@@ -75,6 +125,13 @@ const ENTRIES: readonly Entry[] = [
   ["mistralai/Mixtral-8x22B-v0.1", "mistralai--Mixtral-8x22B-v0.1", "checkpoint"],
   ["mistralai/Mixtral-8x22B-Instruct-v0.1", "mistralai--Mixtral-8x22B-v0.1", "checkpoint"],
   ["deepseek-ai/DeepSeek-V3", "deepseek-ai--DeepSeek-V3", "checkpoint"],
+  // Supplementary configs (SUPPLEMENTARY_CONFIGS), for the fidelity benchmark's sources.
+  ["mistralai/Mixtral-8x7B-v0.1", "mistralai--Mixtral-8x7B-v0.1", "checkpoint"],
+  ["mistralai/Mixtral-8x7B-Instruct-v0.1", "mistralai--Mixtral-8x7B-v0.1", "checkpoint"],
+  ["meta-llama/Meta-Llama-3-8B", "meta-llama--Meta-Llama-3-8B", "checkpoint"],
+  ["meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama--Meta-Llama-3-8B", "checkpoint"],
+  ["meta-llama/Meta-Llama-3-70B", "meta-llama--Meta-Llama-3-70B", "checkpoint"],
+  ["meta-llama/Meta-Llama-3-70B-Instruct", "meta-llama--Meta-Llama-3-70B", "checkpoint"],
 ];
 
 /**
@@ -117,6 +174,8 @@ interface ConfigFiles {
 function loadConfigs(dir: string): Map<string, ConfigFiles> {
   const files = readdirSync(dir).filter((name) => name.endsWith(".json"));
   const configs = new Map<string, ConfigFiles>();
+  for (const [stem, config] of Object.entries(SUPPLEMENTARY_CONFIGS))
+    configs.set(stem, { config, hfQuant: null });
   for (const name of files.filter((n) => !n.endsWith(".hf_quant_config.json"))) {
     const stem = basename(name, ".json");
     const quantName = `${stem}.hf_quant_config.json`;
@@ -215,7 +274,8 @@ export function buildCatalog(configDir: string): CatalogFile {
   }
 
   return {
-    generatedBy: "scripts/derive-model-catalog.ts from the reference HF configs (shared/model-configs)",
+    generatedBy:
+      "scripts/derive-model-catalog.ts from the reference HF configs (shared/model-configs) and its SUPPLEMENTARY_CONFIGS",
     architectures,
     models,
   };

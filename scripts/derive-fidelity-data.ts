@@ -1,0 +1,879 @@
+/**
+ * Derives the fidelity-benchmark fixtures (bench/fidelity/experiments/<id>.json) from public
+ * real-hardware vLLM serving measurements (docs/fidelity-sources.md, bench/fidelity/README.md):
+ *
+ *   node --import tsx scripts/derive-fidelity-data.ts --s1 <dir> --s2 <dir> --s3 <dir> [--out <dir>]
+ *
+ * Each <dir> is either a git directory or checkout of the source repository (files are then read
+ * at the pinned commits below with `git show <commit>:<path>`) or a plain directory holding the
+ * files at their repository paths (read as they are; the pinned commit is then only cited).
+ *   --s1  LambdaLabsML/vllm-benchmark
+ *   --s2  surajssd/llm-k8s
+ *   --s3  DO-Solutions/gtc-2026-doks
+ * A source that is not given is skipped (S3 needs S1 and S2: its lengths come from them).
+ *
+ * Only derived numbers are written (token counts, latencies, arrival offsets), each file with its
+ * citation. Measured statistics use vLLM benchmark_serving's definitions, recomputed from the
+ * per-request arrays where the file has them (see `perRequestStats`); where a file lacks an array
+ * the file's own summary field is used and the experiment's `measured.basis` says so.
+ * The output is formatted with the repository's Biome so a re-derivation is byte-identical.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const DEFAULT_OUT = join(repoRoot, "bench", "fidelity", "experiments");
+
+type Json = Record<string, unknown>;
+
+// ---------------------------------------------------------------------------------------------
+// Reading pinned files
+
+/** Reads repository files at pinned commits from a git directory/checkout, or from a plain tree. */
+export class SourceTree {
+  private readonly git: boolean;
+  constructor(readonly dir: string) {
+    this.git = isGitDir(dir);
+  }
+  read(path: string, commit: string): string {
+    if (!this.git) return readFileSync(join(this.dir, path), "utf8");
+    return execFileSync("git", ["--git-dir", gitDirOf(this.dir), "show", `${commit}:${path}`], {
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+    });
+  }
+  json(path: string, commit: string): Json {
+    return parseResultJson(this.read(path, commit), path);
+  }
+}
+
+function gitDirOf(dir: string): string {
+  return existsSync(join(dir, ".git")) ? join(dir, ".git") : dir;
+}
+
+function isGitDir(dir: string): boolean {
+  const g = gitDirOf(dir);
+  return existsSync(join(g, "HEAD")) && existsSync(join(g, "objects"));
+}
+
+/**
+ * A benchmark_serving result. The generated texts (the bulk of each file) are never used, so a
+ * file cut at `"generated_texts"` parses too.
+ */
+export function parseResultJson(text: string, what: string): Json {
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    const cut = text.indexOf(', "generated_texts"');
+    if (cut < 0) throw new Error(`${what}: not JSON`);
+    return JSON.parse(`${text.slice(0, cut)}}`) as Json;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics (numpy definitions)
+
+/** numpy.percentile with the default linear interpolation. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const a = [...values].sort((x, y) => x - y);
+  const pos = (p / 100) * (a.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return a[lo]! + (a[hi]! - a[lo]!) * (pos - lo);
+}
+
+export function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((s, v) => s + v, 0) / values.length;
+}
+
+/** Rounds to `digits` decimals (fixtures keep 0.001 ms). */
+function r(v: number | null | undefined, digits = 3): number | null {
+  if (v === null || v === undefined || !Number.isFinite(v)) return null;
+  const f = 10 ** digits;
+  return Math.round(v * f) / f;
+}
+
+function num(d: Json, key: string): number | null {
+  const v = d[key];
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+function nums(d: Json, key: string): number[] | null {
+  const v = d[key];
+  return Array.isArray(v) ? (v as number[]) : null;
+}
+
+export interface RequestStats {
+  ttftMeanMs: number;
+  ttftMedianMs: number;
+  ttftP99Ms: number;
+  itlMeanMs: number;
+  itlMedianMs: number;
+  itlP99Ms: number;
+  tpotMeanMs: number;
+  tpotMedianMs: number;
+  tpotP99Ms: number;
+  e2eMeanMs: number;
+  e2eMedianMs: number;
+  e2eP99Ms: number;
+}
+
+/**
+ * From per-request `ttfts` (s) and `itls` (s per gap): TTFT over requests that saw a token
+ * (`included`); ITL pooled over every gap of every request (benchmark_serving); E2E = TTFT + Σ ITL
+ * per included request; TPOT = Σ ITL / (output_len − 1) for output_len > 1 (benchmark_serving's
+ * (latency − ttft)/(n − 1) with latency taken at the last token).
+ */
+export function perRequestStats(
+  ttfts: readonly number[],
+  itls: readonly (readonly number[])[],
+  outputLens: readonly number[],
+  included: readonly number[],
+): RequestStats {
+  const ms = (s: number) => s * 1000;
+  const ttft = included.map((i) => ms(ttfts[i]!));
+  const gaps = itls.flatMap((g) => g.map(ms));
+  const e2e = included.map((i) => ms(ttfts[i]! + itls[i]!.reduce((s, v) => s + v, 0)));
+  const tpot = included
+    .filter((i) => outputLens[i]! > 1)
+    .map((i) => ms(itls[i]!.reduce((s, v) => s + v, 0)) / (outputLens[i]! - 1));
+  return {
+    ttftMeanMs: mean(ttft),
+    ttftMedianMs: percentile(ttft, 50),
+    ttftP99Ms: percentile(ttft, 99),
+    itlMeanMs: mean(gaps),
+    itlMedianMs: percentile(gaps, 50),
+    itlP99Ms: percentile(gaps, 99),
+    tpotMeanMs: mean(tpot),
+    tpotMedianMs: percentile(tpot, 50),
+    tpotP99Ms: percentile(tpot, 99),
+    e2eMeanMs: mean(e2e),
+    e2eMedianMs: percentile(e2e, 50),
+    e2eP99Ms: percentile(e2e, 99),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// numpy legacy RandomState (MT19937) for benchmark_serving's Poisson arrivals
+
+/** numpy.random.RandomState(seed) — `seed` (uint32) → init_genrand; random_sample / gamma(1, θ). */
+export class NumpyLegacyRandom {
+  private readonly mt = new Uint32Array(624);
+  private index = 624;
+  constructor(seed: number) {
+    this.mt[0] = seed >>> 0;
+    for (let i = 1; i < 624; i++) {
+      const prev = this.mt[i - 1]! ^ (this.mt[i - 1]! >>> 30);
+      // 1812433253 * prev + i, in uint32 arithmetic
+      this.mt[i] = (Math.imul(1812433253, prev) + i) >>> 0;
+    }
+  }
+  private int32(): number {
+    if (this.index >= 624) {
+      for (let k = 0; k < 624; k++) {
+        const y = (this.mt[k]! & 0x80000000) | (this.mt[(k + 1) % 624]! & 0x7fffffff);
+        this.mt[k] = this.mt[(k + 397) % 624]! ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0);
+      }
+      this.index = 0;
+    }
+    let y = this.mt[this.index++]!;
+    y ^= y >>> 11;
+    y ^= (y << 7) & 0x9d2c5680;
+    y ^= (y << 15) & 0xefc60000;
+    y ^= y >>> 18;
+    return y >>> 0;
+  }
+  /** random_sample(): 53-bit double in [0, 1). */
+  randomSample(): number {
+    const a = this.int32() >>> 5;
+    const b = this.int32() >>> 6;
+    return (a * 67108864 + b) / 9007199254740992;
+  }
+  /** gamma(shape = 1, scale): legacy standard_exponential = −log(1 − U). */
+  exponential(scale: number): number {
+    return -Math.log(1 - this.randomSample()) * scale;
+  }
+}
+
+/**
+ * benchmark_serving (vLLM ≤ 0.9) arrivals: request 0 at t = 0; after each request the client sleeps
+ * gamma(burstiness = 1, 1/rate) drawn from numpy's global RandomState seeded with --seed.
+ */
+export function benchmarkServingArrivalsMs(n: number, rate: number, seed: number): number[] {
+  const rng = new NumpyLegacyRandom(seed);
+  const out: number[] = [];
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    out.push(t * 1000);
+    t += rng.exponential(1 / rate);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixture shape
+
+interface Measured {
+  completed: number | null;
+  durationS: number | null;
+  ttftMeanMs: number | null;
+  ttftP99Ms: number | null;
+  itlMeanMs: number | null;
+  itlP99Ms: number | null;
+  tpotMeanMs: number | null;
+  e2eMeanMs: number | null;
+  e2eP99Ms: number | null;
+  outputThroughputTokS: number | null;
+  requestThroughput: number | null;
+  // Extras (same definitions): medians, TPOT p99, token totals, what each value was computed from.
+  ttftMedianMs: number | null;
+  itlMedianMs: number | null;
+  tpotMedianMs: number | null;
+  tpotP99Ms: number | null;
+  e2eMedianMs: number | null;
+  totalInputTokens: number | null;
+  totalOutputTokens: number | null;
+  maxConcurrentRequests?: number | null;
+  basis: "per-request" | "summary" | "summary+corrected-ttft-mean";
+  e2eScope: "non-empty" | "all-completed" | null;
+}
+
+interface Fixture {
+  id: string;
+  source: { name: string; repo: string; path: string; commit: string };
+  split: "fit" | "heldout";
+  family: string;
+  kind: "dense-gqa" | "dense-mha" | "moe";
+  gpu: string;
+  gpuMemoryGiB?: number;
+  model: string;
+  modelNote?: string;
+  parallelism: { tensor: number; pipeline: number };
+  vllm: {
+    version: string;
+    engine: string;
+    blockSize: number;
+    maxNumSeqs: number;
+    maxNumBatchedTokens: number;
+    chunkedPrefill: boolean;
+    prefixCaching: boolean;
+    gpuMemoryUtilization: number;
+    maxModelLen: number;
+    kvCacheDtype: string;
+    numGpuBlocks: number | null;
+    outputStreaming: "per-token" | "multi-token-chunks" | null;
+  };
+  load: { regime: "light" | "moderate" | "heavy" | "burst"; requestRate: number | "inf" };
+  workload: {
+    arrivalMs: number[] | null;
+    poisson: { rate: number; seed: number } | null;
+    inputLen: number[];
+    outputLen: number[];
+    outputLenSource?: string;
+  };
+  measured: Measured;
+  latencyExcluded: number[];
+  notes: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// S1: LambdaLabsML/vllm-benchmark (bursts of N ShareGPT requests, vLLM image v0.5.4)
+
+const S1_REPO = "LambdaLabsML/vllm-benchmark";
+const A4F9 = "a4f9f4371a1ccac781293837fce2bce0cc6d25cc"; // 2024-09-07/08 H100 batch
+const A9B4 = "a9b42a5f83bc39976bcb6bd44a96b2b15d820e10"; // 2024-09-07/08 A100 batch
+const E04B = "e04b354be3700225a40818a81c90b360e6505e7a"; // 2024-08 H100 batch
+const C0946 = "0946e8624e33d95a15f247b6a10bbbada90198d3"; // 2024-08 H100 batch
+
+/** [path under results/, commit] */
+export const S1_FILES: readonly (readonly [string, string])[] = [
+  ["prompt_10/1xH100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2048.json", A4F9],
+  ["prompt_40/1xH100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2048.json", A4F9],
+  ["prompt_160/1xH100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2048.json", A4F9],
+  ["prompt_320/1xH100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2048.json", A4F9],
+  ["prompt_320/1xA100-80GB-SXM/Meta-Llama-3-8B-Instruct_tp1_len2000.json", A9B4],
+  ["prompt_320/4xA100-80GB-SXM/Meta-Llama-3-70B-Instruct_tp4_len2000.json", A9B4],
+  ["prompt_40/2xH100-80GB-SXM/Meta-Llama-3.1-70B-Instruct-FP8_tp2_len2048.json", A4F9],
+  ["prompt_320/2xH100-80GB-SXM/Meta-Llama-3.1-70B-Instruct-FP8_tp2_len2048.json", A4F9],
+  ["prompt_320/4xH100-80GB-SXM/Meta-Llama-3.1-70B-Instruct-FP8_tp4_len2048.json", A4F9],
+  ["prompt_320/8xH100-80GB-SXM/Meta-Llama-3.1-70B-Instruct-FP8_tp8_len2048.json", A4F9],
+  ["prompt_10/2xH100-80GB-SXM/Mixtral-8x7B-Instruct-v0.1_tp2_len2048.json", A4F9],
+  ["prompt_80/2xH100-80GB-SXM/Mixtral-8x7B-Instruct-v0.1_tp2_len2048.json", A4F9],
+  ["prompt_320/2xH100-80GB-SXM/Mixtral-8x7B-Instruct-v0.1_tp2_len2048.json", A4F9],
+  ["prompt_320/2xA100-80GB-SXM/Mixtral-8x7B-Instruct-v0.1_tp2_len2000.json", A9B4],
+  ["prompt_40/8xH100-80GB-SXM/Mixtral-8x7B-Instruct-v0.1_tp8_len2048.json", A4F9],
+  ["prompt_320/8xH100-80GB-SXM/Mixtral-8x7B-Instruct-v0.1_tp8_len2048.json", A4F9],
+  ["prompt_320/4xH100-80GB-SXM/Mixtral-8x22B-Instruct-v0.1_tp4_len2000.json", C0946],
+  ["prompt_320/8xH100-80GB-SXM/Mixtral-8x22B-Instruct-v0.1_tp8_len8000.json", E04B],
+  ["prompt_320/8xA100-80GB-SXM/Mixtral-8x22B-Instruct-v0.1_tp8_len2000.json", A9B4],
+];
+
+interface S1Model {
+  model: string;
+  family: string;
+  short: string;
+  kind: "dense-gqa" | "moe";
+  heldout: boolean;
+  note?: string;
+}
+
+const S1_MODELS: Readonly<Record<string, S1Model>> = {
+  "Meta-Llama-3-8B-Instruct": {
+    model: "meta-llama/Meta-Llama-3-8B-Instruct",
+    family: "llama-3-8b",
+    short: "llama3-8b",
+    kind: "dense-gqa",
+    heldout: false,
+  },
+  "Meta-Llama-3-70B-Instruct": {
+    model: "meta-llama/Meta-Llama-3-70B-Instruct",
+    family: "llama-3-70b",
+    short: "llama3-70b",
+    kind: "dense-gqa",
+    heldout: false,
+  },
+  "Meta-Llama-3.1-70B-Instruct-FP8": {
+    model: "nvidia/Llama-3.1-70B-Instruct-FP8",
+    family: "llama-3.1-70b-fp8",
+    short: "llama31-70b-fp8",
+    kind: "dense-gqa",
+    heldout: false,
+    note:
+      "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8 (per-tensor FP8 weights) priced as catalog nvidia/Llama-3.1-70B-Instruct-FP8 " +
+      "(same per-tensor FP8 weights). The real run kept a BF16 KV cache (kv_cache_dtype auto, no KV scales), the catalog entry " +
+      "prices an FP8 KV cache: KV capacity is twice the real one in the simulator.",
+  },
+  "Mixtral-8x7B-Instruct-v0.1": {
+    model: "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    family: "mixtral-8x7b",
+    short: "mixtral-8x7b",
+    kind: "moe",
+    heldout: false,
+  },
+  "Mixtral-8x22B-Instruct-v0.1": {
+    model: "mistralai/Mixtral-8x22B-Instruct-v0.1",
+    family: "mixtral-8x22b",
+    short: "mixtral-8x22b",
+    kind: "moe",
+    heldout: true,
+  },
+};
+
+const S1_GPUS: Readonly<Record<string, [string, string]>> = {
+  "H100-80GB-SXM": ["h100_sxm", "h100"],
+  "A100-80GB-SXM": ["a100_sxm", "a100"],
+};
+
+function s1Experiment(tree: SourceTree, rel: string, commit: string): Fixture {
+  const path = `results/${rel}`;
+  const m = /^prompt_(\d+)\/(\d+)x([^/]+)\/(.+)_tp(\d+)_len(\d+)\.json$/.exec(rel);
+  if (m === null) throw new Error(`S1 path not understood: ${rel}`);
+  const [, nStr, , gpuName, modelName, tpStr, lenStr] = m;
+  const n = Number(nStr);
+  const tp = Number(tpStr);
+  const maxModelLen = Number(lenStr);
+  const spec = S1_MODELS[modelName!];
+  const gpu = S1_GPUS[gpuName!];
+  if (spec === undefined || gpu === undefined) throw new Error(`S1: no mapping for ${rel}`);
+  if (maxModelLen > 32768)
+    throw new Error(`${rel}: chunked prefill would be on (max_model_len > 32k); not mapped`);
+
+  const d = tree.json(path, commit);
+  const inputLen = nums(d, "input_lens")!;
+  const outputLen = nums(d, "output_lens")!;
+  if (inputLen.length !== n || outputLen.length !== n) throw new Error(`${rel}: expected ${n} requests`);
+  if (inputLen.reduce((s, v) => s + v, 0) !== num(d, "total_input_tokens"))
+    throw new Error(`${rel}: input sum`);
+  if (outputLen.reduce((s, v) => s + v, 0) !== num(d, "total_output_tokens"))
+    throw new Error(`${rel}: output sum`);
+  const excluded = outputLen.flatMap((v, i) => (v === 0 ? [i] : []));
+  const included = outputLen.flatMap((v, i) => (v > 0 ? [i] : []));
+  const hasLatency = num(d, "mean_latency_ms") !== null;
+
+  const notes: string[] = [
+    `Burst: all ${n} ShareGPT requests (benchmark_serving, seed 0, request_rate inf) sent at t = 0 to a fresh server (no warm-up; benchmark_serving 0.5.x sends no test prompt), so the first requests pay one-time costs (e.g. Triton JIT of fused-MoE kernels: Mixtral TTFT is ~1.8 s even at N = 10).`,
+    "Output lengths are benchmark_serving's re-tokenised generated text (max_tokens = the ShareGPT completion length, no ignore_eos).",
+  ];
+  if (excluded.length > 0)
+    notes.push(
+      `${excluded.length} requests have output_len 0 (client saw no text, TTFT recorded as 0; most likely an immediate EOS): replay them as prefill + 1 token and leave them out of TTFT/ITL/E2E (latencyExcluded).`,
+    );
+  let stats: Partial<RequestStats> & { tpotMedianMs?: number };
+  let basis: Measured["basis"];
+  let e2eScope: Measured["e2eScope"];
+  const ttfts = nums(d, "ttfts");
+  const itls = d["itls"] as number[][] | undefined;
+  if (ttfts !== null && Array.isArray(itls)) {
+    stats = perRequestStats(ttfts, itls, outputLen, included);
+    basis = "per-request";
+    e2eScope = "non-empty";
+    notes.push(summaryCheck(d, stats, n, excluded.length));
+  } else {
+    // The file (or the copy read) has no per-request timings: the file's own summary, whose TTFT
+    // averages the empty requests' 0 s in; the mean is corrected exactly, the p99 is left as is.
+    const k = excluded.length;
+    stats = {
+      ttftMeanMs: (num(d, "mean_ttft_ms")! * n) / (n - k),
+      ttftMedianMs: num(d, "median_ttft_ms")!,
+      ttftP99Ms: num(d, "p99_ttft_ms")!,
+      itlMeanMs: num(d, "mean_itl_ms")!,
+      itlMedianMs: num(d, "median_itl_ms")!,
+      itlP99Ms: num(d, "p99_itl_ms")!,
+      tpotMeanMs: num(d, "mean_tpot_ms")!,
+      tpotMedianMs: num(d, "median_tpot_ms")!,
+      tpotP99Ms: num(d, "p99_tpot_ms")!,
+      ...(hasLatency
+        ? {
+            e2eMeanMs: num(d, "mean_latency_ms")!,
+            e2eMedianMs: num(d, "median_latency_ms")!,
+            e2eP99Ms: num(d, "p99_latency_ms")!,
+          }
+        : {}),
+    };
+    basis = k > 0 ? "summary+corrected-ttft-mean" : "summary";
+    e2eScope = hasLatency ? "all-completed" : null;
+    notes.push(
+      "Measured values are the file's summary fields (the copy read had no per-request ttfts/itls)." +
+        (k > 0
+          ? ` TTFT mean rescaled by N/(N-k) to drop the ${k} zero TTFTs; TTFT median/p99 are over all N (zeros included, at the bottom of the order).`
+          : "") +
+        (hasLatency
+          ? " E2E is the summary's request latency over all completed requests, latencyExcluded ones included."
+          : " This batch's summary has no request latency: E2E is null unless derived from a full copy."),
+    );
+  }
+  const chunked = hasLatency;
+  notes.push(
+    chunked
+      ? "Streaming: this batch (2024-09, summary with request latency) streams ~10 tokens per chunk, so ITL is the gap between chunks (output_len ≈ 10 × chunks), not between tokens; compare TPOT for decode speed. The chunking is what vLLM's multi-step scheduling (--num-scheduler-steps, vLLM ≥ 0.6.0) produces; benchmark_1x2x4x8x.sh names image v0.5.4, which has no multi-step, so the engine version of this batch is uncertain."
+      : "Streaming: this batch (2024-08) streams one token per chunk (ITL is per token), consistent with vLLM 0.5.4.",
+  );
+  notes.push(
+    "Engine flags from benchmark.py (stored version 29dd18a6): --gpu-memory-utilization 0.95 --max-num-seqs 1024 --max-model-len <len> --tensor-parallel-size <k>; the script's history at this file's commit was not readable, and vLLM's own default max_num_seqs is 256.",
+  );
+
+  const [gpuId, gpuShort] = gpu;
+  return {
+    id: `s1-${gpuShort}-${spec.short}-tp${tp}-len${maxModelLen}-n${n}`,
+    source: { name: "S1", repo: S1_REPO, path, commit },
+    split: spec.heldout ? "heldout" : "fit",
+    family: spec.family,
+    kind: spec.kind,
+    gpu: gpuId,
+    model: spec.model,
+    ...(spec.note !== undefined ? { modelNote: spec.note } : {}),
+    parallelism: { tensor: tp, pipeline: 1 },
+    vllm: {
+      version: "0.5.4",
+      engine: "V0",
+      blockSize: 16,
+      maxNumSeqs: 1024,
+      // vLLM 0.5.x without chunked prefill: max(max_model_len, 2048)
+      maxNumBatchedTokens: Math.max(maxModelLen, 2048),
+      chunkedPrefill: false,
+      prefixCaching: false,
+      gpuMemoryUtilization: 0.95,
+      maxModelLen,
+      kvCacheDtype: "auto",
+      numGpuBlocks: null,
+      outputStreaming: chunked ? "multi-token-chunks" : "per-token",
+    },
+    load: { regime: "burst", requestRate: "inf" },
+    workload: { arrivalMs: new Array<number>(n).fill(0), poisson: null, inputLen, outputLen },
+    measured: {
+      completed: num(d, "completed"),
+      durationS: r(num(d, "duration"), 4),
+      ttftMeanMs: r(stats.ttftMeanMs),
+      ttftP99Ms: r(stats.ttftP99Ms),
+      itlMeanMs: r(stats.itlMeanMs),
+      itlP99Ms: r(stats.itlP99Ms),
+      tpotMeanMs: r(stats.tpotMeanMs),
+      e2eMeanMs: r(stats.e2eMeanMs),
+      e2eP99Ms: r(stats.e2eP99Ms),
+      outputThroughputTokS: r(num(d, "output_throughput")),
+      requestThroughput: r(num(d, "request_throughput"), 4),
+      ttftMedianMs: r(stats.ttftMedianMs),
+      itlMedianMs: r(stats.itlMedianMs),
+      tpotMedianMs: r(stats.tpotMedianMs),
+      tpotP99Ms: r(stats.tpotP99Ms),
+      e2eMedianMs: r(stats.e2eMedianMs),
+      totalInputTokens: num(d, "total_input_tokens"),
+      totalOutputTokens: num(d, "total_output_tokens"),
+      basis,
+      e2eScope,
+    },
+    latencyExcluded: excluded,
+    notes: notes.join(" "),
+  };
+}
+
+/** "computed vs file summary" line; summary TTFT includes empty requests' zeros. */
+function summaryCheck(d: Json, s: Partial<RequestStats>, n: number, k: number): string {
+  const pairs: [string, number | undefined, number | null][] = [
+    [
+      k > 0 ? "TTFT mean (summary ×N/(N−k))" : "TTFT mean",
+      s.ttftMeanMs,
+      k > 0 ? (num(d, "mean_ttft_ms")! * n) / (n - k) : num(d, "mean_ttft_ms"),
+    ],
+    ["ITL mean", s.itlMeanMs, num(d, "mean_itl_ms")],
+    ["ITL p99", s.itlP99Ms, num(d, "p99_itl_ms")],
+    ["TPOT mean", s.tpotMeanMs, num(d, "mean_tpot_ms")],
+    ["E2E mean", s.e2eMeanMs, num(d, "mean_e2el_ms") ?? num(d, "mean_latency_ms")],
+  ];
+  const parts = pairs
+    .filter(([, a, b]) => a !== undefined && b !== null)
+    .map(([name, a, b]) => `${name} ${(((a! - b!) / b!) * 100).toFixed(2)}%`);
+  return `Computed from the per-request arrays; difference from the file's own summary: ${parts.join(", ")}.`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// S2: surajssd/llm-k8s, Llama-3.3-70B-Instruct on Azure ND96asr_v4 (8× A100-40GB), vLLM 0.8.3
+
+const S2_REPO = "surajssd/llm-k8s";
+const S2_COMMIT = "58b61c59450e06073120a8ad166c1e9c333851a7";
+const S2_DIR = "results_serving_meta-llama-Llama-3.3-70B-Instruct";
+
+interface S2Run {
+  dir: string;
+  tag: string;
+  tp: number;
+  pp: number;
+  engine: string;
+  numGpuBlocks: number | null;
+  note: string;
+}
+
+const S2_RUNS: readonly S2Run[] = [
+  {
+    dir: "01_tp8_pp1",
+    tag: "tp8",
+    tp: 8,
+    pp: 1,
+    engine: "V1 (vLLM 0.8.3 default for TP-only; server log not published)",
+    numGpuBlocks: null,
+    note: "One node, TP8 over NVLink, --distributed-executor-backend mp --enable-prefix-caching (configs/llama-3-3-70b-instruct/one-node-four-gpus/k8s/deployment.yaml). No server log: KV blocks unknown.",
+  },
+  {
+    dir: "02_tp4_pp2_no_IB",
+    tag: "tp4pp2-tcp",
+    tp: 4,
+    pp: 2,
+    engine: "V0 (logged: PP without Ray falls back to V0)",
+    numGpuBlocks: null,
+    note: "Two nodes (LeaderWorkerSet, Ray), TP4 inside each node, PP2 across nodes over TCP (no InfiniBand). No server log for this run; the same configuration logged 25,588 and 25,524 GPU blocks in runs 03 and 04.",
+  },
+  {
+    dir: "04_tp4_pp2_IB",
+    tag: "tp4pp2-ib",
+    tp: 4,
+    pp: 2,
+    engine: "V0 (logged: PP without Ray falls back to V0)",
+    numGpuBlocks: 25524,
+    note: "Two nodes, TP4 inside each node, PP2 across nodes over GPUDirect-RDMA InfiniBand (gpu_type Standard_ND96asr_v4-GPUDirect-RDMA-Infiniband). Server log lws-run-2.sh: '# cuda blocks: 25524', KV 16.75–17.94 GiB per GPU. Run 03 (a first IB trial) is not used.",
+  },
+];
+
+const S2_QPS = ["01", "04", "16", "inf"] as const;
+
+function s2Experiments(tree: SourceTree): { fixtures: Fixture[]; tp8qps1: Json } {
+  const fixtures: Fixture[] = [];
+  let tp8qps1: Json | null = null;
+  for (const run of S2_RUNS) {
+    const tpTag = run.pp === 1 ? "tp8_pp1" : "tp4_pp2";
+    const files = S2_QPS.map((q) => {
+      const path = `${S2_DIR}/${run.dir}/serving_meta-llama-Llama-3.3-70B-Instruct_${tpTag}_sharegpt_qps_${q}.json`;
+      return { q, path, d: tree.json(path, S2_COMMIT) };
+    });
+    const capacity = num(files.find((f) => f.q === "inf")!.d, "request_throughput")!;
+    for (const { q, path, d } of files) {
+      if (run.dir === "01_tp8_pp1" && q === "01") tp8qps1 = d;
+      const n = num(d, "num_prompts")!;
+      const rate =
+        d["request_rate"] === "inf" || q === "inf" ? Number.POSITIVE_INFINITY : num(d, "request_rate")!;
+      const inputLen = nums(d, "input_lens")!;
+      const outputLen = nums(d, "output_lens")!;
+      const ttfts = nums(d, "ttfts")!;
+      const itls = d["itls"] as number[][];
+      const excluded = outputLen.flatMap((v, i) => (v === 0 ? [i] : []));
+      const included = outputLen.flatMap((v, i) => (v > 0 ? [i] : []));
+      const s = perRequestStats(ttfts, itls, outputLen, included);
+      const notes: string[] = [run.note];
+      let arrivalMs: number[];
+      if (Number.isFinite(rate)) {
+        arrivalMs = benchmarkServingArrivalsMs(n, rate, 0);
+        const e2e = included.map(
+          (i) => arrivalMs[i]! + (ttfts[i]! + itls[i]!.reduce((a, b) => a + b, 0)) * 1000,
+        );
+        const last = Math.max(...e2e) / 1000;
+        notes.push(
+          `Arrivals are not stored; regenerated as benchmark_serving 0.8.3 draws them (numpy RandomState(0), gamma(1, 1/${rate}) after each request, first at 0). Check: max(arrival + E2E) = ${last.toFixed(3)} s vs the run's duration ${num(d, "duration")!.toFixed(3)} s.`,
+        );
+      } else {
+        arrivalMs = new Array<number>(n).fill(0);
+        notes.push("request_rate inf: all requests at t = 0.");
+      }
+      notes.push(summaryCheck(d, s, n, excluded.length));
+      notes.push(
+        "Client: vLLM benchmarks/benchmark_serving.py (0.8.3) from a pod in the same cluster, 200 ShareGPT prompts (seed 0, the same prompts as S1's first 200), after one initial test prompt. Engine defaults for A100-40GB: chunked prefill (max_model_len 131072 > 32k) with max_num_batched_tokens 2048, max_num_seqs 256, CUDA graphs up to batch 256.",
+        "Prefix caching: the same 200 prompts are sent at qps 1, 4, 16, inf in that order to one server, so from the second run on most prompts are probably prefix-cache hits (TP8 mean TTFT 65 ms at qps 1, 50 ms at qps 4).",
+      );
+      const ratio = Number.isFinite(rate) ? rate / capacity : Number.POSITIVE_INFINITY;
+      const regime = !Number.isFinite(rate)
+        ? "burst"
+        : ratio < 0.4
+          ? "light"
+          : ratio < 0.75
+            ? "moderate"
+            : "heavy";
+      notes.push(
+        Number.isFinite(rate)
+          ? `Regime: rate / request throughput at inf (${capacity.toFixed(2)} req/s) = ${ratio.toFixed(2)} (light < 0.40 ≤ moderate < 0.75 ≤ heavy).`
+          : "Regime: burst.",
+      );
+      fixtures.push({
+        id: `s2-a100-40gb-llama33-70b-${run.tag}-qps${q === "inf" ? "inf" : Number(q)}`,
+        source: { name: "S2", repo: S2_REPO, path, commit: S2_COMMIT },
+        split: "heldout",
+        family: "llama-3.3-70b",
+        kind: "dense-gqa",
+        gpu: "a100_sxm",
+        gpuMemoryGiB: 40,
+        model: "meta-llama/Llama-3.3-70B-Instruct",
+        parallelism: { tensor: run.tp, pipeline: run.pp },
+        vllm: {
+          version: "0.8.3",
+          engine: run.engine,
+          blockSize: 16,
+          maxNumSeqs: 256,
+          maxNumBatchedTokens: 2048,
+          chunkedPrefill: true,
+          prefixCaching: true,
+          gpuMemoryUtilization: 0.9,
+          maxModelLen: 131072,
+          kvCacheDtype: "auto",
+          numGpuBlocks: run.numGpuBlocks,
+          outputStreaming: "per-token",
+        },
+        load: { regime, requestRate: Number.isFinite(rate) ? rate : "inf" },
+        workload: { arrivalMs: arrivalMs.map((a) => r(a)!), poisson: null, inputLen, outputLen },
+        measured: {
+          completed: num(d, "completed"),
+          durationS: r(num(d, "duration"), 4),
+          ttftMeanMs: r(s.ttftMeanMs),
+          ttftP99Ms: r(s.ttftP99Ms),
+          itlMeanMs: r(s.itlMeanMs),
+          itlP99Ms: r(s.itlP99Ms),
+          tpotMeanMs: r(s.tpotMeanMs),
+          e2eMeanMs: r(s.e2eMeanMs),
+          e2eP99Ms: r(s.e2eP99Ms),
+          outputThroughputTokS: r(num(d, "output_throughput")),
+          requestThroughput: r(num(d, "request_throughput"), 4),
+          ttftMedianMs: r(s.ttftMedianMs),
+          itlMedianMs: r(s.itlMedianMs),
+          tpotMedianMs: r(s.tpotMedianMs),
+          tpotP99Ms: r(s.tpotP99Ms),
+          e2eMedianMs: r(s.e2eMedianMs),
+          totalInputTokens: num(d, "total_input_tokens"),
+          totalOutputTokens: num(d, "total_output_tokens"),
+          basis: "per-request",
+          e2eScope: "non-empty",
+        },
+        latencyExcluded: excluded,
+        notes: notes.join(" "),
+      });
+    }
+  }
+  return { fixtures, tp8qps1: tp8qps1! };
+}
+
+// ---------------------------------------------------------------------------------------------
+// S3: DO-Solutions/gtc-2026-doks, nvidia Llama-3.1-70B-Instruct-FP8 on 1× H200, vLLM 0.14.1
+
+const S3_REPO = "DO-Solutions/gtc-2026-doks";
+const S3_COMMIT = "541db4ef3094ca810331a007ed9454e4fe46b3c8";
+const S3_DIR = "dev/vllm/benchmarks/phase0/20260224-185458";
+const S3_RATES = ["0.5", "0.75", "1.0", "1.25", "1.5", "2.0", "2.5", "3.0"] as const;
+/** report.md: "Saturation onset at 2.5 RPS". */
+const S3_SATURATION_RPS = 2.5;
+/** server.log: "GPU KV cache size: 348,304 tokens", block 16. */
+const S3_KV_TOKENS = 348304;
+
+function s3Experiments(
+  tree: SourceTree,
+  s1InputLens: readonly number[],
+  s1Outputs: { fp8: readonly number[]; all: readonly (readonly number[])[] },
+  s2Outputs: readonly number[],
+): Fixture[] {
+  const inputLen = s1InputLens.slice(0, 300);
+  // Output stand-in: S2 (Llama-3.3-70B BF16, vLLM 0.8.3) realised lengths for the first 200 prompts;
+  // S1 Llama-3.1-70B-Instruct-FP8 TP8 (N = 320) for 200..299, its empty outputs replaced by the
+  // longest output any S1 Llama file in the selection produced for that prompt (at least 1).
+  const outputLen = inputLen.map((_, i) => {
+    if (i < s2Outputs.length) return s2Outputs[i]!;
+    if (s1Outputs.fp8[i]! > 0) return s1Outputs.fp8[i]!;
+    return Math.max(1, ...s1Outputs.all.map((o) => o[i]!));
+  });
+  const standInTotal = outputLen.reduce((a, b) => a + b, 0);
+  const serverLog = tree.read(`${S3_DIR}/server.log`, S3_COMMIT);
+  if (!serverLog.includes(`GPU KV cache size: ${S3_KV_TOKENS.toLocaleString("en-US")} tokens`))
+    throw new Error("S3 server.log: KV cache size line changed");
+  if (!serverLog.includes("max_num_batched_tokens=8192"))
+    throw new Error("S3 server.log: batch budget changed");
+
+  return S3_RATES.map((rateStr) => {
+    const path = `${S3_DIR}/rate-${rateStr}.json`;
+    const d = tree.json(path, S3_COMMIT);
+    const rate = Number(rateStr);
+    if (num(d, "total_input_tokens") !== inputLen.reduce((a, b) => a + b, 0))
+      throw new Error(`${path}: input total differs from S1's first 300 prompts`);
+    const ratio = rate / S3_SATURATION_RPS;
+    const regime = ratio < 0.4 ? "light" : ratio < 0.75 ? "moderate" : "heavy";
+    const measuredOut = num(d, "total_output_tokens")!;
+    const notes = [
+      "vllm bench serve (0.14.1) against the same server, ShareGPT V3, 300 prompts, seed 0, Poisson (burstiness 1), temperature 0, no per-request data published (aggregates only; basis = summary).",
+      "Input lengths: S1's first 300 seed-0 ShareGPT prompts with the Llama-3 tokenizer (sum 62,238 = this run's total).",
+      `Output lengths are a STAND-IN (not published per request): S2's realised output_lens (Llama-3.3-70B-Instruct BF16) for prompts 0–199, S1 Llama-3.1-70B-Instruct-FP8 TP8 N=320 for 200–299 (empty ones replaced by the longest S1 Llama output for that prompt). Stand-in total ${standInTotal} vs measured ${measuredOut} (${(((standInTotal - measuredOut) / measuredOut) * 100).toFixed(1)}%): compare throughput and E2E with that in mind.`,
+      "Arrivals not published: poisson {rate, seed 0}. The newer vLLM benchmark client (vllm bench serve) rescales its cumulative gamma draws so that the last request is sent at exactly N/rate; this run's durations are N/rate + 4.0…9.1 s at every rate, as that predicts.",
+      "Prefix caching: the same 300 prompts are sent at every rate, in the order 0.5 → 3.0 within 31 minutes, to one server whose KV cache (348k tokens) holds a whole run (~122k tokens), so from rate 0.75 on most prompts are probably prefix-cache hits (all but their last partial block); the report's cold-cache TTFT tail at rate 0.5 fits. The server log has no hit-rate lines.",
+      "Engine (server.log): V1, FLASH_ATTN, FP8 (ModelOpt) weights and fp8_e4m3 KV, chunked prefill with max_num_batched_tokens 8192, prefix caching on, async scheduling, full + piecewise CUDA graphs up to 512, KV 53.15 GiB = 348,304 tokens = 21,769 blocks of 16. max_num_seqs not logged: the 0.14 default for ≥ 70 GiB non-A100 GPUs (1,024) goes with the logged 8,192 budget.",
+      "Warm-up: 10 prompts at 0.5 RPS before the sweep, 30 s cooldown between rates (report.md); the report calls rate 0.5's TTFT tail a cold-cache artefact.",
+      `Regime: rate / the report's saturation onset (${S3_SATURATION_RPS} RPS) = ${ratio.toFixed(2)} (light < 0.40 ≤ moderate < 0.75 ≤ heavy).`,
+      "The repository's second phase-0 run (20260224-214806) is a custom multi-turn dataset (1.74 M input tokens per rate), not a ShareGPT repeat; it is not used.",
+    ];
+    return {
+      id: `s3-h200-llama31-70b-fp8-tp1-rate${rateStr.replace(".", "p")}`,
+      source: { name: "S3", repo: S3_REPO, path, commit: S3_COMMIT },
+      split: "heldout",
+      family: "llama-3.1-70b-fp8",
+      kind: "dense-gqa",
+      gpu: "h200_sxm",
+      model: "nvidia/Llama-3.1-70B-Instruct-FP8",
+      parallelism: { tensor: 1, pipeline: 1 },
+      vllm: {
+        version: "0.14.1",
+        engine: "V1",
+        blockSize: 16,
+        maxNumSeqs: 1024,
+        maxNumBatchedTokens: 8192,
+        chunkedPrefill: true,
+        prefixCaching: true,
+        gpuMemoryUtilization: 0.9,
+        maxModelLen: 131072,
+        kvCacheDtype: "fp8_e4m3",
+        numGpuBlocks: S3_KV_TOKENS / 16,
+        outputStreaming: "per-token",
+      },
+      load: { regime, requestRate: rate },
+      workload: {
+        arrivalMs: null,
+        poisson: { rate, seed: 0 },
+        inputLen,
+        outputLen,
+        outputLenSource:
+          "stand-in: S2 01_tp8_pp1 qps_01 output_lens[0:200] + S1 70B-FP8 TP8 N=320 output_lens[200:300]",
+      },
+      measured: {
+        completed: num(d, "completed"),
+        durationS: r(num(d, "duration"), 4),
+        ttftMeanMs: r(num(d, "mean_ttft_ms")),
+        ttftP99Ms: r(num(d, "p99_ttft_ms")),
+        itlMeanMs: r(num(d, "mean_itl_ms")),
+        itlP99Ms: r(num(d, "p99_itl_ms")),
+        tpotMeanMs: r(num(d, "mean_tpot_ms")),
+        e2eMeanMs: r(num(d, "mean_e2el_ms")),
+        e2eP99Ms: r(num(d, "p99_e2el_ms")),
+        outputThroughputTokS: r(num(d, "output_throughput")),
+        requestThroughput: r(num(d, "request_throughput"), 4),
+        ttftMedianMs: r(num(d, "median_ttft_ms")),
+        itlMedianMs: r(num(d, "median_itl_ms")),
+        tpotMedianMs: r(num(d, "median_tpot_ms")),
+        tpotP99Ms: r(num(d, "p99_tpot_ms")),
+        e2eMedianMs: r(num(d, "median_e2el_ms")),
+        totalInputTokens: num(d, "total_input_tokens"),
+        totalOutputTokens: measuredOut,
+        maxConcurrentRequests: num(d, "max_concurrent_requests"),
+        basis: "summary",
+        e2eScope: "all-completed",
+      },
+      latencyExcluded: [],
+      notes: notes.join(" "),
+    } satisfies Fixture;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driver
+
+function writeFixtures(out: string, fixtures: readonly Fixture[]): string[] {
+  mkdirSync(out, { recursive: true });
+  const ids = new Set<string>();
+  const written: string[] = [];
+  for (const f of fixtures) {
+    if (ids.has(f.id)) throw new Error(`duplicate id ${f.id}`);
+    ids.add(f.id);
+    const file = join(out, `${f.id}.json`);
+    writeFileSync(file, `${JSON.stringify(f)}\n`);
+    written.push(file);
+  }
+  return written;
+}
+
+export function main(argv: readonly string[]): void {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      s1: { type: "string" },
+      s2: { type: "string" },
+      s3: { type: "string" },
+      out: { type: "string" },
+      clean: { type: "boolean", default: false },
+    },
+  });
+  const out = resolve(values.out ?? DEFAULT_OUT);
+  const fixtures: Fixture[] = [];
+  let s1Inputs: number[] | null = null;
+  let s1Fp8: number[] | null = null;
+  const s1Llama: number[][] = [];
+  if (values.s1 !== undefined) {
+    const tree = new SourceTree(resolve(values.s1));
+    for (const [rel, commit] of S1_FILES) {
+      const f = s1Experiment(tree, rel, commit);
+      fixtures.push(f);
+      if (f.workload.inputLen.length === 320 && f.family.startsWith("llama")) {
+        s1Llama.push(f.workload.outputLen);
+        s1Inputs ??= f.workload.inputLen;
+        if (f.family === "llama-3.1-70b-fp8" && f.parallelism.tensor === 8) s1Fp8 = f.workload.outputLen;
+      }
+    }
+  }
+  let s2Outputs: number[] | null = null;
+  if (values.s2 !== undefined) {
+    const { fixtures: s2, tp8qps1 } = s2Experiments(new SourceTree(resolve(values.s2)));
+    fixtures.push(...s2);
+    s2Outputs = nums(tp8qps1, "output_lens");
+  }
+  if (values.s3 !== undefined) {
+    if (s1Inputs === null || s1Fp8 === null || s2Outputs === null)
+      throw new Error("--s3 needs --s1 and --s2 (its lengths come from them)");
+    fixtures.push(
+      ...s3Experiments(new SourceTree(resolve(values.s3)), s1Inputs, { fp8: s1Fp8, all: s1Llama }, s2Outputs),
+    );
+  }
+  if (values.clean && existsSync(out))
+    for (const f of readdirSync(out)) if (f.endsWith(".json")) rmSync(join(out, f));
+  const written = writeFixtures(out, fixtures);
+  if (written.length > 0)
+    execFileSync(join(repoRoot, "node_modules", ".bin", "biome"), ["format", "--write", ...written], {
+      stdio: "ignore",
+    });
+  for (const f of fixtures) console.log(`${f.id}\t${f.split}\t${f.load.regime}`);
+  console.log(`wrote ${written.length} experiments to ${out}`);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main(process.argv.slice(2));
+}
