@@ -43,6 +43,17 @@ export class SequenceQueue {
     return s;
   }
 
+  /** Removes and returns the i-th sequence from the front, keeping the others' order (O(n)). */
+  removeAt(i: number): Sequence {
+    const mask = this.items.length - 1;
+    const s = this.items[(this.head + i) & mask]!;
+    for (let k = i; k < this.n - 1; k++)
+      this.items[(this.head + k) & mask] = this.items[(this.head + k + 1) & mask];
+    this.items[(this.head + this.n - 1) & mask] = null;
+    this.n--;
+    return s;
+  }
+
   private grow(): void {
     const cap = this.items.length;
     const next = new Array<Sequence | null>(cap * 2).fill(null);

@@ -5,9 +5,15 @@ export const Terminal = {
   None: 0,
   Completed: 1,
   Rejected: 2,
+  /**
+   * Abandoned by the client (`client.timeout_seconds`, docs/client.md): not finished that long
+   * after it was sent. Written `canceled` in requests.jsonl, the reference's status for a request
+   * whose client went away.
+   */
+  TimedOut: 3,
 } as const;
 
-export const TERMINAL_NAMES = ["", "completed", "rejected"] as const;
+export const TERMINAL_NAMES = ["", "completed", "rejected", "canceled"] as const;
 
 /**
  * Records what happens to each request, as columns indexed by request row (mocker.md §4.4,

@@ -39,7 +39,11 @@ export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary
   let goodOutput = 0;
   const slaSet = hasSla(sla);
 
+  let rejected = 0;
+  let timedOut = 0;
   for (let r = 0; r < n; r++) {
+    if (c.status[r] === Terminal.Rejected) rejected++;
+    else if (c.status[r] === Terminal.TimedOut) timedOut++;
     if (c.status[r] !== Terminal.Completed || c.admissions[r] === 0) continue;
     completed++;
     const tokens = c.tokens[r];
@@ -89,6 +93,10 @@ export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary
     prefill_gpus_per_worker: result.prefillGpusPerWorker,
     decode_gpus_per_worker: result.decodeGpusPerWorker,
     gpu_hours: gpuHours,
+    // fleetsim extension (docs/metrics.md): arrived requests that ended without completing, by why.
+    failed_requests: rejected + timedOut,
+    rejected_requests: rejected,
+    timed_out_requests: timedOut,
   };
   if (slaSet) {
     s.goodput_completed_requests = good;

@@ -121,6 +121,19 @@ export class Replay {
   private readonly requestMs: number;
   /** Engine output → client (`client.overhead.response_ms`): tokens and ends are recorded this much later. */
   private readonly responseMs: number;
+  /** `client.timeout_seconds` in ms: a request not finished this long after it was sent is abandoned; null = never. */
+  private readonly timeoutMs: number | null;
+  /**
+   * Rows in arrival order, for their timeouts: deadlines (arrival + timeout) come in the same
+   * order, so the next one is at the head once ended requests are skipped (`nextDeadline`).
+   */
+  private readonly deadlineRows: Int32Array;
+  private deadlineHead = 0;
+  private deadlineTail = 0;
+  /** Per pool, per worker: requests abandoned while the worker's pass was in flight, cancelled at its end. */
+  private readonly cancelAtPassEnd: number[][][];
+  /** Cancellations waiting in `cancelAtPassEnd`: the run is not over while an engine still holds one. */
+  private cancelsPending = 0;
   /** Disaggregated: the decode-side sequence of a request between hand-off and activation. */
   private readonly handoffSeq: (Sequence | null)[];
   private readonly prefillSlotOf: Int32Array;
@@ -176,12 +189,17 @@ export class Replay {
     const client = spec.client ?? DEFAULT_CLIENT;
     this.requestMs = client.requestMs;
     this.responseMs = client.responseMs;
+    this.timeoutMs = client.timeoutMs;
+    this.deadlineRows = new Int32Array(this.timeoutMs === null ? 0 : table.count);
     this.maxModelLen = roles[0].maxModelLen;
     this.collector = new Collector(table.count, {
       // Only completed requests may contribute token gaps. Gaps can stream straight into the
       // sketches unless some admitted request may end without completing: cut off by the
       // virtual-time cap, or rejected after its context outgrew the whole KV cache.
-      holdGapsUntilTerminal: this.maxTimeMs !== null || roles.some((r) => contextMayOutgrowCache(table, r)),
+      holdGapsUntilTerminal:
+        this.maxTimeMs !== null ||
+        client.timeoutMs !== null ||
+        roles.some((r) => contextMayOutgrowCache(table, r)),
       captureHistory: opts.capturePerRequest,
       disaggregated: engine.mode === "disaggregated",
     });
@@ -220,6 +238,7 @@ export class Replay {
       throw new Error("internal: timing models do not match the engine mode");
     }
     this.pools = this.back === null ? [this.front] : [this.front, this.back];
+    this.cancelAtPassEnd = this.pools.map(() => []);
     const disagg = this.back !== null;
     this.handoffSeq = disagg ? new Array<Sequence | null>(table.count).fill(null) : [];
     this.prefillSlotOf = new Int32Array(disagg ? table.count : 0);
@@ -340,9 +359,13 @@ export class Replay {
     for (let k = 0; k < maxTimestamps; k++) {
       // Scaling starved a pool for good (checkStall): the waiting requests stay unfinished.
       if (this.stall !== null) return false;
-      const t = heap.peekTime();
+      const t = Math.min(heap.peekTime(), this.nextDeadline());
       // With scaling, only ticks and startups may remain once all traffic is served: done then.
-      const finished = this.scaling !== null && this.openRequests === 0 && this.queuedArrivalEvents === 0;
+      const finished =
+        this.scaling !== null &&
+        this.openRequests === 0 &&
+        this.queuedArrivalEvents === 0 &&
+        this.cancelsPending === 0;
       if (t === Number.POSITIVE_INFINITY || finished) {
         this.checkDrained();
         this.finished = true;
@@ -371,6 +394,8 @@ export class Replay {
             }
           } else this.tickDue = true;
         }
+        // Timeouts after everything else of their timestamp: a request finished at its deadline is finished.
+        if (this.nextDeadline() === t) this.expire(t);
         this.driveWorkers(this.front, t);
         if (this.back !== null) this.driveWorkers(this.back, t);
         // Scaling ticks run last, so the policy sees a settled timestamp (aisimulate.md §5.2).
@@ -383,7 +408,7 @@ export class Replay {
           // The tick started asynchronous work: return so that `run` awaits it before going on.
           if (this.work !== null) return true;
         }
-      } while (heap.peekTime() === t || this.tickDue);
+      } while (heap.peekTime() === t || this.tickDue || this.nextDeadline() === t);
       this.invariants?.afterTimestamp(t);
     }
     return true;
@@ -394,6 +419,7 @@ export class Replay {
     this.collector.onArrival(row, t);
     this.openRequests++;
     this.traffic.numReq++;
+    if (this.timeoutMs !== null) this.deadlineRows[this.deadlineTail++] = row;
     if (this.requestMs === 0) {
       this.reachRouter(row, t);
       return;
@@ -404,6 +430,8 @@ export class Replay {
 
   /** The request reaches the router: it is dispatched, or waits for a ready worker. */
   private reachRouter(row: number, t: number): void {
+    // Abandoned before it got there (a timeout shorter than request_ms).
+    if (this.collector.status[row] !== Terminal.None) return;
     if (this.front.readyCount === 0) {
       // No ready worker (all starting or draining): wait in the router's queue.
       this.pendingArrivals.push(row);
@@ -444,6 +472,7 @@ export class Replay {
     for (let r = 0; r < D; r++) {
       const slot = w * D + r;
       this.deliverSignals(pool, slot, t);
+      if (r === D - 1) this.cancelDeferred(pool, w, t);
       // Capacity may have freed on a decode worker: retry the hand-offs waiting for it.
       if (pool === this.back) this.drainReservations(slot, t);
     }
@@ -482,8 +511,17 @@ export class Replay {
     for (let i = 0; i < n; i++) {
       const row = reqs[i];
       const kind = kinds[i];
+      if (collector.status[row] !== Terminal.None) {
+        // Abandoned while this pass ran: its KV is freed at the pass end (`cancelDeferred`), unless
+        // the pass itself ended it here; the client sees nothing of it any more.
+        if (kind === Signal.TokenAndComplete || kind === Signal.Complete || kind === Signal.Rejected) {
+          placement.onFreed(slot, row, t);
+        }
+        continue;
+      }
       if (kind === Signal.Token) {
-        collector.onToken(row, t + this.responseMs);
+        // A token the client would see after its deadline is never seen: the request times out first.
+        if (t + this.responseMs <= this.deadlineOf(row)) collector.onToken(row, t + this.responseMs);
         if (collector.tokens[row] === 1) placement.onPrefillCompleted(slot, row, t);
         continue;
       }
@@ -577,7 +615,8 @@ export class Replay {
   /** The KV arrived: the decode worker may admit the request; the prefill worker frees its copy. */
   private completeTransfer(row: number, t: number): void {
     const back = this.back!;
-    const seq = this.handoffSeq[row]!;
+    const seq = this.handoffSeq[row];
+    if (seq === null) return; // abandoned during its transfer (`cancelHandoff` freed both sides)
     this.handoffSeq[row] = null;
     const slot = this.decodeSlotOf[row];
     back.engines[slot].activate(seq);
@@ -600,7 +639,132 @@ export class Replay {
 
   /** The engine side ended a request at `t`: the client learns it `responseMs` later. */
   private finishFromEngine(row: number, t: number, status: number): void {
-    this.terminate(row, t + this.responseMs, status);
+    const seen = t + this.responseMs;
+    const deadline = this.deadlineOf(row);
+    // The engine finished, but the answer reaches the client after it gave up.
+    if (seen > deadline) this.terminate(row, deadline, Terminal.TimedOut);
+    else this.terminate(row, seen, status);
+  }
+
+  /** When the client abandons `row` (+∞ without a timeout). */
+  private deadlineOf(row: number): number {
+    return this.timeoutMs === null ? Number.POSITIVE_INFINITY : this.collector.arrival[row] + this.timeoutMs;
+  }
+
+  /** The earliest deadline of a request still open (+∞ when none); drops ended requests from the head. */
+  private nextDeadline(): number {
+    if (this.timeoutMs === null) return Number.POSITIVE_INFINITY;
+    const rows = this.deadlineRows;
+    const status = this.collector.status;
+    while (this.deadlineHead < this.deadlineTail && status[rows[this.deadlineHead]] !== Terminal.None) {
+      this.deadlineHead++;
+    }
+    return this.deadlineHead < this.deadlineTail
+      ? this.collector.arrival[rows[this.deadlineHead]] + this.timeoutMs
+      : Number.POSITIVE_INFINITY;
+  }
+
+  /** Abandons every open request whose deadline is `t`. */
+  private expire(t: number): void {
+    while (this.nextDeadline() === t) this.abandon(this.deadlineRows[this.deadlineHead], t);
+  }
+
+  /**
+   * The client gave up on `row` at `t` (docs/client.md): the request is cancelled wherever it is —
+   * on its way to the router, waiting for a worker, queued or running in an engine, held for or
+   * during its KV transfer, waiting for decode capacity — its KV and sequence slot are freed, and
+   * it ends `TimedOut` (a closed-loop or session's next turn follows as after any other end).
+   */
+  private abandon(row: number, t: number): void {
+    const c = this.collector;
+    const handoff = this.handoff;
+    if (Number.isNaN(c.dispatched[row])) {
+      // Not dispatched: on its way to the router (its event is ignored), or waiting for a ready worker.
+      const i = this.pendingArrivals.indexOf(row);
+      if (i >= 0) this.pendingArrivals.splice(i, 1);
+    } else if (handoff === null || Number.isNaN(handoff.sourceHeld[row])) {
+      // In its front engine (aggregated or prefill worker).
+      const pool = this.front;
+      this.cancelInEngine(pool, c.worker[row] * pool.ranksPerWorker + c.dpRank[row], row, t);
+    } else if (!Number.isNaN(handoff.destinationActivated[row])) {
+      // Its KV arrived: in its decode engine.
+      this.cancelInEngine(this.back!, this.decodeSlotOf[row], row, t);
+    } else {
+      this.cancelHandoff(row, t);
+    }
+    this.terminate(row, t, Terminal.TimedOut);
+  }
+
+  /** Cancels `row` in the engine at `slot` now, or at the end of the worker's pass in flight. */
+  private cancelInEngine(pool: WorkerPool, slot: number, row: number, t: number): void {
+    const w = pool.workerOf(slot);
+    if (pool.busy[w] === 1) {
+      const lists = this.cancelAtPassEnd[pool.id];
+      while (lists.length <= w) lists.push([]);
+      lists[w].push(row);
+      this.cancelsPending++;
+      return;
+    }
+    this.cancelNow(pool, slot, row, t);
+  }
+
+  private cancelNow(pool: WorkerPool, slot: number, row: number, t: number): void {
+    if (!pool.engines[slot].cancel(row)) return; // its pass ended it meanwhile
+    const w = pool.workerOf(slot);
+    pool.dirty[w] = 1;
+    pool.placement.onFreed(slot, row, t);
+    if (pool === this.back) this.drainReservations(slot, t);
+    this.removeIfDrained(pool, w, t);
+  }
+
+  /** At the end of worker `w`'s pass: the cancellations that waited for it. */
+  private cancelDeferred(pool: WorkerPool, w: number, t: number): void {
+    const lists = this.cancelAtPassEnd[pool.id];
+    if (w >= lists.length || lists[w].length === 0) return;
+    const rows = lists[w];
+    lists[w] = [];
+    this.cancelsPending -= rows.length;
+    const c = this.collector;
+    for (const row of rows) {
+      const slot =
+        pool === this.back ? this.decodeSlotOf[row] : c.worker[row] * pool.ranksPerWorker + c.dpRank[row];
+      this.cancelNow(pool, slot, row, t);
+    }
+  }
+
+  /**
+   * Disaggregated: `row` finished prefill and its KV is held on its prefill worker while it waits
+   * for a decode worker, for decode capacity there, or for its transfer. Drops the decode side's
+   * claim (queued hand-off or reserved blocks; a transfer in flight is ignored when it lands) and
+   * frees the prefill copy.
+   */
+  private cancelHandoff(row: number, t: number): void {
+    const back = this.back!;
+    const seq = this.handoffSeq[row];
+    if (seq === null) {
+      // No decode worker was ready: it waits in the decode router's queue.
+      const i = this.pendingHandoffs.indexOf(row);
+      if (i >= 0) this.pendingHandoffs.splice(i, 1);
+    } else {
+      const slot = this.decodeSlotOf[row];
+      this.handoffSeq[row] = null;
+      if (Number.isNaN(this.handoff!.destinationReserved[row])) {
+        const queue = this.reservationQueue(slot);
+        for (let i = 0; i < queue.length; i++) {
+          if (queue.at(i) === seq) {
+            queue.removeAt(i);
+            break;
+          }
+        }
+      } else {
+        back.engines[slot].cancelReservation(seq);
+      }
+      back.placement.onFreed(slot, row, t);
+      back.dirty[back.workerOf(slot)] = 1;
+      this.drainReservations(slot, t);
+      this.removeIfDrained(back, back.workerOf(slot), t);
+    }
+    this.releaseSource(row, t);
   }
 
   /** A request reached a terminal state (client time `t`): bookkeeping shared by every path. */
@@ -692,6 +856,7 @@ export class Replay {
     const starved =
       this.heap.size === 0 &&
       this.work === null &&
+      this.nextDeadline() === Number.POSITIVE_INFINITY &&
       ((this.front.provisioned === 0 && this.pendingArrivals.length > 0) ||
         (this.back !== null && this.back.provisioned === 0 && this.pendingHandoffs.length > 0));
     if (!starved) {
