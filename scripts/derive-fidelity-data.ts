@@ -526,7 +526,7 @@ function summaryCheck(d: Json, s: Partial<RequestStats>, n: number, k: number): 
   ];
   const parts = pairs
     .filter(([, a, b]) => a !== undefined && b !== null)
-    .map(([name, a, b]) => `${name} ${(((a! - b!) / b!) * 100).toFixed(2)}%`);
+    .map(([name, a, b]) => `${name} ${(((a! - b!) / b!) * 100).toFixed(2).replace(/^-0\.00$/, "0.00")}%`);
   return `Computed from the per-request arrays; difference from the file's own summary: ${parts.join(", ")}.`;
 }
 
