@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { predict } from "../src/api/replay.js";
+import { promptBlockHashes } from "../src/traffic/blockHashes.js";
 import { makeSharedPrefixTable, sharedPrefixGroupOf } from "../src/traffic/sharedPrefix.js";
+import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, writeChain } from "../src/traffic/syntheticHashes.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
 
 const E = 16;
@@ -20,6 +22,16 @@ function commonPrefix(a: Float64Array, b: Float64Array): number {
   while (k < a.length && k < b.length && a[k] === b[k]) k++;
   return k;
 }
+
+describe("generated block hashes", () => {
+  it("equal the trace expansion's for the same block values (trace block = engine block)", () => {
+    const values = [GROUP_VALUE_BASE + 3, GROUP_VALUE_BASE + 3, 7, 8, 9];
+    const out = new Float64Array(5);
+    const h = writeChain(out, 0, 2, SEQUENCE_HASH_SEED, GROUP_VALUE_BASE + 3, 0, E);
+    writeChain(out, 2, 3, h, 7, 1, E);
+    expect(out).toEqual(promptBlockHashes(values, E, E).sequence);
+  });
+});
 
 describe("makeSharedPrefixTable", () => {
   const base = {
