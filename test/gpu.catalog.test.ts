@@ -3,20 +3,21 @@
  * derived from are tested against the measured rows in test/shared-data/perf.tables.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { gpuSpec, knownGpuIds } from "../src/hardware/catalog.js";
+import { gpuSpec, knownGpuIds, measuredGpuIds } from "../src/hardware/catalog.js";
 import { loadCompactTables } from "../src/hardware/compactTables.js";
 import { HardwareError } from "../src/hardware/errors.js";
 
 describe("GPU catalog", () => {
-  it("knows the five calibrated GPUs", () => {
-    expect(knownGpuIds()).toEqual(["a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s"]);
+  it("knows the five calibrated GPUs and the A100 40 GB variant", () => {
+    expect(knownGpuIds()).toEqual(["a100_sxm", "a100_sxm_40gb", "b200_sxm", "h100_sxm", "h200_sxm", "l40s"]);
+    expect(measuredGpuIds()).toEqual(["a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s"]);
     expect(gpuSpec("h200_sxm").memBandwidth).toBe(4.8e12);
     expect(gpuSpec("a100_sxm").perfDataVersion).toBe("0.14.0");
   });
 
   it("an unknown GPU is a HardwareError that lists the known ids", () => {
     expect(() => gpuSpec("h300")).toThrow(HardwareError);
-    expect(() => gpuSpec("h300")).toThrow(/a100_sxm, b200_sxm, h100_sxm, h200_sxm, l40s/);
+    expect(() => gpuSpec("h300")).toThrow(/a100_sxm, a100_sxm_40gb, b200_sxm, h100_sxm, h200_sxm, l40s/);
     expect(() => loadCompactTables("h300")).toThrow(HardwareError);
   });
 

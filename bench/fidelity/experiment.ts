@@ -52,6 +52,8 @@ export interface Experiment {
     readonly maxModelLen: number;
     readonly kvCacheDtype?: string | null;
     readonly numGpuBlocks?: number | null;
+    /** `multi-token-chunks`: the client saw ~10-token chunks (multi-step), so ITL is not per token. */
+    readonly outputStreaming?: "per-token" | "multi-token-chunks" | null;
   };
   readonly load: {
     readonly regime: Regime;
@@ -60,7 +62,10 @@ export interface Experiment {
   };
   readonly workload: {
     readonly arrivalMs: readonly number[] | null;
-    readonly poisson: { readonly rate: number; readonly seed: number } | null;
+    /** `spanS`: the client scales its draws so the last request leaves at this time (vllm bench serve). */
+    readonly poisson: { readonly rate: number; readonly seed: number; readonly spanS?: number } | null;
+    /** Every prompt of the run was served before on the same server with prefix caching on. */
+    readonly warmPrefixCache?: boolean;
     readonly closedLoopConcurrency?: number | null;
     readonly inputLen: readonly number[];
     readonly outputLen: readonly number[];

@@ -39,6 +39,11 @@ function ape(p: number | null, m: number | null): number | null {
 export function score(e: Experiment, predicted: Predicted): ExperimentResult {
   const errors = {} as Record<MetricKey, number | null>;
   for (const { key } of METRICS) errors[key] = ape(predicted[key], e.measured[key]);
+  if (e.vllm.outputStreaming === "multi-token-chunks") {
+    // The client timed ~10-token chunks, not tokens: its ITL is per chunk, so the per-token
+    // figure to compare is TPOT (per request, (E2E − TTFT) / (n − 1)) on both sides.
+    errors.itlMeanMs = ape(predicted.tpotMeanMs, e.measured.tpotMeanMs);
+  }
   const pt = predicted.ttftMeanMs ?? 0;
   const mt = e.measured.ttftMeanMs ?? Number.POSITIVE_INFINITY;
   return {

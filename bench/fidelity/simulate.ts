@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { predict } from "../../src/api/replay.js";
-import { gpuSpec } from "../../src/hardware/catalog.js";
+import { gpuSpec, knownGpuIds, tableSystem } from "../../src/hardware/catalog.js";
 import type { PerRequestRecord } from "../../src/report/perRequest.js";
 import { Prng } from "../../src/util/prng.js";
 import type { Experiment, Measured } from "./experiment.js";
@@ -47,34 +47,81 @@ export function arrivalTimes(e: Experiment): Float64Array {
       if (i > 0) t += (-Math.log(1 - rng.nextFloat()) / w.poisson.rate) * 1000;
       out[i] = t;
     }
+    const span = w.poisson.spanS;
+    if (span !== undefined && n > 1 && out[n - 1] > 0) {
+      const scale = (span * 1000) / out[n - 1];
+      for (let i = 0; i < n; i++) out[i] *= scale;
+    }
     return out;
   }
   return out; // closed loop: timestamps are ignored
 }
 
-/** A Mooncake trace of the experiment: unique hash ids per request (no shared prefixes). */
+/**
+ * Warm-up rows before the measured run when the server had served the same prompts already
+ * (`workload.warmPrefixCache`): each prompt once, one output token, all at t = 0, and the measured
+ * run starts WARMUP_GAP_MS later, when they are long done. Their KV blocks stay cached (inactive)
+ * exactly as on the real server, which had room for all of them.
+ */
+const WARMUP_GAP_MS = 600_000;
+
+/** Rows of the replayed trace that come before the measured requests. */
+export function warmupRows(e: Experiment): number {
+  return e.workload.warmPrefixCache === true && e.vllm.prefixCaching ? e.workload.inputLen.length : 0;
+}
+
+/** A Mooncake trace of the experiment: unique hash ids per prompt (no shared prefixes). */
 function writeTrace(e: Experiment, file: string): void {
   const w = e.workload;
   const bs = e.vllm.blockSize;
   const times = arrivalTimes(e);
-  const lines: string[] = [];
+  const n = w.inputLen.length;
+  const ids: number[][] = [];
   let nextId = 1;
-  for (let i = 0; i < w.inputLen.length; i++) {
-    const blocks = Math.ceil(w.inputLen[i] / bs);
-    const ids: number[] = [];
-    for (let b = 0; b < blocks; b++) ids.push(nextId++);
+  for (let i = 0; i < n; i++) {
+    const blocks: number[] = [];
+    for (let b = 0; b < Math.ceil(w.inputLen[i] / bs); b++) blocks.push(nextId++);
+    ids.push(blocks);
+  }
+  const lines: string[] = [];
+  const warm = warmupRows(e);
+  for (let i = 0; i < warm; i++) {
     lines.push(
       JSON.stringify({
-        timestamp: times[i],
+        timestamp: 0,
+        input_length: w.inputLen[i],
+        output_length: 1,
+        hash_ids: ids[i],
+        request_id: `warm${i}`,
+      }),
+    );
+  }
+  const offset = warm > 0 ? WARMUP_GAP_MS : 0;
+  for (let i = 0; i < n; i++) {
+    lines.push(
+      JSON.stringify({
+        timestamp: times[i] + offset,
         input_length: w.inputLen[i],
         // A client that saw no token still cost a prefill: replay it as prefill + one token.
         output_length: Math.max(1, w.outputLen[i]),
-        hash_ids: ids,
+        hash_ids: ids[i],
         request_id: `r${i}`,
       }),
     );
   }
   writeFileSync(file, `${lines.join("\n")}\n`);
+}
+
+/** The catalog system for the experiment's GPU: a memory variant when the card is smaller. */
+export function hardwareFor(e: Experiment): string {
+  if (e.gpuMemoryGiB == null) return e.gpu;
+  const want = e.gpuMemoryGiB * 2 ** 30;
+  const variant = knownGpuIds().find(
+    (id) => tableSystem(id) === e.gpu && gpuSpec(id).memCapacityBytes === want,
+  );
+  if (variant === undefined)
+    throw new Error(`${e.id}: no ${e.gpuMemoryGiB} GiB variant of ${e.gpu} in the catalog`);
+  return variant;
 }
 
 /** The fleetsim config (YAML-shaped) that mirrors the experiment's vLLM deployment. */
@@ -84,16 +131,11 @@ export function experimentConfig(
   opts: SimulationOptions = {},
 ): Record<string, unknown> {
   const v = e.vllm;
-  let memoryFraction = v.gpuMemoryUtilization;
-  if (e.gpuMemoryGiB != null) {
-    // A smaller card of the same GPU: vLLM's budget is a fraction of the card's total memory.
-    const catalogGiB = gpuSpec(e.gpu).memCapacityBytes / 2 ** 30;
-    memoryFraction = (v.gpuMemoryUtilization * e.gpuMemoryGiB) / catalogGiB;
-  }
+  // vLLM's KV budget: the logged block count where the source has it, else its memory formula.
   const capacity =
     v.numGpuBlocks != null
       ? { type: "fixed", blocks: v.numGpuBlocks }
-      : { type: "default", memory_fraction: memoryFraction };
+      : { type: "default", memory_fraction: v.gpuMemoryUtilization };
   const closed = e.workload.closedLoopConcurrency ?? 0;
   const config: Record<string, unknown> = {
     traffic: {
@@ -104,7 +146,7 @@ export function experimentConfig(
     engine: {
       mode: "aggregated",
       model: e.model,
-      hardware: e.gpu,
+      hardware: hardwareFor(e),
       backend: "vllm",
       backend_version: v.version,
       context_length: v.maxModelLen,
@@ -154,12 +196,16 @@ export function statistics(e: Experiment, records: readonly PerRequestRecord[]):
   let completed = 0;
   let first = Number.POSITIVE_INFINITY;
   let last = 0;
+  const warm = warmupRows(e);
+  let measuredRecords = 0;
   for (const r of records) {
+    const row = rowOf(r) - warm;
+    if (row < 0) continue;
+    measuredRecords++;
     first = Math.min(first, r.arrival_time_ms);
     if (r.terminal_status !== "completed") continue;
     completed++;
     last = Math.max(last, r.terminal_time_ms);
-    const row = rowOf(r);
     const realOut = e.workload.outputLen[row];
     outTokens += realOut;
     if (excluded.has(row) || realOut < 1 || r.ttft_ms === null || r.e2e_latency_ms === null) continue;
@@ -178,7 +224,7 @@ export function statistics(e: Experiment, records: readonly PerRequestRecord[]):
   const durationS = (last - first) / 1000;
   return {
     completed,
-    failed: records.length - completed,
+    failed: measuredRecords - completed,
     durationS,
     ttftMeanMs: mean(ttft),
     ttftP99Ms: percentile(sortedTtft, 0.99),

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
-import { gpuSpec, knownGpuIds } from "./catalog.js";
+import { gpuSpec, knownGpuIds, tableSystem } from "./catalog.js";
 import { type CompactJson, decodeCompact } from "./compact.js";
 import { HardwareError } from "./errors.js";
 import type { OpPerfTables } from "./perfTables.js";
 import { buildOpPerfTables } from "./tables.js";
+import { RooflineRescaledTables } from "./variants.js";
 
 /**
  * Type-only references to the committed tables: they make `tsc` ship the JSON files next to the
@@ -20,7 +21,7 @@ export type CommittedCalibration = [
 
 /** The committed compact table data of `gpu` (`src/hardware/calibration/<gpu>.json`). */
 export function readCompactJson(gpu: string): CompactJson {
-  const spec = gpuSpec(gpu);
+  const spec = gpuSpec(tableSystem(gpu));
   const url = new URL(`./calibration/${spec.id}.json`, import.meta.url);
   if (!existsSync(url)) {
     throw new HardwareError(`no compact op tables for '${gpu}' (have: ${knownGpuIds().join(", ")})`);
@@ -33,5 +34,7 @@ export function readCompactJson(gpu: string): CompactJson {
  * directory needed. Same interpolation as `loadParquetTables`; agreement in docs/perf-tables.md.
  */
 export function loadCompactTables(gpu: string): OpPerfTables {
-  return buildOpPerfTables(decodeCompact(readCompactJson(gpu)), gpuSpec(gpu));
+  const measured = tableSystem(gpu);
+  const tables = buildOpPerfTables(decodeCompact(readCompactJson(measured)), gpuSpec(measured));
+  return measured === gpu ? tables : new RooflineRescaledTables(tables, gpuSpec(measured), gpuSpec(gpu));
 }

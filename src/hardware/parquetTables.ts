@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { gpuSpec } from "./catalog.js";
+import { gpuSpec, tableSystem } from "./catalog.js";
 import type { GpuSpec } from "./gpu.js";
 import { readPerfRows, toTableData } from "./parquetData.js";
 import type { OpPerfTables } from "./perfTables.js";
 import { parseSystemYaml } from "./systemSpec.js";
 import type { OpTableData } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
+import { GPU_VARIANTS, RooflineRescaledTables, variantSpec } from "./variants.js";
 
 /** Every usable row of `<dir>/<gpu>/vllm/<version>/*.parquet` with the GPU's spec. */
 export async function loadParquetTableData(
@@ -26,9 +27,15 @@ export async function loadParquetTableData(
  * The direct op-by-op interpolation of the silicon tables: reads an AIConfigurator
  * `systems/data`-style tree `<dir>/<gpu>/vllm/<version>/*.parquet` (`version` defaults to the only
  * one present; `<dir>/<gpu>/system.yaml` supplies the roofline used for SOL clamping, else the
- * built-in catalog) and interpolates every measured row.
+ * built-in catalog) and interpolates every measured row. A memory variant (`variants.ts`) reads
+ * its base system's tree.
  */
 export async function loadParquetTables(dir: string, gpu: string, version?: string): Promise<OpPerfTables> {
-  const { data, spec } = await loadParquetTableData(dir, gpu, version);
-  return buildOpPerfTables(data, spec);
+  const measured = tableSystem(gpu);
+  const { data, spec } = await loadParquetTableData(dir, measured, version);
+  const tables = buildOpPerfTables(data, spec);
+  // A memory variant reads its base system's tree and rescales it (variants.ts).
+  return measured === gpu
+    ? tables
+    : new RooflineRescaledTables(tables, spec, variantSpec(gpu, GPU_VARIANTS[gpu], spec));
 }
