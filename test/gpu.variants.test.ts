@@ -26,7 +26,10 @@ describe("GPU memory variants", () => {
   });
 
   it("slows a decode-sized GEMM by the bandwidth ratio and leaves a prefill-sized one", () => {
-    expect(v40.gemm("bfloat16", 1, 28672, 4096) / base.gemm("bfloat16", 1, 28672, 4096)).toBeCloseTo(RATIO, 3);
+    expect(v40.gemm("bfloat16", 1, 28672, 4096) / base.gemm("bfloat16", 1, 28672, 4096)).toBeCloseTo(
+      RATIO,
+      3,
+    );
     expect(v40.gemm("bfloat16", 8192, 28672, 4096)).toBeCloseTo(base.gemm("bfloat16", 8192, 28672, 4096), 6);
   });
 
