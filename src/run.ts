@@ -130,6 +130,7 @@ export async function runPrediction(
   if (result.stalled !== null) hooks.warn?.(stallMessage(result.stalled, spec));
   const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
   const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
+  warnClientOutcome(prediction.summary, spec, hooks.warn);
   const sweeps = planner?.retune?.sweepInfo;
   return sweeps === undefined ? { prediction, result } : { prediction, result, retuneSweeps: sweeps };
 }
@@ -162,6 +163,34 @@ function stallMessage(stall: NonNullable<ReplayResult["stalled"]>, spec: RunSpec
     `worker from ${s(stall.sinceMs)} on while ${stall.waiting} requests waited for it${budget}; ` +
     "they are counted as not completed"
   );
+}
+
+/**
+ * Requests the client abandoned (`client.timeout_seconds`), and a saturated run (docs/metrics.md
+ * "Saturation"): both mean the fleet did not keep up with the traffic, which the latency keys
+ * alone do not show.
+ */
+function warnClientOutcome(
+  summary: Readonly<Record<string, number>>,
+  spec: RunSpec,
+  warn: ((line: string) => void) | undefined,
+): void {
+  if (warn === undefined) return;
+  const timedOut = summary["timed_out_requests"] ?? 0;
+  if (timedOut > 0) {
+    const seconds = (spec.client?.timeoutMs ?? 0) / 1000;
+    warn(
+      `${timedOut} of ${summary["num_requests"]} requests timed out (client.timeout_seconds = ${seconds}): ` +
+        "counted as failed, not in goodput",
+    );
+  }
+  if (summary["saturated"] === 1) {
+    warn(
+      `the run is saturated: the backlog grew by ${Math.round(summary["saturation_backlog_growth"])} requests over ` +
+        `the last ${Math.round(summary["saturation_window_ms"] / 1000)} s of arrivals ` +
+        `(${summary["backlog_at_last_arrival"]} not served at the last arrival); latencies depend on the trace's length`,
+    );
+  }
 }
 
 /**

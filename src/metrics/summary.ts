@@ -3,6 +3,7 @@ import type { ReplayResult } from "../sim/replay.js";
 import { Terminal } from "./collector.js";
 import { exactStats, putStats, sketchStats } from "./distribution.js";
 import { hasSla, isGood } from "./goodput.js";
+import { judgeSaturation, type SaturationJudgement } from "./saturation.js";
 
 export type Summary = Record<string, number>;
 
@@ -117,5 +118,32 @@ export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary
   putStats(s, "itl_ms", sketchStats(c.itl));
   putStats(s, "e2e_latency_ms", exactStats(e2e, nTtft));
   putStats(s, "output_token_throughput_per_user", sketchStats(c.perUserThroughput));
+  // fleetsim extension (docs/metrics.md "Saturation"): 1 when the backlog still grew at the last arrival.
+  const sat = saturationOfRun(result);
+  s.saturated = sat.saturated ? 1 : 0;
+  s.saturation_backlog_growth = sat.growth;
+  s.saturation_window_ms = sat.windowMs;
+  s.backlog_at_last_arrival = sat.backlogAtLastArrival;
   return s;
+}
+
+/**
+ * Saturation of a run, on the buckets of its `timeseries`: requests arrived per bucket against
+ * requests served (completed, or rejected) per bucket of their end.
+ */
+export function saturationOfRun(result: ReplayResult): SaturationJudgement {
+  const { intervalMs, count } = result.timeline;
+  const c = result.collector;
+  const arrivals = new Array<number>(count).fill(0);
+  const served = new Array<number>(count).fill(0);
+  const bucketOf = (time: number): number => Math.min(count - 1, Math.floor(time / intervalMs));
+  for (let r = 0; r < result.table.count; r++) {
+    if (Number.isNaN(c.arrival[r])) continue;
+    arrivals[bucketOf(c.arrival[r])]++;
+    const status = c.status[r];
+    if ((status === Terminal.Completed && c.admissions[r] > 0) || status === Terminal.Rejected) {
+      served[bucketOf(c.terminal[r])]++;
+    }
+  }
+  return judgeSaturation(intervalMs, arrivals, served);
 }

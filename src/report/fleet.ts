@@ -4,6 +4,7 @@
  * was saturated. Read from the prediction document alone (summary, run, planner, timeseries), so
  * `predict`'s console block and the HTML report of any prediction.json agree. Pure.
  */
+import { judgeSaturation } from "../metrics/saturation.js";
 import { finite, type Json, list, nullableNumbers, numbers, record, text } from "./html/read.js";
 
 /** Provisioned GPUs as a step function of virtual time: `gpus[i]` holds from `atMs[i]` on. */
@@ -283,20 +284,22 @@ function slaText(doc: Doc): string | null {
   return parts.length === 0 ? null : parts.join(", ");
 }
 
-/** Growth above this share of the stretch's arrivals (and at least `MIN_GROWTH` requests) is saturation. */
-const GROWTH_SHARE = 0.05;
-const MIN_GROWTH = 10;
-/** Fewer buckets with arrivals than this: too short to tell. */
-const MIN_BUCKETS = 8;
-
 /**
- * Saturated = the backlog (requests arrived and not completed) still grows at the end of the
- * arrival period: over its last quarter, the least-squares slope of the backlog × the stretch's
- * length exceeds 5% of the requests that arrived in it (and 10 requests). A fleet that keeps up
- * holds a backlog that follows the load (in-flight requests ≈ rate × latency, far below the
- * arrivals of minutes); one short of capacity adds the deficit every second.
+ * Saturated = the backlog still grows at the end of the arrival period (src/metrics/saturation.ts,
+ * docs/metrics.md "Saturation"). Read from the summary's `saturated` keys; a prediction.json
+ * written before they existed is judged from its `timeseries` (arrivals against completions).
  */
 export function saturationOf(doc: Doc): Saturation | null {
+  const s = record(doc["summary"]) ?? {};
+  const flag = finite(s["saturated"]);
+  if (flag !== null) {
+    if (flag !== 1) return null;
+    return {
+      windowMs: finite(s["saturation_window_ms"]) ?? 0,
+      growth: finite(s["saturation_backlog_growth"]) ?? 0,
+      backlogAtLastArrival: finite(s["backlog_at_last_arrival"]) ?? 0,
+    };
+  }
   const ts = record(doc["timeseries"]);
   if (ts === null) return null;
   const interval = finite(ts["interval_ms"]);
@@ -304,34 +307,8 @@ export function saturationOf(doc: Doc): Saturation | null {
   const arrivals = tMs === null ? null : numbers(ts["arrivals"], tMs.length);
   const completions = tMs === null ? null : numbers(ts["completions"], tMs.length);
   if (interval === null || tMs === null || arrivals === null || completions === null) return null;
-  let last = -1;
-  for (let k = 0; k < arrivals.length; k++) if (arrivals[k] > 0) last = k;
-  if (last + 1 < MIN_BUCKETS) return null;
-  const backlog: number[] = [];
-  let b = 0;
-  for (let k = 0; k <= last; k++) {
-    b += arrivals[k] - completions[k];
-    backlog.push(b);
-  }
-  const from = Math.min(last - 3, Math.floor(0.75 * (last + 1)));
-  const n = last - from + 1;
-  let sx = 0;
-  let sy = 0;
-  for (let k = from; k <= last; k++) {
-    sx += k;
-    sy += backlog[k];
-  }
-  const mx = sx / n;
-  const my = sy / n;
-  let sxy = 0;
-  let sxx = 0;
-  let arrived = 0;
-  for (let k = from; k <= last; k++) {
-    sxy += (k - mx) * (backlog[k] - my);
-    sxx += (k - mx) * (k - mx);
-    arrived += arrivals[k];
-  }
-  const growth = (sxy / sxx) * n; // per bucket × buckets
-  if (!(growth > Math.max(MIN_GROWTH, GROWTH_SHARE * arrived))) return null;
-  return { windowMs: n * interval, growth, backlogAtLastArrival: backlog[last] };
+  const j = judgeSaturation(interval, arrivals, completions);
+  return j.saturated
+    ? { windowMs: j.windowMs, growth: j.growth, backlogAtLastArrival: j.backlogAtLastArrival }
+    : null;
 }
