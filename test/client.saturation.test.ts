@@ -122,6 +122,10 @@ client: {timeout_seconds: 1}
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/fleetsim: warning: \d+ of 600 requests timed out \(client\.timeout_seconds = 1\)/);
     expect(r.err).toMatch(/fleetsim: warning: the run is saturated: the backlog grew by \d+ requests/);
+    expect(r.out).toMatch(
+      /Not Completed: [\d,]+ of 600 requests \(.*; [\d,]+ timed out by the client \(client\.timeout_seconds\)/,
+    );
+    expect(r.out).toMatch(/Note: the run is saturated/);
     const light = await cli(
       "predict",
       "-c",

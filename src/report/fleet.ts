@@ -55,8 +55,10 @@ export interface FleetFacts {
   overBudget: OverBudget | null;
   saturation: Saturation | null;
   gpuSteps: GpuSteps | null;
-  /** Arrived requests that did not complete (rejected, or unfinished when the run stopped). */
+  /** Arrived requests that did not complete (rejected, timed out, or unfinished when the run stopped). */
   notCompleted: number | null;
+  /** Of those, abandoned by their client (`timed_out_requests`, docs/client.md); null when not reported. */
+  timedOut: number | null;
 }
 
 type Doc = Record<string, Json>;
@@ -96,6 +98,7 @@ export function fleetFacts(document: Json): FleetFacts {
     saturation: saturationOf(doc),
     gpuSteps: steps,
     notCompleted: notCompletedOf(num("num_requests"), num("completed_requests")),
+    timedOut: num("timed_out_requests"),
   };
 }
 

@@ -85,9 +85,13 @@ export function fleetLines(f: FleetFacts): string[] {
     );
   }
   if (f.notCompleted !== null && f.notCompleted > 0 && f.numRequests !== null) {
+    const timedOut =
+      f.timedOut !== null && f.timedOut > 0
+        ? `; ${count(f.timedOut)} timed out by the client (client.timeout_seconds)`
+        : "";
     lines.push(
       `Not Completed: ${count(f.notCompleted)} of ${count(f.numRequests)} requests ` +
-        "(rejected: prompt at max_model_len or larger than a worker's KV cache; or unfinished when the run stopped)",
+        `(rejected: prompt at max_model_len or larger than a worker's KV cache${timedOut}; or unfinished when the run stopped)`,
     );
   }
   return lines;
