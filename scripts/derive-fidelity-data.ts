@@ -266,6 +266,7 @@ interface Fixture {
     kvCacheDtype: string;
     numGpuBlocks: number | null;
     outputStreaming: "per-token" | "multi-token-chunks" | null;
+    asyncScheduling?: boolean;
   };
   load: { regime: "light" | "moderate" | "heavy" | "burst"; requestRate: number | "inf" };
   workload: {
@@ -775,6 +776,8 @@ function s3Experiments(
         kvCacheDtype: "fp8_e4m3",
         numGpuBlocks: S3_KV_TOKENS / 16,
         outputStreaming: "per-token",
+        // server.log: "Asynchronous scheduling is enabled".
+        asyncScheduling: true,
       },
       load: { regime, requestRate: rate },
       workload: {

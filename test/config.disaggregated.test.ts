@@ -46,6 +46,7 @@ function seedRole(maxSequences: number, numGpuBlocks: number): Omit<WorkerRoleSp
     gpusPerWorker: 1,
     maxBatchedTokens: 8192,
     maxSequences,
+    asyncScheduling: false,
     blockSize: 64,
     prefixCaching: true,
     numGpuBlocks,

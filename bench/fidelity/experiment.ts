@@ -24,6 +24,7 @@ export interface Measured {
   readonly e2eP99Ms: number | null;
   readonly outputThroughputTokS: number | null;
   readonly requestThroughput: number | null;
+  readonly totalOutputTokens?: number | null;
 }
 
 export interface Experiment {
@@ -54,6 +55,8 @@ export interface Experiment {
     readonly numGpuBlocks?: number | null;
     /** `multi-token-chunks`: the client saw ~10-token chunks (multi-step), so ITL is not per token. */
     readonly outputStreaming?: "per-token" | "multi-token-chunks" | null;
+    /** `--async-scheduling` was on (server log). */
+    readonly asyncScheduling?: boolean;
   };
   readonly load: {
     readonly regime: Regime;
@@ -69,6 +72,8 @@ export interface Experiment {
     readonly closedLoopConcurrency?: number | null;
     readonly inputLen: readonly number[];
     readonly outputLen: readonly number[];
+    /** Where `outputLen` comes from when the source does not publish it ("stand-in: …"). */
+    readonly outputLenSource?: string;
   };
   readonly measured: Measured;
   readonly latencyExcluded?: readonly number[];

@@ -70,9 +70,33 @@ export function warmupRows(e: Experiment): number {
   return e.workload.warmPrefixCache === true && e.vllm.prefixCaching ? e.workload.inputLen.length : 0;
 }
 
+/**
+ * Output lengths to replay. Where the source publishes only the run's output-token total and the
+ * per-request lengths are a stand-in (`workload.outputLenSource` "stand-in: …"), the stand-in is
+ * scaled to that total (largest remainder, so the sum is exact): the run's published workload.
+ */
+export function replayOutputLengths(e: Experiment): number[] {
+  const out = e.workload.outputLen.slice();
+  const total = e.measured.totalOutputTokens;
+  if (!(e.workload.outputLenSource ?? "").startsWith("stand-in") || total == null) return out;
+  const sum = out.reduce((a, b) => a + b, 0);
+  const exact = out.map((x) => (x * total) / sum);
+  const floor = exact.map(Math.floor);
+  let left = total - floor.reduce((a, b) => a + b, 0);
+  const order = exact
+    .map((x, i) => [x - Math.floor(x), i] as const)
+    .sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  for (const [, i] of order) {
+    if (left-- <= 0) break;
+    floor[i]++;
+  }
+  return floor;
+}
+
 /** A Mooncake trace of the experiment: unique hash ids per prompt (no shared prefixes). */
 function writeTrace(e: Experiment, file: string): void {
   const w = e.workload;
+  const outputLen = replayOutputLengths(e);
   const bs = e.vllm.blockSize;
   const times = arrivalTimes(e);
   const n = w.inputLen.length;
@@ -103,7 +127,7 @@ function writeTrace(e: Experiment, file: string): void {
         timestamp: times[i] + offset,
         input_length: w.inputLen[i],
         // A client that saw no token still cost a prefill: replay it as prefill + one token.
-        output_length: Math.max(1, w.outputLen[i]),
+        output_length: Math.max(1, outputLen[i]),
         hash_ids: ids[i],
         request_id: `r${i}`,
       }),
@@ -153,7 +177,11 @@ export function experimentConfig(
       workers: {
         aggregated: {
           parallelism: { replicas: 1, tensor: e.parallelism.tensor, pipeline: e.parallelism.pipeline },
-          scheduler: { max_batched_tokens: v.maxNumBatchedTokens, max_sequences: v.maxNumSeqs },
+          scheduler: {
+            max_batched_tokens: v.maxNumBatchedTokens,
+            max_sequences: v.maxNumSeqs,
+            async_scheduling: v.asyncScheduling === true,
+          },
           kv_cache: { block_size: v.blockSize, prefix_caching: v.prefixCaching, capacity },
           timing: { type: "default" },
           ...opts.workerOverrides,
@@ -206,7 +234,8 @@ export function statistics(e: Experiment, records: readonly PerRequestRecord[]):
     if (r.terminal_status !== "completed") continue;
     completed++;
     last = Math.max(last, r.terminal_time_ms);
-    const realOut = e.workload.outputLen[row];
+    // Tokens the client saw: a request the source recorded as empty was replayed with one token.
+    const realOut = e.workload.outputLen[row] === 0 ? 0 : r.output_length;
     outTokens += realOut;
     if (excluded.has(row) || realOut < 1 || r.ttft_ms === null || r.e2e_latency_ms === null) continue;
     ttft.push(r.ttft_ms);

@@ -172,6 +172,7 @@ function resolveRole(
     gpusPerWorker: p.tensor * p.attention_data,
     maxBatchedTokens: role.scheduler.max_batched_tokens,
     maxSequences: role.scheduler.max_sequences,
+    asyncScheduling: role.scheduler.async_scheduling,
     blockSize: role.kv_cache.block_size,
     prefixCaching: role.kv_cache.prefix_caching,
     numGpuBlocks,

@@ -37,6 +37,8 @@ export interface WorkerRoleSpec {
   readonly gpusPerWorker: number;
   readonly maxBatchedTokens: number;
   readonly maxSequences: number;
+  /** vLLM `--async-scheduling`: arrivals join one pass later while passes run back to back. */
+  readonly asyncScheduling: boolean;
   /** Engine KV block size in tokens. */
   readonly blockSize: number;
   readonly prefixCaching: boolean;

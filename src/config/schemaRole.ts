@@ -105,6 +105,8 @@ function scheduler(kind: RoleKind) {
     max_sequences: bounded(LIMITS.maxSequences, "sequences per pass").default(DEFAULT_MAX_SEQUENCES[kind]),
     prefill_schedule_interval: posInt().default(1),
     prefill_decode_interval: nonNegInt().default(0),
+    /** fleetsim extension: vLLM `--async-scheduling` (docs/timing.md, "Async scheduling"). */
+    async_scheduling: z.boolean().default(false),
   });
 }
 

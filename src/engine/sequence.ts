@@ -25,6 +25,8 @@ export class Sequence {
   readonly blocks: number[] = [];
   /** Chained hashes of full blocks past the prompt (blocks holding generated tokens). */
   readonly outputHashes: number[] = [];
+  /** Serial of the engine's latest started pass when the request was queued (async scheduling). */
+  queuedAfterPass = 0;
 
   constructor(
     req: number,

@@ -23,6 +23,12 @@ export interface EngineConfig {
   readonly prefixCaching: boolean;
   /** Prompts with length ≥ this are rejected; generation stops at it. `null` = no limit. */
   readonly maxModelLen: number | null;
+  /**
+   * vLLM `--async-scheduling`: the next pass is scheduled while the current one runs, so a request
+   * that arrives during a pass is first admitted in the pass after the next one (when the worker
+   * runs passes back to back and has running requests). Default false.
+   */
+  readonly asyncScheduling?: boolean;
 }
 
 /** Receives admissions as they happen (at pass start). */
@@ -94,6 +100,9 @@ export class VllmEngine {
   // What the last pass took out of `running` and the KV pool at its end (executed eagerly at its start).
   private finishingInPass = 0;
   private blocksFreedAtPassEnd = 0;
+  /** Passes started so far, and when the latest one ends (async scheduling's visibility rule). */
+  private passSerial = 0;
+  private lastPassEndMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly config: EngineConfig,
@@ -142,6 +151,7 @@ export class VllmEngine {
   }
 
   enqueue(seq: Sequence): void {
+    seq.queuedAfterPass = this.passSerial;
     this.pushWaiting(seq, false);
   }
 
@@ -170,6 +180,12 @@ export class VllmEngine {
     this.prefillCount = 0;
     this.prefillIslSum = 0;
     this.prefillPrefixSum = 0;
+    // Async scheduling: this pass was scheduled when the previous one started, so it only sees
+    // requests queued before that (serial < previous). An idle gap or an empty batch means the
+    // scheduler ran just now and sees everything.
+    const previousSerial = this.passSerial++;
+    const backToBack = cfg.asyncScheduling === true && now === this.lastPassEndMs && this.running.length > 0;
+    const visibleBelow = backToBack ? previousSerial : Number.POSITIVE_INFINITY;
 
     // 1. Running requests first, in queue order.
     const running = this.running;
@@ -211,6 +227,7 @@ export class VllmEngine {
       }
       while (running.length < cfg.maxSequences && budget > 0 && this.waiting.length > 0) {
         const s = this.waiting.front();
+        if (s.queuedAfterPass >= visibleBelow) break;
         const len = s.length;
         const knownBlocks = Math.ceil(len / bs);
         if (
@@ -358,6 +375,7 @@ export class VllmEngine {
       throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
     }
     stats.wallTimeS = ms / 1000;
+    this.lastPassEndMs = now + ms;
     return ms;
   }
 

@@ -90,6 +90,7 @@ export class WorkerPool {
           numGpuBlocks: spec.numGpuBlocks,
           prefixCaching: spec.prefixCaching,
           maxModelLen: spec.maxModelLen,
+          asyncScheduling: spec.asyncScheduling,
         },
         this.timing,
         this.promptHashes,

@@ -32,6 +32,7 @@ export function role(over: Partial<WorkerRoleSpec> = {}): WorkerRoleSpec {
     gpusPerWorker: 1,
     maxBatchedTokens: 8192,
     maxSequences: 256,
+    asyncScheduling: false,
     blockSize: 4,
     prefixCaching: true,
     numGpuBlocks: 64,
