@@ -4,10 +4,12 @@
  * errors of a bad distribution mapping.
  */
 import { describe, expect, it } from "vitest";
+import { buildConfigJsonSchema } from "../src/cli/schema.js";
 import { LengthSampler, type LengthSpec, MAX_LENGTH } from "../src/traffic/lengthDistribution.js";
 import { makeSyntheticWorkload } from "../src/traffic/syntheticWorkload.js";
 import { Prng } from "../src/util/prng.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
+import { validate } from "./helpers/miniJsonSchema.js";
 
 const N = 200_000;
 
@@ -202,4 +204,32 @@ describe("synthetic requests with distributed lengths", () => {
       "Extra inputs are not permitted",
     ),
   );
+});
+
+describe("length fields in the config's JSON Schema (fleetsim schema)", () => {
+  const schema = buildConfigJsonSchema("test") as Record<string, unknown>;
+  const config = (source: unknown) => ({
+    engine: { model: "Qwen/Qwen3-8B", hardware: "h200_sxm", workers: { aggregated: {} } },
+    traffic: { source, stop: { requests: 3 } },
+  });
+
+  it("accepts an integer or a distribution mapping, and flags other shapes", () => {
+    expect(
+      validate(
+        schema,
+        config({
+          type: "synthetic",
+          input_tokens: 5,
+          output_tokens: { distribution: "uniform", min: 1, max: 9 },
+        }),
+      ),
+    ).toEqual([]);
+    expect(validate(schema, config({ type: "synthetic", input_tokens: "5" }))).not.toEqual([]);
+    expect(
+      validate(schema, config({ type: "synthetic", input_tokens: { distribution: "zipf" } })),
+    ).not.toEqual([]);
+    expect(
+      validate(schema, config({ type: "synthetic", input_tokens: { distribution: "normal", sigma: 1 } })),
+    ).not.toEqual([]);
+  });
 });

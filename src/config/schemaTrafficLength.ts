@@ -105,5 +105,19 @@ export function lengthField(floor: 0 | 1) {
       );
       return z.NEVER;
     })
+    .meta({
+      // What `fleetsim schema` shows: the dispatch above is invisible to JSON Schema.
+      description: `Token length: ${kind.slice(2)} integer, or {distribution: uniform | normal | lognormal | exponential, ...}`,
+      anyOf: [
+        { type: "integer", minimum: floor, maximum: MAX_LENGTH },
+        { ...distributionJsonSchema(mapping), description: undefined },
+      ],
+    })
     .optional();
+}
+
+/** The distribution mapping's input side as JSON Schema (keys, enums, bounds). */
+function distributionJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _drop, ...body } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  return body;
 }
