@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   }
   const collapsed = results.filter((r) => r.collapsed).map((r) => r.id);
   console.log(
-    `\ncollapsed (TTFT > 3× measured and > 1 s): ${collapsed.length === 0 ? "none" : collapsed.join(", ")}`,
+    `\ncollapsed (TTFT > 3× measured and > 1 s, or flagged saturated): ${collapsed.length === 0 ? "none" : collapsed.join(", ")}`,
   );
   console.log(`${results.length} experiments, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`);
   if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(results, null, 1)}\n`);

@@ -27,7 +27,10 @@ export interface ExperimentResult {
   readonly predicted: Predicted;
   /** |predicted − measured| / measured × 100 per metric (null where either side is missing). */
   readonly ape: Readonly<Record<MetricKey, number | null>>;
-  /** fleetsim queued far more than the hardware did: TTFT mean > 3× measured and > 1 s. */
+  /**
+   * fleetsim queued far more than the hardware did: TTFT mean > 3× measured and > 1 s, or its
+   * saturation flag is up (every benchmark run held on hardware).
+   */
   readonly collapsed: boolean;
 }
 
@@ -56,7 +59,7 @@ export function score(e: Experiment, predicted: Predicted): ExperimentResult {
     measured: e.measured,
     predicted,
     ape: errors,
-    collapsed: pt > 3 * mt && pt > 1000,
+    collapsed: (pt > 3 * mt && pt > 1000) || predicted.saturated,
   };
 }
 

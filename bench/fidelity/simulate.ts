@@ -27,6 +27,8 @@ export interface Predicted extends Measured {
   readonly failed: number;
   /** Wall time of the replay on this host, ms (not a metric; for the runtime budget). */
   readonly hostMs: number;
+  /** fleetsim's saturation flag (summary `saturated`, docs/metrics.md "Saturation"). */
+  readonly saturated: boolean;
 }
 
 /** Arrival times (ms) of the experiment's requests, in row order. */
@@ -213,7 +215,10 @@ function rowOf(r: PerRequestRecord): number {
 }
 
 /** The source's statistics over fleetsim's per-request records. */
-export function statistics(e: Experiment, records: readonly PerRequestRecord[]): Omit<Predicted, "hostMs"> {
+export function statistics(
+  e: Experiment,
+  records: readonly PerRequestRecord[],
+): Omit<Predicted, "hostMs" | "saturated"> {
   const excluded = new Set(e.latencyExcluded ?? []);
   const ttft: number[] = [];
   const e2e: number[] = [];
@@ -276,7 +281,7 @@ export async function simulate(e: Experiment, opts: SimulationOptions = {}): Pro
     const started = performance.now();
     const report = await predict(experimentConfig(e, trace, opts), { capturePerRequest: true, baseDir: dir });
     const hostMs = performance.now() - started;
-    return { ...statistics(e, report.perRequest ?? []), hostMs };
+    return { ...statistics(e, report.perRequest ?? []), hostMs, saturated: report.summary.saturated === 1 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
