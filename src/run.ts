@@ -188,7 +188,7 @@ function warnClientOutcome(
     warn(
       `the run is saturated: the backlog grew by ${Math.round(summary["saturation_backlog_growth"])} requests over ` +
         `the last ${Math.round(summary["saturation_window_ms"] / 1000)} s of arrivals ` +
-        `(${summary["backlog_at_last_arrival"]} not served at the last arrival); latencies depend on the trace's length`,
+        `(${summary["backlog_at_last_arrival"]} still queued at the last arrival); latencies depend on the trace's length`,
     );
   }
 }

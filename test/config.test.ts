@@ -25,6 +25,7 @@ describe("defaults", () => {
         max_sequences: 256,
         prefill_schedule_interval: 1,
         prefill_decode_interval: 0,
+        async_scheduling: false,
       },
       kv_cache: {
         block_size: 64,
@@ -76,6 +77,7 @@ describe("defaults", () => {
         hardware: "h200_sxm",
         maxBatchedTokens: 8192,
         maxSequences: 256,
+        asyncScheduling: false,
         blockSize: 64,
         prefixCaching: true,
         numGpuBlocks: 1000,

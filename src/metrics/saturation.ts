@@ -1,8 +1,8 @@
 /**
- * Saturation (docs/metrics.md "Saturation"): the backlog — requests that arrived and were not
- * served — still grows at the end of the arrival period. A fleet that keeps up holds a backlog
- * that follows the load (in-flight requests ≈ rate × latency, flat over minutes); one short of
- * capacity adds its deficit every second, so its latencies depend on how long the trace is.
+ * Saturation (docs/metrics.md "Saturation"): the backlog — requests that arrived and are still
+ * queued — still grows at the end of the arrival period. A fleet that keeps up admits about as
+ * fast as requests arrive; one short of capacity adds its deficit every second, so its latencies
+ * depend on how long the trace is.
  *
  * The rule, over the time-series buckets up to the last one with arrivals: at least
  * `MIN_BUCKETS` of them, or the run is not judged; over the last quarter of them (at least 4),
@@ -24,15 +24,15 @@ export interface SaturationJudgement {
   readonly windowMs: number;
   /** Backlog growth over that stretch (least-squares slope × its length), requests; 0 when not judged. */
   readonly growth: number;
-  /** Arrived requests not served by the end of the last bucket with arrivals. */
+  /** Arrived requests not served (still queued) by the end of the last bucket with arrivals. */
   readonly backlogAtLastArrival: number;
 }
 
 /**
  * Judges saturation from per-bucket counts: `arrivals[k]` requests arrived in bucket k and
- * `served[k]` left the backlog there (completed, or rejected by the engine: a rejection is a
- * config problem, not a slow fleet). A request abandoned by its client stays in the backlog:
- * the fleet did not serve it.
+ * `served[k]` left the backlog there (the caller decides what leaving means: the summary counts
+ * a first admission or a rejection). A request abandoned by its client before it was served
+ * stays in the backlog.
  */
 export function judgeSaturation(
   intervalMs: number,

@@ -129,7 +129,9 @@ export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary
 
 /**
  * Saturation of a run, on the buckets of its `timeseries`: requests arrived per bucket against
- * requests served (completed, or rejected) per bucket of their end.
+ * requests that left the queue per bucket: first admitted to an engine, or rejected. Requests in
+ * service are not backlog: a fleet that keeps up holds rate × latency of them, which ramps up
+ * from zero at the start of every run and is not a growing queue.
  */
 export function saturationOfRun(result: ReplayResult): SaturationJudgement {
   const { intervalMs, count } = result.timeline;
@@ -140,10 +142,8 @@ export function saturationOfRun(result: ReplayResult): SaturationJudgement {
   for (let r = 0; r < result.table.count; r++) {
     if (Number.isNaN(c.arrival[r])) continue;
     arrivals[bucketOf(c.arrival[r])]++;
-    const status = c.status[r];
-    if ((status === Terminal.Completed && c.admissions[r] > 0) || status === Terminal.Rejected) {
-      served[bucketOf(c.terminal[r])]++;
-    }
+    if (!Number.isNaN(c.firstAdmit[r])) served[bucketOf(c.firstAdmit[r])]++;
+    else if (c.status[r] === Terminal.Rejected) served[bucketOf(c.terminal[r])]++;
   }
   return judgeSaturation(intervalMs, arrivals, served);
 }
