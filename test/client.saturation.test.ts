@@ -82,6 +82,26 @@ describe("saturated in prediction.json", () => {
     expect(renderFleetBlock(JSON.parse(JSON.stringify(p)))).not.toMatch(/saturated/);
   });
 
+  it("a short healthy run whose requests are long in service is not saturated (in service is not queued)", async () => {
+    // 60 requests 20 ms apart, each 400 output tokens (≈ 0.8 s in service): in-flight requests
+    // ramp from 0 to ~40 over the run, but the queue stays empty.
+    const spec = traceSpec(
+      writeTrace(
+        Array.from({ length: 60 }, (_, i) => ({
+          timestamp: i * 20,
+          input_length: 8,
+          output_length: 400,
+          hash_ids: [1000 + 2 * i, 1001 + 2 * i],
+        })),
+      ),
+      { role: { maxSequences: 256, numGpuBlocks: 100_000 } },
+    );
+    const p = await summaryOf(spec);
+    expect(p.summary.saturation_window_ms).toBeGreaterThan(0); // judged
+    expect(p.summary.saturated).toBe(0);
+    expect(p.summary.backlog_at_last_arrival).toBe(0);
+  });
+
   it("an overloaded run is saturated, and says by how much", async () => {
     const p = await summaryOf(traffic(300, 8)); // 125 req/s offered, 62.5 served
     expect(p.summary.saturated).toBe(1);
