@@ -4,9 +4,12 @@
  * family and load regime (docs/fidelity.md).
  *
  * Usage: node --import tsx bench/fidelity/run.ts [--split fit|heldout|all] [--only SUBSTR]
- *          [--json FILE] [--quiet]
+ *          [--json FILE] [--baseline FILE] [--quiet]
+ *
+ * `--json` writes every result; `--baseline` reads such a file from an earlier run (another
+ * commit) and prints each group's MAPE as "before → after".
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { loadExperiments } from "./experiment.js";
 import { breakdown, type ExperimentResult, METRICS, score } from "./score.js";
@@ -17,6 +20,7 @@ const { values } = parseArgs({
     split: { type: "string", default: "all" },
     only: { type: "string" },
     json: { type: "string" },
+    baseline: { type: "string" },
     quiet: { type: "boolean", default: false },
   },
 });
@@ -50,8 +54,19 @@ async function main(): Promise<void> {
   console.log("");
   console.log(`| group | n | ${METRICS.map((m) => m.label).join(" | ")} |`);
   console.log(`| --- | --- | ${METRICS.map(() => "---").join(" | ")} |`);
+  const before = new Map(
+    values.baseline === undefined
+      ? []
+      : breakdown(JSON.parse(readFileSync(values.baseline, "utf8")) as ExperimentResult[]).map((g) => [
+          g.group,
+          g,
+        ]),
+  );
   for (const g of breakdown(results)) {
-    console.log(`| ${g.group} | ${g.experiments} | ${METRICS.map((m) => fmt(g.mape[m.key])).join(" | ")} |`);
+    const b = before.get(g.group);
+    const cell = (key: (typeof METRICS)[number]["key"]): string =>
+      b === undefined ? fmt(g.mape[key]) : `${fmt(b.mape[key])} → ${fmt(g.mape[key])}`;
+    console.log(`| ${g.group} | ${g.experiments} | ${METRICS.map((m) => cell(m.key)).join(" | ")} |`);
   }
   const collapsed = results.filter((r) => r.collapsed).map((r) => r.id);
   console.log(

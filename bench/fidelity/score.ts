@@ -18,6 +18,7 @@ export type MetricKey = (typeof METRICS)[number]["key"];
 
 export interface ExperimentResult {
   readonly id: string;
+  readonly source: string;
   readonly split: Experiment["split"];
   readonly family: string;
   readonly kind: Experiment["kind"];
@@ -51,6 +52,7 @@ export function score(e: Experiment, predicted: Predicted): ExperimentResult {
   const mt = e.measured.ttftMeanMs ?? Number.POSITIVE_INFINITY;
   return {
     id: e.id,
+    source: e.source.name,
     split: e.split,
     family: e.family,
     kind: e.kind,
@@ -93,6 +95,7 @@ export function breakdown(results: readonly ExperimentResult[]): GroupScore[] {
       );
   };
   by("", (r) => r.split);
+  by("", (r) => `${r.split} · ${r.source}`);
   by("", (r) => `${r.split} · ${r.kind}`);
   by("", (r) => `${r.split} · ${r.family}`);
   by("", (r) => `${r.split} · ${r.regime}`);
