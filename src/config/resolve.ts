@@ -16,13 +16,11 @@ import { resolveLoad, resolveStop, resolveSyntheticSource } from "./resolveTraff
 import type {
   ClientSpec,
   ExecutionSpec,
-  LoadSpec,
   RouterSpec,
   RunSpec,
   SlaSpec,
   SourceSpec,
   Stack,
-  StopSpec,
 } from "./runSpec.js";
 import type { PredictConfigOutput } from "./schema.js";
 import { roundHalfEven } from "./schemaPrimitives.js";
