@@ -11,10 +11,10 @@ import { resolveModel } from "../src/model/resolve.js";
 import { OpLevelTiming } from "../src/timing/opLevel.js";
 import { PolynomialTiming } from "../src/timing/polynomial.js";
 
-function llama8b(overheadMs = 0): OpLevelTiming {
+function llama8b(perPassMs = 0): OpLevelTiming {
   const model = resolveModel("meta-llama/Llama-3.1-8B");
   const parallel = { tensor: 1, pipeline: 1, attentionData: 1, moeTensor: 1, moeExpert: 1 };
-  return new OpLevelTiming(model, gpuSpec("h100_sxm"), loadCompactTables("h100_sxm"), parallel, overheadMs);
+  return new OpLevelTiming(model, gpuSpec("h100_sxm"), loadCompactTables("h100_sxm"), parallel, { perPassMs, perSequenceMs: 0 });
 }
 
 describe("op-level timing: mixed prefill + decode passes", () => {

@@ -253,7 +253,11 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
         ctx.report(["engine", "perf_database"], `perf database directory not found: ${perfDatabase}`);
         return undefined;
       }
-      return { type: "default", model, gpu, perfDatabase };
+      const hostOverhead = {
+        perPassMs: t.host_overhead?.per_pass_ms ?? null,
+        perSequenceMs: t.host_overhead?.per_sequence_ms ?? null,
+      };
+      return { type: "default", model, gpu, perfDatabase, hostOverhead };
     }
   }
 }

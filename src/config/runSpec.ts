@@ -23,6 +23,8 @@ export type TimingSpec =
       readonly gpu: GpuSpec;
       /** An AIConfigurator-format perf-data tree to read instead of the built-in tables. */
       readonly perfDatabase: string | null;
+      /** `timing.host_overhead`: null fields take the defaults of `timing/hostOverhead.ts`. */
+      readonly hostOverhead: { readonly perPassMs: number | null; readonly perSequenceMs: number | null };
     };
 
 /** One worker role (only `aggregated` in this version). */

@@ -184,10 +184,17 @@ const Timing = z
     decode_ms: nonNegNum().optional(),
     forward_model: z.enum(["op_level", "fpm"]).optional(),
     fpm_parquet_path: z.string().min(1).optional(),
+    /** fleetsim extension: engine time outside kernels per pass (docs/timing.md, "Host overhead"). */
+    host_overhead: z
+      .strictObject({
+        per_pass_ms: nonNegNum().max(10_000).optional(),
+        per_sequence_ms: nonNegNum().max(1_000).optional(),
+      })
+      .optional(),
   })
   .superRefine((t, ctx) => {
     const allowed = {
-      default: ["type", "forward_model", "fpm_parquet_path"],
+      default: ["type", "forward_model", "fpm_parquet_path", "host_overhead"],
       fixed: ["type", "prefill_ms", "decode_ms"],
       polynomial: ["type"],
     }[t.type];
@@ -213,6 +220,7 @@ const Timing = z
           type: t.type,
           forward_model: t.forward_model ?? "op_level",
           fpm_parquet_path: t.fpm_parquet_path,
+          host_overhead: t.host_overhead,
         };
     }
   });

@@ -149,7 +149,10 @@ async function bootstrapTiming(
   if (role.timing.type === "default") return run;
   const model = resolveModel(engine.model);
   const gpu = gpuSpec(engine.hardware);
-  return createTimingModel({ type: "default", model, gpu, perfDatabase: null }, role);
+  return createTimingModel(
+    { type: "default", model, gpu, perfDatabase: null, hostOverhead: { perPassMs: null, perSequenceMs: null } },
+    role,
+  );
 }
 
 /** The start-up warning of an advisory replay (seed 000 "Replay in Advisory Mode"). */

@@ -2,18 +2,13 @@ import type { EngineSpec, TimingSpec, WorkerRoleSpec } from "../config/runSpec.j
 import { loadCompactTables } from "../hardware/compactTables.js";
 import { loadParquetTables } from "../hardware/parquetTables.js";
 import { FixedTiming } from "./fixed.js";
+import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
 import type { TimingModel } from "./timingModel.js";
 
 export type { TimingModel } from "./timingModel.js";
 
-/**
- * Per-pass host overhead added by the op-level model, ms: the scheduler, sampler and input
- * preparation that the op tables do not measure. 0.126 ms per step is the per-step constant of
- * the BLIS fit to H100 vLLM serving (peers.md §4.4); AIConfigurator adds none.
- */
-export const OP_LEVEL_PASS_OVERHEAD_MS = 0.126;
 
 /** Builds the timing model of a worker role (loading op tables for `default`). */
 export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec): Promise<TimingModel> {
@@ -38,7 +33,7 @@ export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec):
           moeTensor: role.moeTensor,
           moeExpert: role.moeExpert,
         },
-        OP_LEVEL_PASS_OVERHEAD_MS,
+        resolveHostOverhead(spec.hostOverhead, role.asyncScheduling),
       );
     }
   }

@@ -1,6 +1,7 @@
 import type { GpuSpec } from "../hardware/gpu.js";
 import type { OpPerfTables } from "../hardware/perfTables.js";
 import type { ModelArchitecture, WeightDtype } from "../model/architecture.js";
+import type { HostOverhead } from "./hostOverhead.js";
 import type { TimingModel } from "./timingModel.js";
 
 /** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
@@ -69,8 +70,8 @@ export class OpLevelTiming implements TimingModel {
     private readonly gpu: GpuSpec,
     private readonly tables: OpPerfTables,
     private readonly parallel: Parallelism,
-    /** Fixed host/framework cost added to every non-empty pass, ms. */
-    private readonly passOverheadMs = 0,
+    /** Host time outside kernels per non-empty pass (timing/hostOverhead.ts); none by default. */
+    private readonly host: HostOverhead = { perPassMs: 0, perSequenceMs: 0 },
   ) {
     const tp = parallel.tensor;
     const h = model.hiddenSize;
@@ -119,7 +120,7 @@ export class OpLevelTiming implements TimingModel {
       this.tokenCost(tokens) +
       this.logits(batchCount) +
       this.numLayers * this.prefillAttention(batchCount, perRequestNew, meanPrefix) +
-      this.passOverheadMs
+      this.hostMs(batchCount)
     );
   }
 
@@ -129,7 +130,7 @@ export class OpLevelTiming implements TimingModel {
       this.tokenCost(batch) +
       this.logits(batch) +
       this.numLayers * this.decodeAttention(batch, Math.max(1, Math.round(meanContext))) +
-      this.passOverheadMs;
+      this.hostMs(batch);
     // Token-emitting passes never collapse onto one timestamp (as the reference floors decode).
     return Math.max(ms, 1e-3);
   }
@@ -160,7 +161,7 @@ export class OpLevelTiming implements TimingModel {
       this.tokenCost(prefillRows * perRequestNew + decodeRows) +
       this.logits(prefillRows + decodeRows) +
       L * this.prefillAttention(prefillRows, perRequestNew, meanPrefix) +
-      this.passOverheadMs;
+      this.hostMs(prefillRows + decodeRows);
     if (decodeRows > 0) {
       ms += L * this.decodeAttention(decodeRows, Math.max(1, Math.round(meanContext)));
     }
@@ -177,7 +178,7 @@ export class OpLevelTiming implements TimingModel {
       repeat: this.numLayers,
       latencyMs: this.numLayers * this.prefillAttention(batchCount, newTokensPerRequest, prefix),
     });
-    return finish(ops, this.passOverheadMs);
+    return finish(ops, this.hostMs(batchCount));
   }
 
   /** Per-op breakdown of a decode pass. */
@@ -189,7 +190,12 @@ export class OpLevelTiming implements TimingModel {
       repeat: this.numLayers,
       latencyMs: this.numLayers * this.decodeAttention(batch, context),
     });
-    return finish(ops, this.passOverheadMs);
+    return finish(ops, this.hostMs(batch));
+  }
+
+  /** Host time of a pass over `sequences` sequences. */
+  private hostMs(sequences: number): number {
+    return this.host.perPassMs + this.host.perSequenceMs * sequences;
   }
 
   /** Prefill attention of one layer: `rows` requests × `newTokens` over `prefix`. */
@@ -303,7 +309,7 @@ export class OpLevelTiming implements TimingModel {
 }
 
 function finish(ops: OpCost[], overheadMs: number): PassEstimate {
-  if (overheadMs > 0) ops.push({ name: "pass_overhead", repeat: 1, latencyMs: overheadMs });
+  if (overheadMs > 0) ops.push({ name: "host_overhead", repeat: 1, latencyMs: overheadMs });
   let total = 0;
   for (const op of ops) total += op.latencyMs;
   return { totalMs: total, ops };
