@@ -238,7 +238,7 @@ interface Measured {
   totalInputTokens: number | null;
   totalOutputTokens: number | null;
   maxConcurrentRequests?: number | null;
-  basis: "per-request" | "summary" | "summary+corrected-ttft-mean";
+  basis: "per-request" | "summary" | "summary+corrected-ttft-mean" | "aggregate-row";
   e2eScope: "non-empty" | "all-completed" | null;
 }
 
@@ -252,7 +252,7 @@ interface Fixture {
   gpuMemoryGiB?: number;
   model: string;
   modelNote?: string;
-  parallelism: { tensor: number; pipeline: number };
+  parallelism: { tensor: number; pipeline: number; moeTensor?: number; moeExpert?: number };
   vllm: {
     version: string;
     engine: string;
@@ -268,11 +268,16 @@ interface Fixture {
     outputStreaming: "per-token" | "multi-token-chunks" | null;
     asyncScheduling?: boolean;
   };
-  load: { regime: "light" | "moderate" | "heavy" | "burst"; requestRate: number | "inf" };
+  load: {
+    regime: "light" | "moderate" | "heavy" | "burst";
+    requestRate?: number | "inf";
+    concurrency?: number;
+  };
   workload: {
     arrivalMs: number[] | null;
     poisson: { rate: number; seed: number; spanS?: number } | null;
     warmPrefixCache?: boolean;
+    closedLoopConcurrency?: number;
     inputLen: number[];
     outputLen: number[];
     outputLenSource?: string;
@@ -821,6 +826,317 @@ function s3Experiments(
 }
 
 // ---------------------------------------------------------------------------------------------
+// S9: ai-dynamo/aiconfigurator silicon_sample.csv, closed-loop aiperf-style runs (ISL/OSL fixed)
+
+const S9_REPO = "ai-dynamo/aiconfigurator";
+/** The last commit that changed the file at this path (same blob 92100a08 at aic-core/… later). */
+const S9_COMMIT = "75f90ac7a31437952ba62995855fd933a1ebf030";
+const S9_PATH = "src/aiconfigurator/systems/silicon_sample.csv";
+/** aiconfigurator's benchmark script (bench_run.sh.j2): `--num-requests concurrency × 20`, warm-up 2 × concurrency. */
+const S9_ROUNDS = 20;
+const S9_WARMUP_ROUNDS = 2;
+
+interface S9Model {
+  model: string;
+  family: string;
+  kind: "dense-gqa" | "moe";
+  tag: string;
+  prec: string;
+  kvCacheDtype: string;
+  note: string;
+}
+
+/** (model_path, precision) → catalog entry. Rows of any other pair are skipped (`s9Survey`). */
+const S9_MODELS: Readonly<Record<string, S9Model>> = {
+  "Qwen/Qwen3-32B|": {
+    model: "Qwen/Qwen3-32B",
+    family: "qwen3-32b",
+    kind: "dense-gqa",
+    tag: "qwen3-32b",
+    prec: "bf16",
+    kvCacheDtype: "auto",
+    note: "precision and quant modes empty: the BF16 checkpoint as published (catalog Qwen/Qwen3-32B, BF16 weights and KV).",
+  },
+  "meta-llama/Llama-3.1-70B|fp8": {
+    model: "nvidia/Llama-3.1-70B-Instruct-FP8",
+    family: "llama-3.1-70b-fp8",
+    kind: "dense-gqa",
+    tag: "llama31-70b",
+    prec: "fp8",
+    kvCacheDtype: "fp8",
+    note: "model_path meta-llama/Llama-3.1-70B with precision/gemm/moe quant fp8: mapped to the catalog's per-tensor FP8 entry nvidia/Llama-3.1-70B-Instruct-FP8 (same architecture; FP8 weights and FP8 KV). Whether the run used that checkpoint or vLLM's online FP8 quantization, and whether the KV cache was FP8, is not recorded.",
+  },
+  "nvidia/Llama-3.1-8B-Instruct-FP8|fp8": {
+    model: "nvidia/Llama-3.1-8B-Instruct-FP8",
+    family: "llama-3.1-8b-fp8",
+    kind: "dense-gqa",
+    tag: "llama31-8b",
+    prec: "fp8",
+    kvCacheDtype: "fp8",
+    note: "the ModelOpt FP8 checkpoint (catalog entry of the same id: FP8 weights and FP8 KV).",
+  },
+  "Qwen/Qwen3-235B-A22B-FP8|fp8": {
+    model: "Qwen/Qwen3-235B-A22B-FP8",
+    family: "qwen3-235b-a22b-fp8",
+    kind: "moe",
+    tag: "qwen3-235b-a22b",
+    prec: "fp8",
+    kvCacheDtype: "fp8",
+    note: "Qwen's block-scaled FP8 checkpoint (catalog entry of the same id: fp8_block weights, FP8 KV).",
+  },
+};
+
+const S9_GPUS: Readonly<Record<string, string>> = {
+  a100_sxm: "a100",
+  h100_sxm: "h100",
+  h200_sxm: "h200",
+  b200_sxm: "b200",
+  l40s: "l40s",
+};
+
+interface S9Pick {
+  system: string;
+  model: string;
+  tp?: number;
+  isl?: number;
+  osl?: readonly number[];
+  /** Keep only rows with MoE expert parallelism (true) or without (false). */
+  ep?: boolean;
+}
+
+/**
+ * The benchmark subset (about 120 experiments, a few minutes of CPU; `--s9-all` writes every usable
+ * row): every measured concurrency (4…64 or 8…128) of a few (system, model, tp, isl, osl) configs
+ * of the regular grids; of the irregular H200 sets (one concurrency per config) a slice by TP/OSL.
+ */
+const S9_SUBSET: readonly S9Pick[] = [
+  // Fit. Qwen3-32B BF16, H100, vLLM 0.12.0: every TP, short and long prompts.
+  { system: "h100_sxm", model: "Qwen/Qwen3-32B", tp: 2, isl: 1024, osl: [1024] },
+  { system: "h100_sxm", model: "Qwen/Qwen3-32B", tp: 2, isl: 4096, osl: [128] },
+  { system: "h100_sxm", model: "Qwen/Qwen3-32B", tp: 4, isl: 1024, osl: [512] },
+  { system: "h100_sxm", model: "Qwen/Qwen3-32B", tp: 4, isl: 4096, osl: [512] },
+  { system: "h100_sxm", model: "Qwen/Qwen3-32B", tp: 4, isl: 4096, osl: [1024] },
+  { system: "h100_sxm", model: "Qwen/Qwen3-32B", tp: 8, isl: 1024, osl: [128] },
+  { system: "h100_sxm", model: "Qwen/Qwen3-32B", tp: 8, isl: 4096, osl: [1024] },
+  // Fit. Llama-3.1-70B FP8 (engine version not recorded), H100 and B200: each ISL/OSL pair.
+  { system: "h100_sxm", model: "meta-llama/Llama-3.1-70B", tp: 2, isl: 1024, osl: [1024] },
+  { system: "h100_sxm", model: "meta-llama/Llama-3.1-70B", tp: 2, isl: 8192, osl: [1024] },
+  { system: "h100_sxm", model: "meta-llama/Llama-3.1-70B", tp: 4, isl: 1024, osl: [8192] },
+  { system: "h100_sxm", model: "meta-llama/Llama-3.1-70B", tp: 8, isl: 1024, osl: [1024] },
+  { system: "b200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 1, isl: 1024, osl: [1024] },
+  { system: "b200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 2, isl: 8192, osl: [1024] },
+  { system: "b200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 4, isl: 1024, osl: [8192] },
+  { system: "b200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 8, isl: 1024, osl: [1024] },
+  // Held out (H200). Llama-3.1-70B FP8: TP1 long output (KV-bound at c = 64) and TP2 long prompt.
+  { system: "h200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 1, isl: 1024, osl: [8192] },
+  { system: "h200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 2, isl: 8192, osl: [1024] },
+  // Qwen3-235B-A22B FP8 (MoE): every TP4 and expert-parallel row, TP2 at OSL 500 and 2000.
+  { system: "h200_sxm", model: "Qwen/Qwen3-235B-A22B-FP8", tp: 4 },
+  { system: "h200_sxm", model: "Qwen/Qwen3-235B-A22B-FP8", ep: true },
+  { system: "h200_sxm", model: "Qwen/Qwen3-235B-A22B-FP8", tp: 2, osl: [500, 2000], ep: false },
+  // Llama-3.1-8B FP8: TP1 and TP8.
+  { system: "h200_sxm", model: "nvidia/Llama-3.1-8B-Instruct-FP8", tp: 1 },
+  { system: "h200_sxm", model: "nvidia/Llama-3.1-8B-Instruct-FP8", tp: 8 },
+];
+
+/** A CSV line (RFC 4180 quoting; the file has none today). */
+function csvFields(line: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cur += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      out.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  out.push(cur);
+  return out;
+}
+
+export function parseCsv(text: string): Record<string, string>[] {
+  const lines = text.split(/\r?\n/).filter((l) => l.length > 0);
+  const header = csvFields(lines[0]!);
+  return lines.slice(1).map((l) => {
+    const f = csvFields(l);
+    if (f.length !== header.length)
+      throw new Error(`S9: row has ${f.length} fields, header ${header.length}: ${l}`);
+    return Object.fromEntries(header.map((h, i) => [h, f[i]!]));
+  });
+}
+
+interface S9Row {
+  row: Record<string, string>;
+  concurrency: number;
+  tp: number;
+  pp: number;
+  moeTp: number;
+  moeEp: number;
+  isl: number;
+  osl: number;
+}
+
+/** Why a vLLM agg row on a catalog GPU cannot be replayed, or null when it can. */
+function s9SkipReason(x: S9Row, m: S9Model | undefined): string | null {
+  const r = x.row;
+  if (m === undefined) return `no catalog mapping for ${r["model_path"]} at precision '${r["precision"]}'`;
+  if (!Number.isFinite(x.concurrency)) return "no silicon_concurrency in silicon_data_source";
+  if (x.concurrency !== Number(r["batch_size"])) return "silicon_concurrency differs from batch_size";
+  // vLLM runs attention TP × DP and MoE over the same GPUs: moe_tp × moe_ep = tp × dp (aiconfigurator vllm.rule).
+  const dp = m.kind === "moe" ? (x.moeTp * x.moeEp) / x.tp : Number(r["attention_dp_size"] || "1");
+  if (dp !== 1)
+    return `attention data parallel ${dp} (moe_tp ${x.moeTp} × moe_ep ${x.moeEp} over tp ${x.tp})`;
+  if (x.pp !== 1) return `pipeline ${x.pp}`;
+  return null;
+}
+
+function s9Rows(text: string): { usable: (S9Row & { m: S9Model })[]; skipped: [S9Row, string][] } {
+  const usable: (S9Row & { m: S9Model })[] = [];
+  const skipped: [S9Row, string][] = [];
+  for (const row of parseCsv(text)) {
+    if (row["backend"] !== "vllm" || row["mode"] !== "agg" || S9_GPUS[row["system"]!] === undefined) continue;
+    const c = /silicon_concurrency=(\d+)/.exec(row["silicon_data_source"]!);
+    const x: S9Row = {
+      row,
+      // Rows of the 2026-04-06 dump carry no silicon_concurrency: their batch_size is the concurrency
+      // (every row that has both has them equal).
+      concurrency:
+        c !== null
+          ? Number(c[1])
+          : row["silicon_data_source"]!.startsWith("source_file=2026-04-06.csv")
+            ? Number(row["batch_size"])
+            : Number.NaN,
+      tp: Number(row["tp_size"]),
+      pp: Number(row["pp_size"] || "1"),
+      moeTp: Number(row["moe_tp_size"] || "1"),
+      moeEp: Number(row["moe_ep_size"] || "1"),
+      isl: Number(row["isl"]),
+      osl: Number(row["osl"]),
+    };
+    const m = S9_MODELS[`${row["model_path"]}|${row["precision"]}`];
+    const why = s9SkipReason(x, m);
+    if (why === null) usable.push({ ...x, m: m! });
+    else skipped.push([x, why]);
+  }
+  return { usable, skipped };
+}
+
+function s9InSubset(x: S9Row): boolean {
+  return S9_SUBSET.some(
+    (p) =>
+      p.system === x.row["system"] &&
+      p.model === x.row["model_path"] &&
+      (p.tp === undefined || p.tp === x.tp) &&
+      (p.isl === undefined || p.isl === x.isl) &&
+      (p.osl === undefined || p.osl.includes(x.osl)) &&
+      (p.ep === undefined || p.ep === x.moeEp > 1),
+  );
+}
+
+function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
+  const { row, m, concurrency: c, tp, isl, osl } = x;
+  const gpu = row["system"]!;
+  const ep = m.kind === "moe" && x.moeEp > 1 ? x.moeEp : 1;
+  const versionKnown = row["backend_version"] !== "";
+  const version = versionKnown ? row["backend_version"]! : "0.11.0";
+  const warm = S9_WARMUP_ROUNDS * c;
+  const n = warm + S9_ROUNDS * c;
+  const maxNumSeqs = Number(row["batch_size"]);
+  const tpot = Number(row["silicon_tpot_ms"]);
+  const sourceFields = row["silicon_data_source"]!.split("; ").filter((f) => !f.startsWith("source_file=/"));
+  const notes = [
+    `Row ${row["id"]} of aiconfigurator's silicon_sample.csv (NVIDIA's "2026-04 dump of the internal benchmark DB", docs/design/prediction_regression_gate_design.md); provenance as published: ${sourceFields.join("; ")}.`,
+    `Model: ${m.note}`,
+    `Measured: silicon_ttft_ms and silicon_tpot_ms only (their statistic is not stated; taken as means). ITL = TPOT here: with fixed output lengths the pooled inter-token mean equals the per-request TPOT mean, and the table has no separate ITL.`,
+    `Client (not recorded per row): aiconfigurator's own benchmark script (generator/config/backend_templates/benchmark/bench_run.sh.j2 at this commit) runs aiperf profile --concurrency c --num-requests 20·c --warmup-request-count 2·c --isl/--osl with stddev 0, ignore_eos, streaming, random synthetic prompts (seed 100); replayed as ${warm} warm-up requests (latencyExcluded) then ${n - warm} measured ones, closed loop at c = ${c}, every prompt unique. If the client cycled through a fixed pool of prompts (--num-dataset-entries; genai-perf's default pool is 100), later requests were prefix-cache hits on the real server and the replay overstates prefill work.`,
+    `Engine: vLLM ${version}${versionKnown ? "" : " ASSUMED (backend_version is empty for the 2026-04-06.csv rows; 0.11.0 was the current vLLM release at their measured date 2025-10-29)"}, V1. aiconfigurator's benchmark rule plugin (generator/rule_plugin/benchmark/vllm.rule) sets --max-num-seqs = batch_size (${maxNumSeqs}), --max-num-batched-tokens = batch_size + isl + 1500 (${maxNumSeqs + isl + 1500}), --max-model-len = isl + osl + 1500 (${isl + osl + 1500}), CUDA graphs 1..batch_size; gpu-memory-utilization and block size are not set (vLLM defaults 0.9 and 16); prefix caching is not disabled (V1 default on); async scheduling not passed (off by default before 0.14); kv-cache-dtype ${m.kvCacheDtype} from the row's quant mode. Whether this generator produced the measured deployment is not stated.`,
+    `Parallelism: tp ${tp}, pp ${x.pp}, attention DP 1${m.kind === "moe" ? `, MoE ${x.moeTp > 1 ? `TP ${x.moeTp}` : `EP ${x.moeEp}`}` : ""}.`,
+  ];
+  return {
+    id: `s9-${S9_GPUS[gpu]}-${m.tag}-${m.prec}-tp${tp}${ep > 1 ? `ep${ep}` : ""}-isl${isl}-osl${osl}-c${c}`,
+    source: { name: "S9", repo: S9_REPO, path: S9_PATH, commit: S9_COMMIT },
+    // Held out: every H200 row (Llama-3.1-8B/70B FP8 dense and the Qwen3-235B-A22B MoE), as S3's H200 runs.
+    split: gpu === "h200_sxm" ? "heldout" : "fit",
+    family: m.family,
+    kind: m.kind,
+    gpu,
+    model: m.model,
+    parallelism:
+      m.kind === "moe"
+        ? { tensor: tp, pipeline: x.pp, moeTensor: x.moeTp, moeExpert: x.moeEp }
+        : { tensor: tp, pipeline: x.pp },
+    vllm: {
+      version,
+      engine: "V1",
+      blockSize: 16,
+      maxNumSeqs,
+      maxNumBatchedTokens: maxNumSeqs + isl + 1500,
+      chunkedPrefill: true,
+      prefixCaching: true,
+      gpuMemoryUtilization: 0.9,
+      maxModelLen: isl + osl + 1500,
+      kvCacheDtype: m.kvCacheDtype,
+      numGpuBlocks: null,
+      outputStreaming: "per-token",
+      asyncScheduling: false,
+    },
+    load: { regime: c <= 8 ? "light" : c <= 64 ? "moderate" : "heavy", concurrency: c },
+    workload: {
+      arrivalMs: null,
+      poisson: null,
+      closedLoopConcurrency: c,
+      inputLen: new Array<number>(n).fill(isl),
+      outputLen: new Array<number>(n).fill(osl),
+    },
+    measured: {
+      completed: null,
+      durationS: null,
+      ttftMeanMs: r(Number(row["silicon_ttft_ms"])),
+      ttftP99Ms: null,
+      itlMeanMs: r(tpot),
+      itlP99Ms: null,
+      tpotMeanMs: r(tpot),
+      e2eMeanMs: null,
+      e2eP99Ms: null,
+      outputThroughputTokS: null,
+      requestThroughput: null,
+      ttftMedianMs: null,
+      itlMedianMs: null,
+      tpotMedianMs: null,
+      tpotP99Ms: null,
+      e2eMedianMs: null,
+      totalInputTokens: null,
+      totalOutputTokens: null,
+      basis: "aggregate-row",
+      e2eScope: null,
+    },
+    latencyExcluded: Array.from({ length: warm }, (_, i) => i),
+    notes: notes.join(" "),
+  };
+}
+
+function s9Experiments(text: string, all: boolean): Fixture[] {
+  const { usable, skipped } = s9Rows(text);
+  const reasons = new Map<string, number>();
+  for (const [x, why] of skipped) {
+    const k = `${x.row["system"]} ${x.row["model_path"]} ${x.row["precision"] || "(bf16)"}: ${why.replace(/\d+ \(.*\)$/, "…")}`;
+    reasons.set(k, (reasons.get(k) ?? 0) + 1);
+  }
+  for (const [k, n] of [...reasons].sort()) console.error(`S9 skipped ${n}\t${k}`);
+  const picked = all ? usable : usable.filter(s9InSubset);
+  console.error(`S9: ${usable.length} usable rows, ${skipped.length} skipped, ${picked.length} written`);
+  return picked.map(s9Experiment);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Driver
 
 function writeFixtures(out: string, fixtures: readonly Fixture[]): string[] {
@@ -844,6 +1160,8 @@ export function main(argv: readonly string[]): void {
       s1: { type: "string" },
       s2: { type: "string" },
       s3: { type: "string" },
+      s9: { type: "string" },
+      "s9-all": { type: "boolean", default: false },
       out: { type: "string" },
       clean: { type: "boolean", default: false },
     },
@@ -877,6 +1195,11 @@ export function main(argv: readonly string[]): void {
     fixtures.push(
       ...s3Experiments(new SourceTree(resolve(values.s3)), s1Inputs, { fp8: s1Fp8, all: s1Llama }, s2Outputs),
     );
+  }
+  if (values.s9 !== undefined) {
+    const src = resolve(values.s9);
+    const text = isGitDir(src) ? new SourceTree(src).read(S9_PATH, S9_COMMIT) : readFileSync(src, "utf8");
+    fixtures.push(...s9Experiments(text, values["s9-all"]));
   }
   if (values.clean && existsSync(out))
     for (const f of readdirSync(out)) if (f.endsWith(".json")) rmSync(join(out, f));

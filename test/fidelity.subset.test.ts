@@ -28,11 +28,15 @@ function expectMape(results: readonly ExperimentResult[], bounds: Partial<Record
 }
 
 describe("fidelity benchmark, fast held-out subset", () => {
-  it("the committed experiments are well formed and the split holds S2, S3 and Mixtral-8x22B out", () => {
+  it("the committed experiments are well formed and the split holds S2, S3, Mixtral-8x22B and S9's H200 rows out", () => {
     const all = loadExperiments();
     expect(all.length).toBeGreaterThanOrEqual(24);
     for (const e of all) {
-      const heldOut = e.source.name === "S2" || e.source.name === "S3" || e.family === "mixtral-8x22b";
+      const heldOut =
+        e.source.name === "S2" ||
+        e.source.name === "S3" ||
+        e.family === "mixtral-8x22b" ||
+        (e.source.name === "S9" && e.gpu === "h200_sxm");
       expect(e.split, e.id).toBe(heldOut ? "heldout" : "fit");
     }
   });

@@ -41,7 +41,13 @@ export interface Experiment {
   readonly gpu: string;
   readonly gpuMemoryGiB?: number | null;
   readonly model: string;
-  readonly parallelism: { readonly tensor: number; readonly pipeline: number };
+  readonly parallelism: {
+    readonly tensor: number;
+    readonly pipeline: number;
+    /** MoE sharding when the source states it (default: fleetsim's, MoE TP over tensor × attention_data). */
+    readonly moeTensor?: number;
+    readonly moeExpert?: number;
+  };
   readonly vllm: {
     readonly version: string;
     readonly blockSize: number;

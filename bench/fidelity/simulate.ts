@@ -178,7 +178,13 @@ export function experimentConfig(
       context_length: v.maxModelLen,
       workers: {
         aggregated: {
-          parallelism: { replicas: 1, tensor: e.parallelism.tensor, pipeline: e.parallelism.pipeline },
+          parallelism: {
+            replicas: 1,
+            tensor: e.parallelism.tensor,
+            pipeline: e.parallelism.pipeline,
+            ...(e.parallelism.moeTensor !== undefined ? { moe_tensor: e.parallelism.moeTensor } : {}),
+            ...(e.parallelism.moeExpert !== undefined ? { moe_expert: e.parallelism.moeExpert } : {}),
+          },
           scheduler: {
             max_batched_tokens: v.maxNumBatchedTokens,
             max_sequences: v.maxNumSeqs,
