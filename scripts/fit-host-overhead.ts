@@ -22,7 +22,9 @@ const runs = loadExperiments().filter(
 if (runs.length < 3) throw new Error(`only ${runs.length} fit runs qualify`);
 
 const overrides = (perPassMs: number, perSequenceMs: number) => ({
-  workerOverrides: { timing: { type: "default", host_overhead: { per_pass_ms: perPassMs, per_sequence_ms: perSequenceMs } } },
+  workerOverrides: {
+    timing: { type: "default", host_overhead: { per_pass_ms: perPassMs, per_sequence_ms: perSequenceMs } },
+  },
 });
 
 const xs: number[] = [];
@@ -55,7 +57,9 @@ if (a < 0) {
   a = 0;
   b = Math.max(0, sxy0 / sxx0);
 }
-console.log(`${n} fit runs (closed loop, no async scheduling): ITL residual = ${a.toFixed(3)} ms + ${(b * 1000).toFixed(1)} µs × sequences`);
+console.log(
+  `${n} fit runs (closed loop, no async scheduling): ITL residual = ${a.toFixed(3)} ms + ${(b * 1000).toFixed(1)} µs × sequences`,
+);
 
 let before = 0;
 let after = 0;
@@ -63,4 +67,6 @@ for (const e of runs) {
   before += score(e, await simulate(e, overrides(0, 0))).ape.itlMeanMs ?? 0;
   after += score(e, await simulate(e, overrides(a, b))).ape.itlMeanMs ?? 0;
 }
-console.log(`ITL MAPE on those runs: ${(before / n).toFixed(1)} % without host overhead → ${(after / n).toFixed(1)} % with the fit`);
+console.log(
+  `ITL MAPE on those runs: ${(before / n).toFixed(1)} % without host overhead → ${(after / n).toFixed(1)} % with the fit`,
+);

@@ -14,7 +14,10 @@ import { PolynomialTiming } from "../src/timing/polynomial.js";
 function llama8b(perPassMs = 0): OpLevelTiming {
   const model = resolveModel("meta-llama/Llama-3.1-8B");
   const parallel = { tensor: 1, pipeline: 1, attentionData: 1, moeTensor: 1, moeExpert: 1 };
-  return new OpLevelTiming(model, gpuSpec("h100_sxm"), loadCompactTables("h100_sxm"), parallel, { perPassMs, perSequenceMs: 0 });
+  return new OpLevelTiming(model, gpuSpec("h100_sxm"), loadCompactTables("h100_sxm"), parallel, {
+    perPassMs,
+    perSequenceMs: 0,
+  });
 }
 
 describe("op-level timing: mixed prefill + decode passes", () => {

@@ -150,7 +150,13 @@ async function bootstrapTiming(
   const model = resolveModel(engine.model);
   const gpu = gpuSpec(engine.hardware);
   return createTimingModel(
-    { type: "default", model, gpu, perfDatabase: null, hostOverhead: { perPassMs: null, perSequenceMs: null } },
+    {
+      type: "default",
+      model,
+      gpu,
+      perfDatabase: null,
+      hostOverhead: { perPassMs: null, perSequenceMs: null },
+    },
     role,
   );
 }

@@ -9,7 +9,6 @@ import type { TimingModel } from "./timingModel.js";
 
 export type { TimingModel } from "./timingModel.js";
 
-
 /** Builds the timing model of a worker role (loading op tables for `default`). */
 export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec): Promise<TimingModel> {
   switch (spec.type) {
