@@ -1,0 +1,199 @@
+/**
+ * The golden `prediction.json` cases (issue 15's safety net): what each case runs, how a run is
+ * turned into its golden form, and the key-by-key comparison. Shared by test/golden.test.ts
+ * (compares) and scripts/update-goldens.ts (writes test/golden/<name>.prediction.json).
+ *
+ * A golden may only change in a commit that explains why (a bug fixed, a deliberate change of
+ * behaviour or of the output contract): a restructure must leave every golden byte-identical.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli } from "../helpers/cli.js";
+import { CONVERSATION_600S } from "../helpers/fixtures.js";
+import { tempDir } from "../helpers/specs.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+export const GOLDEN_DIR = import.meta.dirname;
+
+export interface GoldenCase {
+  /** File stem: test/golden/<name>.prediction.json. */
+  readonly name: string;
+  /** What the case covers. */
+  readonly about: string;
+  /** Config path, relative to the repository root. */
+  readonly config: string;
+  readonly stack: "engine" | "dynamo";
+  /** `--set` overrides, left to right. */
+  readonly sets: readonly string[];
+}
+
+/**
+ * The seed configs name the full conversation trace in ../shared; the golden runs replay the
+ * committed 600 s fixture of it instead, stopped early so a run stays under ~2 s. The trace is
+ * named by an absolute path, which prediction.json never records (`run.traffic.trace` is the
+ * file name), so the goldens do not depend on where the repository lives.
+ */
+const CONVERSATION_FIXTURE = `traffic.source.paths=[${CONVERSATION_600S}]`;
+
+export const GOLDEN_CASES: readonly GoldenCase[] = [
+  {
+    name: "aggregated",
+    about: "examples/aggregated.yaml as bundled (default engine stack, round robin, its sample trace)",
+    config: "examples/aggregated.yaml",
+    stack: "engine",
+    sets: [],
+  },
+  {
+    name: "synthetic-sessions",
+    about: "examples/synthetic-sessions.yaml as bundled (multi-turn synthetic sessions, Poisson)",
+    config: "examples/synthetic-sessions.yaml",
+    stack: "engine",
+    sets: [],
+  },
+  {
+    name: "disaggregated-kv-transfer",
+    about: "1 prefill + 2 decode workers, KV transfer (destination_missing), round robin",
+    config: "test/golden/configs/disaggregated.yaml",
+    stack: "dynamo",
+    sets: [],
+  },
+  {
+    name: "kv-router",
+    about: "3 aggregated workers behind the KV router (overlap credit, prefill load)",
+    config: "test/golden/configs/kv-router.yaml",
+    stack: "dynamo",
+    sets: [],
+  },
+  {
+    name: "disaggregated-kv-router",
+    about: "2 prefill + 3 decode workers, each pool behind its role's KV router, KV transfer",
+    config: "test/golden/configs/disaggregated-kv-router.yaml",
+    stack: "dynamo",
+    sets: [],
+  },
+  {
+    name: "seed-aggregated-planner",
+    about:
+      "examples/seed-aggregated.yaml (SLA Planner in the loop, budget 2) on the 600 s conversation fixture, stopped at 300 s (one throughput tick)",
+    config: "examples/seed-aggregated.yaml",
+    stack: "dynamo",
+    sets: [CONVERSATION_FIXTURE, "traffic.stop.max_virtual_time_seconds=300"],
+  },
+  {
+    name: "seed-disaggregated-planner",
+    about:
+      "examples/seed-disaggregated.yaml with budget 4 (prefill workers start after 15 s, scale up and drain), throughput ticks every 60 s, on the conversation fixture stopped at 150 s",
+    config: "examples/seed-disaggregated.yaml",
+    stack: "dynamo",
+    sets: [
+      CONVERSATION_FIXTURE,
+      "traffic.stop.max_virtual_time_seconds=150",
+      "planner.max_num_gpus=4",
+      "planner.throughput_adjustment_interval_seconds=60",
+      "engine.workers.prefill.startup_seconds=15",
+    ],
+  },
+];
+
+/**
+ * Paths (dotted, as `diffJson` names them) left out of the comparison because they measure the
+ * host, not the simulation: they differ between two runs of the same config (docs/metrics.md
+ * "Host-time keys"; `HOST_TIME_KEYS` in src/metrics/summary.ts, which test/golden.test.ts checks
+ * this list against). They are stripped from the goldens; the test checks they are present in
+ * every run, as numbers.
+ *
+ * Nothing else is excluded: the `run` block has no host time and no absolute path
+ * (src/report/runInfo.ts), `planner.html_report_path` is null without `--html` (no case passes
+ * it), `per_request` is null without `--capture-per-request`, and the FPM `wall_time` in Planner
+ * ticks is the simulated pass time. Host-time keys that only `planner.retune` writes
+ * (`sweep_wall_s`, `predictor_presweep.wall_s`, measured `decision_latency_s`; docs/metrics.md)
+ * are not listed because no case runs retune: a case that adds it must add them here.
+ */
+export const HOST_TIME_PATHS: readonly string[] = [
+  "summary.wall_time_ms",
+  "summary.processed_tokens_per_s",
+  "summary.processed_output_tokens_per_s",
+];
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Runs a case through the CLI (in process) and returns its prediction.json, parsed. */
+export async function runCase(c: GoldenCase): Promise<{ doc: { [key: string]: Json }; err: string }> {
+  const out = join(tempDir("fleetsim-golden-"), "out");
+  const args = ["predict", "-c", join(ROOT, c.config), "--stack", c.stack, "--output-dir", out];
+  for (const s of c.sets) args.push("--set", s);
+  const r = await cli(...args);
+  if (r.code !== 0) throw new Error(`golden case ${c.name}: exit ${r.code}\n${r.err}`);
+  const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as { [key: string]: Json };
+  return { doc, err: r.err };
+}
+
+/** A copy of `doc` without the host-time paths: the golden form of a prediction. */
+export function stripHostTime(doc: { [key: string]: Json }): { [key: string]: Json } {
+  const copy = structuredClone(doc);
+  for (const path of HOST_TIME_PATHS) {
+    const keys = path.split(".");
+    let node: Json | undefined = copy;
+    for (const k of keys.slice(0, -1)) {
+      node = node !== null && typeof node === "object" && !Array.isArray(node) ? node[k] : undefined;
+    }
+    if (node !== null && typeof node === "object" && !Array.isArray(node)) delete node[keys[keys.length - 1]];
+  }
+  return copy;
+}
+
+/** How a golden file is written: 2-space JSON and a final newline. */
+export function serializeGolden(doc: { [key: string]: Json }): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
+
+export function goldenPath(c: GoldenCase): string {
+  return join(GOLDEN_DIR, `${c.name}.prediction.json`);
+}
+
+const show = (v: Json | undefined): string => {
+  if (v === undefined) return "(absent)";
+  const s = JSON.stringify(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+};
+
+const kind = (v: Json): string => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+
+/**
+ * Every difference between two JSON trees, one line per path: `summary.ttft_ms_p99: 123.4 → 125.0`
+ * (golden → actual), `a.b: missing (golden 3)`, `a.c: extra (actual 4)`. Numbers compare exactly;
+ * arrays element by element (a length difference is reported, then the common prefix is walked).
+ */
+export function diffJson(golden: Json, actual: Json, path = ""): string[] {
+  const out: string[] = [];
+  walk(golden, actual, path, out);
+  return out;
+}
+
+function walk(g: Json, a: Json, path: string, out: string[]): void {
+  const kg = kind(g);
+  const ka = kind(a);
+  if (kg !== ka) {
+    out.push(`${path || "(root)"}: ${show(g)} → ${show(a)} (${kg} → ${ka})`);
+    return;
+  }
+  if (Array.isArray(g)) {
+    const arr = a as Json[];
+    if (g.length !== arr.length) out.push(`${path}: length ${g.length} → ${arr.length}`);
+    const n = Math.min(g.length, arr.length);
+    for (let i = 0; i < n; i++) walk(g[i], arr[i], `${path}[${i}]`, out);
+    return;
+  }
+  if (g !== null && typeof g === "object") {
+    const obj = a as { [key: string]: Json };
+    const at = (k: string) => (path === "" ? k : `${path}.${k}`);
+    for (const k of Object.keys(g)) {
+      if (!Object.hasOwn(obj, k)) out.push(`${at(k)}: missing (golden ${show(g[k])})`);
+      else walk(g[k], obj[k], at(k), out);
+    }
+    for (const k of Object.keys(obj))
+      if (!Object.hasOwn(g, k)) out.push(`${at(k)}: extra (actual ${show(obj[k])})`);
+    return;
+  }
+  if (g !== a) out.push(`${path || "(root)"}: ${show(g)} → ${show(a)}`);
+}
