@@ -5,12 +5,13 @@ import {
   convertMooncakeToDynamo,
   DEFAULT_ORIGIN_UNIX_MS,
 } from "../traffic/dynamoTraceConvert.js";
+import { UserError } from "../util/userError.js";
 import type { Streams } from "./predict.js";
 
 export { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamoTraceConvert.js";
 
 /** A flag combination `fleetsim convert` cannot run with (exit 2). */
-export class ConvertUsageError extends Error {}
+export class ConvertUsageError extends UserError {}
 
 export interface ConvertCommandOptions {
   readonly input: string;

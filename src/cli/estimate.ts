@@ -9,6 +9,7 @@ import { configuredMoeParallelism } from "../model/weights.js";
 import { stableLine } from "../report/json.js";
 import { formatNumber } from "../report/table.js";
 import { OpLevelTiming, type PassEstimate } from "../timing/opLevel.js";
+import { UserError } from "../util/userError.js";
 import type { Streams } from "./predict.js";
 
 export interface EstimateOptions {
@@ -28,7 +29,7 @@ export interface EstimateOptions {
 }
 
 /** A CLI mistake in `estimate` options (exit 2). */
-export class EstimateUsageError extends Error {}
+export class EstimateUsageError extends UserError {}
 
 /**
  * `fleetsim estimate`: the op-level latency of one forward pass — a prefill of `batch` requests

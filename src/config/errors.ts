@@ -1,3 +1,5 @@
+import { UserError } from "../util/userError.js";
+
 /**
  * The one error type of config loading. Everything that stops a config from becoming a RunSpec
  * (unreadable file, YAML syntax, schema, cross-field rules, `--set` mistakes, unresolvable
@@ -21,7 +23,7 @@ export function validationSummary(count: number): string {
   return `${count} validation error${count === 1 ? "" : "s"}`;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   /** The config file as the user named it. */
   readonly configPath: string;
   /** First line after the file name, e.g. `2 validation errors` or `invalid YAML`. */

@@ -18,9 +18,10 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { UserError } from "../util/userError.js";
 
 /** A user mistake about the output directory (exit code 2). */
-export class OutputDirError extends Error {}
+export class OutputDirError extends UserError {}
 
 /** The run was stopped by a signal before its results were committed (exit 130 / 143). */
 export class OutputCancelled extends Error {

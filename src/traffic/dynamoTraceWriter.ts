@@ -7,9 +7,10 @@ import { createWriteStream, mkdirSync, openSync, renameSync, rmSync, type WriteS
 import { basename, dirname, join } from "node:path";
 import { finished } from "node:stream/promises";
 import { createGzip, type Gzip } from "node:zlib";
+import { UserError } from "../util/userError.js";
 
 /** The output cannot be written (missing permission, full disk, …): a user-facing error, exit 2. */
-export class TraceWriteError extends Error {}
+export class TraceWriteError extends UserError {}
 
 export class AtomicJsonlWriter {
   readonly dest: string;

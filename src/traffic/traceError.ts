@@ -1,9 +1,11 @@
+import { UserError } from "../util/userError.js";
+
 /**
  * A trace that cannot be loaded: unreadable file, bad gzip, invalid JSON or a malformed field.
  * The CLI prints `message` and exits 2. `line` is 1-based; 0 means the error concerns the whole file
  * (missing, unreadable, corrupt gzip, no rows).
  */
-export class TraceError extends Error {
+export class TraceError extends UserError {
   readonly file: string;
   readonly line: number;
   readonly field: string | undefined;

@@ -1,10 +1,11 @@
 /** Reading a prediction.json for the report, with errors that name the file and the position. */
 import { readFileSync } from "node:fs";
+import { UserError } from "../../util/userError.js";
 import type { Prediction } from "../prediction.js";
 import { isRecord } from "./read.js";
 
 /** The file cannot be used: missing, unreadable, not JSON, or not a prediction (exit 2). */
-export class PredictionFileError extends Error {}
+export class PredictionFileError extends UserError {}
 
 /**
  * Reads and parses `path`. The document is checked only for what identifies a prediction (an
