@@ -36,6 +36,6 @@ describe("UserError", () => {
     }
     expect(isUserError(new Error("crash"))).toBe(false);
     expect(isUserError(new InvariantViolation("kv"))).toBe(false);
-    expect(isUserError(new ResourceLimited("rss", 1, 2))).toBe(false);
+    expect(isUserError(new ResourceLimited("rss over budget"))).toBe(false);
   });
 });
