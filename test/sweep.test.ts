@@ -1,14 +1,16 @@
 /**
- * The sweep executor with the test tasks (`echo`, `sleep`): result order, per-job failure
- * isolation, the process count, and that no worker outlives a sweep, timed out or not.
+ * The sweep executor with the test tasks (`echo`, `sleep`, test/helpers/sweepTasks/): result
+ * order, per-job failure isolation, the process count, and that no worker outlives a sweep, timed
+ * out or not.
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runSweep, type SweepResult, sweep } from "../src/sweep/index.js";
+import { type SweepResult, sweep } from "../src/sweep/index.js";
 import { firstNonPlain } from "../src/sweep/plainData.js";
-import type { EchoInput, EchoOutput } from "../src/sweep/tasks/echo.js";
-import type { SleepInput, SleepOutput } from "../src/sweep/tasks/sleep.js";
 import { workerLaunch } from "../src/sweep/workerEntry.js";
+import type { EchoInput, EchoOutput } from "./helpers/sweepTasks/echo.js";
+import { testRunSweep, testSweep } from "./helpers/sweepTasks/index.js";
+import type { SleepInput, SleepOutput } from "./helpers/sweepTasks/sleep.js";
 
 function alive(pid: number): boolean {
   try {
@@ -30,7 +32,7 @@ describe("runSweep", () => {
   it("returns results in job order whatever order they finish in", async () => {
     // Early jobs take longest, so completion order is roughly the reverse of job order.
     const jobs: SleepInput[] = [300, 200, 100, 0, 50, 0].map((ms) => ({ ms }));
-    const out = await sweep<SleepInput, SleepOutput>(jobs, {
+    const out = await testSweep<SleepInput, SleepOutput>(jobs, {
       maxParallel: 3,
       timeoutMs: 30_000,
       task: "sleep",
@@ -41,7 +43,7 @@ describe("runSweep", () => {
 
   it("echoes structured-clone data, NaN, Infinity, undefined and typed arrays included", async () => {
     const value = { a: [1, Number.NaN, Number.POSITIVE_INFINITY], b: undefined, c: new Float64Array([0.5]) };
-    const res = await runSweep<EchoInput, EchoOutput>([{ value }], {
+    const res = await testRunSweep<EchoInput, EchoOutput>([{ value }], {
       maxParallel: 1,
       timeoutMs: 30_000,
       task: "echo",
@@ -56,7 +58,11 @@ describe("runSweep", () => {
       [1, 3],
     ]) {
       const jobs: EchoInput[] = Array.from({ length: n }, (_, i) => ({ value: i }));
-      const out = await sweep<EchoInput, EchoOutput>(jobs, { maxParallel, timeoutMs: 30_000, task: "echo" });
+      const out = await testSweep<EchoInput, EchoOutput>(jobs, {
+        maxParallel,
+        timeoutMs: 30_000,
+        task: "echo",
+      });
       expect(out.processesStarted).toBe(Math.min(maxParallel, n));
       expect(out.pids).toHaveLength(out.processesStarted);
       expect(values(out.results).map((v) => v.value)).toEqual(jobs.map((j) => j.value));
@@ -68,7 +74,7 @@ describe("runSweep", () => {
   });
 
   it("starts no process for no jobs", async () => {
-    const out = await sweep([], { maxParallel: 4, timeoutMs: 1_000, task: "echo" });
+    const out = await testSweep([], { maxParallel: 4, timeoutMs: 1_000, task: "echo" });
     expect(out).toMatchObject({ results: [], processesStarted: 0, timedOut: false });
   });
 
@@ -81,7 +87,11 @@ describe("runSweep", () => {
       { value: 4 },
       { value: 5 },
     ];
-    const out = await sweep<EchoInput, EchoOutput>(jobs, { maxParallel: 1, timeoutMs: 30_000, task: "echo" });
+    const out = await testSweep<EchoInput, EchoOutput>(jobs, {
+      maxParallel: 1,
+      timeoutMs: 30_000,
+      task: "echo",
+    });
     expect(out.results.map((r) => r.status)).toEqual(["ok", "failed", "ok", "failed", "ok", "ok"]);
     expect(out.results[1]).toEqual({ status: "failed", error: "candidate 1 is invalid" });
     expect(out.results[3]).toMatchObject({ status: "failed", error: expect.stringContaining("code 7") });
@@ -95,7 +105,7 @@ describe("runSweep", () => {
       x = 1;
     }
     const jobs = [{ value: 1 }, { value: new Point() }, { value: () => 1 }];
-    const res = await runSweep(jobs, { maxParallel: 1, timeoutMs: 30_000, task: "echo" });
+    const res = await testRunSweep(jobs, { maxParallel: 1, timeoutMs: 30_000, task: "echo" });
     expect(res.map((r) => r.status)).toEqual(["ok", "failed", "failed"]);
     expect(res[1]).toMatchObject({ error: expect.stringContaining("$.value (an instance of Point)") });
     expect(res[2]).toMatchObject({ error: expect.stringContaining("$.value (a function)") });
@@ -103,7 +113,7 @@ describe("runSweep", () => {
 
   it("on timeout kills every worker, runaway ones included, and reports unfinished jobs", async () => {
     const jobs: SleepInput[] = [{ ms: 0 }, { ms: 60_000, busy: true }, { ms: 60_000 }, { ms: 0 }];
-    const out = await sweep<SleepInput, SleepOutput>(jobs, {
+    const out = await testSweep<SleepInput, SleepOutput>(jobs, {
       maxParallel: 2,
       timeoutMs: 5_000,
       task: "sleep",
@@ -121,7 +131,7 @@ describe("runSweep", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 1_500);
     const t0 = performance.now();
-    const out = await sweep<SleepInput, SleepOutput>(jobs, {
+    const out = await testSweep<SleepInput, SleepOutput>(jobs, {
       maxParallel: 2,
       timeoutMs: 60_000,
       task: "sleep",
@@ -131,7 +141,7 @@ describe("runSweep", () => {
     expect(out.results.map((r) => r.status)).toEqual(["timeout", "timeout", "timeout"]);
     expect(out.pids.filter(alive)).toEqual([]);
     // Already aborted: nothing runs.
-    const none = await sweep<SleepInput, SleepOutput>([{ ms: 0 }], {
+    const none = await testSweep<SleepInput, SleepOutput>([{ ms: 0 }], {
       maxParallel: 1,
       timeoutMs: 60_000,
       task: "sleep",
@@ -143,19 +153,30 @@ describe("runSweep", () => {
 
   it("with a tiny timeout every job times out and no worker survives", async () => {
     const jobs: SleepInput[] = [{ ms: 60_000, busy: true }, { ms: 60_000 }, { ms: 0 }];
-    const out = await sweep<SleepInput, SleepOutput>(jobs, { maxParallel: 2, timeoutMs: 5, task: "sleep" });
+    const out = await testSweep<SleepInput, SleepOutput>(jobs, {
+      maxParallel: 2,
+      timeoutMs: 5,
+      task: "sleep",
+    });
     expect(out.results).toEqual([{ status: "timeout" }, { status: "timeout" }, { status: "timeout" }]);
     expect(out.processesStarted).toBe(2);
     expect(out.pids.filter(alive)).toEqual([]);
   });
 
   it("rejects invalid options before starting anything", () => {
-    expect(() => sweep([1], { maxParallel: 0, timeoutMs: 1_000, task: "echo" })).toThrow(/maxParallel/);
-    expect(() => sweep([1], { maxParallel: 1, timeoutMs: Number.POSITIVE_INFINITY, task: "echo" })).toThrow(
+    expect(() => sweep([1], { maxParallel: 0, timeoutMs: 1_000, task: "replay" })).toThrow(/maxParallel/);
+    expect(() => sweep([1], { maxParallel: 1, timeoutMs: Number.POSITIVE_INFINITY, task: "replay" })).toThrow(
       /timeoutMs/,
     );
     expect(() => sweep([1], { maxParallel: 1, timeoutMs: 1_000, task: "nope" })).toThrow(
       /unknown sweep task 'nope'/,
+    );
+    expect(() => testSweep([1], { maxParallel: 0, timeoutMs: 1_000, task: "echo" })).toThrow(/maxParallel/);
+  });
+
+  it("registers only real tasks in production: the test tasks are unknown to `sweep`", () => {
+    expect(() => sweep([1], { maxParallel: 1, timeoutMs: 1_000, task: "echo" })).toThrow(
+      "unknown sweep task 'echo' (known: replay)",
     );
   });
 });

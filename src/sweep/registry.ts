@@ -7,9 +7,7 @@
  */
 import type { SweepTask } from "./types.js";
 
-const TASKS = {
-  echo: () => import("./tasks/echo.js"),
-  sleep: () => import("./tasks/sleep.js"),
+export const TASKS = {
   replay: () => import("./tasks/replay.js"),
 } as const satisfies Record<string, () => Promise<SweepTask<never, unknown>>>;
 
@@ -19,11 +17,4 @@ export const TASK_NAMES = Object.keys(TASKS) as readonly TaskName[];
 
 export function isTaskName(name: string): name is TaskName {
   return Object.hasOwn(TASKS, name);
-}
-
-/** Imports a task module (in the worker). */
-export async function loadTask(name: string): Promise<SweepTask<unknown, unknown>> {
-  if (!isTaskName(name)) throw new Error(`unknown sweep task '${name}' (known: ${TASK_NAMES.join(", ")})`);
-  // The registry's `satisfies` checks each module's shape; inputs are checked by the task itself.
-  return (await TASKS[name]()) as SweepTask<unknown, unknown>;
 }

@@ -9,7 +9,7 @@ import { firstNonPlain } from "./plainData.js";
 import { type JobMessage, parseResultMessage } from "./protocol.js";
 import { isTaskName, TASK_NAMES } from "./registry.js";
 import type { SweepOptions, SweepOutcome, SweepResult } from "./types.js";
-import { workerLaunch } from "./workerEntry.js";
+import { type WorkerLaunch, workerLaunch } from "./workerEntry.js";
 
 /** How long a worker may take to exit after its channel closes before it is killed. */
 const EXIT_GRACE_MS = 2_000;
@@ -27,7 +27,32 @@ export async function runSweep<I, O>(jobs: readonly I[], opts: SweepOptions): Pr
  */
 export function sweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepOutcome<O>> {
   checkOptions(opts);
-  return new Promise((resolve) => new Sweep<O>(jobs, opts, resolve).start());
+  if (!isTaskName(opts.task)) {
+    throw new Error(`unknown sweep task '${opts.task}' (known: ${TASK_NAMES.join(", ")})`);
+  }
+  return start(workerLaunch(), jobs, opts);
+}
+
+/**
+ * `sweep` with workers started from `launch`, a worker module that serves `opts.task` from its
+ * own task table (`serveTasks`). The sweep tests run their test-only tasks this way
+ * (test/helpers/sweepTasks/); `sweep` itself runs only the registered tasks.
+ */
+export function sweepWith<I, O>(
+  launch: WorkerLaunch,
+  jobs: readonly I[],
+  opts: SweepOptions,
+): Promise<SweepOutcome<O>> {
+  checkOptions(opts);
+  return start(launch, jobs, opts);
+}
+
+function start<O>(
+  launch: WorkerLaunch,
+  jobs: readonly unknown[],
+  opts: SweepOptions,
+): Promise<SweepOutcome<O>> {
+  return new Promise((resolve) => new Sweep<O>(jobs, opts, launch, resolve).start());
 }
 
 function checkOptions(opts: SweepOptions): void {
@@ -36,9 +61,6 @@ function checkOptions(opts: SweepOptions): void {
   }
   if (!(opts.timeoutMs > 0 && Number.isFinite(opts.timeoutMs))) {
     throw new RangeError(`timeoutMs must be a positive finite number, got ${opts.timeoutMs}`);
-  }
-  if (!isTaskName(opts.task)) {
-    throw new Error(`unknown sweep task '${opts.task}' (known: ${TASK_NAMES.join(", ")})`);
   }
 }
 
@@ -59,7 +81,6 @@ class Sweep<O> {
   private timer: NodeJS.Timeout | undefined;
   private timedOut = false;
   private finished = false;
-  private readonly launch = workerLaunch();
   // If the parent exits mid-sweep (process.exit), take the workers down with it.
   private readonly onParentExit = (): void => {
     for (const w of this.live) w.child.kill("SIGKILL");
@@ -68,6 +89,7 @@ class Sweep<O> {
   constructor(
     private readonly jobs: readonly unknown[],
     private readonly opts: SweepOptions,
+    private readonly launch: WorkerLaunch,
     private readonly done: (outcome: SweepOutcome<O>) => void,
   ) {
     this.results = new Array<SweepResult<O> | undefined>(jobs.length);

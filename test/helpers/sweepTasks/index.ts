@@ -1,0 +1,38 @@
+/**
+ * Test-only sweep tasks (`echo`, `sleep`) and the sweeps that run them. Production registers only
+ * real tasks (src/sweep/registry.ts); these run in this folder's own worker (`worker.ts`), which
+ * serves them with the production job loop, started the way the production worker is.
+ */
+import { fileURLToPath } from "node:url";
+import { sweepWith } from "../../../src/sweep/sweep.js";
+import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../../../src/sweep/types.js";
+import { workerLaunch } from "../../../src/sweep/workerEntry.js";
+
+export const TEST_TASKS = {
+  echo: () => import("./echo.js"),
+  sleep: () => import("./sleep.js"),
+} as const satisfies Record<string, () => Promise<SweepTask<never, unknown>>>;
+
+export type TestTaskName = keyof typeof TEST_TASKS;
+
+export interface TestSweepOptions extends SweepOptions {
+  readonly task: TestTaskName;
+}
+
+const LAUNCH = {
+  modulePath: fileURLToPath(new URL("./worker.ts", import.meta.url)),
+  execArgv: workerLaunch().execArgv,
+};
+
+/** `sweep` over a test task. */
+export function testSweep<I, O>(jobs: readonly I[], opts: TestSweepOptions): Promise<SweepOutcome<O>> {
+  return sweepWith<I, O>(LAUNCH, jobs, opts);
+}
+
+/** `runSweep` over a test task. */
+export async function testRunSweep<I, O>(
+  jobs: readonly I[],
+  opts: TestSweepOptions,
+): Promise<SweepResult<O>[]> {
+  return (await testSweep<I, O>(jobs, opts)).results;
+}
