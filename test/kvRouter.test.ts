@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { KvRouter, kvRouterOptionsForRole, resolveKvRouterOptions } from "../src/router/kvRouter.js";
+import { KvRouter, resolveKvRouterOptions } from "../src/router/kvRouter.js";
+import { kvRouterOptionsForRole } from "../src/router/placement.js";
 
 /** Sequence hashes of a prompt's full blocks (tests pick small distinct integers; only equality matters). */
 const blocks = (...h: number[]): Float64Array => Float64Array.from(h);

@@ -22,8 +22,8 @@ import { pickLowestCost, pickSoftmax } from "./costChoice.js";
 import { HashSlotSets } from "./hashSlotSets.js";
 import { type KvRouterInit, type KvRouterOptions, resolveKvRouterOptions } from "./kvRouterOptions.js";
 
-export type { KvRouterInit, KvRouterOptions, KvRouterRole, PrefillLoadModel } from "./kvRouterOptions.js";
-export { KV_ROUTER_DEFAULT_SEED, kvRouterOptionsForRole, resolveKvRouterOptions } from "./kvRouterOptions.js";
+export type { KvRouterInit, KvRouterOptions, PrefillLoadModel } from "./kvRouterOptions.js";
+export { KV_ROUTER_DEFAULT_SEED, resolveKvRouterOptions } from "./kvRouterOptions.js";
 
 const NO_SLOT = -1;
 

@@ -1,6 +1,7 @@
 /**
- * Options of the KV-aware router, their defaults (Dynamo `KvRouterConfig`, mocker.md §5.1) and the
- * per-pool presets that Dynamo's replay uses for disaggregated serving (aisimulate.md §5.6).
+ * Options of the KV-aware router, their defaults (Dynamo `KvRouterConfig`, mocker.md §5.1) and
+ * their validation. The per-pool presets of a disaggregated deployment are `kvRouterOptionsForRole`
+ * in `placement.ts`.
  */
 
 export type PrefillLoadModel = "none" | "aic";
@@ -31,8 +32,6 @@ export const KV_ROUTER_DEFAULT_SEED = 0xd1a05eed;
 
 /** Options with only the block size given: everything else takes Dynamo's default. */
 export type KvRouterInit = Pick<KvRouterOptions, "blockSize"> & Partial<KvRouterOptions>;
-
-export type KvRouterRole = "aggregated" | "prefill" | "decode";
 
 /**
  * Fills defaults and checks ranges; throws a RangeError naming the option.
@@ -69,28 +68,4 @@ export function resolveKvRouterOptions(init: KvRouterInit): KvRouterOptions {
   if (!Number.isSafeInteger(opts.seed))
     throw new RangeError(`kv router seed must be a safe integer, got ${opts.seed}`);
   return opts;
-}
-
-/**
- * Options for one pool of a deployment. Dynamo's replay builds the prefill router with
- * `router_track_active_blocks = false` (prefill workers hold no decode load), and the decode
- * router with overlap credit 0, `router_assume_kv_reuse = false` and
- * `router_track_prefill_tokens = false` (its cost is the decode load alone). The prefill pool
- * keeps the user's `prefillLoadModel`; the decode pool never decays prefill tokens.
- */
-export function kvRouterOptionsForRole(role: KvRouterRole, init: KvRouterInit): KvRouterOptions {
-  switch (role) {
-    case "aggregated":
-      return resolveKvRouterOptions(init);
-    case "prefill":
-      return resolveKvRouterOptions({ ...init, trackActiveBlocks: false });
-    case "decode":
-      return resolveKvRouterOptions({
-        ...init,
-        overlapScoreCredit: 0,
-        assumeKvReuse: false,
-        trackPrefillTokens: false,
-        prefillLoadModel: "none",
-      });
-  }
 }

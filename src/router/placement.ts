@@ -1,5 +1,6 @@
 import type { KvRouterSpec } from "../config/runSpec.js";
 import { KvRouter } from "./kvRouter.js";
+import { type KvRouterInit, type KvRouterOptions, resolveKvRouterOptions } from "./kvRouterOptions.js";
 import { RoundRobinRouter } from "./roundRobin.js";
 
 /**
@@ -92,13 +93,32 @@ export const KV_ROUTER_SEED = 0xd1a05eed;
 export type KvRouterRole = "aggregated" | "prefill" | "decode";
 
 /**
- * The Dynamo KV router over the slots of a pool. In a disaggregated deployment the prefill
- * router does not track active blocks and the decode router gives no overlap credit, tracks no
- * prefill tokens and assumes no KV reuse (aisimulate.md §5.6, mocker.md §3.2).
+ * What each pool's KV router changes from Dynamo's defaults, as Dynamo's replay builds them
+ * (aisimulate.md §5.6, mocker.md §3.2): the prefill router tracks no active blocks (prefill
+ * workers hold no decode load); the decode router gives no overlap credit, tracks no prefill
+ * tokens and assumes no KV reuse (its cost is the decode load alone), and never decays prefill
+ * tokens (the AIC prefill-load model applies to the prefill-stage router only).
  */
+const ROLE_PRESETS: Readonly<Record<KvRouterRole, Readonly<Partial<KvRouterOptions>>>> = {
+  aggregated: {},
+  prefill: { trackActiveBlocks: false },
+  decode: {
+    overlapScoreCredit: 0,
+    trackPrefillTokens: false,
+    assumeKvReuse: false,
+    prefillLoadModel: "none",
+  },
+};
+
+/** The router options of one pool: `init` with the role's preset applied, defaults filled, checked. */
+export function kvRouterOptionsForRole(role: KvRouterRole, init: KvRouterInit): KvRouterOptions {
+  return resolveKvRouterOptions({ ...init, ...ROLE_PRESETS[role] });
+}
+
+/** The Dynamo KV router over the slots of a pool, with its role's preset (`kvRouterOptionsForRole`). */
 export class KvPlacement implements Placement {
   private readonly router: KvRouter;
-  private readonly decode: boolean;
+  private readonly preset: Readonly<Partial<KvRouterOptions>>;
   readonly wantsPrefillPrediction: boolean;
   readonly wantsKvEvents: boolean;
 
@@ -108,28 +128,25 @@ export class KvPlacement implements Placement {
     private readonly ranksPerWorker: number,
     blockSize: number,
   ) {
-    const decode = role === "decode";
-    this.decode = decode;
-    this.router = new KvRouter({
-      blockSize,
-      overlapScoreCredit: decode ? 0 : spec.overlapScoreCredit,
-      prefillLoadScale: spec.prefillLoadScale,
-      temperature: spec.temperature,
-      trackActiveBlocks: role !== "prefill",
-      trackPrefillTokens: !decode,
-      assumeKvReuse: !decode,
-      // The AIC prefill-load model applies to the prefill-stage router only.
-      prefillLoadModel: decode ? "none" : spec.prefillLoadModel,
-      seed: KV_ROUTER_SEED,
-    });
-    this.wantsPrefillPrediction = !decode && spec.prefillLoadModel === "aic";
-    this.wantsKvEvents = !decode;
+    this.preset = ROLE_PRESETS[role];
+    this.router = new KvRouter(
+      kvRouterOptionsForRole(role, {
+        blockSize,
+        overlapScoreCredit: spec.overlapScoreCredit,
+        prefillLoadScale: spec.prefillLoadScale,
+        temperature: spec.temperature,
+        prefillLoadModel: spec.prefillLoadModel,
+        seed: KV_ROUTER_SEED,
+      }),
+    );
+    this.wantsPrefillPrediction = this.router.options.prefillLoadModel === "aic";
+    this.wantsKvEvents = role !== "decode";
   }
 
   /** Patches the router's scoring; a decode-stage router keeps giving no overlap credit. */
   setCostParameters(p: RouterCostParameters): void {
     this.router.setCostParameters({
-      overlapScoreCredit: this.decode ? 0 : p.overlapScoreCredit,
+      overlapScoreCredit: this.preset.overlapScoreCredit ?? p.overlapScoreCredit,
       prefillLoadScale: p.prefillLoadScale,
       temperature: p.temperature,
     });
