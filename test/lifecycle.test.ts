@@ -142,7 +142,5 @@ describe("worker lifecycle under scaling (mocker.md §7 worked test)", () => {
     expect(t30.traffic.shapeCount).toBe(2);
     expect(t30.traffic.sumIsl).toBe(12);
     expect(t30.traffic.sumOsl).toBe(6);
-    expect(t30.traffic.ttftCount).toBe(2);
-    expect(t30.traffic.sumTtftMs).toBe(12 + 19);
   });
 });

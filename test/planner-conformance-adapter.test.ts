@@ -60,10 +60,6 @@ function window(durationS: number): TrafficWindow {
     shapeCount: 0,
     sumIsl: 0,
     sumOsl: 0,
-    ttftCount: 0,
-    sumTtftMs: 0,
-    itlCount: 0,
-    sumItlMs: 0,
     hitRateCount: 0,
     sumKvHitRate: 0,
   };

@@ -47,10 +47,6 @@ function window(durationS: number): TrafficWindow {
     shapeCount: 1,
     sumIsl: 100,
     sumOsl: 10,
-    ttftCount: 0,
-    sumTtftMs: 0,
-    itlCount: 0,
-    sumItlMs: 0,
     hitRateCount: 0,
     sumKvHitRate: 0,
   };

@@ -27,7 +27,7 @@ export type TimingSpec =
       readonly hostOverhead: { readonly perPassMs: number | null; readonly perSequenceMs: number | null };
     };
 
-/** One worker role (only `aggregated` in this version). */
+/** One worker role: the aggregated pool, or the prefill or decode pool of a disaggregated deployment. */
 export interface WorkerRoleSpec {
   readonly replicas: number;
   readonly tensor: number;

@@ -779,14 +779,6 @@ export class Replay {
       w.shapeCount++;
       w.sumIsl += isl;
       w.sumOsl += tokens;
-      if (tokens >= 1) {
-        w.ttftCount++;
-        w.sumTtftMs += Math.max(0, c.firstToken[row] - c.arrival[row]);
-      }
-      if (tokens >= 2) {
-        w.itlCount++;
-        w.sumItlMs += (c.lastToken[row] - c.firstToken[row]) / (tokens - 1);
-      }
       if (isl > 0) {
         w.hitRateCount++;
         w.sumKvHitRate += c.reusedMax[row] / isl;
@@ -1016,10 +1008,6 @@ interface MutableTraffic {
   shapeCount: number;
   sumIsl: number;
   sumOsl: number;
-  ttftCount: number;
-  sumTtftMs: number;
-  itlCount: number;
-  sumItlMs: number;
   hitRateCount: number;
   sumKvHitRate: number;
 }
@@ -1031,10 +1019,6 @@ function emptyTraffic(): MutableTraffic {
     shapeCount: 0,
     sumIsl: 0,
     sumOsl: 0,
-    ttftCount: 0,
-    sumTtftMs: 0,
-    itlCount: 0,
-    sumItlMs: 0,
     hitRateCount: 0,
     sumKvHitRate: 0,
   };

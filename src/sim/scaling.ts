@@ -10,8 +10,8 @@ export interface PoolTopology {
 
 /**
  * Offered load and completed-request shapes since the previous tick (planner.md §8.2 `traffic`):
- * `numReq` counts arrivals; ISL/OSL, TTFT, ITL and KV-hit are sums over requests completed in
- * the window (divide by their counts).
+ * `numReq` counts arrivals; ISL/OSL and KV-hit are sums over requests completed in the window
+ * (divide by their counts).
  */
 export interface TrafficWindow {
   readonly durationS: number;
@@ -19,10 +19,6 @@ export interface TrafficWindow {
   readonly shapeCount: number;
   readonly sumIsl: number;
   readonly sumOsl: number;
-  readonly ttftCount: number;
-  readonly sumTtftMs: number;
-  readonly itlCount: number;
-  readonly sumItlMs: number;
   readonly hitRateCount: number;
   readonly sumKvHitRate: number;
 }
