@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { DEFAULT_EXECUTION, type Stack } from "../config/runSpec.js";
-import { HOST_TIME_KEYS } from "../metrics/summary.js";
 import { renderFleetBlock } from "../report/fleetBlock.js";
 import { stableLine, stableStringify } from "../report/json.js";
 import {
@@ -366,6 +365,3 @@ function formatBytes(n: number): string {
 function* jsonlChunks(records: readonly unknown[]): Generator<string> {
   for (const r of records) yield `${stableLine(r)}\n`;
 }
-
-/** Keys to ignore when comparing two runs for determinism. */
-export const NON_DETERMINISTIC_SUMMARY_KEYS: readonly string[] = HOST_TIME_KEYS;
