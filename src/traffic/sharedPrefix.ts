@@ -16,6 +16,7 @@
 import { Prng } from "../util/prng.js";
 import { checkLengthSpec, LengthSampler, type LengthSpec, MAX_LENGTH } from "./lengthDistribution.js";
 import type { RequestTable } from "./requests.js";
+import { singleTurnTable } from "./synthetic.js";
 import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, UniqueIds, writeChain } from "./syntheticHashes.js";
 
 export interface SharedPrefixOptions {
@@ -88,27 +89,7 @@ export function makeSharedPrefixTable(opts: SharedPrefixOptions): RequestTable {
     writeChain(blockHashes, at + shared, own, parent, firstId[p], 1, E);
   }
 
-  const index = new Int32Array(count);
-  for (let i = 0; i < count; i++) index[i] = i;
-  const requestIds: string[] = new Array<string>(count);
-  for (let i = 0; i < count; i++) requestIds[i] = `synthetic-${i}`;
-  return {
-    count,
-    timestampMs: opts.timestampMs,
-    inputLength,
-    outputLength,
-    session: index,
-    turn: new Int32Array(count),
-    delayAfterPreviousMs: new Float64Array(count),
-    blockOffsets,
-    blockHashes,
-    engineBlockSize: E,
-    requestIds,
-    sessionIds: new Array<string | null>(count).fill(null),
-    sessionCount: count,
-    sessionFirstRow: index.slice(),
-    nextTurnRow: new Int32Array(count).fill(-1),
-  };
+  return singleTurnTable(count, opts.timestampMs, inputLength, outputLength, blockOffsets, blockHashes, E);
 }
 
 /** Group of request `row` in a table built with these options (tests, diagnostics). */

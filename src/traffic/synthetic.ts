@@ -75,11 +75,26 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
   if (opts.inputLengths === undefined && packed.hashes.length !== count * fullBlockCount(inputTokens, E))
     throw new Error("synthetic hash count mismatch");
 
+  return singleTurnTable(count, timestampMs, inputLength, outputLength, packed.offsets, packed.hashes, E);
+}
+
+/**
+ * A table of `count` single-turn requests, each its own session, ids `synthetic-<i>`: the shape
+ * every single-turn synthetic source shares (plain and shared-prefix).
+ */
+export function singleTurnTable(
+  count: number,
+  timestampMs: Float64Array,
+  inputLength: Int32Array,
+  outputLength: Int32Array,
+  blockOffsets: RequestTable["blockOffsets"],
+  blockHashes: RequestTable["blockHashes"],
+  engineBlockSize: number,
+): RequestTable {
   const index = new Int32Array(count);
   for (let i = 0; i < count; i++) index[i] = i;
   const requestIds: string[] = new Array<string>(count);
   for (let i = 0; i < count; i++) requestIds[i] = `synthetic-${i}`;
-
   return {
     count,
     timestampMs,
@@ -88,9 +103,9 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
     session: index,
     turn: new Int32Array(count),
     delayAfterPreviousMs: new Float64Array(count),
-    blockOffsets: packed.offsets,
-    blockHashes: packed.hashes,
-    engineBlockSize: E,
+    blockOffsets,
+    blockHashes,
+    engineBlockSize,
     requestIds,
     sessionIds: new Array<string | null>(count).fill(null),
     sessionCount: count,
