@@ -5,9 +5,7 @@
  * a systematic sample of at most `MAX_SAMPLES` lines is parsed for the prompt sizes; the first and
  * last request of each file give the trace's time span. Memory: one chunk plus the sample.
  */
-import { createReadStream } from "node:fs";
-import { createGunzip } from "node:zlib";
-import { isGzipFile } from "../traffic/jsonlReader.js";
+import { openTraceStream } from "../traffic/jsonlReader.js";
 
 /** What the preflight needs to know of a trace. */
 export interface TraceSize {
@@ -28,7 +26,6 @@ export interface TraceSize {
 
 /** Lines parsed at most (a systematic sample: every k-th line, k doubling as the trace grows). */
 export const MAX_SAMPLES = 4096;
-const CHUNK = 1 << 20;
 
 interface Sample {
   readonly request: boolean;
@@ -94,14 +91,7 @@ async function scanFile(
   state: { stride: number; samples: Sample[] },
   parse: (line: string) => Sample | null,
 ): Promise<FileScan> {
-  const gzip = await isGzipFile(path);
-  const source = createReadStream(path, { highWaterMark: CHUNK });
-  let stream: NodeJS.ReadableStream & AsyncIterable<Buffer> = source;
-  if (gzip) {
-    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
-    source.on("error", (err) => gunzip.destroy(err));
-    stream = source.pipe(gunzip);
-  }
+  const { stream } = await openTraceStream(path);
   const out: FileScan = { lines: 0, firstRequest: null, lastLine: null };
   let last: Buffer | null = null;
   // The last non-blank line of the current buffer: [lastStart, lastEnd).

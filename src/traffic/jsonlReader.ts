@@ -29,19 +29,32 @@ export async function isGzipFile(path: string): Promise<boolean> {
   }
 }
 
+/** An open trace file: its bytes (gunzipped when gzip, by magic bytes) in 1 MiB reads. */
+export interface TraceStream {
+  readonly stream: NodeJS.ReadableStream & AsyncIterable<Buffer>;
+  readonly gzip: boolean;
+  /** Closes the file (also mid-read). */
+  close(): void;
+}
+
+export async function openTraceStream(path: string): Promise<TraceStream> {
+  const gzip = await isGzipFile(path);
+  const source = createReadStream(path, { highWaterMark: CHUNK });
+  const close = (): void => {
+    source.destroy();
+  };
+  if (!gzip) return { stream: source, gzip, close };
+  const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+  source.on("error", (err) => gunzip.destroy(err));
+  return { stream: source.pipe(gunzip), gzip, close };
+}
+
 /**
  * Calls `onLine` synchronously for every non-blank line of `path`. Errors thrown by `onLine` propagate
  * unchanged (the stream is closed); I/O and gzip errors become TraceError with line 0.
  */
 export async function readJsonlLines(path: string, onLine: LineCallback): Promise<void> {
-  const gzip = await isGzipFile(path);
-  const source = createReadStream(path, { highWaterMark: CHUNK });
-  let stream: NodeJS.ReadableStream & AsyncIterable<Buffer> = source;
-  if (gzip) {
-    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
-    source.on("error", (err) => gunzip.destroy(err));
-    stream = source.pipe(gunzip);
-  }
+  const { stream, gzip, close } = await openTraceStream(path);
   const decoder = new StringDecoder("utf8");
   let rest = "";
   let lineNo = 0;
@@ -86,7 +99,7 @@ export async function readJsonlLines(path: string, onLine: LineCallback): Promis
       `${gzip ? "cannot decompress" : "cannot read"} trace file: ${errorText(err)}`,
     );
   } finally {
-    source.destroy();
+    close();
   }
   const tail = rest + decoder.end();
   if (tail.length > 0) {
