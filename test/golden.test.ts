@@ -36,8 +36,28 @@ function report(name: string, diffs: string[]): string {
 }
 
 describe("golden prediction.json", () => {
-  it("excludes exactly the summary's host-time keys (HOST_TIME_KEYS, docs/metrics.md)", () => {
-    expect([...HOST_TIME_PATHS].sort()).toEqual(HOST_TIME_KEYS.map((k) => `summary.${k}`).sort());
+  it("excludes exactly the summary's host-time keys (HOST_TIME_KEYS, docs/metrics.md) and the retune sweep's wall time", () => {
+    const summaryPaths = HOST_TIME_PATHS.filter((p) => p.startsWith("summary."));
+    expect([...summaryPaths].sort()).toEqual(HOST_TIME_KEYS.map((k) => `summary.${k}`).sort());
+    expect(HOST_TIME_PATHS.filter((p) => !p.startsWith("summary."))).toEqual([
+      "planner.retune_events[*].sweep_wall_s",
+    ]);
+  });
+
+  it("strips a host-time path in every element of an array ([*])", () => {
+    const doc: { [key: string]: Json } = {
+      summary: { wall_time_ms: 1, processed_tokens_per_s: 2, processed_output_tokens_per_s: 3, n: 4 },
+      planner: {
+        retune_events: [
+          { sweep_wall_s: 0.5, id: "a" },
+          { sweep_wall_s: null, id: "b" },
+        ],
+      },
+    };
+    expect(stripHostTime(doc)).toEqual({
+      summary: { n: 4 },
+      planner: { retune_events: [{ id: "a" }, { id: "b" }] },
+    });
   });
 
   it("the key-by-key diff names every differing, missing and extra path", () => {

@@ -93,6 +93,22 @@ export const GOLDEN_CASES: readonly GoldenCase[] = [
       "engine.workers.prefill.startup_seconds=15",
     ],
   },
+  {
+    name: "seed-aggregated-advisory",
+    about:
+      'examples/seed-aggregated.yaml in advisory mode (seed 000 "Replay in advisory mode"): recommended_scaling_events, no applied change, on the conversation fixture stopped at 300 s',
+    config: "examples/seed-aggregated.yaml",
+    stack: "dynamo",
+    sets: [CONVERSATION_FIXTURE, "traffic.stop.max_virtual_time_seconds=300", "planner.advisory=true"],
+  },
+  {
+    name: "retune-router",
+    about:
+      "seed 000 Scenario 1 in small (retune-only KV-router retune, 3 workers, a 70 s Dynamo trace, 30 s windows): router policies in ticks, retune_events",
+    config: "test/golden/configs/retune-router.yaml",
+    stack: "dynamo",
+    sets: [],
+  },
 ];
 
 /**
@@ -105,14 +121,17 @@ export const GOLDEN_CASES: readonly GoldenCase[] = [
  * Nothing else is excluded: the `run` block has no host time and no absolute path
  * (src/report/runInfo.ts), `planner.html_report_path` is null without `--html` (no case passes
  * it), `per_request` is null without `--capture-per-request`, and the FPM `wall_time` in Planner
- * ticks is the simulated pass time. Host-time keys that only `planner.retune` writes
- * (`sweep_wall_s`, `predictor_presweep.wall_s`, measured `decision_latency_s`; docs/metrics.md)
- * are not listed because no case runs retune: a case that adds it must add them here.
+ * ticks is the simulated pass time. Of the host-time keys that only `planner.retune` writes
+ * (docs/metrics.md), `sweep_wall_s` is listed (`[*]` = every element of the array); the
+ * `retune-router` case runs no predictor pre-sweep (`predictor_presweep` is null) and a fixed
+ * decision latency, so `predictor_presweep.wall_s` and a measured `decision_latency_s` never
+ * occur: a case that adds them must add them here.
  */
 export const HOST_TIME_PATHS: readonly string[] = [
   "summary.wall_time_ms",
   "summary.processed_tokens_per_s",
   "summary.processed_output_tokens_per_s",
+  "planner.retune_events[*].sweep_wall_s",
 ];
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -133,13 +152,31 @@ export function stripHostTime(doc: { [key: string]: Json }): { [key: string]: Js
   const copy = structuredClone(doc);
   for (const path of HOST_TIME_PATHS) {
     const keys = path.split(".");
-    let node: Json | undefined = copy;
-    for (const k of keys.slice(0, -1)) {
-      node = node !== null && typeof node === "object" && !Array.isArray(node) ? node[k] : undefined;
-    }
-    if (node !== null && typeof node === "object" && !Array.isArray(node)) delete node[keys[keys.length - 1]];
+    const last = keys[keys.length - 1];
+    for (const node of nodesAt(copy, keys.slice(0, -1))) delete node[last];
   }
   return copy;
+}
+
+/** The objects at a dotted path; a `name[*]` step goes into every element of the array `name`. */
+function nodesAt(root: Json, keys: readonly string[]): { [key: string]: Json }[] {
+  let nodes: Json[] = [root];
+  for (const step of keys) {
+    const each = step.endsWith("[*]");
+    const k = each ? step.slice(0, -3) : step;
+    const next: Json[] = [];
+    for (const n of nodes) {
+      if (n === null || typeof n !== "object" || Array.isArray(n) || !Object.hasOwn(n, k)) continue;
+      const v = n[k];
+      if (each) {
+        if (Array.isArray(v)) next.push(...v);
+      } else next.push(v);
+    }
+    nodes = next;
+  }
+  return nodes.filter(
+    (n): n is { [key: string]: Json } => n !== null && typeof n === "object" && !Array.isArray(n),
+  );
 }
 
 /** How a golden file is written: 2-space JSON and a final newline. */
