@@ -5,10 +5,10 @@ import {
   type DistStats,
   exactStats,
   nearestRank,
-  putStats,
   STAT_NAMES,
   sketchQuantileFor,
   sketchStats,
+  statKeys,
 } from "../src/metrics/distribution.js";
 
 const ZERO: DistStats = { mean: 0, min: 0, max: 0, median: 0, p75: 0, p90: 0, p95: 0, p99: 0, std: 0 };
@@ -152,11 +152,13 @@ describe("sketchStats", () => {
   });
 });
 
-describe("putStats", () => {
-  it("writes {mean,min,max,median,p75,p90,p95,p99,std}_<name> keys in order", () => {
-    const target: Record<string, number> = { num_requests: 1 };
-    putStats(target, "ttft_ms", exactStats(Float64Array.from([1, 2, 3]), 3));
-    putStats(target, "output_token_throughput_per_user", exactStats(new Float64Array(0), 0));
+describe("statKeys", () => {
+  it("gives {mean,min,max,median,p75,p90,p95,p99,std}_<name> keys in order", () => {
+    const target: Record<string, number> = {
+      num_requests: 1,
+      ...statKeys("ttft_ms", exactStats(Float64Array.from([1, 2, 3]), 3)),
+      ...statKeys("output_token_throughput_per_user", exactStats(new Float64Array(0), 0)),
+    };
     expect(Object.keys(target)).toEqual([
       "num_requests",
       ...STAT_NAMES.map((k) => `${k}_ttft_ms`),

@@ -11,6 +11,7 @@
  *
  * Empty distributions report every statistic as 0.
  */
+import { type StatKeys, SUMMARY_STAT_NAMES, type SummaryDistribution } from "../output/summary.js";
 import type { DDSketch } from "./ddsketch.js";
 
 export interface DistStats {
@@ -26,17 +27,7 @@ export interface DistStats {
 }
 
 /** Statistic names in serialization order (the `{mean,…,std}_<name>` families of §6.2). */
-export const STAT_NAMES: readonly (keyof DistStats)[] = [
-  "mean",
-  "min",
-  "max",
-  "median",
-  "p75",
-  "p90",
-  "p95",
-  "p99",
-  "std",
-];
+export const STAT_NAMES: readonly (keyof DistStats)[] = SUMMARY_STAT_NAMES;
 
 const ZERO_STATS: DistStats = { mean: 0, min: 0, max: 0, median: 0, p75: 0, p90: 0, p95: 0, p99: 0, std: 0 };
 
@@ -116,12 +107,12 @@ export function sketchStats(s: DDSketch): DistStats {
 }
 
 /**
- * Writes `{mean,min,max,median,p75,p90,p95,p99,std}_<name>` into `target`, e.g. `name = "ttft_ms"` gives
- * `mean_ttft_ms … std_ttft_ms`; `name = "output_token_throughput_per_user"` gives
- * `std_output_token_throughput_per_user`. Returns `target`.
+ * The summary keys `{mean,min,max,median,p75,p90,p95,p99,std}_<name>` of one distribution, in
+ * that order: `name = "ttft_ms"` gives `mean_ttft_ms … std_ttft_ms`. `name` is one of the
+ * contract's distributions (src/output/summary.ts), so a misspelt family does not compile.
  */
-export function putStats<T extends Record<string, number>>(target: T, name: string, stats: DistStats): T {
-  const rec = target as Record<string, number>;
-  for (const k of STAT_NAMES) rec[`${k}_${name}`] = stats[k];
-  return target;
+export function statKeys<N extends SummaryDistribution>(name: N, stats: DistStats): StatKeys<N> {
+  const out: Record<string, number> = {};
+  for (const k of STAT_NAMES) out[`${k}_${name}`] = stats[k];
+  return out as StatKeys<N>;
 }

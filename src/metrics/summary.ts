@@ -1,25 +1,39 @@
 import type { SlaSpec } from "../config/runSpec.js";
-import type { ReplayResult } from "../sim/replay.js";
-import { Terminal } from "./collector.js";
-import { exactStats, putStats, sketchStats } from "./distribution.js";
+import type { Summary } from "../output/summary.js";
+import type { RequestTable } from "../traffic/requests.js";
+import { type Collector, Terminal } from "./collector.js";
+import { exactStats, sketchStats, statKeys } from "./distribution.js";
 import { hasSla, isGood } from "./goodput.js";
 import { judgeSaturation, type SaturationJudgement } from "./saturation.js";
+import type { TimelineSamples } from "./timeline.js";
 
-export type Summary = Record<string, number>;
+export { HOST_TIME_KEYS } from "../output/summary.js";
+export type { Summary };
 
-/** Summary keys that depend on host speed; they are the only keys that differ between two runs. */
-export const HOST_TIME_KEYS = [
-  "wall_time_ms",
-  "processed_tokens_per_s",
-  "processed_output_tokens_per_s",
-] as const;
+/**
+ * What a summary is computed from: the parts of a replay's result it reads (the replay's
+ * `ReplayResult` satisfies it), declared here so metrics/ does not depend on the simulator.
+ */
+export interface SummaryInput {
+  readonly collector: Collector;
+  readonly table: Pick<RequestTable, "count" | "inputLength">;
+  /** Host time spent in the event loop, ms (`wall_time_ms`). */
+  readonly wallTimeMs: number;
+  /** ∫ provisioned workers dt over the run, in worker-seconds, per role. */
+  readonly prefillWorkerSeconds: number;
+  readonly decodeWorkerSeconds: number;
+  readonly prefillGpusPerWorker: number;
+  readonly decodeGpusPerWorker: number;
+  /** The `timeseries` buckets (saturation is judged on them). */
+  readonly timeline: Pick<TimelineSamples, "intervalMs" | "count">;
+}
 
 /**
  * The `summary` object of prediction.json (aisimulate.md §6.2; definitions in docs/metrics.md).
  * Populations: a request is *completed* iff it was admitted and terminated Completed; rejected or
  * unfinished requests count only in `num_requests`.
  */
-export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary {
+export function buildSummary(result: SummaryInput, sla: SlaSpec | null): Summary {
   const c = result.collector;
   const table = result.table;
   const n = table.count;
@@ -78,7 +92,9 @@ export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary
       result.decodeWorkerSeconds * result.decodeGpusPerWorker) /
     3600;
 
-  const s: Summary = {
+  // fleetsim extension (docs/metrics.md "Saturation"): 1 when the backlog still grew at the last arrival.
+  const sat = saturationOfRun(result);
+  return {
     num_requests: c.arrived,
     completed_requests: completed,
     total_input_tokens: inputTokens,
@@ -98,33 +114,32 @@ export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary
     failed_requests: rejected + timedOut,
     rejected_requests: rejected,
     timed_out_requests: timedOut,
+    ...(slaSet
+      ? {
+          goodput_completed_requests: good,
+          goodput_request_throughput_rps: good / durationS,
+          goodput_output_throughput_tok_s: goodOutput / durationS,
+        }
+      : {}),
+    processed_tokens: inputTokens + outputTokens,
+    processed_tokens_per_s: (inputTokens + outputTokens) / wallS,
+    processed_output_tokens_per_s: outputTokens / wallS,
+    prefix_cache_reused_ratio: inputTokens > 0 ? reusedMax / inputTokens : 0,
+    first_admission_prefix_cache_reused_ratio: inputTokens > 0 ? reusedFirst / inputTokens : 0,
+    num_ttft_samples: nTtft,
+    num_tpot_samples: nTpot,
+    num_e2e_latency_samples: nTtft,
+    ...statKeys("ttft_ms", exactStats(ttft, nTtft)),
+    ...statKeys("ttst_ms", exactStats(ttst, nTtst)),
+    ...statKeys("tpot_ms", exactStats(tpot, nTpot)),
+    ...statKeys("itl_ms", sketchStats(c.itl)),
+    ...statKeys("e2e_latency_ms", exactStats(e2e, nTtft)),
+    ...statKeys("output_token_throughput_per_user", sketchStats(c.perUserThroughput)),
+    saturated: sat.saturated ? 1 : 0,
+    saturation_backlog_growth: sat.growth,
+    saturation_window_ms: sat.windowMs,
+    backlog_at_last_arrival: sat.backlogAtLastArrival,
   };
-  if (slaSet) {
-    s.goodput_completed_requests = good;
-    s.goodput_request_throughput_rps = good / durationS;
-    s.goodput_output_throughput_tok_s = goodOutput / durationS;
-  }
-  s.processed_tokens = inputTokens + outputTokens;
-  s.processed_tokens_per_s = (inputTokens + outputTokens) / wallS;
-  s.processed_output_tokens_per_s = outputTokens / wallS;
-  s.prefix_cache_reused_ratio = inputTokens > 0 ? reusedMax / inputTokens : 0;
-  s.first_admission_prefix_cache_reused_ratio = inputTokens > 0 ? reusedFirst / inputTokens : 0;
-  s.num_ttft_samples = nTtft;
-  s.num_tpot_samples = nTpot;
-  s.num_e2e_latency_samples = nTtft;
-  putStats(s, "ttft_ms", exactStats(ttft, nTtft));
-  putStats(s, "ttst_ms", exactStats(ttst, nTtst));
-  putStats(s, "tpot_ms", exactStats(tpot, nTpot));
-  putStats(s, "itl_ms", sketchStats(c.itl));
-  putStats(s, "e2e_latency_ms", exactStats(e2e, nTtft));
-  putStats(s, "output_token_throughput_per_user", sketchStats(c.perUserThroughput));
-  // fleetsim extension (docs/metrics.md "Saturation"): 1 when the backlog still grew at the last arrival.
-  const sat = saturationOfRun(result);
-  s.saturated = sat.saturated ? 1 : 0;
-  s.saturation_backlog_growth = sat.growth;
-  s.saturation_window_ms = sat.windowMs;
-  s.backlog_at_last_arrival = sat.backlogAtLastArrival;
-  return s;
 }
 
 /**
@@ -133,7 +148,7 @@ export function buildSummary(result: ReplayResult, sla: SlaSpec | null): Summary
  * service are not backlog: a fleet that keeps up holds rate × latency of them, which ramps up
  * from zero at the start of every run and is not a growing queue.
  */
-export function saturationOfRun(result: ReplayResult): SaturationJudgement {
+export function saturationOfRun(result: SummaryInput): SaturationJudgement {
   const { intervalMs, count } = result.timeline;
   const c = result.collector;
   const arrivals = new Array<number>(count).fill(0);

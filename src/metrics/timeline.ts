@@ -11,6 +11,12 @@
  *    completions, output tokens, TTFT and ITL percentiles).
  */
 import type { EngineRole } from "../engine/vllmEngine.js";
+import type {
+  LatencyTimeseries,
+  PercentileSeries,
+  TimeseriesReport,
+  WorkerTimeseries,
+} from "../output/timeseries.js";
 import { type Collector, Terminal } from "./collector.js";
 import { nearestRank } from "./distribution.js";
 
@@ -21,49 +27,8 @@ export const MAX_BUCKETS = 1440;
 /** The finest interval, ms. */
 export const MIN_INTERVAL_MS = 100;
 
-/** The `timeseries` object of prediction.json (a fleetsim extension; docs/metrics.md). */
-export interface TimeseriesReport {
-  interval_ms: number;
-  t_ms: number[];
-  arrivals: number[];
-  completions: number[];
-  output_tokens: number[];
-  ttft_ms: PercentileSeries;
-  itl_ms: PercentileSeries;
-  active_workers: { aggregated?: number[]; prefill?: number[]; decode?: number[] };
-  workers: WorkerTimeseries[];
-  /**
-   * Latency percentiles in buckets sized to the run (enough samples per bucket to be read as a
-   * trend): what the HTML report draws. `ttft_ms`/`itl_ms` above keep the fine buckets.
-   */
-  latency: LatencyTimeseries;
-}
-
-/** `timeseries.latency` (docs/metrics.md "Latency buckets"). */
-export interface LatencyTimeseries {
-  /** A nice step (1, 2 or 5 × 10^k ms) that is a multiple of `timeseries.interval_ms`. */
-  interval_ms: number;
-  t_ms: number[];
-  ttft_ms: PercentileSeries;
-  /** TTFT samples per bucket. */
-  ttft_samples: number[];
-  itl_ms: PercentileSeries;
-  itl_samples: number[];
-}
-
-export interface PercentileSeries {
-  p50: (number | null)[];
-  p90: (number | null)[];
-  p99: (number | null)[];
-}
-
-export interface WorkerTimeseries {
-  role: EngineRole;
-  worker_id: number;
-  queue_depth: (number | null)[];
-  running: (number | null)[];
-  kv_utilization: (number | null)[];
-}
+/** The `timeseries` object of prediction.json: its contract (types and schema) is src/output/timeseries.ts. */
+export type { LatencyTimeseries, PercentileSeries, TimeseriesReport, WorkerTimeseries };
 
 /**
  * What the sampler reads from one attention-DP rank (VllmEngine satisfies it). Passes execute

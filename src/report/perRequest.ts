@@ -1,68 +1,9 @@
 import { TERMINAL_NAMES, Terminal } from "../metrics/collector.js";
+import type { AdmissionEntry, PerRequestRecord, RoutingEntry } from "../output/perRequest.js";
 import type { ReplayResult } from "../sim/replay.js";
 
-/** One `requests.jsonl` record (aisimulate.md §6.3, the fields that apply to an aggregated pool). */
-export interface PerRequestRecord {
-  request_id?: string;
-  session_id: string;
-  turn_index: number;
-  uuid: string;
-  arrival_time_ms: number;
-  dispatched_at_ms: number | null;
-  first_admit_ms: number | null;
-  terminal_time_ms: number;
-  first_token_ms: number | null;
-  last_token_ms: number | null;
-  ttft_ms: number | null;
-  ttst_ms: number | null;
-  e2e_latency_ms: number | null;
-  /** That request's TPOT: (last − first)/(n − 1), n ≥ 2. */
-  itl_ms: number | null;
-  input_length: number;
-  requested_output_length: number;
-  output_length: number;
-  reused_input_tokens: number;
-  prefill_worker_idx: number | null;
-  decode_worker_idx: number | null;
-  /** Disaggregated hand-off timeline (null in an aggregated deployment). */
-  prefill_admit_ms: number | null;
-  source_held_ms: number | null;
-  destination_reserved_ms: number | null;
-  destination_activated_ms: number | null;
-  decode_admit_ms: number | null;
-  source_released_ms: number | null;
-  decode_reused_input_tokens: number | null;
-  prefill_route_overlap_tokens: number | null;
-  decode_route_overlap_tokens: number | null;
-  /** fleetsim extension: prompt tokens whose KV was moved to the decode worker. */
-  transferred_tokens: number | null;
-  routing_history: RoutingEntry[];
-  admission_history: AdmissionEntry[];
-  admission_count: number;
-  readmission_count: number;
-  terminal_status: string;
-}
-
-export interface RoutingEntry {
-  pool: "agg" | "prefill" | "decode";
-  outcome: "immediate";
-  queue_entered_at_ms: number;
-  released_at_ms: number;
-  queue_wait_ms: number;
-  logical_worker_id: number;
-  dp_rank: number;
-  /** Prompt tokens the router's index says the chosen worker already held. */
-  reported_overlap_tokens: number;
-}
-
-export interface AdmissionEntry {
-  admission_ordinal: number;
-  pool_admission_ordinal: number;
-  pool: "agg" | "prefill";
-  at_ms: number;
-  reused_input_tokens: number;
-  is_readmission: boolean;
-}
+/** One `requests.jsonl` record: its contract (types and schema) is src/output/perRequest.ts. */
+export type { AdmissionEntry, PerRequestRecord, RoutingEntry };
 
 /** Deterministic request uuid: a version-4-shaped id whose last group is the request row. */
 export function requestUuid(row: number): string {

@@ -1,32 +1,14 @@
 import type { RunSpec } from "../config/runSpec.js";
-import { buildSummary, type Summary } from "../metrics/summary.js";
-import { buildTimeseries, type TimeseriesReport } from "../metrics/timeline.js";
-import type { PlannerReport } from "../sim/plannerAdapter.js";
+import { buildSummary } from "../metrics/summary.js";
+import { buildTimeseries } from "../metrics/timeline.js";
+import type { PlannerReport } from "../output/planner.js";
+import type { Prediction } from "../output/prediction.js";
 import type { ReplayResult } from "../sim/replay.js";
-import { buildPerRequest, type PerRequestRecord } from "./perRequest.js";
-import { buildRunInfo, type RunInfo } from "./runInfo.js";
+import { buildPerRequest } from "./perRequest.js";
+import { buildRunInfo } from "./runInfo.js";
 
-/** The document written as prediction.json (aisimulate.md §6.1). */
-export interface Prediction {
-  summary: Summary;
-  /** Planner details; null with `planner.policy: disabled`. */
-  planner: PlannerReport | null;
-  /** Filled only with `--capture-per-request`; otherwise null (as the reference writes it). */
-  per_request: PerRequestRecord[] | null;
-  coverage: {
-    capture_per_request: boolean;
-    capture_planner_details: boolean;
-    capture_canonical_evidence: boolean;
-    per_request_records: number;
-  };
-  /**
-   * fleetsim extension: what was simulated — deployment, router, Planner, traffic and its request
-   * count (docs/metrics.md "What was simulated"). Deterministic: no host time, no absolute path.
-   */
-  run: RunInfo;
-  /** fleetsim extension: bucketed latency, throughput and worker state over time (docs/metrics.md). */
-  timeseries: TimeseriesReport;
-}
+/** The document written as prediction.json: its contract (types and strict schema) is src/output/. */
+export type { Prediction };
 
 export function buildPrediction(
   spec: RunSpec,

@@ -3,113 +3,14 @@
  * simulated"): the deployment, router, Planner and traffic a prediction describes, so a
  * prediction.json read on its own (or its HTML report) says what produced it. Built from the
  * resolved run spec and the request table only: a deterministic function of config and trace,
- * with no host-time value and no absolute path.
+ * with no host-time value and no absolute path. The block's contract is src/output/run.ts.
  */
 import { basename } from "node:path";
-import type { RunSpec, Stack, WorkerRoleSpec } from "../config/runSpec.js";
-import type { RetuneObjective } from "../planner/types.js";
+import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic } from "../output/run.js";
 import type { RequestTable } from "../traffic/requests.js";
 
-/** One worker role as configured (`engine.workers.<role>`). */
-export interface RunRole {
-  /** Workers at the start of the run. */
-  replicas: number;
-  tensor: number;
-  pipeline: number;
-  attention_data: number;
-  moe_tensor: number;
-  moe_expert: number;
-  /** GPUs one worker occupies (the factor of `gpu_hours`). */
-  gpus_per_worker: number;
-  /** The role's GPU system (a P/D role may override `engine.hardware`). */
-  hardware: string;
-  /** `default` (op-level), `polynomial` or `fixed`. */
-  timing: "default" | "polynomial" | "fixed";
-  max_batched_tokens: number;
-  max_sequences: number;
-  /** Engine KV block size, tokens. */
-  block_size: number;
-  /** KV cache blocks per attention-DP rank. */
-  kv_blocks: number;
-  prefix_caching: boolean;
-  startup_seconds: number;
-}
-
-export interface RunRouter {
-  policy: "round_robin" | "kv_router";
-  /** kv_router only. */
-  overlap_score_credit?: number;
-  prefill_load_scale?: number;
-  temperature?: number;
-  prefill_load_model?: "none" | "aic";
-}
-
-export interface RunPlanner {
-  target: string;
-  /** The GPU budget (`max_num_gpus`); null = no ceiling (-1). */
-  max_num_gpus: number | null;
-  /** null = no floor (-1). */
-  min_num_gpus: number | null;
-  enable_load_scaling: boolean;
-  enable_throughput_scaling: boolean;
-  advisory: boolean;
-  /** `planner.retune`: the objective its scores are in, the window and the sweep's processes; null = no retune. */
-  retune: { objective: RetuneObjective; interval_seconds: number; max_parallel: number } | null;
-}
-
-export interface RunTraffic {
-  /** `synthetic` (`synthetic-shared-prefix`, `synthetic-session`), or the trace format (`mooncake`, `dynamo`). */
-  source: "synthetic" | "synthetic-shared-prefix" | "synthetic-session" | "mooncake" | "dynamo";
-  /** The trace's file name (the first file of a Dynamo trace in shards); null for synthetic traffic. */
-  trace: string | null;
-  /** Trace files read (0 for synthetic traffic). */
-  files: number;
-  /**
-   * Synthetic only: fixed prompt and output lengths, or their nominal means when sampled
-   * (docs/traffic.md); per turn (new input) for sessions.
-   */
-  input_tokens?: number;
-  output_tokens?: number;
-  /** synthetic-session only. */
-  turns?: number;
-  /** Open-loop staged loads only: how many stages. */
-  stages?: number;
-  /** Requests the run replays (trace rows read, or synthetic requests generated). */
-  requests: number;
-  sessions: number;
-  load: string;
-  /** trace_timestamps: timestamps ÷ speedup. */
-  speedup?: number;
-  requests_per_second?: number;
-  /** synthetic-session open loop: the rate of first turns. */
-  sessions_per_second?: number;
-  /** poisson only. */
-  seed?: number;
-  concurrency?: number;
-  /** `traffic.stop.max_virtual_time_seconds`, or null. */
-  max_virtual_time_seconds: number | null;
-}
-
-/** `prediction.run`. */
-export interface RunInfo {
-  stack: Stack;
-  mode: "aggregated" | "disaggregated";
-  model: string;
-  hardware: string;
-  backend: string;
-  /** Roles by name: `aggregated`, or `prefill` and `decode`. */
-  topology: Partial<Record<"aggregated" | "prefill" | "decode", RunRole>>;
-  /** Σ replicas × gpus_per_worker at the start. */
-  starting_gpus: number;
-  router: RunRouter;
-  /** null = fixed replicas (no Planner). */
-  planner: RunPlanner | null;
-  traffic: RunTraffic;
-  /** `evaluation.sla` thresholds that are set; null = no SLA (no goodput keys). */
-  sla: { ttft_ms?: number; itl_ms?: number; e2e_ms?: number } | null;
-  /** `client:` (docs/client.md), only when it adds overhead or sets a timeout. */
-  client?: { request_ms: number; response_ms: number; timeout_seconds: number | null };
-}
+export type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic };
 
 export function buildRunInfo(spec: RunSpec, table: RequestTable): RunInfo {
   const engine = spec.engine;

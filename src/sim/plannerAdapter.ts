@@ -1,10 +1,22 @@
 import { createHash } from "node:crypto";
+import type {
+  BootstrapInfo,
+  FpmMetrics,
+  FpmObservation,
+  PlannerConfigPayload,
+  PlannerReport,
+  PlannerTick,
+  PoolTopologyRecord,
+  ScalingEvent,
+  TickDiagnosticsRecord,
+} from "../output/planner.js";
 import { canonicalJson } from "../planner/perfModelBootstrap.js";
 import type { PlannerCore } from "../planner/plannerCore.js";
 import type {
   ForwardPassMetrics,
   PlannerEffects,
   PlannerSettings,
+  TickDiagnostics,
   TrafficObservation,
   WorkerCounts,
 } from "../planner/types.js";
@@ -18,35 +30,8 @@ import type {
   TrafficWindow,
 } from "./scaling.js";
 
-/** One replica change (planner.md §8.3 `ScalingEvent`). */
-export interface ScalingEvent {
-  readonly at_s: number;
-  readonly component: "agg" | "prefill" | "decode";
-  readonly from_count: number;
-  readonly to_count: number;
-  readonly reason: "scale_up" | "scale_down";
-}
-
-export interface BootstrapInfo {
-  readonly status: "installed" | "not_required" | "not_configured_load_only" | "session_failed_load_only";
-  readonly benchmark_granularity?: number;
-  readonly prefill_fpm_count?: number;
-  readonly decode_fpm_count?: number;
-  readonly fpm_sha256?: string;
-}
-
-/** The `planner` object of prediction.json (aisimulate.md seed 000 "planner" table). */
-export interface PlannerReport {
-  metadata: Record<string, unknown>;
-  scaling_events: ScalingEvent[];
-  lifecycle_operations: readonly LifecycleOperation[];
-  ticks: unknown[];
-  total_ticks: number;
-  html_report_path: null;
-  recommended_scaling_events?: ScalingEvent[];
-  /** `planner.retune` set: every recorded decision (docs/retune.md §10). */
-  retune_events?: unknown[];
-}
+/** The planner report's types live with the prediction.json contract (src/output/planner.ts). */
+export type { BootstrapInfo, PlannerReport, ScalingEvent };
 
 type Role = "prefill" | "decode";
 
@@ -68,7 +53,7 @@ export class PlannerReplayAdapter implements ScalingPolicy {
   private pending: MergedTraffic = emptyMerged();
   private readonly scalingEvents: ScalingEvent[] = [];
   private readonly recommendedEvents: ScalingEvent[] = [];
-  private readonly ticks: unknown[] = [];
+  private readonly ticks: PlannerTick[] = [];
 
   constructor(
     private readonly core: PlannerCore,
@@ -312,7 +297,7 @@ function builtinPlugins(s: PlannerSettings): string[] {
 }
 
 /** The PlannerConfig (field names of planner.md §1.1) this run used; its digest is in the metadata. */
-function plannerConfigPayload(s: PlannerSettings): Record<string, unknown> {
+function plannerConfigPayload(s: PlannerSettings): PlannerConfigPayload {
   return {
     mode: s.mode,
     optimization_target: s.optimizationTarget,
@@ -348,7 +333,7 @@ function plannerConfigPayload(s: PlannerSettings): Record<string, unknown> {
   };
 }
 
-function fpmRecord(f: ForwardPassMetrics): Record<string, number> {
+function fpmRecord(f: ForwardPassMetrics): FpmMetrics {
   return {
     wall_time: f.wallTimeS,
     num_prefill_requests: f.numPrefillRequests,
@@ -363,12 +348,12 @@ function fpmRecord(f: ForwardPassMetrics): Record<string, number> {
   };
 }
 
-function fpmList(list: readonly ForwardPassMetrics[] | null): unknown {
+function fpmList(list: readonly ForwardPassMetrics[] | null): FpmObservation[] | null {
   if (list === null) return null;
   return list.map((f) => ({ worker_id: f.workerId, dp_rank: f.dpRank, metrics: fpmRecord(f) }));
 }
 
-function topologyRecord(t: PoolTopology | null): unknown {
+function topologyRecord(t: PoolTopology | null): PoolTopologyRecord | null {
   if (t === null) return null;
   return {
     active: t.active,
@@ -396,8 +381,8 @@ function tickRecord(
   nextTickMs: number,
   disagg: boolean,
   retune: RetuneTickResult | null,
-): unknown {
-  const record: Record<string, unknown> = {
+): PlannerTick {
+  const record: PlannerTick = {
     ordinal: snap.tickOrdinal,
     at_ms: snap.nowMs,
     scheduled_tick: {
@@ -439,7 +424,7 @@ function tickRecord(
           ? null
           : { num_prefill: effects.scaleTo.numPrefill, num_decode: effects.scaleTo.numDecode },
       next_tick_s: effects.nextTickS,
-      diagnostics: snakeCase(effects.diagnostics),
+      diagnostics: diagnosticsRecord(effects.diagnostics),
     },
     runtime_decision: {
       target_prefill: targetPrefill,
@@ -455,8 +440,34 @@ function tickRecord(
   return record;
 }
 
-function snakeCase(o: object): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v;
-  return out;
+/**
+ * The prediction.json name of each `TickDiagnostics` field: a field added on either side without
+ * its pair here does not compile.
+ */
+const DIAGNOSTIC_NAMES: { readonly [K in keyof Required<TickDiagnostics>]: keyof TickDiagnosticsRecord } = {
+  estimatedTtftMs: "estimated_ttft_ms",
+  estimatedItlMs: "estimated_itl_ms",
+  predictedNumReq: "predicted_num_req",
+  predictedIsl: "predicted_isl",
+  predictedOsl: "predicted_osl",
+  predictedKvHitRate: "predicted_kv_hit_rate",
+  engineRpsPrefill: "engine_rps_prefill",
+  engineRpsDecode: "engine_rps_decode",
+  throughputLowerBoundPrefill: "throughput_lower_bound_prefill",
+  throughputLowerBoundDecode: "throughput_lower_bound_decode",
+  loadDecisionReason: "load_decision_reason",
+  loadDecisionReasonPrefill: "load_decision_reason_prefill",
+  loadDecisionReasonDecode: "load_decision_reason_decode",
+  throughputDecisionReason: "throughput_decision_reason",
+  throughputDecisionReasonPrefill: "throughput_decision_reason_prefill",
+  throughputDecisionReasonDecode: "throughput_decision_reason_decode",
+};
+
+/** `TickDiagnostics` in snake_case, in the tick's own key order; fields the tick did not compute stay absent. */
+function diagnosticsRecord(d: TickDiagnostics): TickDiagnosticsRecord {
+  const out: Record<string, number | string | null> = {};
+  for (const [k, v] of Object.entries(d) as [keyof TickDiagnostics, number | string | null | undefined][]) {
+    if (v !== undefined) out[DIAGNOSTIC_NAMES[k]] = v;
+  }
+  return out as TickDiagnosticsRecord;
 }

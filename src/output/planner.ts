@@ -1,0 +1,242 @@
+/**
+ * `prediction.planner` (aisimulate.md seed 000 "planner" table; planner.md §8.3): the run's
+ * Planner configuration and pipeline (`metadata`), every tick's input, decision and diagnostics,
+ * the scaling events, the worker lifecycle, and with retune its decisions. Null with
+ * `planner.policy: disabled`.
+ */
+import { z } from "zod";
+import { retuneEventSchema } from "./retune.js";
+
+const PLANNER_COMPONENTS = ["agg", "prefill", "decode"] as const;
+const plannerModeSchema = z.enum(["agg", "disagg"]);
+
+/** One replica change (planner.md §8.3 `ScalingEvent`). */
+export const scalingEventSchema = z.strictObject({
+  at_s: z.number(),
+  component: z.enum(PLANNER_COMPONENTS),
+  from_count: z.number(),
+  to_count: z.number(),
+  reason: z.enum(["scale_up", "scale_down"]),
+});
+export type ScalingEvent = z.infer<typeof scalingEventSchema>;
+
+export const LIFECYCLE_TRANSITIONS = [
+  "worker_starting",
+  "worker_ready",
+  "worker_draining",
+  "worker_removed",
+] as const;
+export type LifecycleTransition = (typeof LIFECYCLE_TRANSITIONS)[number];
+
+/** One lifecycle operation: what a scaling action (or a completed startup/drain) did to workers. */
+export const lifecycleOperationSchema = z.strictObject({
+  at_ms: z.number(),
+  pool: z.enum(PLANNER_COMPONENTS),
+  cause: z.enum(["scale_up", "scale_down", "startup_complete", "drain_complete"]),
+  transitions: z.array(
+    z.strictObject({ worker_id: z.number(), transition: z.enum(LIFECYCLE_TRANSITIONS), at_ms: z.number() }),
+  ),
+});
+export type LifecycleOperation = z.infer<typeof lifecycleOperationSchema>;
+
+/** How the Planner's performance model was seeded (docs/planner.md "Performance model bootstrap"). */
+export const bootstrapInfoSchema = z.strictObject({
+  status: z.enum(["installed", "not_required", "not_configured_load_only", "session_failed_load_only"]),
+  benchmark_granularity: z.number().optional(),
+  prefill_fpm_count: z.number().optional(),
+  decode_fpm_count: z.number().optional(),
+  fpm_sha256: z.string().optional(),
+});
+export type BootstrapInfo = z.infer<typeof bootstrapInfoSchema>;
+
+/** The PlannerConfig this run started with, in its field names (planner.md §1.1). */
+export const plannerConfigPayloadSchema = z.strictObject({
+  mode: plannerModeSchema,
+  optimization_target: z.enum(["throughput", "latency", "load", "sla"]),
+  enable_throughput_scaling: z.boolean(),
+  enable_load_scaling: z.boolean(),
+  throughput_adjustment_interval_seconds: z.number(),
+  load_adjustment_interval_seconds: z.number(),
+  max_throughput_scaling_replicas: z.number(),
+  /** -1 = no ceiling. */
+  max_gpu_budget: z.number(),
+  /** -1 = no floor. */
+  min_gpu_budget: z.number(),
+  min_endpoint: z.number(),
+  prefill_min_endpoint: z.number().nullable(),
+  decode_min_endpoint: z.number().nullable(),
+  ttft_ms: z.number(),
+  itl_ms: z.number(),
+  load_scaling_down_sensitivity: z.number(),
+  load_min_observations: z.number(),
+  max_num_fpm_samples: z.number(),
+  fpm_sample_bucket_size: z.number(),
+  prefill_scale_up_queue_tokens: z.number().nullable(),
+  prefill_scale_down_queue_tokens: z.number().nullable(),
+  decode_scale_up_kv_rate: z.number().nullable(),
+  decode_scale_down_kv_rate: z.number().nullable(),
+  load_predictor: z.enum(["constant", "arima", "prophet", "kalman"]),
+  load_predictor_log1p: z.boolean(),
+  prophet_window_size: z.number(),
+  kalman_q_level: z.number(),
+  kalman_q_trend: z.number(),
+  kalman_r: z.number(),
+  kalman_min_points: z.number(),
+  advisory: z.boolean(),
+  scheduling: z.strictObject({ scale_interval_seconds: z.number() }),
+});
+export type PlannerConfigPayload = z.infer<typeof plannerConfigPayloadSchema>;
+
+export const plannerMetadataSchema = z.strictObject({
+  mode: plannerModeSchema,
+  advisory: z.boolean(),
+  /** sha256 of the canonical JSON of `planner_config`. */
+  planner_config_digest: z.string(),
+  planner_config: plannerConfigPayloadSchema,
+  builtin_plugin_ids: z.array(z.string()),
+  plugin_pipeline: z.array(z.string()),
+  pipeline_schema_version: z.string(),
+  scale_interval_seconds: z.number(),
+  bootstrap: bootstrapInfoSchema,
+  details_captured: z.boolean(),
+});
+export type PlannerMetadata = z.infer<typeof plannerMetadataSchema>;
+
+/** One forward pass's metrics (`ForwardPassMetrics`, snake_case; `wall_time` is simulated seconds). */
+export const fpmMetricsSchema = z.strictObject({
+  wall_time: z.number(),
+  num_prefill_requests: z.number(),
+  sum_prefill_tokens: z.number(),
+  sum_prefill_kv_tokens: z.number(),
+  num_decode_requests: z.number(),
+  sum_decode_kv_tokens: z.number(),
+  num_queued_prefill: z.number(),
+  sum_queued_prefill_tokens: z.number(),
+  num_queued_decode: z.number(),
+  sum_queued_decode_kv_tokens: z.number(),
+});
+export type FpmMetrics = z.infer<typeof fpmMetricsSchema>;
+
+export const fpmObservationSchema = z.strictObject({
+  worker_id: z.number(),
+  dp_rank: z.number(),
+  metrics: fpmMetricsSchema,
+});
+export type FpmObservation = z.infer<typeof fpmObservationSchema>;
+
+/** A pool's workers by state at a tick. */
+export const poolTopologySchema = z.strictObject({
+  active: z.array(z.number()).readonly(),
+  active_count: z.number(),
+  starting: z.array(z.number()).readonly(),
+  starting_count: z.number(),
+  draining: z.array(z.number()).readonly(),
+  draining_count: z.number(),
+});
+export type PoolTopologyRecord = z.infer<typeof poolTopologySchema>;
+
+const optNum = z.number().nullable().optional();
+const optText = z.string().nullable().optional();
+
+/** `TickDiagnostics` (planner.md §2) in snake_case; a field is absent when the tick did not compute it. */
+export const tickDiagnosticsSchema = z.strictObject({
+  estimated_ttft_ms: optNum,
+  estimated_itl_ms: optNum,
+  predicted_num_req: optNum,
+  predicted_isl: optNum,
+  predicted_osl: optNum,
+  predicted_kv_hit_rate: optNum,
+  engine_rps_prefill: optNum,
+  engine_rps_decode: optNum,
+  throughput_lower_bound_prefill: optNum,
+  throughput_lower_bound_decode: optNum,
+  load_decision_reason: optText,
+  load_decision_reason_prefill: optText,
+  load_decision_reason_decode: optText,
+  throughput_decision_reason: optText,
+  throughput_decision_reason_prefill: optText,
+  throughput_decision_reason_decode: optText,
+});
+export type TickDiagnosticsRecord = z.infer<typeof tickDiagnosticsSchema>;
+
+const routerParameters = z.record(z.string(), z.number()).readonly();
+
+/** One Planner tick (planner.md §8.3): what it saw, what it decided, what the replay did with it. */
+export const plannerTickSchema = z.strictObject({
+  ordinal: z.number(),
+  at_ms: z.number(),
+  scheduled_tick: z.strictObject({
+    at_s: z.number(),
+    run_load_scaling: z.boolean(),
+    run_throughput_scaling: z.boolean(),
+    need_traffic_metrics: z.boolean(),
+  }),
+  input: z.strictObject({
+    now_s: z.number(),
+    /** Offered load since the previous traffic tick; null when this tick reads none. */
+    traffic: z
+      .strictObject({
+        duration_s: z.number(),
+        num_req: z.number(),
+        isl: z.number(),
+        osl: z.number(),
+        kv_hit_rate: z.number().nullable(),
+        accept_length: z.number().nullable(),
+      })
+      .nullable(),
+    worker_counts: z.strictObject({
+      ready_num_prefill: z.number().nullable(),
+      ready_num_decode: z.number().nullable(),
+      expected_num_prefill: z.number().nullable(),
+      expected_num_decode: z.number().nullable(),
+      prefill_scaling_in_progress: z.boolean(),
+      decode_scaling_in_progress: z.boolean(),
+    }),
+    fpm_observations: z.strictObject({
+      /** null in an aggregated deployment. */
+      prefill: z.array(fpmObservationSchema).nullable(),
+      decode: z.array(fpmObservationSchema).nullable(),
+    }),
+  }),
+  topology: z.strictObject({ prefill: poolTopologySchema.nullable(), decode: poolTopologySchema.nullable() }),
+  effects: z.strictObject({
+    scale_to: z
+      .strictObject({ num_prefill: z.number().nullable(), num_decode: z.number().nullable() })
+      .nullable(),
+    next_tick_s: z.number(),
+    diagnostics: tickDiagnosticsSchema,
+  }),
+  runtime_decision: z.strictObject({
+    target_prefill: z.number().nullable(),
+    target_decode: z.number().nullable(),
+    next_tick_ms: z.number(),
+    /** With retune: the desired router parameters per worker type (live names); else null. */
+    router_parameters: z.record(z.string(), routerParameters).readonly().nullable(),
+  }),
+  /** With retune: each router's revision and parameters before this tick's update (docs/retune.md §10). */
+  router_policies: z
+    .array(z.strictObject({ worker_type: z.string(), revision: z.number(), parameters: routerParameters }))
+    .readonly()
+    .optional(),
+  /** With `retune.planner`: the retunable Planner fields this tick ran with (live names). */
+  retune_planner_fields: z
+    .record(z.string(), z.union([z.number(), z.string(), z.boolean()]))
+    .readonly()
+    .optional(),
+});
+export type PlannerTick = z.infer<typeof plannerTickSchema>;
+
+export const plannerReportSchema = z.strictObject({
+  metadata: plannerMetadataSchema,
+  scaling_events: z.array(scalingEventSchema),
+  lifecycle_operations: z.array(lifecycleOperationSchema).readonly(),
+  ticks: z.array(plannerTickSchema),
+  total_ticks: z.number(),
+  /** The HTML report the library API wrote for this run, else null (`fleetsim predict` writes null). */
+  html_report_path: z.string().nullable(),
+  /** Advisory mode only: the changes the Planner recommended and did not apply. */
+  recommended_scaling_events: z.array(scalingEventSchema).optional(),
+  /** `planner.retune` set: every recorded decision (docs/retune.md §10). */
+  retune_events: z.array(retuneEventSchema).readonly().optional(),
+});
+export type PlannerReport = z.infer<typeof plannerReportSchema>;

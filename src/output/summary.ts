@@ -1,0 +1,101 @@
+/**
+ * `prediction.summary` (aisimulate.md §6.2; every key defined in docs/metrics.md): flat numbers,
+ * each key listed once here. The distribution families (`{mean,…,std}_<name>`) are spelled out by
+ * `SUMMARY_STAT_NAMES` × `SUMMARY_DISTRIBUTIONS`, so adding a statistic or a distribution is one
+ * entry.
+ */
+import { z } from "zod";
+
+/** Statistic names in serialization order (the `{mean,…,std}_<name>` families of §6.2). */
+export const SUMMARY_STAT_NAMES = [
+  "mean",
+  "min",
+  "max",
+  "median",
+  "p75",
+  "p90",
+  "p95",
+  "p99",
+  "std",
+] as const;
+export type SummaryStatName = (typeof SUMMARY_STAT_NAMES)[number];
+
+/** The distributions summarised by one family of statistics each. */
+export const SUMMARY_DISTRIBUTIONS = [
+  "ttft_ms",
+  "ttst_ms",
+  "tpot_ms",
+  "itl_ms",
+  "e2e_latency_ms",
+  "output_token_throughput_per_user",
+] as const;
+export type SummaryDistribution = (typeof SUMMARY_DISTRIBUTIONS)[number];
+
+/** The keys of one distribution's family: `mean_ttft_ms`, …, `std_ttft_ms`. */
+export type StatKey<N extends SummaryDistribution> = `${SummaryStatName}_${N}`;
+
+/** Keys every run writes (besides the distribution families). */
+const ALWAYS = [
+  "num_requests",
+  "completed_requests",
+  "total_input_tokens",
+  "total_output_tokens",
+  "duration_ms",
+  "wall_time_ms",
+  "request_throughput_rps",
+  "input_throughput_tok_s",
+  "output_throughput_tok_s",
+  "total_throughput_tok_s",
+  "prefill_worker_seconds",
+  "decode_worker_seconds",
+  "prefill_gpus_per_worker",
+  "decode_gpus_per_worker",
+  "gpu_hours",
+  "failed_requests",
+  "rejected_requests",
+  "timed_out_requests",
+  "processed_tokens",
+  "processed_tokens_per_s",
+  "processed_output_tokens_per_s",
+  "prefix_cache_reused_ratio",
+  "first_admission_prefix_cache_reused_ratio",
+  "num_ttft_samples",
+  "num_tpot_samples",
+  "num_e2e_latency_samples",
+  "saturated",
+  "saturation_backlog_growth",
+  "saturation_window_ms",
+  "backlog_at_last_arrival",
+] as const;
+
+/** Keys written only when `evaluation.sla` sets a threshold (goodput). */
+const WITH_SLA = [
+  "goodput_completed_requests",
+  "goodput_request_throughput_rps",
+  "goodput_output_throughput_tok_s",
+] as const;
+
+/** Summary keys that depend on host speed; they are the only keys that differ between two runs. */
+export const HOST_TIME_KEYS = [
+  "wall_time_ms",
+  "processed_tokens_per_s",
+  "processed_output_tokens_per_s",
+] as const satisfies readonly (typeof ALWAYS)[number][];
+
+type Shape = { [K in (typeof ALWAYS)[number] | StatKey<SummaryDistribution>]: z.ZodNumber } & {
+  [K in (typeof WITH_SLA)[number]]: z.ZodOptional<z.ZodNumber>;
+};
+
+function shape(): Shape {
+  const out: Record<string, z.ZodType> = {};
+  for (const k of ALWAYS) out[k] = z.number();
+  for (const d of SUMMARY_DISTRIBUTIONS) for (const s of SUMMARY_STAT_NAMES) out[`${s}_${d}`] = z.number();
+  for (const k of WITH_SLA) out[k] = z.number().optional();
+  return out as Shape;
+}
+
+export const summarySchema = z.strictObject(shape());
+export type Summary = z.infer<typeof summarySchema>;
+
+/** One distribution's statistics, as its family of summary keys. */
+export type StatKeys<N extends SummaryDistribution> = { [K in StatKey<N>]: number };
