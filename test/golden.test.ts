@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
+import { predictionSchema } from "../src/output/prediction.js";
 import {
   diffJson,
   GOLDEN_CASES,
@@ -77,6 +78,9 @@ describe("golden prediction.json", () => {
     it(`${c.name}: ${c.about}`, async () => {
       const golden = JSON.parse(readFileSync(goldenPath(c), "utf8")) as { [key: string]: Json };
       const { doc } = await runCase(c);
+      // The file as written, host time included, is a prediction of the strict contract (src/output/).
+      const parsed = predictionSchema.safeParse(doc);
+      expect(parsed.success ? [] : parsed.error.issues, `${c.name}: strict schema`).toEqual([]);
       // The excluded keys are still there, as numbers: only their values go unchecked.
       const summary = doc["summary"] as { [key: string]: Json };
       for (const key of HOST_TIME_KEYS) expect(typeof summary[key], `summary.${key}`).toBe("number");

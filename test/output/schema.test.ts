@@ -1,0 +1,193 @@
+/**
+ * The prediction.json contract (src/output/): every golden prediction parses with the strict
+ * schema; the key paths the writers produce, over the golden runs (aggregated, disaggregated,
+ * Planner, advisory, retune) and one run with per-request capture, are exactly the schema's
+ * paths but for the documented `NOT_IN_ANY_RUN` ones; wrong, unknown and missing keys fail.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { z } from "zod";
+import { perRequestRecordSchema } from "../../src/output/perRequest.js";
+import type { LifecycleOperation as OutputLifecycleOperation } from "../../src/output/planner.js";
+import { type Prediction, predictionSchema } from "../../src/output/prediction.js";
+import type { RetuneEvent } from "../../src/output/retune.js";
+import { HOST_TIME_KEYS } from "../../src/output/summary.js";
+import type { RetuneEventRecord } from "../../src/planner/retune/index.js";
+import type { LifecycleOperation } from "../../src/sim/scaling.js";
+import { GOLDEN_CASES, goldenPath, type Json } from "../golden/cases.js";
+import { cli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/specs.js";
+import { documentPaths, schemaPaths } from "./contractPaths.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const JSON_SCHEMA = z.toJSONSchema(predictionSchema) as { [key: string]: unknown };
+
+/** A golden with its host-time values put back (as any run writes them), so it is a whole prediction. */
+function golden(name: string): { [key: string]: Json } {
+  const c = GOLDEN_CASES.find((x) => x.name === name);
+  if (c === undefined) throw new Error(`no golden case ${name}`);
+  const doc = JSON.parse(readFileSync(goldenPath(c), "utf8")) as { [key: string]: Json };
+  const summary = doc["summary"] as { [key: string]: Json };
+  for (const k of HOST_TIME_KEYS) summary[k] = 1.5;
+  const planner = doc["planner"] as { retune_events?: { [key: string]: Json }[] } | null;
+  for (const e of planner?.retune_events ?? []) e["sweep_wall_s"] = 0.5;
+  return doc;
+}
+
+/** Which golden cases are runs of which kind. */
+const RUN_KINDS: Record<string, readonly string[]> = {
+  aggregated: ["aggregated", "synthetic-sessions", "kv-router"],
+  disaggregated: ["disaggregated-kv-transfer", "disaggregated-kv-router"],
+  planner: ["seed-aggregated-planner", "seed-disaggregated-planner", "seed-aggregated-advisory"],
+  retune: ["retune-router"],
+};
+
+/** Paths every run of a kind writes (beyond what the schema requires of every run). */
+const KIND_PATHS: Record<string, readonly string[]> = {
+  aggregated: ["run.topology.aggregated.kv_blocks", "timeseries.active_workers.aggregated"],
+  disaggregated: [
+    "run.topology.prefill.kv_blocks",
+    "run.topology.decode.kv_blocks",
+    "timeseries.active_workers.prefill",
+  ],
+  planner: [
+    "planner.metadata.planner_config.load_predictor",
+    "planner.ticks[].input.traffic.isl",
+    "planner.ticks[].effects.diagnostics.load_decision_reason",
+    "planner.ticks[].topology.decode.active_count",
+    "run.planner.max_num_gpus",
+  ],
+  retune: [
+    "planner.retune_events[].top[][0].router.*",
+    "planner.ticks[].router_policies[].parameters.*",
+    "planner.ticks[].runtime_decision.router_parameters.*.*",
+    "run.planner.retune.objective",
+  ],
+};
+
+/**
+ * Schema paths no golden run writes and the per-request run does not either: options no case sets
+ * (`client:`, an `e2e_ms` SLA, concurrency/rate/staged loads), retune paths that need a failed
+ * candidate, an applied Planner change, a predictor pre-sweep (`retune.predictors`) or
+ * `retune.planner`. A new schema key must be written by a golden run or be listed here.
+ */
+const NOT_IN_ANY_RUN = [
+  "planner.retune_events[].failed_candidates[][0].planner",
+  "planner.retune_events[].failed_candidates[][0].planner.*",
+  "planner.retune_events[].failed_candidates[][0].router",
+  "planner.retune_events[].failed_candidates[][0].router.*",
+  "planner.retune_events[].planner_changes.*",
+  "planner.retune_events[].predictor_presweep.eval_steps",
+  "planner.retune_events[].predictor_presweep.fields",
+  "planner.retune_events[].predictor_presweep.fields.*",
+  "planner.retune_events[].predictor_presweep.losses",
+  "planner.retune_events[].predictor_presweep.losses.*",
+  "planner.retune_events[].predictor_presweep.wall_s",
+  "planner.retune_events[].predictor_presweep.warmup_steps",
+  "planner.retune_events[].predictor_presweep.winner",
+  "planner.ticks[].retune_planner_fields",
+  "planner.ticks[].retune_planner_fields.*",
+  "run.client",
+  "run.client.request_ms",
+  "run.client.response_ms",
+  "run.client.timeout_seconds",
+  "run.sla.e2e_ms",
+  "run.traffic.concurrency",
+  "run.traffic.requests_per_second",
+  "run.traffic.stages",
+];
+
+/** The disaggregated golden config with `--capture-per-request`: prediction.json and requests.jsonl. */
+async function perRequestRun(): Promise<{ doc: unknown; lines: unknown[] }> {
+  const out = join(tempDir("fleetsim-output-schema-"), "out");
+  const config = join(ROOT, "test/golden/configs/disaggregated.yaml");
+  const r = await cli(
+    "predict",
+    "-c",
+    config,
+    "--stack",
+    "dynamo",
+    "--output-dir",
+    out,
+    "--capture-per-request",
+  );
+  if (r.code !== 0) throw new Error(r.err);
+  const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as unknown;
+  const lines = readFileSync(join(out, "requests.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as unknown);
+  return { doc, lines };
+}
+
+describe("prediction.json contract (src/output/)", () => {
+  it("every golden case is of one run kind", () => {
+    expect(Object.values(RUN_KINDS).flat().sort()).toEqual(GOLDEN_CASES.map((c) => c.name).sort());
+  });
+
+  for (const c of GOLDEN_CASES) {
+    it(`${c.name}: the golden parses with the strict schema`, () => {
+      const r = predictionSchema.safeParse(golden(c.name));
+      expect(r.success ? [] : r.error.issues).toEqual([]);
+    });
+  }
+
+  for (const [kind, names] of Object.entries(RUN_KINDS)) {
+    it(`${kind} runs write only schema paths, and every path they write is one`, () => {
+      const allowed = schemaPaths(JSON_SCHEMA);
+      for (const name of names) {
+        const paths = [...documentPaths(JSON_SCHEMA, golden(name))];
+        expect(paths.filter((p) => !allowed.has(p))).toEqual([]);
+        for (const p of KIND_PATHS[kind]) expect(paths, `${name}: ${p}`).toContain(p);
+      }
+    });
+  }
+
+  it("the writers' key paths over every run equal the schema's (but NOT_IN_ANY_RUN)", async () => {
+    const { doc, lines } = await perRequestRun();
+    expect(predictionSchema.safeParse(doc).success).toBe(true);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(perRequestRecordSchema.safeParse(line).success).toBe(true);
+    const written = new Set(documentPaths(JSON_SCHEMA, doc));
+    for (const c of GOLDEN_CASES) for (const p of documentPaths(JSON_SCHEMA, golden(c.name))) written.add(p);
+    const allowed = schemaPaths(JSON_SCHEMA);
+    expect([...written].filter((p) => !allowed.has(p)).sort()).toEqual([]);
+    expect([...allowed].filter((p) => !written.has(p)).sort()).toEqual([...NOT_IN_ANY_RUN].sort());
+  });
+
+  it("a wrong type, an unknown key and a missing key each fail, naming the JSON path", () => {
+    const issues = (doc: unknown) =>
+      (predictionSchema.safeParse(doc).error?.issues ?? []).map((i) => `${i.path.join(".")}: ${i.code}`);
+    const base = () => golden("seed-disaggregated-planner") as unknown as Prediction;
+
+    const wrongType = base() as unknown as { summary: { [key: string]: unknown } };
+    wrongType.summary["num_requests"] = "600";
+    expect(issues(wrongType)).toEqual(["summary.num_requests: invalid_type"]);
+
+    const unknownKey = base() as unknown as { run: { [key: string]: unknown } };
+    unknownKey.run["gpus"] = 2;
+    expect(issues(unknownKey)).toEqual(["run: unrecognized_keys"]);
+
+    const missing = base() as unknown as { planner: { ticks: { input: { worker_counts: object } }[] } };
+    delete (missing.planner.ticks[0].input.worker_counts as Partial<Record<string, unknown>>)[
+      "ready_num_decode"
+    ];
+    expect(issues(missing)).toEqual(["planner.ticks.0.input.worker_counts.ready_num_decode: invalid_type"]);
+
+    const typo = base() as unknown as {
+      planner: { metadata: { planner_config: { [key: string]: unknown } } };
+    };
+    typo.planner.metadata.planner_config["ttft_msx"] = 1;
+    expect(issues(typo)).toEqual(["planner.metadata.planner_config: unrecognized_keys"]);
+
+    const badEnum = base() as unknown as { planner: { scaling_events: { [key: string]: unknown }[] } };
+    badEnum.planner.scaling_events[0]["reason"] = "scale_sideways";
+    expect(issues(badEnum)).toEqual(["planner.scaling_events.0.reason: invalid_value"]);
+  });
+
+  it("the records built outside the writers (retune decisions, worker lifecycle) are the contract's types", () => {
+    expectTypeOf<RetuneEventRecord>().toExtend<RetuneEvent>();
+    expectTypeOf<LifecycleOperation>().toExtend<OutputLifecycleOperation>();
+  });
+});
