@@ -7,7 +7,8 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Prediction } from "../prediction.js";
+import type { Prediction } from "../../output/prediction.js";
+import type { ReadPrediction } from "../../output/read.js";
 import { chartsLibrary } from "./asset.js";
 import { buildChartSections, type ChartSection, timeUnitFor } from "./charts.js";
 import { formatDuration, formatNumber } from "./format.js";
@@ -25,10 +26,15 @@ export interface HtmlReportOptions {
 
 export type { ChartSection, ChartSpec } from "./charts.js";
 
+/**
+ * What the report draws: a prediction as fleetsim writes it, or as `readPredictionFile` read one
+ * (an older, foreign or hand-edited file, through the tolerant schema of src/output/read.ts).
+ */
+export type ReportInput = Prediction | ReadPrediction;
+
 /** Renders a prediction as one self-contained HTML page (charts library and data inline). */
-export function renderHtmlReport(prediction: Prediction, options: HtmlReportOptions = {}): string {
-  // Read as untyped JSON: the report also opens older or hand-edited prediction.json files.
-  const model = readReportModel(prediction as unknown, options.sla ?? {});
+export function renderHtmlReport(prediction: ReportInput, options: HtmlReportOptions = {}): string {
+  const model = readReportModel(prediction, options.sla ?? {});
   const sections = buildChartSections(model);
   return renderPage({
     title: options.title ?? "fleetsim report",
@@ -52,7 +58,7 @@ export function renderHtmlReport(prediction: Prediction, options: HtmlReportOpti
 
 /** Writes the HTML report atomically (temporary file + rename), creating parent directories. */
 export async function writeHtmlReport(
-  prediction: Prediction,
+  prediction: ReportInput,
   filePath: string,
   options: HtmlReportOptions = {},
 ): Promise<void> {

@@ -2,8 +2,13 @@
  * What the report shows, read out of a prediction document: run facts, the time series, and the
  * Planner's replicas, scaling events and load predictions. Pure data, no presentation.
  */
+import type { PlannerConfigPayload, PlannerReport, PlannerTick, ScalingEvent } from "../../output/planner.js";
+import { predictionReadSchema } from "../../output/read.js";
+import type { LiveValue, RetuneEvent } from "../../output/retune.js";
+import type { RunInfo } from "../../output/run.js";
+import type { PercentileSeries, TimeseriesReport } from "../../output/timeseries.js";
+import type { Tolerant } from "../../output/tolerant.js";
 import { type FleetFacts, fleetFacts } from "../fleet.js";
-import { finite, type Json, list, nullableNumbers, numbers, record, text } from "./read.js";
 
 export type Role = "aggregated" | "prefill" | "decode";
 const ROLES: readonly Role[] = ["aggregated", "prefill", "decode"];
@@ -161,261 +166,237 @@ export interface ReportModel {
   perRequestRecords: number | null;
 }
 
-export function readReportModel(doc: Json, slaOverride: Partial<Sla> = {}): ReportModel {
-  const root = record(doc) ?? {};
-  const summary = readSummary(root["summary"]);
-  const timeline = readTimeline(root["timeseries"]);
-  const planner = readPlanner(root["planner"]);
-  const plannerSla = readPlannerSla(root["planner"]);
+/** `doc` read through the contract's tolerant schema (src/output/read.ts): parts that do not read are left out. */
+export function readReportModel(doc: unknown, slaOverride: Partial<Sla> = {}): ReportModel {
+  const root = predictionReadSchema.parse(doc);
+  const summary = root.summary ?? {};
+  const timeline = readTimeline(root.timeseries);
+  const planner = root.planner ?? null;
+  const config = planner?.metadata?.planner_config ?? {};
   const spanMs = timeline === null ? 0 : timeline.tMs[timeline.tMs.length - 1] + timeline.intervalMs;
-  const coverage = record(root["coverage"]);
   return {
     summary,
-    run: readRun(root["run"]),
-    fleet: fleetFacts(root),
+    run: root.run === undefined ? null : readRun(root.run),
+    fleet: fleetFacts(doc),
     durationMs: summary["duration_ms"] ?? spanMs,
     sla: {
-      ttftMs: slaOverride.ttftMs ?? plannerSla.ttftMs,
-      itlMs: slaOverride.itlMs ?? plannerSla.itlMs,
+      ttftMs: slaOverride.ttftMs ?? config.ttft_ms ?? null,
+      itlMs: slaOverride.itlMs ?? config.itl_ms ?? null,
     },
     timeline,
-    planner,
-    perRequestRecords: coverage === null ? null : finite(coverage["per_request_records"]),
+    planner: planner === null ? null : readPlanner(planner),
+    perRequestRecords: root.coverage === undefined ? null : (root.coverage.per_request_records ?? null),
   };
 }
 
-function readRun(v: Json): RunView | null {
-  const run = record(v);
-  if (run === null) return null;
-  const topology = record(run["topology"]) ?? {};
+type Read<T> = Tolerant<T>;
+
+/** `xs` when it is an array of exactly `n` values (a series aligned with `t_ms`), else null. */
+function aligned<T>(xs: readonly T[] | undefined, n: number): T[] | null {
+  return xs !== undefined && xs.length === n ? [...xs] : null;
+}
+
+function readRun(run: Read<RunInfo>): RunView {
   const roles: RunRoleView[] = [];
   for (const role of ROLES) {
-    const r = record(topology[role]);
-    const replicas = r === null ? null : finite(r["replicas"]);
-    if (r === null || replicas === null) continue;
-    const factors: string[] = [`TP${finite(r["tensor"]) ?? 1}`];
-    for (const [key, label] of [
-      ["pipeline", "PP"],
-      ["attention_data", "DP"],
-      ["moe_tensor", "MoE-TP"],
-      ["moe_expert", "EP"],
+    const r = run.topology?.[role];
+    if (r?.replicas === undefined) continue;
+    const factors: string[] = [`TP${r.tensor ?? 1}`];
+    for (const [n, label] of [
+      [r.pipeline, "PP"],
+      [r.attention_data, "DP"],
+      [r.moe_tensor, "MoE-TP"],
+      [r.moe_expert, "EP"],
     ] as const) {
-      const n = finite(r[key]);
-      if (n !== null && n !== 1) factors.push(`${label}${n}`);
+      if (n !== undefined && n !== 1) factors.push(`${label}${n}`);
     }
     roles.push({
       role,
-      replicas,
+      replicas: r.replicas,
       parallelism: factors.join(" · "),
-      gpusPerWorker: finite(r["gpus_per_worker"]) ?? 1,
-      hardware: text(r["hardware"]),
-      timing: text(r["timing"]),
+      gpusPerWorker: r.gpus_per_worker ?? 1,
+      hardware: r.hardware ?? null,
+      timing: r.timing ?? null,
     });
   }
-  const router = record(run["router"]);
-  const planner = record(run["planner"]);
-  const retune = planner === null ? null : record(planner["retune"]);
-  const traffic = record(run["traffic"]);
+  const planner = run.planner ?? null;
   return {
-    model: text(run["model"]),
-    hardware: text(run["hardware"]),
-    backend: text(run["backend"]),
-    stack: text(run["stack"]),
+    model: run.model ?? null,
+    hardware: run.hardware ?? null,
+    backend: run.backend ?? null,
+    stack: run.stack ?? null,
     roles,
-    startingGpus: finite(run["starting_gpus"]),
-    router: router === null ? null : routerText(router),
+    startingGpus: run.starting_gpus ?? null,
+    router: run.router === undefined ? null : routerText(run.router),
     planner:
       planner === null
         ? null
         : {
-            target: text(planner["target"]),
-            maxGpus: finite(planner["max_num_gpus"]),
-            advisory: planner["advisory"] === true,
-            retuneObjective: retune === null ? null : text(retune["objective"]),
+            target: planner.target ?? null,
+            maxGpus: planner.max_num_gpus ?? null,
+            advisory: planner.advisory === true,
+            retuneObjective: planner.retune?.objective ?? null,
           },
-    traffic: traffic === null ? null : readRunTraffic(traffic),
+    traffic: run.traffic === undefined ? null : readRunTraffic(run.traffic),
   };
 }
 
-function routerText(r: Record<string, Json>): string | null {
-  const policy = text(r["policy"]);
+function routerText(r: Read<RunInfo["router"]>): string | null {
+  const policy = r.policy ?? null;
   if (policy !== "kv_router") return policy;
   const parts: string[] = [];
-  const add = (label: string, v: Json): void => {
-    if (finite(v) !== null || typeof v === "string") parts.push(`${label} ${v}`);
+  const add = (label: string, v: number | undefined): void => {
+    if (v !== undefined) parts.push(`${label} ${v}`);
   };
-  add("overlap credit", r["overlap_score_credit"]);
-  add("prefill load scale", r["prefill_load_scale"]);
-  add("temperature", r["temperature"]);
-  if (text(r["prefill_load_model"]) === "aic") parts.push("AIC prefill load");
+  add("overlap credit", r.overlap_score_credit);
+  add("prefill load scale", r.prefill_load_scale);
+  add("temperature", r.temperature);
+  if (r.prefill_load_model === "aic") parts.push("AIC prefill load");
   return parts.length === 0 ? policy : `${policy} (${parts.join(", ")})`;
 }
 
-function readRunTraffic(t: Record<string, Json>): NonNullable<RunView["traffic"]> {
-  const source = text(t["source"]);
-  const files = finite(t["files"]) ?? 1;
-  const trace = text(t["trace"]);
+function readRunTraffic(t: Read<RunInfo["traffic"]>): NonNullable<RunView["traffic"]> {
+  const source = t.source ?? null;
+  const files = t.files ?? 1;
   const what =
     source === "synthetic"
-      ? `synthetic ${finite(t["input_tokens"]) ?? "?"}/${finite(t["output_tokens"]) ?? "?"} tokens`
-      : `${trace ?? "trace"}${files > 1 ? ` (+${files - 1} files)` : ""}${source === null ? "" : ` (${source})`}`;
-  const loadType = text(t["load"]);
+      ? `synthetic ${t.input_tokens ?? "?"}/${t.output_tokens ?? "?"} tokens`
+      : `${t.trace ?? "trace"}${files > 1 ? ` (+${files - 1} files)` : ""}${source === null ? "" : ` (${source})`}`;
+  const loadType = t.load ?? null;
   let load = loadType;
   if (loadType === "trace_timestamps") {
-    const speedup = finite(t["speedup"]);
-    load = speedup === null || speedup === 1 ? "trace timestamps" : `trace timestamps ÷ ${speedup}`;
-  } else if (loadType === "concurrency") load = `concurrency ${finite(t["concurrency"]) ?? "?"}`;
-  else if (loadType !== null) load = `${loadType} ${finite(t["requests_per_second"]) ?? "?"} req/s`;
-  return { source: what, requests: finite(t["requests"]), load };
+    const speedup = t.speedup;
+    load = speedup === undefined || speedup === 1 ? "trace timestamps" : `trace timestamps ÷ ${speedup}`;
+  } else if (loadType === "concurrency") load = `concurrency ${t.concurrency ?? "?"}`;
+  else if (loadType !== null) load = `${loadType} ${t.requests_per_second ?? "?"} req/s`;
+  return { source: what, requests: t.requests ?? null, load };
 }
 
-function readSummary(v: Json): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, x] of Object.entries(record(v) ?? {})) {
-    const n = finite(x);
-    if (n !== null) out[k] = n;
+function readTimeline(ts: Read<TimeseriesReport> | undefined): Timeline | null {
+  const intervalMs = ts?.interval_ms;
+  const tMs = ts?.t_ms;
+  if (
+    ts === undefined ||
+    intervalMs === undefined ||
+    intervalMs <= 0 ||
+    tMs === undefined ||
+    tMs.length === 0
+  ) {
+    return null;
   }
-  return out;
-}
-
-function readTimeline(v: Json): Timeline | null {
-  const ts = record(v);
-  if (ts === null) return null;
-  const intervalMs = finite(ts["interval_ms"]);
-  const tMs = numbers(ts["t_ms"]);
-  if (intervalMs === null || intervalMs <= 0 || tMs === null || tMs.length === 0) return null;
   const n = tMs.length;
-  const active = record(ts["active_workers"]) ?? {};
   const activeWorkers: Timeline["activeWorkers"] = [];
   for (const role of ROLES) {
-    const counts = numbers(active[role], n);
+    const counts = aligned(ts.active_workers?.[role], n);
     if (counts !== null) activeWorkers.push({ role, counts });
   }
   const workers: WorkerSeries[] = [];
-  for (const w of list(ts["workers"])) {
-    const r = record(w);
-    const role = r === null ? null : roleOf(r["role"]);
-    const workerId = r === null ? null : finite(r["worker_id"]);
-    if (r === null || role === null || workerId === null) continue;
-    const queueDepth = nullableNumbers(r["queue_depth"], n);
-    const kvUtilization = nullableNumbers(r["kv_utilization"], n);
-    if (queueDepth === null || kvUtilization === null) continue;
-    workers.push({ role, workerId, queueDepth, kvUtilization });
+  for (const w of ts.workers ?? []) {
+    const queueDepth = aligned(w.queue_depth, n);
+    const kvUtilization = aligned(w.kv_utilization, n);
+    if (w.role === undefined || w.worker_id === undefined || queueDepth === null || kvUtilization === null)
+      continue;
+    workers.push({ role: w.role, workerId: w.worker_id, queueDepth, kvUtilization });
   }
   return {
     intervalMs,
-    tMs,
-    arrivals: numbers(ts["arrivals"], n),
-    completions: numbers(ts["completions"], n),
-    outputTokens: numbers(ts["output_tokens"], n),
-    ttft: readPercentiles(ts["ttft_ms"], n),
-    itl: readPercentiles(ts["itl_ms"], n),
+    tMs: [...tMs],
+    arrivals: aligned(ts.arrivals, n),
+    completions: aligned(ts.completions, n),
+    outputTokens: aligned(ts.output_tokens, n),
+    ttft: readPercentiles(ts.ttft_ms, n),
+    itl: readPercentiles(ts.itl_ms, n),
     activeWorkers,
     workers,
-    latency: readLatency(ts["latency"]),
+    latency: readLatency(ts.latency),
   };
 }
 
-function readLatency(v: Json): LatencyBuckets | null {
-  const l = record(v);
-  if (l === null) return null;
-  const intervalMs = finite(l["interval_ms"]);
-  const tMs = numbers(l["t_ms"]);
-  if (intervalMs === null || intervalMs <= 0 || tMs === null || tMs.length === 0) return null;
+function readLatency(l: Read<TimeseriesReport["latency"]> | undefined): LatencyBuckets | null {
+  const intervalMs = l?.interval_ms;
+  const tMs = l?.t_ms;
+  if (
+    l === undefined ||
+    intervalMs === undefined ||
+    intervalMs <= 0 ||
+    tMs === undefined ||
+    tMs.length === 0
+  ) {
+    return null;
+  }
   const n = tMs.length;
   return {
     intervalMs,
-    tMs,
-    ttft: readPercentiles(l["ttft_ms"], n),
-    ttftSamples: numbers(l["ttft_samples"], n),
-    itl: readPercentiles(l["itl_ms"], n),
-    itlSamples: numbers(l["itl_samples"], n),
+    tMs: [...tMs],
+    ttft: readPercentiles(l.ttft_ms, n),
+    ttftSamples: aligned(l.ttft_samples, n),
+    itl: readPercentiles(l.itl_ms, n),
+    itlSamples: aligned(l.itl_samples, n),
   };
 }
 
-function readPercentiles(v: Json, n: number): Percentiles | null {
-  const p = record(v);
-  if (p === null) return null;
-  const p50 = nullableNumbers(p["p50"], n);
-  const p90 = nullableNumbers(p["p90"], n);
-  const p99 = nullableNumbers(p["p99"], n);
+function readPercentiles(p: Read<PercentileSeries> | undefined, n: number): Percentiles | null {
+  const p50 = aligned(p?.p50, n);
+  const p90 = aligned(p?.p90, n);
+  const p99 = aligned(p?.p99, n);
   return p50 === null || p90 === null || p99 === null ? null : { p50, p90, p99 };
 }
 
-function roleOf(v: Json): Role | null {
-  return ROLES.find((r) => r === v) ?? null;
-}
-
-function plannerConfig(v: Json): Record<string, Json> {
-  return record(record(record(v)?.["metadata"])?.["planner_config"]) ?? {};
-}
-
-function readPlannerSla(v: Json): Sla {
-  const cfg = plannerConfig(v);
-  return { ttftMs: finite(cfg["ttft_ms"]), itlMs: finite(cfg["itl_ms"]) };
-}
-
-function readPlanner(v: Json): PlannerView | null {
-  const planner = record(v);
-  if (planner === null) return null;
-  const metadata = record(planner["metadata"]) ?? {};
-  const cfg = plannerConfig(v);
-  const mode = text(metadata["mode"]) ?? text(cfg["mode"]);
+function readPlanner(planner: Read<PlannerReport>): PlannerView {
+  const metadata = planner.metadata ?? {};
+  const cfg = metadata.planner_config ?? {};
+  const mode = metadata.mode ?? cfg.mode ?? null;
   const disagg = mode === "disagg";
   // Aggregated workers report under the decode role in the Planner's records (architecture.md).
   const decodeRole: Role = disagg ? "decode" : "aggregated";
-  const ticks = list(planner["ticks"])
-    .map(record)
-    .filter((t) => t !== null);
+  const ticks = planner.ticks ?? [];
   return {
     mode: disagg ? "disagg" : "agg",
-    advisory: metadata["advisory"] === true || cfg["advisory"] === true,
+    advisory: metadata.advisory === true || cfg.advisory === true,
     settings: plannerSettings(cfg),
     replicas: readTickReplicas(ticks, disagg, decodeRole),
-    scalingEvents: readScalingEvents(planner["scaling_events"], decodeRole),
-    recommendedEvents: readScalingEvents(planner["recommended_scaling_events"], decodeRole),
+    scalingEvents: readScalingEvents(planner.scaling_events, decodeRole),
+    recommendedEvents: readScalingEvents(planner.recommended_scaling_events, decodeRole),
     load: readLoadWindows(ticks, disagg, decodeRole),
-    totalTicks: finite(planner["total_ticks"]) ?? ticks.length,
-    retune: Array.isArray(planner["retune_events"]) ? readRetuneRows(planner["retune_events"]) : null,
+    totalTicks: planner.total_ticks ?? ticks.length,
+    retune: planner.retune_events === undefined ? null : readRetuneRows(planner.retune_events),
   };
 }
 
-function readRetuneRows(v: Json): RetuneRow[] {
+function readRetuneRows(events: Read<RetuneEvent>[]): RetuneRow[] {
   const out: RetuneRow[] = [];
-  for (const e of list(v)) {
-    const r = record(e);
-    const outcome = r === null ? null : text(r["outcome"]);
-    if (r === null || outcome === null) continue;
-    const chosen = record(r["chosen"]);
+  for (const r of events) {
+    if (r.outcome === undefined) continue;
+    const chosen = r.chosen ?? null;
     out.push({
-      window: finite(r["window_index"]),
-      outcome,
-      reason: text(r["reason"]),
-      windowStartS: finite(r["window_start_s"]),
-      windowEndS: finite(r["window_end_s"]),
-      decidedAtS: finite(r["decided_at_s"]),
-      requests: finite(r["num_requests"]),
-      candidates: finite(r["num_candidates"]),
-      chosenRouter: chosen === null ? null : assignments(record(chosen["router"])),
-      plannerChanges: assignments(record(r["planner_changes"])),
-      baselineScore: finite(r["baseline_score"]),
-      bestScore: finite(r["best_score"]),
-      sweepWallS: finite(r["sweep_wall_s"]),
+      window: r.window_index ?? null,
+      outcome: r.outcome,
+      reason: r.reason ?? null,
+      windowStartS: r.window_start_s ?? null,
+      windowEndS: r.window_end_s ?? null,
+      decidedAtS: r.decided_at_s ?? null,
+      requests: r.num_requests ?? null,
+      candidates: r.num_candidates ?? null,
+      chosenRouter: chosen === null ? null : assignments(chosen.router ?? null),
+      plannerChanges: assignments(r.planner_changes ?? null),
+      baselineScore: r.baseline_score ?? null,
+      bestScore: r.best_score ?? null,
+      sweepWallS: r.sweep_wall_s ?? null,
     });
   }
   return out;
 }
 
-/** `{a: 1, b: "x"}` → `a=1, b=x` (objects as JSON), in the record's key order. */
-function assignments(r: Record<string, Json> | null): string {
+/** `{a: 1, b: "x"}` → `a=1, b=x`, in the record's key order. */
+function assignments(r: Readonly<Record<string, LiveValue | undefined>> | null): string {
   if (r === null) return "";
   return Object.entries(r)
     .map(([k, x]) => `${k}=${typeof x === "string" ? x : JSON.stringify(x)}`)
     .join(", ");
 }
 
-function readTickReplicas(ticks: Record<string, Json>[], disagg: boolean, decodeRole: Role): TickReplicas[] {
-  const pools: { key: string; role: Role }[] = disagg
+function readTickReplicas(ticks: Read<PlannerTick>[], disagg: boolean, decodeRole: Role): TickReplicas[] {
+  const pools: { key: "prefill" | "decode"; role: Role }[] = disagg
     ? [
         { key: "prefill", role: "prefill" },
         { key: "decode", role: "decode" },
@@ -425,61 +406,52 @@ function readTickReplicas(ticks: Record<string, Json>[], disagg: boolean, decode
   for (const { key, role } of pools) {
     const series: TickReplicas = { role, atMs: [], ready: [], provisioned: [] };
     for (const tick of ticks) {
-      const at = finite(tick["at_ms"]);
-      const topo = record(record(tick["topology"])?.[key]);
-      const ready = topo === null ? null : finite(topo["active_count"]);
-      if (at === null || topo === null || ready === null) continue;
-      const starting = finite(topo["starting_count"]) ?? 0;
-      const draining = finite(topo["draining_count"]) ?? 0;
-      series.atMs.push(at);
+      const topo = tick.topology?.[key];
+      const ready = topo?.active_count;
+      if (tick.at_ms === undefined || ready === undefined) continue;
+      series.atMs.push(tick.at_ms);
       series.ready.push(ready);
-      series.provisioned.push(ready + starting + draining);
+      series.provisioned.push(ready + (topo?.starting_count ?? 0) + (topo?.draining_count ?? 0));
     }
     if (series.atMs.length > 0) out.push(series);
   }
   return out;
 }
 
-function readScalingEvents(v: Json, decodeRole: Role): ScalingMark[] {
+function readScalingEvents(events: Read<ScalingEvent>[] | undefined, decodeRole: Role): ScalingMark[] {
   const out: ScalingMark[] = [];
-  for (const e of list(v)) {
-    const r = record(e);
-    if (r === null) continue;
-    const atS = finite(r["at_s"]);
-    const from = finite(r["from_count"]);
-    const to = finite(r["to_count"]);
-    const component = text(r["component"]);
-    if (atS === null || from === null || to === null || component === null) continue;
+  for (const r of events ?? []) {
+    const { at_s: atS, from_count: from, to_count: to, component } = r;
+    if (atS === undefined || from === undefined || to === undefined || component === undefined) continue;
     const role: Role = component === "prefill" ? "prefill" : component === "decode" ? "decode" : decodeRole;
     out.push({ atMs: atS * 1000, role, from, to, direction: to >= from ? "up" : "down" });
   }
   return out;
 }
 
-function readLoadWindows(ticks: Record<string, Json>[], disagg: boolean, decodeRole: Role): LoadWindow[] {
+function readLoadWindows(ticks: Read<PlannerTick>[], disagg: boolean, decodeRole: Role): LoadWindow[] {
   const out: LoadWindow[] = [];
   for (const tick of ticks) {
-    const at = finite(tick["at_ms"]);
-    const traffic = record(record(tick["input"])?.["traffic"]);
-    if (at === null || traffic === null) continue;
-    const durationS = finite(traffic["duration_s"]);
-    const requests = finite(traffic["num_req"]);
-    if (durationS === null || durationS <= 0 || requests === null) continue;
-    const diag = record(record(tick["effects"])?.["diagnostics"]) ?? {};
+    const traffic = tick.input?.traffic ?? null;
+    const durationS = traffic?.duration_s;
+    const requests = traffic?.num_req;
+    if (tick.at_ms === undefined || durationS === undefined || durationS <= 0 || requests === undefined)
+      continue;
+    const diag = tick.effects?.diagnostics ?? {};
     const floors: LoadWindow["floors"] = [];
-    const decodeFloor = finite(diag["throughput_lower_bound_decode"]);
-    const prefillFloor = finite(diag["throughput_lower_bound_prefill"]);
+    const decodeFloor = diag.throughput_lower_bound_decode ?? null;
+    const prefillFloor = diag.throughput_lower_bound_prefill ?? null;
     // An aggregated Planner reports a prefill bound too, but only the decode one sizes its pool.
     if (disagg && prefillFloor !== null) floors.push({ role: "prefill", replicas: prefillFloor });
     if (decodeFloor !== null) floors.push({ role: decodeRole, replicas: decodeFloor });
     out.push({
-      atMs: at,
+      atMs: tick.at_ms,
       windowMs: durationS * 1000,
-      observed: { requests, isl: finite(traffic["isl"]), osl: finite(traffic["osl"]) },
+      observed: { requests, isl: traffic?.isl ?? null, osl: traffic?.osl ?? null },
       predicted: {
-        requests: finite(diag["predicted_num_req"]),
-        isl: finite(diag["predicted_isl"]),
-        osl: finite(diag["predicted_osl"]),
+        requests: diag.predicted_num_req ?? null,
+        isl: diag.predicted_isl ?? null,
+        osl: diag.predicted_osl ?? null,
       },
       floors,
     });
@@ -488,19 +460,19 @@ function readLoadWindows(ticks: Record<string, Json>[], disagg: boolean, decodeR
 }
 
 /** The Planner settings worth a glance in the header. */
-function plannerSettings(cfg: Record<string, Json>): { label: string; value: string }[] {
+function plannerSettings(cfg: Read<PlannerConfigPayload>): { label: string; value: string }[] {
   const out: { label: string; value: string }[] = [];
-  const add = (label: string, v: Json, unit = ""): void => {
-    if (typeof v === "number" && Number.isFinite(v)) out.push({ label, value: `${v}${unit}` });
+  const add = (label: string, v: number | string | boolean | undefined, unit = ""): void => {
+    if (typeof v === "number") out.push({ label, value: `${v}${unit}` });
     else if (typeof v === "string") out.push({ label, value: v });
     else if (typeof v === "boolean") out.push({ label, value: v ? "on" : "off" });
   };
-  add("Load scaling", cfg["enable_load_scaling"]);
-  add("Throughput scaling", cfg["enable_throughput_scaling"]);
-  add("Load predictor", cfg["load_predictor"]);
-  add("Load interval", cfg["load_adjustment_interval_seconds"], " s");
-  add("Throughput interval", cfg["throughput_adjustment_interval_seconds"], " s");
-  add("Max GPU budget", finite(cfg["max_gpu_budget"]) === -1 ? null : cfg["max_gpu_budget"]);
-  add("Target", cfg["optimization_target"]);
+  add("Load scaling", cfg.enable_load_scaling);
+  add("Throughput scaling", cfg.enable_throughput_scaling);
+  add("Load predictor", cfg.load_predictor);
+  add("Load interval", cfg.load_adjustment_interval_seconds, " s");
+  add("Throughput interval", cfg.throughput_adjustment_interval_seconds, " s");
+  add("Max GPU budget", cfg.max_gpu_budget === -1 ? undefined : cfg.max_gpu_budget);
+  add("Target", cfg.optimization_target);
   return out;
 }

@@ -1,17 +1,18 @@
 /** Reading a prediction.json for the report, with errors that name the file and the position. */
 import { readFileSync } from "node:fs";
+import type { z } from "zod";
+import { predictionFileSchema, predictionReadSchema, type ReadPrediction } from "../../output/read.js";
 import { UserError } from "../../util/userError.js";
-import type { Prediction } from "../prediction.js";
-import { isRecord } from "./read.js";
 
 /** The file cannot be used: missing, unreadable, not JSON, or not a prediction (exit 2). */
 export class PredictionFileError extends UserError {}
 
 /**
- * Reads and parses `path`. The document is checked only for what identifies a prediction (an
- * object with a `summary` object); the report reads everything else tolerantly.
+ * Reads and parses `path`. The document must be what identifies a prediction (an object with a
+ * `summary` object, `predictionFileSchema`); everything else is read through the contract's
+ * tolerant schema (src/output/read.ts), so an older or foreign prediction.json still renders.
  */
-export function readPredictionFile(path: string): Prediction {
+export function readPredictionFile(path: string): ReadPrediction {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -31,12 +32,20 @@ export function readPredictionFile(path: string): Prediction {
       `${path}: invalid JSON at line ${line}, column ${column}: ${found.message}`,
     );
   }
-  if (!isRecord(doc) || !isRecord(doc["summary"])) {
+  const identity = predictionFileSchema.safeParse(doc);
+  if (!identity.success) {
     throw new PredictionFileError(
-      `${path} is not a fleetsim prediction.json: expected an object with a "summary" object`,
+      `${path} is not a fleetsim prediction.json: expected an object with a "summary" object${where(identity.error)}`,
     );
   }
-  return doc as unknown as Prediction;
+  return predictionReadSchema.parse(doc);
+}
+
+/** ` (at summary: …)`: the JSON path of the first issue, when it is below the document's root. */
+function where(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined || issue.path.length === 0) return "";
+  return ` (at ${issue.path.join(".")}: ${issue.message})`;
 }
 
 export function lineColumn(text: string, offset: number): { line: number; column: number } {
