@@ -5,7 +5,9 @@
  * `predict`'s console block and the HTML report of any prediction.json agree. Pure.
  */
 import { judgeSaturation } from "../metrics/saturation.js";
-import { finite, type Json, list, nullableNumbers, numbers, record, text } from "./html/read.js";
+import type { LifecycleOperation } from "../output/planner.js";
+import { predictionReadSchema, type ReadPrediction } from "../output/read.js";
+import type { Tolerant } from "../output/tolerant.js";
 
 /** Provisioned GPUs as a step function of virtual time: `gpus[i]` holds from `atMs[i]` on. */
 export interface GpuSteps {
@@ -61,12 +63,17 @@ export interface FleetFacts {
   timedOut: number | null;
 }
 
-type Doc = Record<string, Json>;
+type Doc = ReadPrediction;
 
-export function fleetFacts(document: Json): FleetFacts {
-  const doc: Doc = record(document) ?? {};
-  const s = record(doc["summary"]) ?? {};
-  const num = (k: string): number | null => finite(s[k]);
+/** The facts of `document`, read through the contract's tolerant schema (src/output/read.ts). */
+export function fleetFacts(document: unknown): FleetFacts {
+  return fleetFactsOf(predictionReadSchema.parse(document));
+}
+
+/** The facts of a document already read through the tolerant schema. */
+export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
+  const s = doc.summary ?? {};
+  const num = (k: string): number | null => s[k] ?? null;
   const gpuHours = num("gpu_hours");
   const durationMs = num("duration_ms");
   const prefillWs = num("prefill_worker_seconds") ?? 0;
@@ -118,22 +125,22 @@ interface RoleGpus {
 }
 
 function roles(doc: Doc): RoleGpus[] {
-  const s = record(doc["summary"]) ?? {};
-  const topology = record(record(doc["run"])?.["topology"]);
+  const s = doc.summary ?? {};
+  const topology = doc.run?.topology ?? null;
   const disagg =
     topology !== null
-      ? topology["prefill"] !== undefined
-      : (finite(s["prefill_gpus_per_worker"]) ?? 0) > 0 || (finite(s["prefill_worker_seconds"]) ?? 0) > 0;
+      ? topology.prefill !== undefined
+      : (s["prefill_gpus_per_worker"] ?? 0) > 0 || (s["prefill_worker_seconds"] ?? 0) > 0;
   const names: RoleGpus["role"][] = disagg ? ["prefill", "decode"] : ["aggregated"];
   return names.map((role) => {
-    const t = record(topology?.[role]);
+    const t = topology?.[role];
     // Aggregated workers report under decode_* in the summary (architecture.md).
-    const summaryGpw = finite(s[role === "prefill" ? "prefill_gpus_per_worker" : "decode_gpus_per_worker"]);
+    const summaryGpw = s[role === "prefill" ? "prefill_gpus_per_worker" : "decode_gpus_per_worker"] ?? null;
     return {
       pool: role === "aggregated" ? "agg" : role,
       role,
-      replicas: t === null ? null : finite(t["replicas"]),
-      gpusPerWorker: finite(t?.["gpus_per_worker"]) ?? summaryGpw ?? 1,
+      replicas: t === undefined ? null : (t.replicas ?? null),
+      gpusPerWorker: t?.gpus_per_worker ?? summaryGpw ?? 1,
     };
   });
 }
@@ -146,8 +153,8 @@ function roles(doc: Doc): RoleGpus[] {
  */
 export function gpuSteps(doc: Doc): GpuSteps | null {
   const rs = roles(doc);
-  const planner = record(doc["planner"]);
-  const captured = record(doc["coverage"])?.["capture_planner_details"] !== false;
+  const planner = doc.planner ?? null;
+  const captured = doc.coverage?.capture_planner_details !== false;
   const known = rs.every((r) => r.replicas !== null);
   if (known && planner === null) {
     return {
@@ -156,29 +163,26 @@ export function gpuSteps(doc: Doc): GpuSteps | null {
       source: "fixed",
     };
   }
-  const lifecycle = planner === null ? null : planner["lifecycle_operations"];
-  if (known && captured && Array.isArray(lifecycle)) return lifecycleSteps(rs, lifecycle);
+  const lifecycle = planner?.lifecycle_operations;
+  if (known && captured && lifecycle !== undefined) return lifecycleSteps(rs, lifecycle);
   return timeseriesSteps(doc, rs);
 }
 
-function lifecycleSteps(rs: RoleGpus[], lifecycle: Json[]): GpuSteps {
+function lifecycleSteps(rs: RoleGpus[], lifecycle: readonly Tolerant<LifecycleOperation>[]): GpuSteps {
   const count = new Map(rs.map((r) => [r.pool, r.replicas ?? 0]));
   const gpw = new Map(rs.map((r) => [r.pool, r.gpusPerWorker]));
   const total = (): number => rs.reduce((g, r) => g + (count.get(r.pool) ?? 0) * r.gpusPerWorker, 0);
   const steps: GpuSteps = { atMs: [0], gpus: [total()], source: "lifecycle" };
-  for (const op of lifecycle) {
-    const o = record(op);
-    const at = o === null ? null : finite(o["at_ms"]);
-    const pool = o === null ? null : text(o["pool"]);
-    if (o === null || at === null || pool === null || !gpw.has(pool as RoleGpus["pool"])) continue;
-    const key = pool as RoleGpus["pool"];
-    let n = count.get(key) ?? 0;
-    for (const tr of list(o["transitions"])) {
-      const kind = text(record(tr)?.["transition"]);
-      if (kind === "worker_starting" || (kind === "worker_ready" && o["cause"] === "scale_up")) n++;
+  for (const o of lifecycle) {
+    const { at_ms: at, pool } = o;
+    if (at === undefined || pool === undefined || !gpw.has(pool)) continue;
+    let n = count.get(pool) ?? 0;
+    for (const tr of o.transitions ?? []) {
+      const kind = tr.transition;
+      if (kind === "worker_starting" || (kind === "worker_ready" && o.cause === "scale_up")) n++;
       else if (kind === "worker_removed") n--;
     }
-    count.set(key, n);
+    count.set(pool, n);
     const g = total();
     const last = steps.atMs.length - 1;
     if (steps.atMs[last] === at) steps.gpus[last] = g;
@@ -191,22 +195,20 @@ function lifecycleSteps(rs: RoleGpus[], lifecycle: Json[]): GpuSteps {
 }
 
 function timeseriesSteps(doc: Doc, rs: RoleGpus[]): GpuSteps | null {
-  const ts = record(doc["timeseries"]);
-  const tMs = ts === null ? null : numbers(ts["t_ms"]);
-  if (ts === null || tMs === null || tMs.length === 0) return null;
+  const tMs = doc.timeseries?.t_ms;
+  if (tMs === undefined || tMs.length === 0) return null;
   const gpus = new Array<number>(tMs.length).fill(0);
   let any = false;
-  for (const w of list(ts["workers"])) {
-    const r = record(w);
-    const role = rs.find((x) => x.role === text(r?.["role"]));
-    const queue = r === null ? null : nullableNumbers(r["queue_depth"], tMs.length);
-    if (role === undefined || queue === null) continue;
+  for (const w of doc.timeseries?.workers ?? []) {
+    const role = rs.find((x) => x.role === w.role);
+    const queue = w.queue_depth;
+    if (role === undefined || queue === undefined || queue.length !== tMs.length) continue;
     any = true;
     queue.forEach((q, k) => {
       if (q !== null) gpus[k] += role.gpusPerWorker;
     });
   }
-  return any ? { atMs: tMs, gpus, source: "timeseries" } : null;
+  return any ? { atMs: [...tMs], gpus, source: "timeseries" } : null;
 }
 
 function peakOf(steps: GpuSteps): { gpus: number; atMs: number } {
@@ -217,11 +219,11 @@ function peakOf(steps: GpuSteps): { gpus: number; atMs: number } {
 
 /** The run's end on the virtual clock: the time series' last bucket end, else duration_ms. */
 function endMs(doc: Doc): number {
-  const ts = record(doc["timeseries"]);
-  const tMs = ts === null ? null : numbers(ts["t_ms"]);
-  const interval = ts === null ? null : finite(ts["interval_ms"]);
-  const duration = finite(record(doc["summary"])?.["duration_ms"]) ?? 0;
-  if (tMs !== null && tMs.length > 0 && interval !== null) return Math.max(duration, tMs[tMs.length - 1]);
+  const tMs = doc.timeseries?.t_ms;
+  const interval = doc.timeseries?.interval_ms;
+  const duration = doc.summary?.["duration_ms"] ?? 0;
+  if (tMs !== undefined && tMs.length > 0 && interval !== undefined)
+    return Math.max(duration, tMs[tMs.length - 1]);
   return duration;
 }
 
@@ -241,10 +243,9 @@ function overBudgetOf(steps: GpuSteps, budget: number, end: number): OverBudget 
 }
 
 function budgetOf(doc: Doc): number | null {
-  const planner = record(record(doc["run"])?.["planner"]);
-  if (planner !== null) return finite(planner["max_num_gpus"]);
-  const cfg = record(record(record(doc["planner"])?.["metadata"])?.["planner_config"]);
-  const b = cfg === null ? null : finite(cfg["max_gpu_budget"]);
+  const planner = doc.run?.planner ?? null;
+  if (planner !== null) return planner.max_num_gpus ?? null;
+  const b = doc.planner?.metadata?.planner_config?.max_gpu_budget ?? null;
   return b === null || b < 0 ? null : b;
 }
 
@@ -252,38 +253,30 @@ function budgetOf(doc: Doc): number | null {
 // Scaling, SLA, saturation
 
 function scalingCounts(doc: Doc): FleetFacts["scaling"] {
-  const planner = record(doc["planner"]);
+  const planner = doc.planner ?? null;
   if (planner === null) return null;
   let up = 0;
   let down = 0;
-  for (const e of list(planner["scaling_events"])) {
-    const r = record(e);
-    const from = finite(r?.["from_count"]);
-    const to = finite(r?.["to_count"]);
-    if (from === null || to === null) continue;
+  for (const e of planner.scaling_events ?? []) {
+    const { from_count: from, to_count: to } = e;
+    if (from === undefined || to === undefined) continue;
     if (to > from) up++;
     else down++;
   }
-  const recommended = planner["recommended_scaling_events"];
-  return {
-    total: up + down,
-    up,
-    down,
-    recommended: Array.isArray(recommended) ? recommended.length : null,
-  };
+  const recommended = planner.recommended_scaling_events;
+  return { total: up + down, up, down, recommended: recommended === undefined ? null : recommended.length };
 }
 
 function slaText(doc: Doc): string | null {
-  const sla = record(record(doc["run"])?.["sla"]);
+  const sla = doc.run?.sla ?? null;
   if (sla === null) return null;
-  const parts = [
-    ["ttft_ms", "TTFT"],
-    ["itl_ms", "ITL"],
-    ["e2e_ms", "E2E"],
-  ].flatMap(([key, label]) => {
-    const v = finite(sla[key]);
-    return v === null ? [] : [`${label} ≤ ${v} ms`];
-  });
+  const parts = (
+    [
+      [sla.ttft_ms, "TTFT"],
+      [sla.itl_ms, "ITL"],
+      [sla.e2e_ms, "E2E"],
+    ] as const
+  ).flatMap(([v, label]) => (v === undefined ? [] : [`${label} ≤ ${v} ms`]));
   return parts.length === 0 ? null : parts.join(", ");
 }
 
@@ -293,24 +286,32 @@ function slaText(doc: Doc): string | null {
  * written before they existed is judged from its `timeseries` (arrivals against completions).
  */
 export function saturationOf(doc: Doc): Saturation | null {
-  const s = record(doc["summary"]) ?? {};
-  const flag = finite(s["saturated"]);
-  if (flag !== null) {
+  const s = doc.summary ?? {};
+  const flag = s["saturated"];
+  if (flag !== undefined) {
     if (flag !== 1) return null;
     return {
-      windowMs: finite(s["saturation_window_ms"]) ?? 0,
-      growth: finite(s["saturation_backlog_growth"]) ?? 0,
-      backlogAtLastArrival: finite(s["backlog_at_last_arrival"]) ?? 0,
+      windowMs: s["saturation_window_ms"] ?? 0,
+      growth: s["saturation_backlog_growth"] ?? 0,
+      backlogAtLastArrival: s["backlog_at_last_arrival"] ?? 0,
     };
   }
-  const ts = record(doc["timeseries"]);
-  if (ts === null) return null;
-  const interval = finite(ts["interval_ms"]);
-  const tMs = numbers(ts["t_ms"]);
-  const arrivals = tMs === null ? null : numbers(ts["arrivals"], tMs.length);
-  const completions = tMs === null ? null : numbers(ts["completions"], tMs.length);
-  if (interval === null || tMs === null || arrivals === null || completions === null) return null;
-  const j = judgeSaturation(interval, arrivals, completions);
+  const ts = doc.timeseries;
+  const interval = ts?.interval_ms;
+  const tMs = ts?.t_ms;
+  const arrivals = ts?.arrivals;
+  const completions = ts?.completions;
+  if (
+    interval === undefined ||
+    tMs === undefined ||
+    arrivals === undefined ||
+    completions === undefined ||
+    arrivals.length !== tMs.length ||
+    completions.length !== tMs.length
+  ) {
+    return null;
+  }
+  const j = judgeSaturation(interval, [...arrivals], [...completions]);
   return j.saturated
     ? { windowMs: j.windowMs, growth: j.growth, backlogAtLastArrival: j.backlogAtLastArrival }
     : null;

@@ -3,7 +3,6 @@
  * the fleet cost and delivered. The table above it stays as the reference prints it.
  */
 import { type FleetFacts, fleetFacts } from "./fleet.js";
-import type { Json } from "./html/read.js";
 import { formatNumber } from "./table.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
@@ -30,7 +29,7 @@ function minutes(ms: number): string {
 }
 
 /** The block's lines (joined with `\n`, no trailing newline). */
-export function renderFleetBlock(prediction: Json): string {
+export function renderFleetBlock(prediction: unknown): string {
   return fleetLines(fleetFacts(prediction)).join("\n");
 }
 

@@ -8,7 +8,7 @@ import type { LiveValue, RetuneEvent } from "../../output/retune.js";
 import type { RunInfo } from "../../output/run.js";
 import type { PercentileSeries, TimeseriesReport } from "../../output/timeseries.js";
 import type { Tolerant } from "../../output/tolerant.js";
-import { type FleetFacts, fleetFacts } from "../fleet.js";
+import { type FleetFacts, fleetFactsOf } from "../fleet.js";
 
 export type Role = "aggregated" | "prefill" | "decode";
 const ROLES: readonly Role[] = ["aggregated", "prefill", "decode"];
@@ -177,7 +177,7 @@ export function readReportModel(doc: unknown, slaOverride: Partial<Sla> = {}): R
   return {
     summary,
     run: root.run === undefined ? null : readRun(root.run),
-    fleet: fleetFacts(doc),
+    fleet: fleetFactsOf(root),
     durationMs: summary["duration_ms"] ?? spanMs,
     sla: {
       ttftMs: slaOverride.ttftMs ?? config.ttft_ms ?? null,
