@@ -352,6 +352,7 @@ Examples:
     .command("schema")
     .description("Print the JSON Schema of the config file (draft 2020-12), for editor completion")
     .option("-o, --output <file>", "write the schema to this file instead of stdout")
+    .option("--prediction", "the JSON Schema of prediction.json (the output contract) instead", false)
     .addHelpText(
       "after",
       `
@@ -361,11 +362,12 @@ that use yaml-language-server (VS Code YAML, Neovim, ...), start the config with
 
 Examples:
   fleetsim schema -o fleetsim.schema.json
-  fleetsim schema | jq '.properties.router'`,
+  fleetsim schema | jq '.properties.router'
+  fleetsim schema --prediction -o prediction.schema.json`,
     )
     .action(async (opts) => {
       exitCode = await guarded(io, "schema", async () =>
-        schemaCommand({ output: opts.output, version: VERSION }, io),
+        schemaCommand({ output: opts.output, version: VERSION, prediction: opts.prediction }, io),
       );
     });
 

@@ -14,6 +14,7 @@ import { expandPlaceholders } from "../config/issues.js";
 import { PredictConfig } from "../config/schema.js";
 import { Engine } from "../config/schemaEngine.js";
 import { AT_KEY } from "../config/schemaPrimitives.js";
+import { buildPredictionJsonSchema } from "../output/jsonSchema.js";
 import type { Streams } from "./predict.js";
 
 /** `$id` of the generated schema; versioned with the package so a cached copy is never stale. */
@@ -125,11 +126,15 @@ export interface SchemaCommandOptions {
   /** Write here instead of stdout (parent directories are created; written atomically). */
   readonly output?: string;
   readonly version: string;
+  /** The schema of prediction.json (src/output/) instead of the config's. */
+  readonly prediction?: boolean;
 }
 
-/** `fleetsim schema [-o FILE]`. */
+/** `fleetsim schema [--prediction] [-o FILE]`. */
 export function schemaCommand(opts: SchemaCommandOptions, io: Streams): void {
-  const text = `${JSON.stringify(buildConfigJsonSchema(opts.version), null, 2)}\n`;
+  const schema =
+    opts.prediction === true ? buildPredictionJsonSchema(opts.version) : buildConfigJsonSchema(opts.version);
+  const text = `${JSON.stringify(schema, null, 2)}\n`;
   if (opts.output === undefined) {
     io.out(text);
     return;
@@ -138,5 +143,7 @@ export function schemaCommand(opts: SchemaCommandOptions, io: Streams): void {
   const temp = `${opts.output}.tmp-${process.pid}`;
   writeFileSync(temp, text);
   renameSync(temp, opts.output);
-  io.err(`Wrote the config JSON Schema to ${opts.output}\n`);
+  io.err(
+    `Wrote the ${opts.prediction === true ? "prediction.json" : "config"} JSON Schema to ${opts.output}\n`,
+  );
 }

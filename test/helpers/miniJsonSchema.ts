@@ -28,6 +28,8 @@ const APPLICATORS = new Set([
   "minLength",
   "maxLength",
   "items",
+  "prefixItems",
+  "propertyNames",
   "minItems",
   "maxItems",
 ]);
@@ -46,7 +48,16 @@ export function unknownKeywords(schema: Schema, at = "#"): string[] {
       (value as Schema[]).forEach((sub, i) => {
         out.push(...unknownKeywords(sub, `${at}/${keyword}/${i}`));
       });
-    } else if (keyword === "not" || keyword === "items" || keyword === "additionalProperties") {
+    } else if (keyword === "prefixItems") {
+      (value as Schema[]).forEach((sub, i) => {
+        out.push(...unknownKeywords(sub, `${at}/prefixItems/${i}`));
+      });
+    } else if (
+      keyword === "not" ||
+      keyword === "items" ||
+      keyword === "additionalProperties" ||
+      keyword === "propertyNames"
+    ) {
       out.push(...unknownKeywords(value as Schema, `${at}/${keyword}`));
     }
   }
@@ -88,11 +99,13 @@ export function validate(schema: Schema, value: unknown, path = "$"): string[] {
       errors.push(`${path}: too few items`);
     if (typeof s["maxItems"] === "number" && value.length > s["maxItems"])
       errors.push(`${path}: too many items`);
-    if (s["items"] !== undefined) {
-      value.forEach((item, i) => {
+    // A tuple: `prefixItems` for the leading positions, `items` (when given) for the rest.
+    const prefix = Array.isArray(s["prefixItems"]) ? (s["prefixItems"] as Schema[]) : [];
+    value.forEach((item, i) => {
+      if (i < prefix.length) errors.push(...validate(prefix[i], item, `${path}[${i}]`));
+      else if (s["items"] !== undefined)
         errors.push(...validate(s["items"] as Schema, item, `${path}[${i}]`));
-      });
-    }
+    });
   }
   if (isObject(value)) {
     const properties = (s["properties"] ?? {}) as Record<string, Schema>;
@@ -100,6 +113,9 @@ export function validate(schema: Schema, value: unknown, path = "$"): string[] {
       if (!Object.hasOwn(value, key)) errors.push(`${path}: missing required '${key}'`);
     }
     for (const [key, item] of Object.entries(value)) {
+      if (s["propertyNames"] !== undefined) {
+        errors.push(...validate(s["propertyNames"] as Schema, key, `${path}.${key} (name)`));
+      }
       if (Object.hasOwn(properties, key)) {
         errors.push(...validate(properties[key], item, `${path}.${key}`));
       } else if (s["additionalProperties"] !== undefined) {
