@@ -60,7 +60,7 @@ describe("a deployment's PlannerConfig replays as copied", () => {
 
   it("an explicit scheduling.scale_interval_seconds sets the tick", async () => {
     const report = await run({ ...DEPLOYMENT, scheduling: { scale_interval_seconds: 2.5 } });
-    const ticks = report.planner!.ticks as { at_ms: number }[];
+    const ticks = report.planner!.ticks;
     expect(report.planner!.metadata["scale_interval_seconds"]).toBe(2.5);
     expect(ticks.slice(0, 3).map((t) => t.at_ms)).toEqual([2500, 5000, 7500]);
   });

@@ -3,17 +3,25 @@
  * / `toJson()` giving exactly the document `fleetsim predict` writes as prediction.json.
  */
 import type { TimeseriesReport } from "../metrics/timeline.js";
+import type {
+  BootstrapInfo,
+  LifecycleOperation,
+  PlannerMetadata,
+  PlannerReport,
+  PlannerTick,
+  ScalingEvent,
+} from "../output/planner.js";
+import type { RetuneEvent } from "../output/retune.js";
+import type { Summary } from "../output/summary.js";
 import { stableStringify } from "../report/json.js";
 import type { PerRequestRecord } from "../report/perRequest.js";
 import type { Prediction } from "../report/prediction.js";
 import type { RunInfo } from "../report/runInfo.js";
-import type { BootstrapInfo, PlannerReport, ScalingEvent } from "../sim/plannerAdapter.js";
-import type { LifecycleOperation } from "../sim/scaling.js";
 
 export type { BootstrapInfo, LifecycleOperation, PerRequestRecord, RunInfo, ScalingEvent, TimeseriesReport };
 
-/** `summary` of prediction.json: every metric key → its value (docs/metrics.md). */
-export type ReplaySummary = Readonly<Record<string, number>>;
+/** `summary` of prediction.json: every metric key → its value (docs/metrics.md; src/output/summary.ts). */
+export type ReplaySummary = Readonly<Summary>;
 
 /** `coverage` of prediction.json: which details the run captured. */
 export interface ReplayCoverage {
@@ -26,19 +34,19 @@ export interface ReplayCoverage {
 /** `planner` of prediction.json (seed 000 "Read the Results"), with the HTML report's path. */
 export interface ReplayPlannerReport {
   /** `mode`, `advisory`, `planner_config_digest`, `planner_config`, the plugin pipeline, `bootstrap`, `details_captured`. */
-  readonly metadata: Readonly<Record<string, unknown>> & { readonly bootstrap: BootstrapInfo };
+  readonly metadata: Readonly<PlannerMetadata>;
   readonly scaling_events: readonly ScalingEvent[];
   /** Empty when `capturePlannerDetails` is false. */
   readonly lifecycle_operations: readonly LifecycleOperation[];
   /** One record per Planner tick; empty when `capturePlannerDetails` is false. */
-  readonly ticks: readonly unknown[];
+  readonly ticks: readonly PlannerTick[];
   readonly total_ticks: number;
   /** The HTML report written by this call, or null. */
   readonly html_report_path: string | null;
   /** Advisory mode only: the changes the Planner recommended. */
   readonly recommended_scaling_events?: readonly ScalingEvent[];
   /** With `retune`: every decision (docs/retune.md §10). */
-  readonly retune_events?: readonly unknown[];
+  readonly retune_events?: readonly RetuneEvent[];
 }
 
 /** The object prediction.json holds (keys sorted at every level, non-finite numbers as null). */
