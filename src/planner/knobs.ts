@@ -403,6 +403,20 @@ export const PLANNER_KNOBS = [
     retune: NO_RETUNE,
   },
   {
+    // PlannerConfig's fallback speculative-decoding depth (planner.md §1.1): the SLA load loop
+    // clamps the observed accept length to [1, nextn + 1] when a worker advertises no depth
+    // (§4.4). A fleetsim extension of the public schema, so written only when set; fleetsim
+    // simulates no speculative decoding (accept length 1), so it changes no simulated decision.
+    yaml: "speculative_nextn",
+    plannerConfig: "speculative_nextn",
+    written: "notDefault",
+    api: "speculative_nextn",
+    settings: "speculativeNextn",
+    value: nonNegInt(),
+    default: 0,
+    retune: NO_RETUNE,
+  },
+  {
     yaml: "advisory",
     plannerConfig: "advisory",
     api: "advisory",
@@ -514,10 +528,9 @@ export const DERIVED_PLANNER_CONFIG = {
 
 /**
  * PlannerConfig fields with neither a key nor a derivation: the PlannerConfig default every
- * resolved Planner gets, written nowhere. The public schema has no `speculative_nextn`, and
- * fleetsim simulates no speculative decoding.
+ * resolved Planner gets, written nowhere. None today (`speculative_nextn` was one until its row).
  */
-export const FIXED_PLANNER_SETTINGS: { readonly speculativeNextn: number } = { speculativeNextn: 0 };
+export const FIXED_PLANNER_SETTINGS: Readonly<Record<never, never>> = {};
 export type FixedPlannerSettings = typeof FIXED_PLANNER_SETTINGS;
 
 /** The Planner settings the payload reads. */

@@ -31,5 +31,6 @@ export const KNOB_SAMPLE: Readonly<Record<string, unknown>> = {
   min_workers: 2,
   prefill_min_workers: 2,
   decode_min_workers: 3,
+  speculative_nextn: 1,
   advisory: true,
 };
