@@ -3,6 +3,7 @@ import { isAbsolute } from "node:path";
 import { describe, expect, it } from "vitest";
 import { validateConfig } from "../src/config/schema.js";
 import { scaleIntervalSeconds } from "../src/config/schemaPlanner.js";
+import { PLANNER_KNOBS } from "../src/knobs/planner.js";
 import type { PlannerSettings } from "../src/planner/types.js";
 import {
   issueAt,
@@ -180,7 +181,8 @@ describe("planner defaults", () => {
       "dynamo",
     );
     if (!result.ok) throw new Error(JSON.stringify(result.issues));
-    expect(result.config.planner).toEqual({
+    const planner = result.config.planner as unknown as Record<string, unknown>;
+    const reference = {
       policy: "disabled",
       target: "throughput",
       enable_throughput_scaling: true,
@@ -206,8 +208,14 @@ describe("planner defaults", () => {
       prefill_min_workers: null,
       decode_min_workers: null,
       advisory: false,
-      retune: undefined,
-    });
+    };
+    expect(planner).toMatchObject(reference);
+    // The other keys are fleetsim extensions, rows of the knob table: at their defaults.
+    expect(Object.keys(planner).sort()).toEqual([...PLANNER_KNOBS.map((r) => r.yaml), "retune"].sort());
+    expect(planner["retune"]).toBeUndefined();
+    for (const row of PLANNER_KNOBS.filter((r) => !(r.yaml in reference))) {
+      expect(planner[row.yaml], row.yaml).toEqual(row.default);
+    }
   });
 
   it("a disabled section skips the rules that need an enabled Planner", () => {

@@ -4,6 +4,7 @@
  * the nested engine and Planner mappings keep the reference's snake_case field names, so a
  * mapping copied from a Python script works unchanged.
  */
+import type { KnobOptions } from "../knobs/planner.js";
 
 /** Timing of a simulated engine (`timing_model` of the canonical engine arguments). */
 export type TimingModelArgs =
@@ -106,40 +107,18 @@ export interface RouterConfig {
   readonly router_prefill_load_model?: "none" | "aic";
 }
 
-/** The Planner's `PlannerConfig` (planner.md §1.1), with the reference's field names. */
-export interface PlannerConfig {
+/**
+ * The Planner's `PlannerConfig` (planner.md §1.1), with the reference's field names. The knob
+ * fields (`KnobOptions`) come from the knob table (planner/knobs.ts, docs/planner.md: each row's
+ * PlannerConfig name and value rule); the fields below are the ones the API handles itself.
+ */
+export interface PlannerConfig extends KnobOptions {
   /** `agg` with `extraEngineArgs`, `disagg` with prefill/decode arguments; omitted = follows the engine arguments. */
   readonly mode?: "agg" | "disagg";
-  readonly optimization_target?: "throughput" | "latency" | "load" | "sla";
-  readonly enable_throughput_scaling?: boolean;
-  readonly enable_load_scaling?: boolean;
-  readonly throughput_adjustment_interval_seconds?: number | null;
-  readonly load_adjustment_interval_seconds?: number | null;
-  readonly max_throughput_scaling_replicas?: number;
-  /** GPU ceiling; -1 = none (default 8, PlannerConfig's default). */
-  readonly max_gpu_budget?: number;
-  readonly min_gpu_budget?: number;
-  readonly min_endpoint?: number;
-  readonly prefill_min_endpoint?: number | null;
-  readonly decode_min_endpoint?: number | null;
   /** The Planner's TTFT target with `optimization_target: "sla"` (default 500). */
   readonly ttft_ms?: number;
   /** The Planner's ITL target with `optimization_target: "sla"` (default 50). */
   readonly itl_ms?: number;
-  readonly load_scaling_down_sensitivity?: number;
-  readonly load_min_observations?: number;
-  readonly max_num_fpm_samples?: number;
-  readonly fpm_sample_bucket_size?: number;
-  readonly load_predictor?: "constant" | "arima" | "kalman" | "prophet";
-  readonly load_predictor_log1p?: boolean;
-  readonly prophet_window_size?: number;
-  readonly kalman_q_level?: number;
-  readonly kalman_q_trend?: number;
-  readonly kalman_r?: number;
-  readonly kalman_min_points?: number;
-  /** Relative paths resolve against the working directory. */
-  readonly load_predictor_warmup_trace?: string | null;
-  readonly advisory?: boolean;
   /** Experimental retune (docs/retune.md), the YAML `planner.retune` section. */
   readonly retune?: Readonly<Record<string, unknown>> | null;
   /** GPUs per decode (or aggregated) worker; must match the engine arguments when given. */

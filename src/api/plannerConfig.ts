@@ -3,7 +3,7 @@
  * the reference's `PlannerConfig.from_config_arg`) → the config's `planner` and SLA sections.
  *
  * The YAML `planner` section uses AISimulate key names (seed 000 "Configure the Planner
- * Section"); this is the inverse of that mapping. Omitted fields take the PlannerConfig defaults,
+ * Section"); this is the inverse of that mapping, as the knob table (planner/knobs.ts) states it. Omitted fields take the PlannerConfig defaults,
  * which the YAML section shares (`max_gpu_budget` 8 included), except that with
  * `optimization_target: sla` the targets `ttft_ms` 500 / `itl_ms` 50 are written explicitly.
  *
@@ -17,6 +17,7 @@
 import { resolve as resolvePath } from "node:path";
 import { isMapping, type Mapping } from "../config/mapping.js";
 import { readYamlSource, type YamlSource } from "../config/yamlSource.js";
+import { type KnobRow, PLANNER_KNOBS } from "../knobs/planner.js";
 import type { ConfigDraft } from "./configDraft.js";
 import type { EngineFacts } from "./engineArgs.js";
 import { type OptionIssues, show } from "./issues.js";
@@ -30,45 +31,31 @@ const DEFAULT_ITL_MS = 50;
 /** PlannerConfig `report_interval_hours` default: the reference writes an HTML report by default. */
 const DEFAULT_REPORT_INTERVAL_HOURS = 24;
 
-/** PlannerConfig field → YAML `planner` key. */
-const RENAMED: Readonly<Record<string, string>> = {
-  optimization_target: "target",
-  max_gpu_budget: "max_num_gpus",
-  min_gpu_budget: "min_num_gpus",
-  min_endpoint: "min_workers",
-  prefill_min_endpoint: "prefill_min_workers",
-  decode_min_endpoint: "decode_min_workers",
-};
+/** The knob table's rows that are `plannerConfig` options (planner/knobs.ts), in row order. */
+const KNOB_OPTIONS = (PLANNER_KNOBS as readonly KnobRow[]).filter(
+  (row): row is KnobRow & { readonly api: string } => row.api !== null,
+);
 
-/** Fields with the same name in both. */
-const SAME = [
-  "enable_throughput_scaling",
-  "enable_load_scaling",
-  "throughput_adjustment_interval_seconds",
-  "load_adjustment_interval_seconds",
-  "max_throughput_scaling_replicas",
-  "max_num_fpm_samples",
-  "fpm_sample_bucket_size",
-  "load_scaling_down_sensitivity",
-  "load_min_observations",
-  "load_predictor",
-  "load_predictor_log1p",
-  "prophet_window_size",
-  "kalman_q_level",
-  "kalman_q_trend",
-  "kalman_r",
-  "kalman_min_points",
-  "load_predictor_warmup_trace",
-  "advisory",
+/** PlannerConfig field → YAML `planner` key, where they differ. */
+export const RENAMED: Readonly<Record<string, string>> = Object.fromEntries(
+  KNOB_OPTIONS.filter((row) => row.api !== row.yaml).map((row) => [row.api, row.yaml]),
+);
+
+/** Fields with the same name in both: knobs, and the `retune` section as a whole. */
+export const SAME: readonly string[] = [
+  ...KNOB_OPTIONS.filter((row) => row.api === row.yaml).map((row) => row.yaml),
   "retune",
-] as const;
+];
 
-/** PlannerConfig's older names (planner.md §1.1 aliases). */
-const ALIASES: Readonly<Record<string, string>> = {
-  throughput_adjustment_interval: "throughput_adjustment_interval_seconds",
-  load_adjustment_interval: "load_adjustment_interval_seconds",
-  ttft: "ttft_ms",
-  itl: "itl_ms",
+/** Aliases of the special target fields (planner.md §1.1), which have no knob row. */
+const SPECIAL_ALIASES = { ttft: "ttft_ms", itl: "itl_ms" } as const;
+
+/** PlannerConfig's older names (planner.md §1.1 aliases) → the field. */
+export const ALIASES: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(
+    KNOB_OPTIONS.flatMap((row) => (row.apiAliases ?? []).map((alias) => [alias, row.api])),
+  ),
+  ...SPECIAL_ALIASES,
 };
 
 /** Deployment fields with no effect on an offline replay: accepted and ignored. */

@@ -1,24 +1,21 @@
 /**
  * Validated `planner` section → PlannerSettings: the mapping of the AISimulate adapter
  * (`_planner_config_payload`, planner.md §9.1) onto PlannerConfig, after its easy-mode
- * normalization and gcd rule (§1.2–§1.3). `policy: disabled` builds no Planner (`null`).
+ * normalization and gcd rule (§1.2–§1.3). `policy: disabled` builds no Planner (`null`). The
+ * knob table (planner/knobs.ts) maps each key to its field; this module adds what relates keys
+ * and sections.
  *
  * `planner.retune` resolves into `PlannerSettings.retune` (resolveRetune.ts). In retune-only
- * mode both scaling flags are off and the Planner ticks every load interval. The retune
- * controller does not exist yet: the run entry point must refuse settings that carry `retune`.
+ * mode both scaling flags are off and the Planner ticks every load interval.
  */
+import { FIXED_PLANNER_SETTINGS, knobSettingsOf } from "../knobs/planner.js";
 import type { PlannerSettings } from "../planner/types.js";
 import { TraceError } from "../traffic/traceError.js";
 import { warmupTraceFiles, warmupTracePath } from "../traffic/warmupTraceFiles.js";
 import type { Report } from "./resolveEngine.js";
 import { resolveRetune } from "./resolveRetune.js";
 import type { PredictConfigOutput } from "./schema.js";
-import {
-  DEFAULT_LOAD_INTERVAL_S,
-  DEFAULT_THROUGHPUT_INTERVAL_S,
-  normalizedScaling,
-  plannerTickSeconds,
-} from "./schemaPlanner.js";
+import { normalizedScaling, plannerTickSeconds } from "./schemaPlanner.js";
 
 /** PlannerConfig `ttft_ms` / `itl_ms` defaults (planner.md §1.1), used by targets other than `sla`. */
 export const DEFAULT_PLANNER_TTFT_MS = 500;
@@ -63,35 +60,23 @@ export function resolvePlanner(
 
   const mode = config.engine.mode === "disaggregated" ? "disagg" : "agg";
   const scaling = normalizedScaling(p);
-  // Null intervals are only valid for modes that are off (schema rule); they carry the defaults.
-  const throughputInterval = p.throughput_adjustment_interval_seconds ?? DEFAULT_THROUGHPUT_INTERVAL_S;
-  const loadInterval = p.load_adjustment_interval_seconds ?? DEFAULT_LOAD_INTERVAL_S;
   // Schema guarantees both SLA targets for target 'sla'.
   const sla = config.evaluation.sla;
   const isSla = p.target === "sla";
   const isLoad = p.target === "load";
 
   const settings: PlannerSettings = {
+    // Every knob of the table as validated (null intervals, valid only for modes that are off,
+    // carry the defaults); the fields below are the rules between keys and sections.
+    ...knobSettingsOf(p),
+    ...FIXED_PLANNER_SETTINGS,
     mode,
-    optimizationTarget: p.target,
     enableThroughputScaling: scaling.throughput,
     enableLoadScaling: scaling.load,
-    throughputAdjustmentIntervalS: throughputInterval,
-    loadAdjustmentIntervalS: loadInterval,
     // The gcd of the enabled intervals; the load interval in retune-only mode.
     scaleIntervalS: plannerTickSeconds(p),
-    maxThroughputScalingReplicas: p.max_throughput_scaling_replicas,
-    maxGpuBudget: p.max_num_gpus,
-    minGpuBudget: p.min_num_gpus,
-    minEndpoint: p.min_workers,
-    prefillMinEndpoint: p.prefill_min_workers,
-    decodeMinEndpoint: p.decode_min_workers,
     ttftMs: isSla ? sla!.ttft_ms! : DEFAULT_PLANNER_TTFT_MS,
     itlMs: isSla ? sla!.itl_ms! : DEFAULT_PLANNER_ITL_MS,
-    loadScalingDownSensitivity: p.load_scaling_down_sensitivity,
-    loadMinObservations: p.load_min_observations,
-    maxNumFpmSamples: p.max_num_fpm_samples,
-    fpmSampleBucketSize: p.fpm_sample_bucket_size,
     // Prefill queue thresholds only where there is a prefill pool (disagg).
     prefillScaleUpQueueTokens:
       isLoad && mode === "disagg" ? LOAD_TARGET_THRESHOLDS.prefillScaleUpQueueTokens : null,
@@ -99,17 +84,7 @@ export function resolvePlanner(
       isLoad && mode === "disagg" ? LOAD_TARGET_THRESHOLDS.prefillScaleDownQueueTokens : null,
     decodeScaleUpKvRate: isLoad ? LOAD_TARGET_THRESHOLDS.decodeScaleUpKvRate : null,
     decodeScaleDownKvRate: isLoad ? LOAD_TARGET_THRESHOLDS.decodeScaleDownKvRate : null,
-    // The public schema has no `speculative_nextn`; fleetsim simulates no speculative decoding.
-    speculativeNextn: 0,
-    loadPredictor: p.load_predictor,
-    loadPredictorLog1p: p.load_predictor_log1p,
-    prophetWindowSize: p.prophet_window_size,
-    kalmanQLevel: p.kalman_q_level,
-    kalmanQTrend: p.kalman_q_trend,
-    kalmanR: p.kalman_r,
-    kalmanMinPoints: p.kalman_min_points,
     loadPredictorWarmupTrace: warmupTrace,
-    advisory: p.advisory,
   };
   const retune = resolveRetune(config, settings, scaling);
   return retune === null ? settings : { ...settings, retune };

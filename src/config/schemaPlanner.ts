@@ -4,8 +4,9 @@
  * `PlannerConfig` rules (planner.md §1.2–§1.3) that apply to those keys.
  *
  * Which rules run where:
- * - key types, ranges, the perfect-square bucket size: the section schema, on every section
- *   (the public schema's own checks);
+ * - key types, ranges, the perfect-square bucket size, defaults: the rows of the knob table
+ *   (planner/knobs.ts), which the section schema is built from, on every section (the public
+ *   schema's own checks);
  * - `advisory: true` or `retune` with `policy: disabled` (the adapter rejects them) and everything
  *   `PlannerConfig` checks (scaling modes after normalization, intervals, SLA targets, per-role
  *   minimums against the engine mode): `checkPlannerDocument`, on the whole document once
@@ -30,93 +31,32 @@
  * schema, and the section's transform records whether they were written before filling defaults.
  */
 import { z } from "zod";
-import { fpmSampleBucketSize, loadScalingDownSensitivity } from "./schemaPlannerFields.js";
 import {
-  fail,
-  failAtKey,
-  int,
-  nonNegInt,
-  PATH,
-  posInt,
-  posNum,
-  roundHalfEven,
-  up,
-} from "./schemaPrimitives.js";
+  DEFAULT_LOAD_INTERVAL_S,
+  DEFAULT_THROUGHPUT_INTERVAL_S,
+  knobShape,
+  unsetKnobDefaults,
+} from "../knobs/planner.js";
+import { fail, failAtKey, PATH, roundHalfEven, up } from "./schemaPrimitives.js";
 import { checkRetuneDocument, Retune, type RetuneSectionConfig, type RetuneTick } from "./schemaRetune.js";
 
-export const PLANNER_TARGETS = ["throughput", "latency", "load", "sla"] as const;
-export const LOAD_PREDICTORS = ["constant", "arima", "prophet", "kalman"] as const;
+/** Re-exported for the limits test, which pins the interval bound's message. */
+export { MAX_INTERVAL_SECONDS } from "../knobs/planner.js";
 
 /**
- * PlannerConfig interval defaults (planner.md §1.1). An interval may be `null` only for a mode
- * that is off after normalization (§9.1); the mapping then carries these defaults.
+ * The section's keys: every row of the knob table (planner/knobs.ts: value rule, default,
+ * nullability, in row order), then `retune`.
  */
-export const DEFAULT_THROUGHPUT_INTERVAL_S = 180;
-export const DEFAULT_LOAD_INTERVAL_S = 5;
-
-/** A GPU budget bound: a positive integer, or -1 for "no bound" (`max_gpu_budget`, `min_gpu_budget`). */
-function gpuBound() {
-  return int().superRefine((value, ctx) => {
-    if (value !== -1 && value < 1) fail(ctx, "Input should be a positive integer or -1");
-  });
-}
-
-/** An adjustment interval in seconds; `null` is allowed for a mode that ends up disabled. */
-/** Longest adjustment interval accepted: a year (beyond it the millisecond gcd overflows). */
-export const MAX_INTERVAL_SECONDS = 31_536_000;
-
-function interval(defaultSeconds: number) {
-  return posNum()
-    .max(MAX_INTERVAL_SECONDS, {
-      error: `Input should be at most ${MAX_INTERVAL_SECONDS} seconds (one year)`,
-    })
-    .nullable()
-    .default(defaultSeconds);
-}
-
 const PlannerFields = z.strictObject({
-  policy: z.enum(["disabled", "enabled"]).default("disabled"),
-  target: z.enum(PLANNER_TARGETS).default("throughput"),
-  /** Default true; optional here so that retune-only mode can tell an explicit `false`. */
-  enable_throughput_scaling: z.boolean().optional(),
-  /** Default false; see `enable_throughput_scaling`. */
-  enable_load_scaling: z.boolean().optional(),
-  throughput_adjustment_interval_seconds: interval(DEFAULT_THROUGHPUT_INTERVAL_S),
-  load_adjustment_interval_seconds: interval(DEFAULT_LOAD_INTERVAL_S),
-  max_throughput_scaling_replicas: posInt().default(8),
-  max_num_fpm_samples: posInt().default(64),
-  fpm_sample_bucket_size: fpmSampleBucketSize().default(16),
-  load_scaling_down_sensitivity: loadScalingDownSensitivity().default(80),
-  load_min_observations: posInt().default(5),
-  load_predictor: z.enum(LOAD_PREDICTORS).default("arima"),
-  load_predictor_log1p: z.boolean().default(false),
-  prophet_window_size: posInt().default(50),
-  kalman_q_level: posNum().default(1.0),
-  kalman_q_trend: posNum().default(0.1),
-  kalman_r: posNum().default(10.0),
-  kalman_min_points: posInt().default(5),
-  /** Resolved against the config file's directory (like trace paths); must name a file. */
-  load_predictor_warmup_trace: z.string().min(1).nullable().default(null),
-  /**
-   * PlannerConfig's `max_gpu_budget` default, 8 (seed 000: omitted keys take the PlannerConfig
-   * defaults; ai-dynamo/dynamo `planner/config/defaults.py` and the public schema
-   * `planner/simulation/config.py` both say 8). -1 (no ceiling, PlannerConfig's meaning) is
-   * accepted too (docs/planner.md "Known differences").
-   */
-  max_num_gpus: gpuBound().default(8),
-  min_num_gpus: gpuBound().default(-1),
-  min_workers: nonNegInt().default(1),
-  prefill_min_workers: posInt().nullable().default(null),
-  decode_min_workers: posInt().nullable().default(null),
-  advisory: z.boolean().default(false),
+  ...knobShape(),
   /** Experimental, simulation only (schemaRetune.ts); omitted or null = no retune. */
   retune: Retune.nullable().optional(),
 });
 
 export const Planner = PlannerFields.transform(({ retune, ...p }) => ({
   ...p,
-  enable_throughput_scaling: p.enable_throughput_scaling ?? true,
-  enable_load_scaling: p.enable_load_scaling ?? false,
+  // The scaling flags' defaults, applied after the schema could tell an explicit `false`.
+  ...unsetKnobDefaults(p),
   retune:
     retune === null || retune === undefined
       ? undefined

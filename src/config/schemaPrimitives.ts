@@ -1,42 +1,27 @@
 /**
  * Building blocks shared by the section schemas: strict numbers, "reference value fleetsim does
- * not support yet" enums and keys, and the message placeholders that `issues.ts` expands.
- *
- * Zod refinements cannot see where in the document they run, so messages that must name their
- * own dotted path use the placeholders below; `issues.ts` substitutes them.
- *
- * Every custom issue is raised with `continue: false`: otherwise Zod still runs the enclosing
- * objects' refinements, handing them the *untransformed* value of the failed part, which yields
- * follow-on errors (and would break their typed assumptions).
+ * not support yet" enums and keys, and the message placeholders that `issues.ts` expands. The
+ * value schemas and placeholders live in util/schemaValues.ts (the Planner knob table below
+ * config/ uses them too) and are re-exported here; see that module for the placeholder and
+ * `continue: false` rules.
  */
 import { z } from "zod";
+import { AT_KEY, PATH } from "../util/schemaValues.js";
 
-/** Replaced by the issue's full dotted path. */
-export const PATH = "{path}";
-/** Replaced by the issue's dotted path without its last `n` segments. */
-export function up(n: number): string {
-  return `{path-${n}}`;
-}
-
-/** Issue params marking an issue as being about a key (position = the key, not its value). */
-export const AT_KEY = { at: "key" } as const;
-
-/**
- * Raise a custom issue from a refinement, at `path` relative to the refined value. Never
- * continuable: see the module comment.
- */
-export function fail(ctx: Pick<z.RefinementCtx, "addIssue">, message: string, path?: PropertyKey[]): void {
-  ctx.addIssue({ code: "custom", continue: false, message, ...(path === undefined ? {} : { path }) });
-}
-
-/** `fail` for an issue about a key (its position is the key, not its value). */
-export function failAtKey(
-  ctx: Pick<z.RefinementCtx, "addIssue">,
-  message: string,
-  path: PropertyKey[],
-): void {
-  ctx.addIssue({ code: "custom", continue: false, message, path, params: AT_KEY });
-}
+export {
+  AT_KEY,
+  describeValue,
+  fail,
+  failAtKey,
+  fraction,
+  int,
+  nonNegInt,
+  nonNegNum,
+  PATH,
+  posInt,
+  posNum,
+  up,
+} from "../util/schemaValues.js";
 
 /** `'a', 'b' or 'c'` */
 export function orList(values: readonly unknown[]): string {
@@ -49,39 +34,6 @@ export function orList(values: readonly unknown[]): string {
 export function pyList(values: readonly string[]): string {
   return `[${values.map((v) => `'${v}'`).join(", ")}]`;
 }
-
-/** Short human description of a raw YAML value for type errors. */
-export function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "number") {
-    if (Number.isNaN(value)) return ".nan";
-    if (!Number.isFinite(value)) return value > 0 ? ".inf" : "-.inf";
-    return `number ${value}`;
-  }
-  if (typeof value === "string") return `string '${value}'`;
-  if (typeof value === "boolean") return `boolean ${value}`;
-  if (typeof value === "object") return "a mapping";
-  return typeof value;
-}
-
-/** Integer schema: a YAML integer, never a string or a float (reference `strict=True`). */
-export function int() {
-  return z.int({
-    error: (iss) =>
-      iss.code === "invalid_type" && iss.input !== undefined
-        ? `Input should be a valid integer, got ${describeValue(iss.input)}`
-        : undefined,
-  });
-}
-
-export const posInt = () => int().min(1);
-export const nonNegInt = () => int().min(0);
-/** Finite (Zod numbers reject ±inf and NaN) and > 0. */
-export const posNum = () => z.number().gt(0);
-export const nonNegNum = () => z.number().min(0);
-/** (0, 1] */
-export const fraction = () => z.number().gt(0).lte(1);
 
 /**
  * A positive integer/number or one keyword (`context_length: max`, `cpu_limit: auto`). One

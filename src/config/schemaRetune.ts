@@ -10,6 +10,15 @@
  * `max_candidates` 128, `decision_latency_scale` 1.
  */
 import { z } from "zod";
+import {
+  type GridKnobRow,
+  PLANNER_KNOBS,
+  RETUNE_GRID_KNOBS,
+  RETUNE_PREDICTOR_KNOBS,
+  RETUNE_PRESET_GROUPS,
+  type RetunePresetGroup,
+} from "../knobs/planner.js";
+import { LOAD_PREDICTOR_PRESETS, RETUNE_PRESETS } from "../planner/retune/presets.js";
 import type {
   LoadPredictorCandidate,
   RetuneObjective,
@@ -18,7 +27,6 @@ import type {
   RetuneRouterDomain,
 } from "../planner/types.js";
 import { isMapping } from "./mapping.js";
-import { fpmSampleBucketSize, loadScalingDownSensitivity } from "./schemaPlannerFields.js";
 import {
   describeValue,
   fail,
@@ -32,13 +40,7 @@ import {
   up,
 } from "./schemaPrimitives.js";
 import { DEFAULT_KEYWORD, type KnobSpec, knobDomain, parseInto, presetGroup } from "./schemaRetuneDomains.js";
-import {
-  FPM_SAMPLING_PRESETS,
-  LOAD_PREDICTOR_PRESETS,
-  LOAD_SENSITIVITY_PRESETS,
-  PLANNER_DEFAULT_DOMAINS,
-  ROUTER_DEFAULT_DOMAINS,
-} from "./schemaRetunePresets.js";
+import { ROUTER_DEFAULT_DOMAINS } from "./schemaRetunePresets.js";
 
 export const RETUNE_OBJECTIVES = [
   "Goodput",
@@ -119,61 +121,41 @@ const RetuneRouter = z
 // ---------------------------------------------------------------------------------------------
 // retune.planner
 
-type PlannerKnob = keyof typeof PLANNER_DEFAULT_DOMAINS;
+/** The knob table's grid knobs (planner/knobs.ts), in the canonical order of their dimensions. */
+const GRID_KNOBS: ReadonlyMap<string, GridKnobRow> = new Map(RETUNE_GRID_KNOBS.map((row) => [row.yaml, row]));
 
-const PLANNER_KNOBS: Readonly<
-  Record<PlannerKnob, { readonly field: keyof RetunePlannerPoint; readonly spec: KnobSpec }>
-> = {
-  load_scaling_down_sensitivity: {
-    field: "loadScalingDownSensitivity",
-    spec: {
-      value: loadScalingDownSensitivity(),
-      defaults: PLANNER_DEFAULT_DOMAINS.load_scaling_down_sensitivity,
-      integer: true,
-    },
-  },
-  load_min_observations: {
-    field: "loadMinObservations",
-    spec: { value: posInt(), defaults: PLANNER_DEFAULT_DOMAINS.load_min_observations, integer: true },
-  },
-  max_num_fpm_samples: {
-    field: "maxNumFpmSamples",
-    spec: { value: posInt(), defaults: PLANNER_DEFAULT_DOMAINS.max_num_fpm_samples, integer: true },
-  },
-  fpm_sample_bucket_size: {
-    field: "fpmSampleBucketSize",
-    spec: {
-      value: fpmSampleBucketSize(),
-      defaults: PLANNER_DEFAULT_DOMAINS.fpm_sample_bucket_size,
-      integer: true,
-    },
-  },
-};
+/** A grid knob's value rule (its row's), default domain and step kind. */
+function knobSpec(row: GridKnobRow): KnobSpec {
+  return {
+    value: row.value as z.ZodType<number>,
+    defaults: row.retune.defaults,
+    integer: row.retune.integer,
+  };
+}
 
-/** Preset groups and the knobs each sets (planner.md §9.2). */
-const PRESET_GROUPS = {
-  load_sensitivity: ["load_scaling_down_sensitivity", "load_min_observations"],
-  fpm_sampling: ["max_num_fpm_samples", "fpm_sample_bucket_size"],
-} as const satisfies Record<string, readonly PlannerKnob[]>;
+/** Preset groups and the knobs each sets (planner.md §9.2), from the rows' `group`. */
+const PRESET_GROUP_KNOBS: Readonly<Record<RetunePresetGroup, readonly string[]>> = Object.fromEntries(
+  RETUNE_PRESET_GROUPS.map((g) => [
+    g,
+    RETUNE_GRID_KNOBS.filter((r) => r.retune.group === g).map((r) => r.yaml),
+  ]),
+) as unknown as Record<RetunePresetGroup, readonly string[]>;
 
-type DimensionKey = PlannerKnob | keyof typeof PRESET_GROUPS;
+const isPresetGroup = (key: string): key is RetunePresetGroup =>
+  (RETUNE_PRESET_GROUPS as readonly string[]).includes(key);
 
-/** Canonical order of the Planner dimensions (fleetsim choice). */
-const PLANNER_DIMENSION_ORDER: readonly DimensionKey[] = [
-  "load_sensitivity",
-  "load_scaling_down_sensitivity",
-  "load_min_observations",
-  "fpm_sampling",
-  "max_num_fpm_samples",
-  "fpm_sample_bucket_size",
+/** Canonical order of the Planner dimensions (fleetsim choice): each group, then its knobs; knobs of no group last. */
+const PLANNER_DIMENSION_ORDER: readonly string[] = [
+  ...RETUNE_PRESET_GROUPS.flatMap((g) => [g, ...PRESET_GROUP_KNOBS[g]]),
+  ...RETUNE_GRID_KNOBS.filter((r) => r.retune.group === undefined).map((r) => r.yaml),
 ];
 
-/** `retune.planner` keys that only load scaling reads. */
-export const LOAD_SCALING_KEYS: readonly string[] = [
-  "load_sensitivity",
-  "load_scaling_down_sensitivity",
-  "load_min_observations",
-];
+/** `retune.planner` keys that only load scaling reads: such knobs and the groups of such knobs. */
+export const LOAD_SCALING_KEYS: readonly string[] = PLANNER_DIMENSION_ORDER.filter((key) =>
+  isPresetGroup(key)
+    ? PRESET_GROUP_KNOBS[key].some((k) => GRID_KNOBS.get(k)!.retune.loadScalingOnly)
+    : GRID_KNOBS.get(key)!.retune.loadScalingOnly,
+);
 
 export const LOAD_PREDICTOR_KEY = "load_predictor";
 
@@ -182,33 +164,39 @@ const PRESWEEP_ONLY =
   `${PATH} is searched only by the load-predictor pre-sweep, never as a grid dimension; ` +
   `use ${up(1)}.load_predictor: default or {preset: [...]}`;
 
+/**
+ * The keys of `retune.planner`, from the table: grid knobs (domains), preset groups, the
+ * load-predictor preset list, and the rejected knobs — schedule knobs and the predictor fields
+ * only the pre-sweep sets. `scaling_policy` (a reference sweep key fleetsim has no row for) is
+ * rejected like a schedule knob.
+ */
+const PLANNER_FIELD_SHAPE: Readonly<Record<string, z.ZodType>> = {
+  ...Object.fromEntries(RETUNE_GRID_KNOBS.map((row) => [row.yaml, knobDomain(knobSpec(row))])),
+  ...Object.fromEntries(RETUNE_PRESET_GROUPS.map((g) => [g, presetGroup(RETUNE_PRESETS[g])])),
+  [LOAD_PREDICTOR_KEY]: presetGroup(
+    LOAD_PREDICTOR_PRESETS,
+    " (the pre-sweep chooses the load predictor; it is never a grid dimension)",
+  ),
+  scaling_policy: rejectKey(SCHEDULE_FIELD),
+  ...Object.fromEntries(
+    PLANNER_KNOBS.filter((row) => row.retune.kind === "schedule").map((row) => [
+      row.yaml,
+      rejectKey(SCHEDULE_FIELD),
+    ]),
+  ),
+  ...Object.fromEntries(
+    RETUNE_PREDICTOR_KNOBS.filter((row) => row.yaml !== LOAD_PREDICTOR_KEY).map((row) => [
+      row.yaml,
+      rejectKey(PRESWEEP_ONLY),
+    ]),
+  ),
+};
+
 const PlannerFields = z
-  .strictObject({
-    load_scaling_down_sensitivity: knobDomain(PLANNER_KNOBS.load_scaling_down_sensitivity.spec),
-    load_min_observations: knobDomain(PLANNER_KNOBS.load_min_observations.spec),
-    max_num_fpm_samples: knobDomain(PLANNER_KNOBS.max_num_fpm_samples.spec),
-    fpm_sample_bucket_size: knobDomain(PLANNER_KNOBS.fpm_sample_bucket_size.spec),
-    load_sensitivity: presetGroup(LOAD_SENSITIVITY_PRESETS),
-    fpm_sampling: presetGroup(FPM_SAMPLING_PRESETS),
-    load_predictor: presetGroup(
-      LOAD_PREDICTOR_PRESETS,
-      " (the pre-sweep chooses the load predictor; it is never a grid dimension)",
-    ),
-    scaling_policy: rejectKey(SCHEDULE_FIELD),
-    enable_throughput_scaling: rejectKey(SCHEDULE_FIELD),
-    enable_load_scaling: rejectKey(SCHEDULE_FIELD),
-    throughput_adjustment_interval_seconds: rejectKey(SCHEDULE_FIELD),
-    load_adjustment_interval_seconds: rejectKey(SCHEDULE_FIELD),
-    load_predictor_log1p: rejectKey(PRESWEEP_ONLY),
-    prophet_window_size: rejectKey(PRESWEEP_ONLY),
-    kalman_q_level: rejectKey(PRESWEEP_ONLY),
-    kalman_q_trend: rejectKey(PRESWEEP_ONLY),
-    kalman_r: rejectKey(PRESWEEP_ONLY),
-    kalman_min_points: rejectKey(PRESWEEP_ONLY),
-  })
+  .strictObject(PLANNER_FIELD_SHAPE)
   .superRefine((p, ctx) => {
-    for (const [group, knobs] of Object.entries(PRESET_GROUPS)) {
-      if (p[group as keyof typeof PRESET_GROUPS] === undefined) continue;
+    for (const [group, knobs] of Object.entries(PRESET_GROUP_KNOBS)) {
+      if (p[group] === undefined) continue;
       const alsoSet = knobs.filter((k) => p[k] !== undefined);
       if (alsoSet.length > 0) {
         failAtKey(ctx, `${PATH} cannot be combined with ${pyList(alsoSet)}: the preset sets them`, [group]);
@@ -218,17 +206,18 @@ const PlannerFields = z
   .transform((p): RetunePlannerDomainConfig => {
     const dimensions: RetunePlannerDimension[] = [];
     for (const key of PLANNER_DIMENSION_ORDER) {
-      if (key === "load_sensitivity" || key === "fpm_sampling") {
-        const presets = p[key];
+      if (isPresetGroup(key)) {
+        const presets = p[key] as readonly RetunePlannerPoint[] | undefined;
         if (presets !== undefined) dimensions.push({ key, points: presets });
         continue;
       }
-      const values = p[key];
+      const values = p[key] as readonly number[] | undefined;
       if (values === undefined) continue;
-      const field = PLANNER_KNOBS[key].field;
+      const field = GRID_KNOBS.get(key)!.settings!;
       dimensions.push({ key, points: values.map((v): RetunePlannerPoint => ({ [field]: v })) });
     }
-    return { kind: "fields", dimensions, loadPredictor: p.load_predictor ?? null };
+    const loadPredictor = p[LOAD_PREDICTOR_KEY] as readonly LoadPredictorCandidate[] | undefined;
+    return { kind: "fields", dimensions, loadPredictor: loadPredictor ?? null };
   });
 
 /** A parsed `retune.planner`: `default` (expanded against the scaling modes) or explicit domains. */
@@ -402,9 +391,10 @@ function expandPlanner(
     return { plannerDimensions: planner.dimensions, loadPredictorCandidates: planner.loadPredictor };
   }
   const key = "load_scaling_down_sensitivity";
+  const sensitivity = GRID_KNOBS.get(key)!;
   return {
     plannerDimensions: scaling.load
-      ? [{ key, points: PLANNER_DEFAULT_DOMAINS[key].map((v) => ({ loadScalingDownSensitivity: v })) }]
+      ? [{ key, points: sensitivity.retune.defaults.map((v) => ({ [sensitivity.settings!]: v })) }]
       : [],
     loadPredictorCandidates: scaling.throughput ? LOAD_PREDICTOR_PRESETS.map((p) => p.value) : null,
   };

@@ -12,6 +12,7 @@
  * A bare YAML list is never a domain. A preset group takes `default` or `{preset: [names]}`.
  */
 import { z } from "zod";
+import type { Preset } from "../planner/retune/presets.js";
 import { zodMessage } from "./issues.js";
 import { isMapping } from "./mapping.js";
 import { describeValue, fail, failAtKey, orList, PATH } from "./schemaPrimitives.js";
@@ -159,11 +160,6 @@ export function knobDomain(spec: KnobSpec) {
     .unknown()
     .transform((raw, ctx): number[] => expandDomain(raw, spec, ctx) ?? z.NEVER)
     .optional();
-}
-
-export interface Preset<P> {
-  readonly name: string;
-  readonly value: P;
 }
 
 /**

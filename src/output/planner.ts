@@ -5,6 +5,7 @@
  * `planner.policy: disabled`.
  */
 import { z } from "zod";
+import { type PlannerConfigPayload, plannerConfigPayloadShape } from "../knobs/planner.js";
 import { retuneEventSchema } from "./retune.js";
 
 const PLANNER_COMPONENTS = ["agg", "prefill", "decode"] as const;
@@ -49,43 +50,13 @@ export const bootstrapInfoSchema = z.strictObject({
 });
 export type BootstrapInfo = z.infer<typeof bootstrapInfoSchema>;
 
-/** The PlannerConfig this run started with, in its field names (planner.md §1.1). */
-export const plannerConfigPayloadSchema = z.strictObject({
-  mode: plannerModeSchema,
-  optimization_target: z.enum(["throughput", "latency", "load", "sla"]),
-  enable_throughput_scaling: z.boolean(),
-  enable_load_scaling: z.boolean(),
-  throughput_adjustment_interval_seconds: z.number(),
-  load_adjustment_interval_seconds: z.number(),
-  max_throughput_scaling_replicas: z.number(),
-  /** -1 = no ceiling. */
-  max_gpu_budget: z.number(),
-  /** -1 = no floor. */
-  min_gpu_budget: z.number(),
-  min_endpoint: z.number(),
-  prefill_min_endpoint: z.number().nullable(),
-  decode_min_endpoint: z.number().nullable(),
-  ttft_ms: z.number(),
-  itl_ms: z.number(),
-  load_scaling_down_sensitivity: z.number(),
-  load_min_observations: z.number(),
-  max_num_fpm_samples: z.number(),
-  fpm_sample_bucket_size: z.number(),
-  prefill_scale_up_queue_tokens: z.number().nullable(),
-  prefill_scale_down_queue_tokens: z.number().nullable(),
-  decode_scale_up_kv_rate: z.number().nullable(),
-  decode_scale_down_kv_rate: z.number().nullable(),
-  load_predictor: z.enum(["constant", "arima", "prophet", "kalman"]),
-  load_predictor_log1p: z.boolean(),
-  prophet_window_size: z.number(),
-  kalman_q_level: z.number(),
-  kalman_q_trend: z.number(),
-  kalman_r: z.number(),
-  kalman_min_points: z.number(),
-  advisory: z.boolean(),
-  scheduling: z.strictObject({ scale_interval_seconds: z.number() }),
-});
-export type PlannerConfigPayload = z.infer<typeof plannerConfigPayloadSchema>;
+/**
+ * The PlannerConfig this run started with, in its field names (planner.md §1.1): one field per
+ * row of the knob table (knobs/planner.ts) plus the derived settings, so adding a knob adds it
+ * here too.
+ */
+export const plannerConfigPayloadSchema = z.strictObject(plannerConfigPayloadShape());
+export type { PlannerConfigPayload };
 
 export const plannerMetadataSchema = z.strictObject({
   mode: plannerModeSchema,

@@ -3,14 +3,29 @@
  * that drives it (src/sim/). Mirrors the Dynamo Planner's types (planner.md §2), in camelCase.
  * Times in seconds unless a name says `Ms`.
  */
+import type {
+  DerivedPlannerSettings,
+  FixedPlannerSettings,
+  KnobSettings,
+  LoadPredictorFields,
+  RetunePlannerField,
+} from "../knobs/planner.js";
 
-export type PlannerTarget = "throughput" | "latency" | "load" | "sla";
-export type LoadPredictorKind = "constant" | "arima" | "prophet" | "kalman";
-/** `agg`: one aggregated pool (its counts live in the decode fields); `disagg`: prefill + decode. */
-export type PlannerMode = "agg" | "disagg";
+export type {
+  LoadPredictorFields,
+  LoadPredictorKind,
+  PlannerMode,
+  PlannerTarget,
+  RetunePlannerField,
+} from "../knobs/planner.js";
 
-/** PlannerConfig after the prediction schema's mapping, normalization and validation (planner.md §1, §9.1). */
-export interface PlannerSettings {
+/**
+ * PlannerConfig after the prediction schema's mapping, normalization and validation (planner.md
+ * §1, §9.1): one field per row of the knob table (planner/knobs.ts, `KnobSettings`: a row is a
+ * field, with the type of its value rule), the fields derived from other sections and the
+ * PlannerConfig defaults no key sets.
+ */
+export interface PlannerSettings extends KnobSettings, DerivedPlannerSettings, FixedPlannerSettings {
   /**
    * Bootstrap the `sla` perf models from the run's timing model (planner.md §8.5). `false` when the
    * library API's engine arguments name no model and GPU (no AIS/AIC identity): the bootstrap is
@@ -18,46 +33,6 @@ export interface PlannerSettings {
    * reference's Python API. Absent (every YAML config) = true.
    */
   readonly bootstrapPerfModel?: boolean;
-  readonly mode: PlannerMode;
-  readonly optimizationTarget: PlannerTarget;
-  readonly enableThroughputScaling: boolean;
-  readonly enableLoadScaling: boolean;
-  readonly throughputAdjustmentIntervalS: number;
-  readonly loadAdjustmentIntervalS: number;
-  /** gcd of the enabled intervals (planner.md §1.2). */
-  readonly scaleIntervalS: number;
-  readonly maxThroughputScalingReplicas: number;
-  /** `max_gpu_budget` (-1 = no ceiling). */
-  readonly maxGpuBudget: number;
-  /** `min_gpu_budget` (-1 = no floor). */
-  readonly minGpuBudget: number;
-  readonly minEndpoint: number;
-  readonly prefillMinEndpoint: number | null;
-  readonly decodeMinEndpoint: number | null;
-  readonly ttftMs: number;
-  readonly itlMs: number;
-  /** 0–100. */
-  readonly loadScalingDownSensitivity: number;
-  readonly loadMinObservations: number;
-  readonly maxNumFpmSamples: number;
-  /** Perfect square. */
-  readonly fpmSampleBucketSize: number;
-  readonly prefillScaleUpQueueTokens: number | null;
-  readonly prefillScaleDownQueueTokens: number | null;
-  /** Percent 0–100. */
-  readonly decodeScaleUpKvRate: number | null;
-  readonly decodeScaleDownKvRate: number | null;
-  readonly speculativeNextn: number;
-  readonly loadPredictor: LoadPredictorKind;
-  readonly loadPredictorLog1p: boolean;
-  readonly prophetWindowSize: number;
-  readonly kalmanQLevel: number;
-  readonly kalmanQTrend: number;
-  readonly kalmanR: number;
-  readonly kalmanMinPoints: number;
-  /** Absolute path of a Mooncake trace to pre-warm the predictors, or null. */
-  readonly loadPredictorWarmupTrace: string | null;
-  readonly advisory: boolean;
   /**
    * `planner.retune` resolved (docs/retune.md); absent or null = no retune. The retune controller
    * (src/sim/retuneController.ts) runs it for aggregated and disaggregated deployments.
@@ -75,13 +50,6 @@ export type RetuneObjective =
   | "TTFT"
   | "E2ELatency";
 
-/** The Planner fields a retune grid point may set. */
-export type RetunePlannerField =
-  | "loadScalingDownSensitivity"
-  | "loadMinObservations"
-  | "maxNumFpmSamples"
-  | "fpmSampleBucketSize";
-
 /** The Planner fields of one value of a Planner dimension (a preset sets two). */
 export type RetunePlannerPoint = Readonly<Partial<Pick<PlannerSettings, RetunePlannerField>>>;
 
@@ -91,17 +59,6 @@ export interface RetunePlannerDimension {
   readonly key: string;
   readonly points: readonly RetunePlannerPoint[];
 }
-
-/** A load predictor's fields: family and log1p, plus that family's own knobs (planner.md §9.2 `predictor_fields`). */
-export type LoadPredictorFields = Readonly<
-  Pick<PlannerSettings, "loadPredictor" | "loadPredictorLog1p"> &
-    Partial<
-      Pick<
-        PlannerSettings,
-        "prophetWindowSize" | "kalmanQLevel" | "kalmanQTrend" | "kalmanR" | "kalmanMinPoints"
-      >
-    >
->;
 
 /** One candidate of the load-predictor pre-sweep (planner.md §9.3 preset). */
 export interface LoadPredictorCandidate {

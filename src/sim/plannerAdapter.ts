@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { plannerConfigPayload } from "../knobs/planner.js";
 import type {
   BootstrapInfo,
   FpmMetrics,
@@ -157,7 +158,8 @@ export class PlannerReplayAdapter implements ScalingPolicy {
 
   /** The planner section of prediction.json. */
   report(lifecycle: readonly LifecycleOperation[]): PlannerReport {
-    // The configuration the run started with (retune may change Planner fields between ticks).
+    // The configuration the run started with (retune may change Planner fields between ticks);
+    // the knob table (planner/knobs.ts) names its fields.
     const s = this.startSettings;
     const config = plannerConfigPayload(s);
     const report: PlannerReport = {
@@ -294,43 +296,6 @@ function builtinPlugins(s: PlannerSettings): string[] {
   if (s.enableThroughputScaling) ids.push("builtin_load_predict", "builtin_throughput_propose");
   if (s.enableLoadScaling) ids.push("builtin_load_propose");
   return ids;
-}
-
-/** The PlannerConfig (field names of planner.md §1.1) this run used; its digest is in the metadata. */
-function plannerConfigPayload(s: PlannerSettings): PlannerConfigPayload {
-  return {
-    mode: s.mode,
-    optimization_target: s.optimizationTarget,
-    enable_throughput_scaling: s.enableThroughputScaling,
-    enable_load_scaling: s.enableLoadScaling,
-    throughput_adjustment_interval_seconds: s.throughputAdjustmentIntervalS,
-    load_adjustment_interval_seconds: s.loadAdjustmentIntervalS,
-    max_throughput_scaling_replicas: s.maxThroughputScalingReplicas,
-    max_gpu_budget: s.maxGpuBudget,
-    min_gpu_budget: s.minGpuBudget,
-    min_endpoint: s.minEndpoint,
-    prefill_min_endpoint: s.prefillMinEndpoint,
-    decode_min_endpoint: s.decodeMinEndpoint,
-    ttft_ms: s.ttftMs,
-    itl_ms: s.itlMs,
-    load_scaling_down_sensitivity: s.loadScalingDownSensitivity,
-    load_min_observations: s.loadMinObservations,
-    max_num_fpm_samples: s.maxNumFpmSamples,
-    fpm_sample_bucket_size: s.fpmSampleBucketSize,
-    prefill_scale_up_queue_tokens: s.prefillScaleUpQueueTokens,
-    prefill_scale_down_queue_tokens: s.prefillScaleDownQueueTokens,
-    decode_scale_up_kv_rate: s.decodeScaleUpKvRate,
-    decode_scale_down_kv_rate: s.decodeScaleDownKvRate,
-    load_predictor: s.loadPredictor,
-    load_predictor_log1p: s.loadPredictorLog1p,
-    prophet_window_size: s.prophetWindowSize,
-    kalman_q_level: s.kalmanQLevel,
-    kalman_q_trend: s.kalmanQTrend,
-    kalman_r: s.kalmanR,
-    kalman_min_points: s.kalmanMinPoints,
-    advisory: s.advisory,
-    scheduling: { scale_interval_seconds: s.scaleIntervalS },
-  };
 }
 
 function fpmRecord(f: ForwardPassMetrics): FpmMetrics {

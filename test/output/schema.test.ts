@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
+import { type KnobRow, PLANNER_KNOBS } from "../../src/knobs/planner.js";
 import { perRequestRecordSchema } from "../../src/output/perRequest.js";
 import type { LifecycleOperation as OutputLifecycleOperation } from "../../src/output/planner.js";
 import { type Prediction, predictionSchema } from "../../src/output/prediction.js";
@@ -96,6 +97,12 @@ const NOT_IN_ANY_RUN = [
   "run.traffic.concurrency",
   "run.traffic.requests_per_second",
   "run.traffic.stages",
+  // Planner knobs written into planner_config only when set (knob table rows `written: "notDefault"`).
+  ...PLANNER_KNOBS.flatMap((row: KnobRow) =>
+    row.written === "notDefault" && row.plannerConfig !== null
+      ? [`planner.metadata.planner_config.${row.plannerConfig}`]
+      : [],
+  ),
 ];
 
 /** The disaggregated golden config with `--capture-per-request`: prediction.json and requests.jsonl. */

@@ -1,9 +1,10 @@
 /**
  * Retune points (docs/retune.md §5): the full set of retunable values — the three KV-router
- * parameters, the four Planner fields of §2 and the load-predictor fields — with the live names the
- * decision records use (§10) and a canonical key that identifies a configuration.
+ * parameters, the Planner fields of §2 and the load-predictor fields (the knob table's grid and
+ * predictor rows, planner/knobs.ts) — with the live names the decision records use (§10) and a
+ * canonical key that identifies a configuration.
  */
-import type { RouterSpec } from "../../config/runSpec.js";
+import { RETUNE_GRID_KNOBS, RETUNE_PREDICTOR_KNOBS } from "../../knobs/planner.js";
 import type { LoadPredictorFields, PlannerSettings, RetunePlannerField } from "../types.js";
 
 /** The PATCH `/router_policy` parameters (config names). */
@@ -40,40 +41,39 @@ export const ROUTER_LIVE_NAMES: Readonly<Record<keyof RouterParameters, string>>
   temperature: "router_temperature",
 };
 
-export const PLANNER_LIVE_NAMES: Readonly<Record<RetunePlannerField, string>> = {
-  loadScalingDownSensitivity: "load_scaling_down_sensitivity",
-  loadMinObservations: "load_min_observations",
-  maxNumFpmSamples: "max_num_fpm_samples",
-  fpmSampleBucketSize: "fpm_sample_bucket_size",
-};
+/** The live name of a knob: its PlannerConfig field. */
+function liveName(row: { readonly yaml: string; readonly plannerConfig: string | null }): string {
+  if (row.plannerConfig === null)
+    throw new Error(`internal: retunable knob ${row.yaml} has no PlannerConfig name`);
+  return row.plannerConfig;
+}
 
-export const PREDICTOR_LIVE_NAMES: Readonly<Record<keyof LoadPredictorFields, string>> = {
-  loadPredictor: "load_predictor",
-  loadPredictorLog1p: "load_predictor_log1p",
-  prophetWindowSize: "prophet_window_size",
-  kalmanQLevel: "kalman_q_level",
-  kalmanQTrend: "kalman_q_trend",
-  kalmanR: "kalman_r",
-  kalmanMinPoints: "kalman_min_points",
-};
+/** Grid fields → live names, in the canonical order of the grid dimensions. */
+export const PLANNER_LIVE_NAMES: Readonly<Record<RetunePlannerField, string>> = Object.fromEntries(
+  RETUNE_GRID_KNOBS.map((row) => [row.settings, liveName(row)]),
+) as Record<RetunePlannerField, string>;
+
+/** Load-predictor fields → live names, in row order. */
+export const PREDICTOR_LIVE_NAMES: Readonly<Record<keyof LoadPredictorFields, string>> = Object.fromEntries(
+  RETUNE_PREDICTOR_KNOBS.map((row) => [row.settings, liveName(row)]),
+) as Record<keyof LoadPredictorFields, string>;
+
+/**
+ * The run's router as retune reads it: structurally config's `RouterSpec` (planner/ sits below
+ * config/ and does not import it).
+ */
+export type RetuneRouterSource =
+  | { readonly policy: "round_robin" }
+  | ({ readonly policy: "kv_router" } & RouterParameters);
 
 /** The router's retunable parameters, or null for a router that has none. */
-export function routerParametersOf(router: RouterSpec): RouterParameters | null {
+export function routerParametersOf(router: RetuneRouterSource): RouterParameters | null {
   if (router.policy !== "kv_router") return null;
   const { overlapScoreCredit, prefillLoadScale, temperature } = router;
   return { overlapScoreCredit, prefillLoadScale, temperature };
 }
 
-type PredictorSource = Pick<
-  PlannerSettings,
-  | "loadPredictor"
-  | "loadPredictorLog1p"
-  | "prophetWindowSize"
-  | "kalmanQLevel"
-  | "kalmanQTrend"
-  | "kalmanR"
-  | "kalmanMinPoints"
->;
+type PredictorSource = Pick<PlannerSettings, keyof LoadPredictorFields>;
 
 /**
  * The predictor fields of a configuration, reduced to its family's knobs like a preset, so that a
@@ -81,34 +81,23 @@ type PredictorSource = Pick<
  * by an unused `prophet_window_size`).
  */
 export function predictorFieldsOf(s: PredictorSource): LoadPredictorFields {
-  const base = { loadPredictor: s.loadPredictor, loadPredictorLog1p: s.loadPredictorLog1p };
-  switch (s.loadPredictor) {
-    case "constant":
-    case "arima":
-      return base;
-    case "prophet":
-      return { ...base, prophetWindowSize: s.prophetWindowSize };
-    case "kalman":
-      return {
-        ...base,
-        kalmanQLevel: s.kalmanQLevel,
-        kalmanQTrend: s.kalmanQTrend,
-        kalmanR: s.kalmanR,
-        kalmanMinPoints: s.kalmanMinPoints,
-      };
+  const values = s as Readonly<Record<string, unknown>>;
+  const out: Record<string, unknown> = {};
+  for (const row of RETUNE_PREDICTOR_KNOBS) {
+    if (row.retune.family === "all" || row.retune.family === s.loadPredictor)
+      out[row.settings!] = values[row.settings!];
   }
+  return out as unknown as LoadPredictorFields;
 }
 
 /** The startup point: the run's `router` section (defaults applied) and its resolved Planner. */
-export function startupPoint(router: RouterSpec, planner: PlannerSettings): RetunePoint {
+export function startupPoint(router: RetuneRouterSource, planner: PlannerSettings): RetunePoint {
+  const values = planner as unknown as Readonly<Record<string, unknown>>;
   return {
     router: routerParametersOf(router),
-    planner: {
-      loadScalingDownSensitivity: planner.loadScalingDownSensitivity,
-      loadMinObservations: planner.loadMinObservations,
-      maxNumFpmSamples: planner.maxNumFpmSamples,
-      fpmSampleBucketSize: planner.fpmSampleBucketSize,
-    },
+    planner: Object.fromEntries(
+      RETUNE_GRID_KNOBS.map((row) => [row.settings, values[row.settings!]]),
+    ) as unknown as PlannerFieldValues,
     predictor: predictorFieldsOf(planner),
   };
 }

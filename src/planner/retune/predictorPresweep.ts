@@ -15,13 +15,13 @@
  * candidate on ties (first strict minimum); a candidate whose forecast throws or is not finite has no
  * loss and cannot win; with no finite loss there is no winner and the current predictor stays.
  */
-import { LOAD_PREDICTOR_PRESETS } from "../../config/schemaRetunePresets.js";
 import { createPredictor } from "../predictors/create.js";
 import { type LoadForecast, SeriesPredictors, type WarmupWindow } from "../predictors/series.js";
 import type { PredictorOptions } from "../predictors/types.js";
 import type { LoadPredictorCandidate, LoadPredictorFields, PlannerSettings } from "../types.js";
 import { leadingEmptyBuckets } from "./buckets.js";
 import { type LiveValue, livePredictorFields } from "./points.js";
+import { LOAD_PREDICTOR_PRESETS } from "./presets.js";
 
 /** The 11 presets in canonical order (planner.md §9.3): `constant_last` … `kalman_reactive_log1p`. */
 export const LOAD_PREDICTOR_CANDIDATES: readonly LoadPredictorCandidate[] = LOAD_PREDICTOR_PRESETS.map(
