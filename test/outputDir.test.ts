@@ -145,27 +145,39 @@ describe("OutputDirLock", () => {
     const dir = tempDir();
     const script = join(tempDir(), "race.mts");
     const module = new URL("../src/report/outputDir.ts", import.meta.url).pathname;
+    // Every process leaves a marker once it has tried; the holder keeps the lock until all eight
+    // have tried, so a slow start (a loaded machine) cannot make a second winner after a release.
     writeFileSync(
       script,
-      `import { OutputDirLock } from ${JSON.stringify(module)};
-let lock;
-try { lock = OutputDirLock.acquire(${JSON.stringify(join(dir, "out"))}); } catch { process.exit(2); }
-await new Promise((r) => setTimeout(r, 400));
+      `import { existsSync, readdirSync, writeFileSync, mkdirSync } from "node:fs";
+import { OutputDirLock } from ${JSON.stringify(module)};
+const [markers] = process.argv.slice(2);
+let lock = null;
+try { lock = OutputDirLock.acquire(${JSON.stringify(join(dir, "out"))}); } catch {}
+mkdirSync(markers, { recursive: true });
+writeFileSync(markers + "/" + process.pid, "");
+if (lock === null) process.exit(2);
+const deadline = Date.now() + 45_000;
+while (readdirSync(markers).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 lock.release();
 `,
     );
     const { spawn } = await import("node:child_process");
     for (let round = 0; round < 2; round++) {
+      const markers = join(dir, `markers-${round}`);
       const codes = await Promise.all(
         Array.from(
           { length: 8 },
           () =>
             new Promise<number | null>((resolve) => {
-              const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: "ignore" });
+              const child = spawn(process.execPath, ["--import", "tsx", script, markers], {
+                stdio: "ignore",
+              });
               child.on("close", resolve);
             }),
         ),
       );
+      expect(readdirSync(markers).length).toBe(8);
       expect(codes.filter((c) => c === 0).length).toBe(1);
       expect(codes.filter((c) => c === 2).length).toBe(7);
     }
