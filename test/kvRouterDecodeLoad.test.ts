@@ -14,12 +14,12 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KvRouterSpec } from "../src/config/runSpec.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import type { KvRouter } from "../src/router/kvRouter.js";
 import { KvPlacement, type KvRouterRole } from "../src/router/placement.js";
-import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { disaggSpec, writeTrace } from "./helpers/specs.js";
 
 const KV: KvRouterSpec = {

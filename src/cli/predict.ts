@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { DEFAULT_EXECUTION, type Stack } from "../config/runSpec.js";
+import { runPrediction } from "../pipeline/run.js";
 import { renderFleetBlock } from "../report/fleetBlock.js";
 import { stableLine, stableStringify } from "../report/json.js";
 import {
@@ -18,11 +19,11 @@ import { type MonitorReport, processPeakRssBytes, ResourceMonitor } from "../res
 import { PhaseClock } from "../resources/phases.js";
 import { measureWorkload, planResources, resourcePlanDocument } from "../resources/preflight.js";
 import { type ResourceHooks, resourceRuntimeDocument, type Termination } from "../resources/runtime.js";
-import { runPrediction } from "../run.js";
 import { type Replay, ReplayAborted } from "../sim/replay.js";
 import { ExitCode, Interrupted, type StopSignal } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
 import { checkHtmlReportReady, htmlReportFile, REPORT_FILE } from "./report.js";
+import type { Streams } from "./streams.js";
 import { isUserError } from "./userErrors.js";
 
 export interface PredictOptions {
@@ -46,12 +47,6 @@ export interface PredictOptions {
    * `cpu_limit` CPUs. In-process callers (tests, embedding programs) leave this unset.
    */
   readonly ownsProcess?: boolean;
-}
-
-/** Where the command's text goes (injectable for tests). */
-export interface Streams {
-  out(text: string): void;
-  err(text: string): void;
 }
 
 /**
