@@ -1,5 +1,5 @@
 import type { TimingModel } from "../timing/timingModel.js";
-import { SEQUENCE_HASH_SEED } from "../traffic/blockHashes.js";
+import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { outputBlockHash } from "./outputHashes.js";
