@@ -16,10 +16,10 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/load.js";
 import type { RunSpec } from "../src/config/runSpec.js";
 import { buildSummary } from "../src/metrics/summary.js";
-import { loadWorkload } from "../src/run.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { createPlanner } from "../src/sim/plannerSetup.js";
 import { Replay } from "../src/sim/replay.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
 
 const { values } = parseArgs({

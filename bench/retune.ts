@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/load.js";
-import { runPrediction } from "../src/run.js";
+import { runPrediction } from "../src/pipeline/index.js";
 import { convertMooncakeToDynamo, DEFAULT_ORIGIN_UNIX_MS } from "../src/traffic/dynamoTraceConvert.js";
 
 const { values } = parseArgs({

@@ -13,7 +13,8 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/load.js";
-import { type ReplayJob, type ReplayJobOutput, sweep } from "../src/sweep/index.js";
+import type { ReplayJob, ReplayJobOutput } from "../src/pipeline/replayTask.js";
+import { sweep } from "../src/pipeline/sweepTasks.js";
 
 const { values } = parseArgs({
   options: {

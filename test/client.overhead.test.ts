@@ -2,12 +2,12 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CLIENT, type RunSpec } from "../src/config/runSpec.js";
 import { buildSummary, HOST_TIME_KEYS } from "../src/metrics/summary.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { stableStringify } from "../src/report/json.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import { buildPrediction } from "../src/report/prediction.js";
-import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
 import { cli } from "./helpers/cli.js";
 import { disaggSpec, tempDir, traceSpec, writeTrace } from "./helpers/specs.js";

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CLIENT, type RunSpec } from "../src/config/runSpec.js";
 import { judgeSaturation, MIN_BUCKETS } from "../src/metrics/saturation.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { renderFleetBlock } from "../src/report/fleetBlock.js";
 import { buildPrediction } from "../src/report/prediction.js";
-import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { cli } from "./helpers/cli.js";
 import { tempDir, traceSpec, writeTrace } from "./helpers/specs.js";
 

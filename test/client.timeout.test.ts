@@ -8,13 +8,13 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CLIENT, type RunSpec, type SlaSpec } from "../src/config/runSpec.js";
 import { Terminal } from "../src/metrics/collector.js";
 import { buildSummary, HOST_TIME_KEYS } from "../src/metrics/summary.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { stableStringify } from "../src/report/json.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import { buildPrediction } from "../src/report/prediction.js";
-import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { Prng } from "../src/util/prng.js";
 import { disaggSpec, traceSpec, writeTrace } from "./helpers/specs.js";
 

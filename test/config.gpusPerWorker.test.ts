@@ -4,7 +4,7 @@
  * `_engine_caps` counts TP × attention DP).
  */
 import { describe, expect, it } from "vitest";
-import { runPrediction } from "../src/run.js";
+import { runPrediction } from "../src/pipeline/index.js";
 import { capabilitiesOf } from "../src/sim/plannerSetup.js";
 import { loadYaml } from "./configHelpers.js";
 

@@ -30,11 +30,11 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RouterSpec } from "../src/config/runSpec.js";
-import type { EngineRole } from "../src/engine/vllmEngine.js";
 import type { Placement } from "../src/router/placement.js";
 import { WorkerPool, WorkerState } from "../src/sim/workerPool.js";
 import type { TimingModel } from "../src/timing/timingModel.js";
 import { Prng } from "../src/util/prng.js";
+import type { WorkerRole } from "../src/util/workerRole.js";
 import { role } from "./helpers/specs.js";
 
 const BLOCK = 4;
@@ -59,7 +59,7 @@ const kv = (over: Partial<Extract<RouterSpec, { policy: "kv_router" }>> = {}): R
 interface Impl {
   readonly name: string;
   readonly router: RouterSpec;
-  readonly role: EngineRole;
+  readonly role: WorkerRole;
   /** Lowest cost / rotation: identical requests over equal idle slots take one slot each. */
   readonly deterministicSpread: boolean;
 }
@@ -92,7 +92,7 @@ const IMPLS: readonly Impl[] = [
 const CASES = IMPLS.flatMap((impl) => [1, 2].map((ranks) => ({ ...impl, ranks })));
 
 /** A pool built as the replay builds it, with `replicas` ready workers. */
-function makePool(c: { router: RouterSpec; role: EngineRole; ranks: number }, replicas: number): WorkerPool {
+function makePool(c: { router: RouterSpec; role: WorkerRole; ranks: number }, replicas: number): WorkerPool {
   const spec = role({ replicas, attentionData: c.ranks, blockSize: BLOCK, numGpuBlocks: 16 });
   return new WorkerPool(0, c.role, spec, TIMING, c.router, new Float64Array(0), OBSERVER);
 }
@@ -141,7 +141,7 @@ type Trace = [number, number][];
  * and 6 at every step. `copyBlocks` passes each request's blocks in a fresh padded buffer.
  */
 function runHistory(
-  c: { router: RouterSpec; role: EngineRole; ranks: number },
+  c: { router: RouterSpec; role: WorkerRole; ranks: number },
   seed: number,
   steps: number,
   copyBlocks: boolean,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { buildSummary } from "../src/metrics/summary.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
-import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
 import { transferMs, transferTokens } from "../src/sim/workerPool.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { disaggSpec, writeTrace } from "./helpers/specs.js";
 
 async function run(spec: ReturnType<typeof disaggSpec>) {

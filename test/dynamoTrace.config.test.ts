@@ -2,7 +2,7 @@
 import { dirname, join, relative, sep } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
-import { loadWorkload } from "../src/run.js";
+import { loadWorkload } from "../src/pipeline/index.js";
 import { TraceError } from "../src/traffic/traceError.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
 

@@ -14,12 +14,13 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KvRouterSpec } from "../src/config/runSpec.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import type { KvRouter } from "../src/router/kvRouter.js";
-import { KvPlacement, type KvRouterRole } from "../src/router/placement.js";
-import { loadWorkload } from "../src/run.js";
+import { KvPlacement } from "../src/router/placement.js";
 import { Replay } from "../src/sim/replay.js";
-import { createRoleTimings } from "../src/timing/index.js";
+import type { WorkerRole } from "../src/util/workerRole.js";
 import { disaggSpec, writeTrace } from "./helpers/specs.js";
 
 const KV: KvRouterSpec = {
@@ -33,7 +34,7 @@ const BLOCK = 4;
 const NONE = new Float64Array(0);
 
 /** Two workers; worker 0 holds a 4-token prompt (1 block), worker 1 `small` 3-token prompts. */
-function loaded(role: KvRouterRole, small: number): KvPlacement {
+function loaded(role: WorkerRole, small: number): KvPlacement {
   const p = new KvPlacement(KV, role, 1, BLOCK);
   p.addWorker(0);
   p.addWorker(1);

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { buildSummary } from "../src/metrics/summary.js";
-import { loadWorkload } from "../src/run.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { Replay } from "../src/sim/replay.js";
 import type { PoolTopology, ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { traceSpec, writeTrace } from "./helpers/specs.js";
 
 /** Scripted decode targets by tick time; records the topology each tick saw. */

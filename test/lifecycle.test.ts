@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { buildSummary } from "../src/metrics/summary.js";
-import { loadWorkload } from "../src/run.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { Replay } from "../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { traceSpec, writeTrace } from "./helpers/specs.js";
 
 /** A policy that returns scripted targets by tick time and records what it saw. */

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import type { BootstrapInfo } from "../src/sim/plannerAdapter.js";
 import { createPlanner, LOAD_ONLY_WARNING } from "../src/sim/plannerSetup.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { loadYaml } from "./configHelpers.js";
 
 const TRACE = "trace.jsonl";

@@ -11,8 +11,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
+import { runPrediction } from "../src/pipeline/index.js";
 import type { PlannerSettings } from "../src/planner/types.js";
-import { runPrediction } from "../src/run.js";
 import { plannerSettings } from "./helpers/planner.js";
 import { disaggSpec, writeTrace } from "./helpers/specs.js";
 

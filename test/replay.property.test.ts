@@ -2,9 +2,9 @@ import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
 import { Terminal } from "../src/metrics/collector.js";
 import { buildSummary } from "../src/metrics/summary.js";
-import { loadWorkload } from "../src/run.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { Replay } from "../src/sim/replay.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { traceSpec, writeTrace } from "./helpers/specs.js";
 
 const row = fc.record({

@@ -7,10 +7,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Terminal } from "../src/metrics/collector.js";
-import { loadWorkload } from "../src/run.js";
+import { loadWorkload } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { Replay, STALL_TICKS } from "../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { cli } from "./helpers/cli.js";
 import { tempDir, traceSpec, writeTrace } from "./helpers/specs.js";
 

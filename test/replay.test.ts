@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { Terminal } from "../src/metrics/collector.js";
 import { buildSummary } from "../src/metrics/summary.js";
+import { loadWorkload, runPrediction } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
-import { loadWorkload, runPrediction } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { traceSpec, writeTrace } from "./helpers/specs.js";
 
 async function replay(spec: ReturnType<typeof traceSpec>, capture = true) {

@@ -5,8 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
+import { runPrediction } from "../src/pipeline/index.js";
 import type { RetuneEventRecord } from "../src/planner/retune/index.js";
-import { runPrediction } from "../src/run.js";
 import { loadYaml, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "./configHelpers.js";
 import { dynamoTrace } from "./helpers/dynamoTraces.js";
 

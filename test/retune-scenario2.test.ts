@@ -6,9 +6,9 @@
 import { describe, expect, it } from "vitest";
 import type { RunSpec } from "../src/config/runSpec.js";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
+import { runPrediction } from "../src/pipeline/index.js";
 import { PlannerCore } from "../src/planner/plannerCore.js";
 import type { RetuneEventRecord } from "../src/planner/retune/index.js";
-import { runPrediction } from "../src/run.js";
 import { loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
 
 const T0 = 1_760_000_000_000;

@@ -5,8 +5,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { runPrediction } from "../src/pipeline/index.js";
 import type { RetuneEventRecord } from "../src/planner/retune/index.js";
-import { runPrediction } from "../src/run.js";
 import { ReplayAborted } from "../src/sim/replay.js";
 import { loadYaml, RUNNABLE_ENGINE } from "./configHelpers.js";
 import { dynamoTrace } from "./helpers/dynamoTraces.js";

@@ -25,7 +25,7 @@ it("runs replay jobs in parallel workers from compiled JavaScript", () => {
   writeFileSync(
     script,
     `import { loadConfig } from "./config/load.js";
-import { sweep } from "./sweep/index.js";
+import { sweep } from "./pipeline/sweepTasks.js";
 const spec = loadConfig({ configPath: "examples/aggregated.yaml", sets: [], stack: "dynamo" });
 const job = { spec, capturePerRequest: false };
 const replay = await sweep([job, job], { maxParallel: 2, timeoutMs: 60000, task: "replay" });

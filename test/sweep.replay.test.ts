@@ -7,9 +7,10 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load.js";
 import type { RunSpec } from "../src/config/runSpec.js";
 import { HOST_TIME_KEYS, type Summary } from "../src/metrics/summary.js";
-import { loadWorkload, runPrediction } from "../src/run.js";
-import { type ReplayJob, type ReplayJobOutput, replayJob, sweep } from "../src/sweep/index.js";
-import { selectRows } from "../src/sweep/tableRows.js";
+import { loadWorkload, runPrediction } from "../src/pipeline/index.js";
+import { type ReplayJob, type ReplayJobOutput, replayJob } from "../src/pipeline/replayTask.js";
+import { sweep } from "../src/pipeline/sweepTasks.js";
+import { selectRows } from "../src/traffic/tableRows.js";
 
 const EXAMPLE = fileURLToPath(new URL("../examples/aggregated.yaml", import.meta.url));
 

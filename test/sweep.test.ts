@@ -5,7 +5,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { type SweepResult, sweep } from "../src/sweep/index.js";
+import { sweep } from "../src/pipeline/sweepTasks.js";
+import type { SweepResult } from "../src/sweep/index.js";
 import { firstNonPlain } from "../src/sweep/plainData.js";
 import { workerLaunch } from "../src/sweep/workerEntry.js";
 import type { EchoInput, EchoOutput } from "./helpers/sweepTasks/echo.js";
@@ -191,10 +192,10 @@ describe("firstNonPlain", () => {
 
 describe("workerLaunch", () => {
   it("runs the TypeScript worker through tsx from the sources, the JavaScript one from dist", () => {
-    const src = workerLaunch(new URL("../src/sweep/workerEntry.ts", import.meta.url).href);
-    expect(src.modulePath).toBe(fileURLToPath(new URL("../src/sweep/worker.ts", import.meta.url)));
+    const src = workerLaunch(new URL("../src/pipeline/sweepTasks.ts", import.meta.url).href, "sweepWorker");
+    expect(src.modulePath).toBe(fileURLToPath(new URL("../src/pipeline/sweepWorker.ts", import.meta.url)));
     expect(src.execArgv).toEqual(["--import", expect.stringMatching(/^file:.*\/node_modules\/tsx\//)]);
-    const dist = workerLaunch("file:///repo/dist/sweep/workerEntry.js");
-    expect(dist).toEqual({ modulePath: "/repo/dist/sweep/worker.js", execArgv: [] });
+    const dist = workerLaunch("file:///repo/dist/pipeline/sweepTasks.js", "sweepWorker");
+    expect(dist).toEqual({ modulePath: "/repo/dist/pipeline/sweepWorker.js", execArgv: [] });
   });
 });

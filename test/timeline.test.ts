@@ -17,12 +17,12 @@ import {
   TimelineSampler,
   type TimeseriesReport,
 } from "../src/metrics/timeline.js";
+import { loadWorkload, runPrediction } from "../src/pipeline/index.js";
+import { createRoleTimings } from "../src/pipeline/timings.js";
 import { stableStringify } from "../src/report/json.js";
 import { buildPrediction } from "../src/report/prediction.js";
-import { loadWorkload, runPrediction } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
-import { createRoleTimings } from "../src/timing/index.js";
 import { CONVERSATION_600S } from "./helpers/fixtures.js";
 import { disaggSpec, traceSpec, writeTrace } from "./helpers/specs.js";
 

@@ -1,14 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  chainHash,
-  computeBlockHashes,
-  fullBlockCount,
-  localHashOfRun,
-  promptBlockHashes,
-  SEQUENCE_HASH_SEED,
-  toU32,
-} from "../src/traffic/blockHashes.js";
+import { computeBlockHashes, fullBlockCount, promptBlockHashes, toU32 } from "../src/traffic/blockHashes.js";
+import { chainHash, localHashOfRun, SEQUENCE_HASH_SEED } from "../src/util/blockHash.js";
 
 const TWO_POW_53 = 2 ** 53;
 

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Streams } from "../src/cli/predict.js";
+import type { Streams } from "../src/cli/streams.js";
 import { validateCommand } from "../src/cli/validate.js";
 import { RUNNABLE_ENGINE } from "./configHelpers.js";
 import { cli } from "./helpers/cli.js";

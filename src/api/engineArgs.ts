@@ -10,7 +10,7 @@
  * model and its KV capacity comes from GPU memory, as `timing: {type: default}` does in YAML.
  */
 import { isMapping, type Mapping } from "../config/mapping.js";
-import type { RoleKind } from "../config/schemaRole.js";
+import type { WorkerRole } from "../util/workerRole.js";
 import type { ConfigDraft } from "./configDraft.js";
 import { type OptionIssues, show } from "./issues.js";
 
@@ -94,7 +94,7 @@ interface RoleFacts {
 }
 
 export interface RoleInput {
-  readonly role: RoleKind;
+  readonly role: WorkerRole;
   /** The option's name (`extraEngineArgs`, `prefillEngineArgs`, `decodeEngineArgs`). */
   readonly option: string;
   readonly args: unknown;
@@ -104,7 +104,7 @@ export interface RoleInput {
 export interface EngineFacts {
   readonly mode: "aggregated" | "disaggregated";
   /** GPUs per worker of each role present (tensor × attention DP). */
-  readonly gpusPerWorker: Partial<Record<RoleKind, number>>;
+  readonly gpusPerWorker: Partial<Record<WorkerRole, number>>;
   /**
    * Every role's arguments name its model and GPU (an AIS/AIC identity). Without one the
    * reference cannot bootstrap the Planner's perf model (`not_configured_load_only`).
@@ -125,7 +125,7 @@ export function translateEngine(
   const mode = roles.length === 1 ? "aggregated" : "disaggregated";
   draft.set(["engine", "mode"], mode, roles.map((r) => r.option).join(" + "));
   const facts = roles.map((r) => translateRole(r, draft, issues));
-  const gpusPerWorker: Partial<Record<RoleKind, number>> = {};
+  const gpusPerWorker: Partial<Record<WorkerRole, number>> = {};
   roles.forEach((r, i) => {
     gpusPerWorker[r.role] = facts[i].gpusPerWorker;
   });
@@ -295,7 +295,12 @@ function translateRole(input: RoleInput, draft: ConfigDraft, issues: OptionIssue
 }
 
 /** Arguments fleetsim accepts only at the value it always simulates. */
-function checkFixed(args: Mapping, at: (key: string) => string, issues: OptionIssues, role: RoleKind): void {
+function checkFixed(
+  args: Mapping,
+  at: (key: string) => string,
+  issues: OptionIssues,
+  role: WorkerRole,
+): void {
   const fixed: readonly [string, unknown, string][] = [
     ["enable_chunked_prefill", true, "vLLM v1 always chunks prefill"],
     ["speedup_ratio", 1, "modelled durations are not scaled"],
@@ -350,7 +355,7 @@ interface Timing {
   readonly config?: Mapping;
 }
 
-function readTiming(raw: unknown, option: string, role: RoleKind, issues: OptionIssues): Timing {
+function readTiming(raw: unknown, option: string, role: WorkerRole, issues: OptionIssues): Timing {
   // Without a timing model the caller decides (the AIC identity fields may name a worker).
   if (raw === undefined) return { section: { type: "polynomial" } };
   if (!isMapping(raw)) {

@@ -7,8 +7,8 @@
  */
 import { resolve } from "node:path";
 import type { RunSpec } from "../config/runSpec.js";
+import { runPrediction } from "../pipeline/run.js";
 import { writeHtmlReport } from "../report/html/index.js";
-import { runPrediction } from "../run.js";
 import { ReplayAborted } from "../sim/replay.js";
 import { TraceError } from "../traffic/traceError.js";
 import { defaultReportPath } from "./htmlReport.js";

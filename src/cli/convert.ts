@@ -6,7 +6,7 @@ import {
   DEFAULT_ORIGIN_UNIX_MS,
 } from "../traffic/dynamoTraceConvert.js";
 import { UserError } from "../util/userError.js";
-import type { Streams } from "./predict.js";
+import type { Streams } from "./streams.js";
 
 export { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamoTraceConvert.js";
 

@@ -10,7 +10,7 @@ import { stableLine } from "../report/json.js";
 import { formatNumber } from "../report/table.js";
 import { OpLevelTiming, type PassEstimate } from "../timing/opLevel.js";
 import { UserError } from "../util/userError.js";
-import type { Streams } from "./predict.js";
+import type { Streams } from "./streams.js";
 
 export interface EstimateOptions {
   readonly model: string;

@@ -1,3 +1,5 @@
+import type { StopSignal } from "../resources/stopSignals.js";
+
 /** Process exit codes (aisimulate.md §1.3). */
 export const ExitCode = {
   Ok: 0,
@@ -14,8 +16,6 @@ export const ExitCode = {
   /** SIGTERM. */
   Terminated: 143,
 } as const;
-
-export type StopSignal = "SIGINT" | "SIGTERM";
 
 /** A run stopped by a signal before its results were committed: nothing of it was kept. */
 export class Interrupted extends Error {

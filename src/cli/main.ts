@@ -7,11 +7,12 @@ import { ReplayAborted } from "../sim/replay.js";
 import { convertCommand, DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "./convert.js";
 import { estimateCommand } from "./estimate.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
-import { predictCommand, type Streams } from "./predict.js";
+import { predictCommand } from "./predict.js";
 import type { ProgressSettings } from "./progress.js";
 import { reportCommand } from "./report.js";
 import { schemaCommand } from "./schema.js";
 import { DEFAULT_STACK, onlineRefusal, STACK_HELP } from "./stack.js";
+import type { Streams } from "./streams.js";
 import { isUserError } from "./userErrors.js";
 import { validateCommand } from "./validate.js";
 

@@ -6,7 +6,7 @@ import { type HtmlReportOptions, renderHtmlReport, writeHtmlReport } from "../re
 import { PredictionFileError, readPredictionFile } from "../report/html/readPrediction.js";
 import type { OutputFile } from "../report/outputDir.js";
 import type { Prediction } from "../report/prediction.js";
-import type { Streams } from "./predict.js";
+import type { Streams } from "./streams.js";
 
 /** The report's file name, in an output directory and next to a prediction.json. */
 export const REPORT_FILE = "report.html";

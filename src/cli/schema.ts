@@ -15,7 +15,7 @@ import { PredictConfig } from "../config/schema.js";
 import { Engine } from "../config/schemaEngine.js";
 import { AT_KEY } from "../config/schemaPrimitives.js";
 import { buildPredictionJsonSchema } from "../output/jsonSchema.js";
-import type { Streams } from "./predict.js";
+import type { Streams } from "./streams.js";
 
 /** `$id` of the generated schema; versioned with the package so a cached copy is never stale. */
 export function configSchemaId(version: string): string {

@@ -7,11 +7,11 @@
 import { loadConfig } from "../config/load.js";
 import type { LoadSpec, RunSpec, SourceSpec, Stack, WorkerRoleSpec } from "../config/runSpec.js";
 import { DEFAULT_EXECUTION } from "../config/runSpec.js";
+import { createRoleTimings } from "../pipeline/timings.js";
 import { stableLine } from "../report/json.js";
 import { type HostResources, probeHost } from "../resources/budget.js";
-import { createRoleTimings } from "../timing/index.js";
 import type { LengthSpec } from "../traffic/lengthDistribution.js";
-import type { Streams } from "./predict.js";
+import type { Streams } from "./streams.js";
 
 export interface ValidateOptions {
   readonly config: string;

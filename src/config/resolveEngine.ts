@@ -3,6 +3,7 @@
  * the model architecture and the GPU), the shared context length, and for disaggregated mode
  * the KV hand-off. Refusals of valid config that fleetsim cannot price live here too.
  */
+
 import { statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import { gpuSpec } from "../hardware/catalog.js";
@@ -13,6 +14,7 @@ import { ModelError } from "../model/errors.js";
 import { defaultKvCapacityBlocks, kvBytesPerToken } from "../model/memory.js";
 import { resolveModel } from "../model/resolve.js";
 import { configuredMoeParallelism } from "../model/weights.js";
+import type { WorkerRole } from "../util/workerRole.js";
 import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
 import { dotted, type PathSegment } from "./issues.js";
 import type { EngineSpec, KvTransferSpec, TimingSpec, WorkerRoleSpec } from "./runSpec.js";
@@ -23,7 +25,7 @@ export type Report = (path: readonly PathSegment[], message: string) => void;
 
 type Path = readonly PathSegment[];
 
-const rolePath = (role: "aggregated" | "prefill" | "decode"): Path => ["engine", "workers", role];
+const rolePath = (role: WorkerRole): Path => ["engine", "workers", role];
 
 export function resolveEngine(
   engine: EngineConfig,

@@ -4,28 +4,27 @@
  * a name says otherwise.
  */
 
-import type { GpuSpec } from "../hardware/gpu.js";
-import type { ModelArchitecture } from "../model/architecture.js";
 import type { PlannerSettings } from "../planner/types.js";
-import type { LengthSpec } from "../traffic/lengthDistribution.js";
-import type { RateStage } from "../traffic/stagedArrivals.js";
+import type { TimingSpec } from "../timing/timingSpec.js";
+import type {
+  LoadSpec,
+  StopSpec,
+  SyntheticSessionSourceSpec,
+  SyntheticSourceSpec,
+} from "../traffic/workloadSpec.js";
+
+// The parts of a RunSpec that lower layers read are defined there and re-exported here, so a
+// RunSpec stays one shape to its readers while timing/ and traffic/ do not depend on config/.
+export type { TimingSpec } from "../timing/timingSpec.js";
+export type {
+  LoadSpec,
+  SharedPrefixSpec,
+  StopSpec,
+  SyntheticSessionSourceSpec,
+  SyntheticSourceSpec,
+} from "../traffic/workloadSpec.js";
 
 export type Stack = "dynamo" | "engine";
-
-/** Forward-pass timing provider of one worker role (aisimulate.md §4.1, mocker.md §2). */
-export type TimingSpec =
-  | { readonly type: "polynomial" }
-  | { readonly type: "fixed"; readonly prefillMs: number; readonly decodeMs: number }
-  | {
-      /** Op-level model over silicon-measured op tables (aisimulate.md §4.2). */
-      readonly type: "default";
-      readonly model: ModelArchitecture;
-      readonly gpu: GpuSpec;
-      /** An AIConfigurator-format perf-data tree to read instead of the built-in tables. */
-      readonly perfDatabase: string | null;
-      /** `timing.host_overhead`: null fields take the defaults of `timing/hostOverhead.ts`. */
-      readonly hostOverhead: { readonly perPassMs: number | null; readonly perSequenceMs: number | null };
-    };
 
 /** One worker role: the aggregated pool, or the prefill or decode pool of a disaggregated deployment. */
 export interface WorkerRoleSpec {
@@ -85,47 +84,6 @@ export interface DisaggregatedEngineSpec extends EngineCommon {
 
 export type EngineSpec = AggregatedEngineSpec | DisaggregatedEngineSpec;
 
-/**
- * Synthetic requests (`synthetic`, and `synthetic-shared-prefix` with `sharedPrefix` set). The
- * optional fields are fleetsim extensions (docs/traffic.md); specs built in code may leave them
- * out, which means fixed lengths and unique prompts.
- */
-export interface SyntheticSourceSpec {
-  readonly type: "synthetic";
-  /** The fixed prompt length, or the nominal mean of `input` (what reports show). */
-  readonly inputTokens: number;
-  /** The fixed output length, or the nominal mean of `output`. */
-  readonly outputTokens: number;
-  /** Per-request prompt length (the question's length when `sharedPrefix` is set). */
-  readonly input?: LengthSpec;
-  readonly output?: LengthSpec;
-  /** Seed of the length draws and of the shared-prefix prompt order (`traffic.source.seed`, 42). */
-  readonly seed?: number;
-  readonly sharedPrefix?: SharedPrefixSpec | null;
-}
-
-/** `synthetic-shared-prefix`: prompts of one group share a system prompt (traffic/sharedPrefix.ts). */
-export interface SharedPrefixSpec {
-  readonly groups: number;
-  readonly promptsPerGroup: number;
-  readonly systemPromptTokens: number;
-}
-
-/** `synthetic-session` (aisimulate.md §2.1; traffic/syntheticSessions.ts). */
-export interface SyntheticSessionSourceSpec {
-  readonly type: "synthetic-session";
-  /** Nominal means of `newInput` and `output` (what reports show). */
-  readonly newInputTokensPerTurn: number;
-  readonly outputTokensPerTurn: number;
-  readonly newInput: LengthSpec;
-  readonly output: LengthSpec;
-  readonly turns: number;
-  readonly sharedPrefixRatio: number;
-  readonly prefixGroups: number;
-  readonly interTurnDelayMs: number;
-  readonly seed: number;
-}
-
 export type SourceSpec =
   | SyntheticSourceSpec
   | SyntheticSessionSourceSpec
@@ -148,38 +106,6 @@ export type SourceSpec =
       /** Explicit `traffic.source.block_size`, which must equal the embedded size; null = take the embedded one. */
       readonly blockSize: number | null;
     };
-
-/**
- * `requestsPerSecond` of an open-loop load is the rate of its arrival units: requests, or sessions
- * (first turns) for a `synthetic-session` source. With `stages` (docs/traffic.md §Stages) it is
- * the stages' time-weighted mean rate, for reports; the stages decide the arrivals.
- */
-export type LoadSpec =
-  | { readonly type: "concurrency"; readonly concurrency: number }
-  | {
-      readonly type: "poisson";
-      readonly requestsPerSecond: number;
-      readonly seed: number;
-      readonly stages?: readonly RateStage[] | null;
-    }
-  | {
-      readonly type: "constant_rate";
-      readonly requestsPerSecond: number;
-      readonly stages?: readonly RateStage[] | null;
-    }
-  | { readonly type: "trace_timestamps"; readonly speedup: number };
-
-export interface StopSpec {
-  /**
-   * Synthetic only: number of requests to generate (resolved from `requests` or
-   * `requests_per_load_unit`; sessions × turns for sessions; the expected count under stages).
-   */
-  readonly requests: number | null;
-  /** `synthetic-session` only: sessions to generate (`sessions` or `sessions_per_load_unit`). */
-  readonly sessions?: number | null;
-  /** Trace only: soft cap on virtual time (1000 × `max_virtual_time_seconds`). */
-  readonly maxVirtualTimeMs: number | null;
-}
 
 export interface SlaSpec {
   readonly ttftMs: number | null;

@@ -5,7 +5,9 @@
  * `timing.type: default` and `capacity.type: default` are valid here; `resolveEngine.ts` prices
  * them (or refuses what fleetsim cannot price, e.g. the FPM forward model).
  */
+
 import { z } from "zod";
+import type { WorkerRole } from "../util/workerRole.js";
 import {
   fail,
   fraction,
@@ -26,13 +28,11 @@ import {
 export const VLLM_DEFAULT_BLOCK_SIZE = 64;
 const VLLM_MIN_BLOCK_SIZE = 2;
 
-export type RoleKind = "aggregated" | "prefill" | "decode";
-
 /**
  * `scheduler.max_sequences` defaults per role (aisimulate.md §2.2): a prefill worker admits one
  * sequence per pass unless told otherwise; aggregated and decode workers batch up to 256.
  */
-const DEFAULT_MAX_SEQUENCES: Readonly<Record<RoleKind, number>> = {
+const DEFAULT_MAX_SEQUENCES: Readonly<Record<WorkerRole, number>> = {
   aggregated: 256,
   prefill: 1,
   decode: 256,
@@ -99,7 +99,7 @@ const Parallelism = z
     }
   });
 
-function scheduler(kind: RoleKind) {
+function scheduler(kind: WorkerRole) {
   return z.strictObject({
     max_batched_tokens: bounded(LIMITS.maxBatchedTokens, "tokens per pass").default(8192),
     max_sequences: bounded(LIMITS.maxSequences, "sequences per pass").default(DEFAULT_MAX_SEQUENCES[kind]),
@@ -225,7 +225,7 @@ const Timing = z
     }
   });
 
-function roleFields(kind: RoleKind) {
+function roleFields(kind: WorkerRole) {
   return {
     parallelism: Parallelism.prefault({}),
     scheduler: scheduler(kind).prefault({}),

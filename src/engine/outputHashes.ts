@@ -4,7 +4,7 @@
  * preemption), never by another one. The hash chains from the previous block exactly like a
  * prompt block (mocker.md §1.2), so it is stable across preemptions.
  */
-import { chainHash } from "../traffic/blockHashes.js";
+import { chainHash } from "../util/blockHash.js";
 
 const OUTPUT_SALT = 0x6f757470; // "outp"
 

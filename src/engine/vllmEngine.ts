@@ -1,5 +1,6 @@
 import type { TimingModel } from "../timing/timingModel.js";
-import { SEQUENCE_HASH_SEED } from "../traffic/blockHashes.js";
+import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
+import type { WorkerRole } from "../util/workerRole.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { outputBlockHash } from "./outputHashes.js";
 import { PassStats } from "./passStats.js";
@@ -11,11 +12,10 @@ import { SequenceQueue } from "./sequenceQueue.js";
  * the prompt and the first (hidden) token, then holds the KV for the hand-off and charges no
  * decode time; `decode` receives the prompt's KV into reserved blocks and generates the output.
  */
-export type EngineRole = "aggregated" | "prefill" | "decode";
 
 /** Scheduler limits and cache settings of one vLLM-like worker. */
 export interface EngineConfig {
-  readonly role: EngineRole;
+  readonly role: WorkerRole;
   readonly maxBatchedTokens: number;
   readonly maxSequences: number;
   readonly blockSize: number;

@@ -1,4 +1,4 @@
-import type { KvDtype, WeightDtype } from "../model/architecture.js";
+import type { KvDtype, WeightDtype } from "./dtypes.js";
 import type { OpPerfTables } from "./perfTables.js";
 import type { OpTableData } from "./tableData.js";
 

@@ -1,4 +1,4 @@
-import type { KvDtype, WeightDtype } from "../model/architecture.js";
+import type { KvDtype, WeightDtype } from "./dtypes.js";
 import type { GpuSpec } from "./gpu.js";
 import { Grid } from "./grid.js";
 import { type GridData, MOE_RULES, type MoeTable, type OpTableData } from "./tableData.js";

@@ -1,4 +1,4 @@
-import type { KvDtype, WeightDtype } from "../model/architecture.js";
+import type { KvDtype, WeightDtype } from "./dtypes.js";
 
 /**
  * Latency (milliseconds) of single operations on one GPU, as measured on silicon (AIConfigurator

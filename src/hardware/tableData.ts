@@ -1,4 +1,4 @@
-import type { KvDtype, WeightDtype } from "../model/architecture.js";
+import type { KvDtype, WeightDtype } from "./dtypes.js";
 import type { GridRules } from "./grid.js";
 
 /**

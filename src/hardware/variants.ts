@@ -4,7 +4,7 @@
  * by the roofline (`RooflineRescaledTables`): a memory-bound op slows by the bandwidth ratio, a
  * compute-bound one keeps its latency.
  */
-import type { KvDtype, WeightDtype } from "../model/architecture.js";
+import type { KvDtype, WeightDtype } from "./dtypes.js";
 import type { GpuSpec } from "./gpu.js";
 import type { OpPerfTables } from "./perfTables.js";
 import { gemmSolMs, generationAttentionSolMs, moeSolMs } from "./sol.js";

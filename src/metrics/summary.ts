@@ -1,9 +1,8 @@
-import type { SlaSpec } from "../config/runSpec.js";
 import type { Summary } from "../output/summary.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { type Collector, Terminal } from "./collector.js";
 import { exactStats, sketchStats, statKeys } from "./distribution.js";
-import { hasSla, isGood } from "./goodput.js";
+import { hasSla, isGood, type SlaThresholds } from "./goodput.js";
 import { judgeSaturation, type SaturationJudgement } from "./saturation.js";
 import type { TimelineSamples } from "./timeline.js";
 
@@ -33,7 +32,7 @@ export interface SummaryInput {
  * Populations: a request is *completed* iff it was admitted and terminated Completed; rejected or
  * unfinished requests count only in `num_requests`.
  */
-export function buildSummary(result: SummaryInput, sla: SlaSpec | null): Summary {
+export function buildSummary(result: SummaryInput, sla: SlaThresholds | null): Summary {
   const c = result.collector;
   const table = result.table;
   const n = table.count;

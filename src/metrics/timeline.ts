@@ -10,13 +10,14 @@
  *  - `buildTimeseries` buckets the per-request columns of the collector after the run (arrivals,
  *    completions, output tokens, TTFT and ITL percentiles).
  */
-import type { EngineRole } from "../engine/vllmEngine.js";
+
 import type {
   LatencyTimeseries,
   PercentileSeries,
   TimeseriesReport,
   WorkerTimeseries,
 } from "../output/timeseries.js";
+import type { WorkerRole } from "../util/workerRole.js";
 import { type Collector, Terminal } from "./collector.js";
 import { nearestRank } from "./distribution.js";
 
@@ -43,7 +44,7 @@ export interface SampledEngine {
 
 /** What the sampler reads from one pool of workers (WorkerPool satisfies it). */
 export interface SampledPool {
-  readonly role: EngineRole;
+  readonly role: WorkerRole;
   readonly ranksPerWorker: number;
   /** Workers ever created: ids 0 .. workerCount − 1. */
   readonly workerCount: number;
@@ -129,7 +130,7 @@ export interface TimelineSamples {
   /** Buckets sampled: t_k for k < count, covering [0, end of the run]. */
   readonly count: number;
   readonly pools: readonly {
-    readonly role: EngineRole;
+    readonly role: WorkerRole;
     readonly ready: Float64Array;
     readonly workers: readonly {
       readonly queue: Float64Array;

@@ -4,10 +4,7 @@
  * (not per TP shard).
  */
 
-/** GEMM / MoE weight precision, as the perf tables name it. */
-export type WeightDtype = "bfloat16" | "fp8" | "fp8_block";
-/** KV-cache precision, as the perf tables name it. */
-export type KvDtype = "bfloat16" | "fp8";
+import type { KvDtype, WeightDtype } from "../hardware/dtypes.js";
 
 export interface MoeSpec {
   readonly numExperts: number;

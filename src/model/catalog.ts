@@ -4,7 +4,8 @@
  * `scripts/derive-model-catalog.ts` from the reference HF configs; regenerate it, never hand-edit.
  * Lookups are case-insensitive, as the Hub's ids are.
  */
-import type { KvDtype, ModelArchitecture, MoeSpec, WeightDtype } from "./architecture.js";
+import type { KvDtype, WeightDtype } from "../hardware/dtypes.js";
+import type { ModelArchitecture, MoeSpec } from "./architecture.js";
 import catalogJson from "./catalog.json" with { type: "json" };
 import { unsupportedArchitectureError } from "./hfConfig.js";
 import { dtypeBytes, isJsonObject } from "./quant.js";

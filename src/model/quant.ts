@@ -16,7 +16,7 @@
  * Anything the timing model has no perf data for (NVFP4, MXFP4, INT4/INT8, partial quantization)
  * is a ModelError rather than a silent BF16 fallback.
  */
-import type { KvDtype, WeightDtype } from "./architecture.js";
+import type { KvDtype, WeightDtype } from "../hardware/dtypes.js";
 import { ModelError } from "./errors.js";
 
 export interface CheckpointDtypes {

@@ -4,18 +4,17 @@
  * opaque observed-FPM regression, of which they are the best public description.
  */
 
+import type { WorkerRole } from "../util/workerRole.js";
 import { fitOls, type OlsFit } from "./perfModelOls.js";
 import { BucketedSamples, MovingAverage, type Sample } from "./perfModelSamples.js";
 import type { EnginePerfModel, ForwardPassMetrics } from "./types.js";
-
-export type PerfWorkerType = "prefill" | "decode" | "aggregated";
 
 /**
  * What the load-scaling queries need from a perf model: forward-pass times plus the moving averages
  * used to synthesise the "next request" (planner.md §3.3 current query semantics).
  */
 export interface QueryPerfModel extends EnginePerfModel {
-  readonly workerType: PerfWorkerType;
+  readonly workerType: WorkerRole;
   /** Mean scheduled prompt length per prefill request (0 when the role never prefills). */
   readonly avgIsl: number;
   /** Mean scheduled KV tokens per decode request (0 when the role never decodes). */
@@ -52,7 +51,7 @@ export function regressionOptions(s: {
 }
 
 abstract class RegressionModel implements QueryPerfModel {
-  abstract readonly workerType: PerfWorkerType;
+  abstract readonly workerType: WorkerRole;
   readonly minObservations: number;
   private readonly samples: BucketedSamples;
   /** undefined = stale (refit lazily on the next query); null = the last fit was rejected. */

@@ -10,6 +10,7 @@
  * typed-array columns, per KV block of the engines' pools, fixed costs of the op tables and of a
  * sweep worker process.
  */
+import { engineBlockSize } from "../config/blockSize.js";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { ResourceBudget } from "./budget.js";
 import { scanTrace } from "./traceScan.js";
@@ -58,16 +59,10 @@ export interface WorkloadSize {
   readonly spanMs: number | null;
 }
 
-/** The role whose block size the request table's hashes use (both P/D roles share it). */
-function engineBlockSize(spec: RunSpec): number {
-  const e = spec.engine;
-  return e.mode === "aggregated" ? e.aggregated.blockSize : e.prefill.blockSize;
-}
-
 /** Sizes the workload: a pass over the trace files, or the synthetic settings. */
 export async function measureWorkload(spec: RunSpec): Promise<WorkloadSize> {
   const coordinatorRssBytes = process.memoryUsage.rss();
-  const E = engineBlockSize(spec);
+  const E = engineBlockSize(spec.engine);
   const src = spec.source;
   const speedup = spec.load.type === "trace_timestamps" ? spec.load.speedup : 1;
   if (src.type === "synthetic" || src.type === "synthetic-session") {

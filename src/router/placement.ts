@@ -1,4 +1,5 @@
 import type { KvRouterSpec } from "../config/runSpec.js";
+import type { WorkerRole } from "../util/workerRole.js";
 import { KvRouter } from "./kvRouter.js";
 import { type KvRouterInit, type KvRouterOptions, resolveKvRouterOptions } from "./kvRouterOptions.js";
 import { RoundRobinRouter } from "./roundRobin.js";
@@ -90,8 +91,6 @@ export class RoundRobinPlacement implements Placement {
 /** Router seed of the canonical replay (aisimulate.md §3: worker-selection seed 0xD1A05EED). */
 export const KV_ROUTER_SEED = 0xd1a05eed;
 
-export type KvRouterRole = "aggregated" | "prefill" | "decode";
-
 /**
  * What each pool's KV router changes from Dynamo's defaults, as Dynamo's replay builds them
  * (aisimulate.md §5.6, mocker.md §3.2): the prefill router tracks no active blocks (prefill
@@ -99,7 +98,7 @@ export type KvRouterRole = "aggregated" | "prefill" | "decode";
  * tokens and assumes no KV reuse (its cost is the decode load alone), and never decays prefill
  * tokens (the AIC prefill-load model applies to the prefill-stage router only).
  */
-const ROLE_PRESETS: Readonly<Record<KvRouterRole, Readonly<Partial<KvRouterOptions>>>> = {
+const ROLE_PRESETS: Readonly<Record<WorkerRole, Readonly<Partial<KvRouterOptions>>>> = {
   aggregated: {},
   prefill: { trackActiveBlocks: false },
   decode: {
@@ -111,7 +110,7 @@ const ROLE_PRESETS: Readonly<Record<KvRouterRole, Readonly<Partial<KvRouterOptio
 };
 
 /** The router options of one pool: `init` with the role's preset applied, defaults filled, checked. */
-export function kvRouterOptionsForRole(role: KvRouterRole, init: KvRouterInit): KvRouterOptions {
+export function kvRouterOptionsForRole(role: WorkerRole, init: KvRouterInit): KvRouterOptions {
   return resolveKvRouterOptions({ ...init, ...ROLE_PRESETS[role] });
 }
 
@@ -124,7 +123,7 @@ export class KvPlacement implements Placement {
 
   constructor(
     spec: KvRouterSpec,
-    role: KvRouterRole,
+    role: WorkerRole,
     private readonly ranksPerWorker: number,
     blockSize: number,
   ) {

@@ -15,83 +15,20 @@ import { extractMetricsFromMooncake } from "../planner/trafficWindows.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../planner/types.js";
 import { createTimingModel, type RoleTimings } from "../timing/index.js";
 import type { TimingModel } from "../timing/timingModel.js";
-import { type DynamoRequests, readDynamoRequests } from "../traffic/dynamoTrace.js";
-import { readJsonlLines } from "../traffic/jsonlReader.js";
-import { loadMooncakeTrace } from "../traffic/mooncake.js";
+import type { DynamoRequests } from "../traffic/dynamoTrace.js";
 import { TraceError } from "../traffic/traceError.js";
-import { warmupTraceFiles } from "../traffic/warmupTraceFiles.js";
+import { readWarmupTraceFiles, type WarmupTrace } from "../traffic/warmupTrace.js";
+import type { CandidateReplays } from "./candidateReplays.js";
 import { type BootstrapInfo, PlannerReplayAdapter } from "./plannerAdapter.js";
 import { RetuneController } from "./retuneController.js";
 
-/** Thrown by the sniffing line callback to stop after the first line. */
-const FIRST_LINE_READ = Symbol("first line read");
-
 /**
- * Whether a trace file is a Dynamo request trace (`dynamo.request.trace.v1` rows) rather than a
- * Mooncake trace: judged by its first non-blank line (plain or gzip).
- */
-export async function isDynamoTraceFile(path: string): Promise<boolean> {
-  let first = "";
-  try {
-    await readJsonlLines(path, (line) => {
-      first = line;
-      throw FIRST_LINE_READ;
-    });
-  } catch (err) {
-    if (err !== FIRST_LINE_READ) throw err;
-  }
-  return first.includes("dynamo.request.trace");
-}
-
-/**
- * The `load_predictor_warmup_trace` as read: a Dynamo request trace (its requests, absolute
- * timestamps) or a Mooncake trace (timestamps, lengths). Null without one.
- */
-export type WarmupTrace =
-  | { readonly format: "dynamo"; readonly requests: DynamoRequests }
-  | {
-      readonly format: "mooncake";
-      readonly timestampMs: ArrayLike<number>;
-      readonly inputLength: ArrayLike<number>;
-      readonly outputLength: ArrayLike<number>;
-    };
-
-/**
- * Reads `load_predictor_warmup_trace`: one file, the shards of a directory or the files a pattern
- * matches (warmupTraceFiles.ts), read together as one trace. Every file must have the same format.
+ * Reads `load_predictor_warmup_trace` (traffic/warmupTrace.ts: a Dynamo or a Mooncake trace, one
+ * file or its shards). Null without one.
  */
 export async function readWarmupTrace(settings: PlannerSettings): Promise<WarmupTrace | null> {
   const path = settings.loadPredictorWarmupTrace;
-  if (path === null) return null;
-  const files = warmupTraceFiles(path);
-  const dynamo = await Promise.all(files.map((f) => isDynamoTraceFile(f)));
-  if (dynamo.every(Boolean)) return { format: "dynamo", requests: await readDynamoRequests(files) };
-  const mixed = files.find((_, i) => dynamo[i]);
-  if (mixed !== undefined) {
-    throw new TraceError(
-      mixed,
-      0,
-      "load_predictor_warmup_trace mixes Dynamo request traces and Mooncake traces; use one format",
-    );
-  }
-  // Mooncake timestamps are relative to their trace's start: shards are read as one trace.
-  const timestampMs: number[] = [];
-  const inputLength: number[] = [];
-  const outputLength: number[] = [];
-  for (const file of files) {
-    // Block sizes do not matter here: only timestamps and lengths are read, on the trace's own axis.
-    const table = await loadMooncakeTrace(file, {
-      traceBlockSize: 512,
-      engineBlockSize: 512,
-      normalizeTimestamps: false,
-    });
-    for (let i = 0; i < table.timestampMs.length; i++) {
-      timestampMs.push(table.timestampMs[i]);
-      inputLength.push(table.inputLength[i]);
-      outputLength.push(table.outputLength[i]);
-    }
-  }
-  return { format: "mooncake", timestampMs, inputLength, outputLength };
+  return path === null ? null : readWarmupTraceFiles(path);
 }
 
 /**
@@ -200,7 +137,12 @@ export interface PlannerMessages {
 export async function createPlanner(
   spec: RunSpec,
   timings: RoleTimings,
-  retune: { readonly requests: DynamoRequests; readonly log?: (line: string) => void } | null = null,
+  /** With `planner.retune`: the replayed Dynamo trace's requests and how candidates are replayed. */
+  retune: {
+    readonly requests: DynamoRequests;
+    readonly replays: CandidateReplays;
+    readonly log?: (line: string) => void;
+  } | null = null,
   /** Predictor warm-up windows to use instead of `load_predictor_warmup_trace` (a retune candidate replay). */
   warmupOverride: readonly WarmupWindow[] | null = null,
   messages: PlannerMessages = {},
@@ -259,6 +201,7 @@ export async function createPlanner(
       settings === configured ? spec : { ...spec, planner: settings },
       retune.requests,
       { prefill: prefillRole === null ? null : start.prefill, decode: start.decode },
+      retune.replays,
       retune.log,
       history,
     );

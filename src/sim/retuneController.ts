@@ -47,9 +47,8 @@ import {
   withPredictorWinner,
 } from "../planner/retune/index.js";
 import type { PlannerSettings, RetuneSettings } from "../planner/types.js";
-import { sweep } from "../sweep/index.js";
-import type { ReplayJob, ReplayJobOutput } from "../sweep/tasks/replay.js";
 import type { DynamoRequests } from "../traffic/dynamoTrace.js";
+import type { CandidateReplays, ReplayJob } from "./candidateReplays.js";
 
 /** Ready worker counts of one tick (prefill null in an aggregated deployment). */
 export interface ReadyCounts {
@@ -142,6 +141,8 @@ export class RetuneController {
     private readonly spec: RunSpec,
     private readonly requests: DynamoRequests,
     start: ReadyCounts,
+    /** Runs the candidate replays of a window (the pipeline's sweep workers). */
+    private readonly replays: CandidateReplays,
     private readonly log: (line: string) => void = () => {},
     /** `load_predictor_warmup_trace` (a Dynamo trace before the replayed one), or null. */
     private readonly history: DynamoRequests | null = null,
@@ -366,10 +367,9 @@ export class RetuneController {
     }));
     const started = performance.now();
     this.inFlight = { windowIndex: window.index, candidates: candidates.length };
-    this.work = sweep<ReplayJob, ReplayJobOutput>(jobs, {
+    this.work = this.replays(jobs, {
       maxParallel: this.retune.maxParallel,
       timeoutMs: this.retune.timeoutS * 1000,
-      task: "replay",
       signal: this.aborter.signal,
     })
       .then(

@@ -1,8 +1,9 @@
 import type { KvTransferSpec, RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
-import type { AdmissionObserver, EngineRole } from "../engine/vllmEngine.js";
+import type { AdmissionObserver } from "../engine/vllmEngine.js";
 import { VllmEngine } from "../engine/vllmEngine.js";
 import { KvPlacement, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
+import type { WorkerRole } from "../util/workerRole.js";
 
 /** Lifecycle of a worker (mocker.md §7): starting → ready → draining → removed. */
 export const WorkerState = {
@@ -44,7 +45,7 @@ export class WorkerPool {
   constructor(
     /** 0 for the front pool (aggregated or prefill), 1 for the decode pool: part of event ids. */
     readonly id: number,
-    readonly role: EngineRole,
+    readonly role: WorkerRole,
     readonly spec: WorkerRoleSpec,
     readonly timing: TimingModel,
     router: RouterSpec,

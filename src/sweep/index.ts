@@ -1,5 +1,5 @@
-/** The sweep executor (docs/sweep.md). */
-export { TASK_NAMES, type TaskName } from "./registry.js";
-export { runSweep, sweep } from "./sweep.js";
-export { type ReplayJob, type ReplayJobOutput, replayJob } from "./tasks/replay.js";
+/** The sweep executor (docs/sweep.md): a generic pool of worker processes. */
+export { sweepWith } from "./sweep.js";
 export type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "./types.js";
+export { type WorkerLaunch, workerLaunch } from "./workerEntry.js";
+export { serveTasks, type TaskTable } from "./workerLoop.js";

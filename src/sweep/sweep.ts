@@ -7,36 +7,19 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { firstNonPlain } from "./plainData.js";
 import { type JobMessage, parseResultMessage } from "./protocol.js";
-import { isTaskName, TASK_NAMES } from "./registry.js";
 import type { SweepOptions, SweepOutcome, SweepResult } from "./types.js";
-import { type WorkerLaunch, workerLaunch } from "./workerEntry.js";
+import type { WorkerLaunch } from "./workerEntry.js";
 
 /** How long a worker may take to exit after its channel closes before it is killed. */
 const EXIT_GRACE_MS = 2_000;
 
-/** Runs every job and returns their results in job order (see `sweep` for the details). */
-export async function runSweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepResult<O>[]> {
-  return (await sweep<I, O>(jobs, opts)).results;
-}
-
 /**
- * Runs every job of `opts.task` in worker processes. Resolves once every worker has exited, so no
- * process outlives the sweep. A job that throws, or whose worker dies, is `failed` and the others
- * go on (a replacement worker takes over the queue); when `timeoutMs` passes every worker is
- * killed with SIGKILL and every unfinished job is `timeout`. Throws only for invalid options.
- */
-export function sweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepOutcome<O>> {
-  checkOptions(opts);
-  if (!isTaskName(opts.task)) {
-    throw new Error(`unknown sweep task '${opts.task}' (known: ${TASK_NAMES.join(", ")})`);
-  }
-  return start(workerLaunch(), jobs, opts);
-}
-
-/**
- * `sweep` with workers started from `launch`, a worker module that serves `opts.task` from its
- * own task table (`serveTasks`). The sweep tests run their test-only tasks this way
- * (test/helpers/sweepTasks/); `sweep` itself runs only the registered tasks.
+ * Runs every job of `opts.task` in worker processes started from `launch`, a worker module that
+ * serves its own task table (`serveTasks`; the pipeline's is pipeline/sweepWorker.ts, the sweep
+ * tests' is test/helpers/sweepTasks/). Resolves once every worker has exited, so no process
+ * outlives the sweep. A job that throws, or whose worker dies, is `failed` and the others go on (a
+ * replacement worker takes over the queue); when `timeoutMs` passes every worker is killed with
+ * SIGKILL and every unfinished job is `timeout`. Throws only for invalid options.
  */
 export function sweepWith<I, O>(
   launch: WorkerLaunch,

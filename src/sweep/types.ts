@@ -1,6 +1,7 @@
 /**
  * Public shapes of the sweep executor (docs/sweep.md). A sweep runs independent jobs of one
- * registered task in short-lived worker processes and reports one result per job, in job order.
+ * task in short-lived worker processes and reports one result per job, in job order. The executor
+ * is generic: which tasks exist is up to the worker module it starts (pipeline/sweepTasks.ts).
  */
 
 /** The outcome of one job. `timeout`: the sweep's wall-clock bound passed before it finished. */
@@ -14,7 +15,7 @@ export interface SweepOptions {
   readonly maxParallel: number;
   /** Wall-clock bound of the whole sweep, worker start-up included; unfinished jobs are `timeout`. */
   readonly timeoutMs: number;
-  /** Name of a registered task (src/sweep/registry.ts). */
+  /** Name of a task the worker module serves (the pipeline's: pipeline/sweepTasks.ts). */
   readonly task: string;
   /**
    * Aborting it stops the sweep at once: every worker is killed with SIGKILL and every unfinished

@@ -1,4 +1,3 @@
-import type { EngineSpec, TimingSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import { loadCompactTables } from "../hardware/compactTables.js";
 import { loadParquetTables } from "../hardware/parquetTables.js";
 import { FixedTiming } from "./fixed.js";
@@ -6,11 +5,13 @@ import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
 import type { TimingModel } from "./timingModel.js";
+import type { TimedRole, TimingSpec } from "./timingSpec.js";
 
 export type { TimingModel } from "./timingModel.js";
+export type { TimedRole, TimingSpec } from "./timingSpec.js";
 
 /** Builds the timing model of a worker role (loading op tables for `default`). */
-export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec): Promise<TimingModel> {
+export async function createTimingModel(spec: TimingSpec, role: TimedRole): Promise<TimingModel> {
   switch (spec.type) {
     case "polynomial":
       return new PolynomialTiming();
@@ -42,18 +43,3 @@ export async function createTimingModel(spec: TimingSpec, role: WorkerRoleSpec):
 export type RoleTimings =
   | { readonly mode: "aggregated"; readonly aggregated: TimingModel }
   | { readonly mode: "disaggregated"; readonly prefill: TimingModel; readonly decode: TimingModel };
-
-/** Builds the timing models of every role of a deployment. */
-export async function createRoleTimings(engine: EngineSpec): Promise<RoleTimings> {
-  if (engine.mode === "aggregated") {
-    return {
-      mode: "aggregated",
-      aggregated: await createTimingModel(engine.aggregated.timing, engine.aggregated),
-    };
-  }
-  const [prefill, decode] = await Promise.all([
-    createTimingModel(engine.prefill.timing, engine.prefill),
-    createTimingModel(engine.decode.timing, engine.decode),
-  ]);
-  return { mode: "disaggregated", prefill, decode };
-}

@@ -1,6 +1,7 @@
+import type { WeightDtype } from "../hardware/dtypes.js";
 import type { GpuSpec } from "../hardware/gpu.js";
 import type { OpPerfTables } from "../hardware/perfTables.js";
-import type { ModelArchitecture, WeightDtype } from "../model/architecture.js";
+import type { ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import type { TimingModel } from "./timingModel.js";
 

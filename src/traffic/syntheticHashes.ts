@@ -8,7 +8,7 @@
  * Value spaces never overlap: unique blocks count up from 1 below 2^31 (`UniqueIds`); a shared
  * group prefix fills its blocks with `GROUP_VALUE_BASE + group`.
  */
-import { chainHash, localHashOfRun, SEQUENCE_HASH_SEED } from "./blockHashes.js";
+import { chainHash, localHashOfRun, SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 
 export const GROUP_VALUE_BASE = 0x80000000;
 const UNIQUE_LIMIT = 0x80000000;

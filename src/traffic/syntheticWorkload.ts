@@ -2,12 +2,7 @@
  * Builds the request table of a synthetic run spec: plain requests (fixed or sampled lengths),
  * shared-prefix groups, or multi-turn sessions, under a rate, staged rates or closed loop.
  */
-import type {
-  LoadSpec,
-  StopSpec,
-  SyntheticSessionSourceSpec,
-  SyntheticSourceSpec,
-} from "../config/runSpec.js";
+
 import { Prng } from "../util/prng.js";
 import { LengthSampler } from "./lengthDistribution.js";
 import type { RequestTable } from "./requests.js";
@@ -15,6 +10,7 @@ import { makeSharedPrefixTable } from "./sharedPrefix.js";
 import { stagedArrivalTimes } from "./stagedArrivals.js";
 import { arrivalTimes, makeSyntheticTable, type SyntheticArrivals } from "./synthetic.js";
 import { makeSessionTable } from "./syntheticSessions.js";
+import type { LoadSpec, StopSpec, SyntheticSessionSourceSpec, SyntheticSourceSpec } from "./workloadSpec.js";
 
 export function makeSyntheticWorkload(
   source: SyntheticSourceSpec | SyntheticSessionSourceSpec,

@@ -7,13 +7,13 @@ import { existsSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { gpuSpec } from "../../src/hardware/catalog.js";
 import { loadCompactTables } from "../../src/hardware/compactTables.js";
+import type { KvDtype, WeightDtype } from "../../src/hardware/dtypes.js";
 import { HardwareError } from "../../src/hardware/errors.js";
 import type { GpuSpec } from "../../src/hardware/gpu.js";
 import { type PerfRows, readPerfRows } from "../../src/hardware/parquetData.js";
 import { loadParquetTables } from "../../src/hardware/parquetTables.js";
 import type { OpPerfTables } from "../../src/hardware/perfTables.js";
 import { gemmSolMs, generationAttentionSolMs } from "../../src/hardware/sol.js";
-import type { KvDtype, WeightDtype } from "../../src/model/architecture.js";
 import { PERF_DATA } from "./data.js";
 
 const GPU = "h200_sxm";

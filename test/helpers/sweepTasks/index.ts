@@ -1,9 +1,8 @@
 /**
  * Test-only sweep tasks (`echo`, `sleep`) and the sweeps that run them. Production registers only
- * real tasks (src/sweep/registry.ts); these run in this folder's own worker (`worker.ts`), which
+ * real tasks (src/pipeline/sweepTasks.ts); these run in this folder's own worker (`worker.ts`), which
  * serves them with the production job loop, started the way the production worker is.
  */
-import { fileURLToPath } from "node:url";
 import { sweepWith } from "../../../src/sweep/sweep.js";
 import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../../../src/sweep/types.js";
 import { workerLaunch } from "../../../src/sweep/workerEntry.js";
@@ -19,10 +18,7 @@ export interface TestSweepOptions extends SweepOptions {
   readonly task: TestTaskName;
 }
 
-const LAUNCH = {
-  modulePath: fileURLToPath(new URL("./worker.ts", import.meta.url)),
-  execArgv: workerLaunch().execArgv,
-};
+const LAUNCH = workerLaunch(import.meta.url, "worker");
 
 /** `sweep` over a test task. */
 export function testSweep<I, O>(jobs: readonly I[], opts: TestSweepOptions): Promise<SweepOutcome<O>> {

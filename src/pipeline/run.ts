@@ -1,78 +1,18 @@
-import type { RunSpec } from "./config/runSpec.js";
-import { Terminal } from "./metrics/collector.js";
-import { buildPrediction, type Prediction } from "./report/prediction.js";
-import { createPlanner } from "./sim/plannerSetup.js";
-import { Replay, type ReplayResult } from "./sim/replay.js";
-import type { RetuneController, RetuneSweepInfo } from "./sim/retuneController.js";
-import { createRoleTimings } from "./timing/index.js";
-import {
-  buildDynamoTable,
-  type DynamoRequests,
-  isAgentic,
-  readDynamoRequests,
-} from "./traffic/dynamoTrace.js";
-import { loadMooncakeTrace } from "./traffic/mooncake.js";
-import type { RequestTable } from "./traffic/requests.js";
-import { makeSyntheticWorkload } from "./traffic/syntheticWorkload.js";
-import { TraceError } from "./traffic/traceError.js";
-
 /**
- * Builds the request table a run spec describes (trace file or synthetic generator). `warn`
- * receives what the trace reader dropped (Dynamo `request_end` rows without `output_tokens`).
+ * The run pipeline of `fleetsim predict` and the library API (docs/architecture.md): the spec's
+ * workload and timing models, then `simulate` (Planner, replay, prediction document), with the
+ * warnings a run's outcome deserves.
  */
-export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void): Promise<RequestTable> {
-  // Both roles of a disaggregated deployment share one block size (config rule).
-  const engine = spec.engine;
-  const engineBlockSize =
-    engine.mode === "aggregated" ? engine.aggregated.blockSize : engine.prefill.blockSize;
-  const source = spec.source;
-  if (source.type === "trace" && source.format === "dynamo") {
-    const requests = await readDynamoRequests(source.paths, { expectedBlockSize: source.blockSize });
-    warnDropped(requests, warn);
-    checkDynamoLoad(requests, spec);
-    return buildDynamoTable(requests, { engineBlockSize });
-  }
-  if (source.type === "trace") {
-    return loadMooncakeTrace(source.path, {
-      traceBlockSize: source.blockSize,
-      engineBlockSize,
-      requireTimestamps: spec.load.type === "trace_timestamps",
-    });
-  }
-  return makeSyntheticWorkload(source, spec.load, spec.stop, engineBlockSize);
-}
-
-/** Says how many `request_end` rows without `output_tokens` the reader dropped (none: nothing). */
-function warnDropped(requests: DynamoRequests, warn: ((line: string) => void) | undefined): void {
-  const n = requests.droppedStartMs.length;
-  if (n === 0 || warn === undefined) return;
-  warn(
-    `${requests.files.join(", ")}: dropped ${n} request_end row${n === 1 ? "" : "s"} without output_tokens ` +
-      `(${requests.count} request${requests.count === 1 ? "" : "s"} kept)`,
-  );
-}
-
-/**
- * An agentic Dynamo trace (agent_context on every request) replays only on its timestamps and
- * runs to its end (aisimulate.md §2.1: concurrency and max_virtual_time are for standard traces).
- * Known only once the trace is read, hence here rather than in config validation.
- */
-function checkDynamoLoad(requests: DynamoRequests, spec: RunSpec): void {
-  if (!isAgentic(requests)) return;
-  const why =
-    spec.load.type !== "trace_timestamps"
-      ? `traffic.load.type='${spec.load.type}'; use 'trace_timestamps'`
-      : spec.stop.maxVirtualTimeMs !== null
-        ? "traffic.stop.max_virtual_time_seconds; remove it"
-        : null;
-  if (why !== null) {
-    throw new TraceError(
-      requests.files[0],
-      0,
-      `an agentic Dynamo trace (agent_context on every request) does not support ${why}`,
-    );
-  }
-}
+import type { RunSpec } from "../config/runSpec.js";
+import { Terminal } from "../metrics/collector.js";
+import type { Prediction } from "../report/prediction.js";
+import type { Replay, ReplayResult } from "../sim/replay.js";
+import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
+import type { RequestTable } from "../traffic/requests.js";
+import { sweepCandidateReplays } from "./candidateReplays.js";
+import { simulate } from "./simulate.js";
+import { createRoleTimings } from "./timings.js";
+import { loadRetuneWorkload, loadWorkload } from "./workload.js";
 
 export interface RunOutcome {
   readonly prediction: Prediction;
@@ -98,7 +38,7 @@ export interface RunHooks {
   warn?(line: string): void;
 }
 
-/** Loads the workload, replays it and builds the prediction document. */
+/** The whole pipeline: spec → workload → timing → policy → replay → prediction document. */
 export async function runPrediction(
   spec: RunSpec,
   opts: { capturePerRequest: boolean },
@@ -112,24 +52,17 @@ export async function runPrediction(
     createRoleTimings(spec.engine),
   ]);
   const { table, requests } = workload;
-  const planner = await createPlanner(
-    spec,
-    timings,
-    requests === null ? null : { requests, log: hooks.log },
-    null,
-    { warn: hooks.warn },
-  );
-  const replay = new Replay(spec, table, timings, {
+  const { prediction, result, planner } = await simulate(spec, table, timings, {
     capturePerRequest: opts.capturePerRequest,
-    scaling: planner,
+    retune: requests === null ? null : { requests, replays: sweepCandidateReplays, log: hooks.log },
+    messages: { warn: hooks.warn },
+    onStart: (replay, planner) => hooks.onStart?.(replay, table, planner?.retune ?? null),
+    onReplayEnd: (result) => {
+      hooks.onReplayEnd?.();
+      warnRejected(result, spec, hooks.warn);
+      if (result.stalled !== null) hooks.warn?.(stallMessage(result.stalled, spec));
+    },
   });
-  hooks.onStart?.(replay, table, planner?.retune ?? null);
-  const result = await replay.run();
-  hooks.onReplayEnd?.();
-  warnRejected(result, spec, hooks.warn);
-  if (result.stalled !== null) hooks.warn?.(stallMessage(result.stalled, spec));
-  const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
-  const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
   warnClientOutcome(prediction.summary, spec, hooks.warn);
   const sweeps = planner?.retune?.sweepInfo;
   return sweeps === undefined ? { prediction, result } : { prediction, result, retuneSweeps: sweeps };
@@ -211,31 +144,4 @@ function warnRejected(result: ReplayResult, spec: RunSpec, warn: ((line: string)
     `${rejected} of ${c.arrived} requests were rejected: their prompt (or context) does not fit ` +
       `a worker's KV cache (${caches}${limit}); check kv_cache.capacity and context_length`,
   );
-}
-
-/**
- * The workload of a retune run, read once: the Dynamo trace's requests (the window reader's rows)
- * and their table. An agentic trace is rejected (docs/retune.md §1: windows replay open-loop).
- */
-async function loadRetuneWorkload(
-  spec: RunSpec,
-  warn: ((line: string) => void) | undefined,
-): Promise<{ table: RequestTable; requests: DynamoRequests }> {
-  const source = spec.source;
-  if (source.type !== "trace" || source.format !== "dynamo") {
-    throw new Error("internal: planner.retune needs a Dynamo request trace (config rule)");
-  }
-  const requests = await readDynamoRequests(source.paths, { expectedBlockSize: source.blockSize });
-  warnDropped(requests, warn);
-  if (isAgentic(requests)) {
-    throw new TraceError(
-      requests.files[0],
-      0,
-      "planner.retune replays open-loop windows: an agentic Dynamo trace (agent_context on every request) is not supported",
-    );
-  }
-  const engine = spec.engine;
-  const engineBlockSize =
-    engine.mode === "aggregated" ? engine.aggregated.blockSize : engine.prefill.blockSize;
-  return { table: buildDynamoTable(requests, { engineBlockSize }), requests };
 }

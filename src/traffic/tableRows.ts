@@ -4,7 +4,7 @@
  * they chain in row order, so a session's first kept row becomes its first turn. Timestamps shift
  * so the earliest first turn starts at 0, the invariant every loader keeps (traffic/requests.ts).
  */
-import type { RequestTable } from "../traffic/requests.js";
+import type { RequestTable } from "./requests.js";
 
 /**
  * `rows` must be strictly increasing row indices. `needTimestamps` (open-loop load): every session's

@@ -1,0 +1,36 @@
+/**
+ * The sweep tasks of the simulator, by name, and the sweeps that run them. A worker process cannot
+ * receive a function over IPC, so the parent names a task and the worker (sweepWorker.ts) imports
+ * its module from this table. Imports are lazy: a worker loads only its own task (the replay task
+ * pulls in the whole simulator).
+ *
+ * To add a task: write a module exporting `run(input)`, and add one line here.
+ */
+import { sweepWith } from "../sweep/sweep.js";
+import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../sweep/types.js";
+import { workerLaunch } from "../sweep/workerEntry.js";
+
+export const TASKS = {
+  replay: () => import("./replayTask.js"),
+} as const satisfies Record<string, () => Promise<SweepTask<never, unknown>>>;
+
+export type TaskName = keyof typeof TASKS;
+
+export const TASK_NAMES = Object.keys(TASKS) as readonly TaskName[];
+
+export function isTaskName(name: string): name is TaskName {
+  return Object.hasOwn(TASKS, name);
+}
+
+/** Runs every job of one of the tasks above in worker processes (see `sweepWith`). */
+export function sweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepOutcome<O>> {
+  if (!isTaskName(opts.task)) {
+    throw new Error(`unknown sweep task '${opts.task}' (known: ${TASK_NAMES.join(", ")})`);
+  }
+  return sweepWith(workerLaunch(import.meta.url, "sweepWorker"), jobs, opts);
+}
+
+/** `sweep`'s results alone, in job order. */
+export async function runSweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepResult<O>[]> {
+  return (await sweep<I, O>(jobs, opts)).results;
+}

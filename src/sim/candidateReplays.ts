@@ -1,0 +1,43 @@
+/**
+ * How the retune controller has its candidate window replays run. The replays are whole pipeline
+ * runs (spec → workload → timing → Planner → replay), which sit above sim/; the pipeline injects
+ * an implementation (pipeline/candidateReplays.ts: the `replay` sweep task in worker processes), so
+ * sim/ does not import the layers that contain it.
+ */
+import type { RunSpec } from "../config/runSpec.js";
+import type { Summary } from "../metrics/summary.js";
+import type { WarmupWindow } from "../planner/predictors/series.js";
+import type { SweepOutcome } from "../sweep/types.js";
+
+/** One candidate replay: a spec (plain data, sent to a worker process) and the rows to replay. */
+export interface ReplayJob {
+  readonly spec: RunSpec;
+  /** Strictly increasing request rows to replay (traffic/tableRows.ts); absent = every row. */
+  readonly rows?: readonly number[];
+  /** Per-request records are never shipped back: a sweep scores summaries. */
+  readonly capturePerRequest: false;
+  /**
+   * With `spec.planner` scaling on throughput: the inner Planner's predictor warm-up (a retune
+   * candidate's history buckets, docs/retune.md §5), used instead of `load_predictor_warmup_trace`.
+   */
+  readonly plannerWarmup?: readonly WarmupWindow[];
+}
+
+export interface ReplayJobOutput {
+  readonly summary: Summary;
+}
+
+export interface CandidateReplayOptions {
+  /** Most replays running at once. */
+  readonly maxParallel: number;
+  /** Wall-clock bound of the whole batch; unfinished replays are `timeout`. */
+  readonly timeoutMs: number;
+  /** Aborting it stops every replay at once (Ctrl-C). */
+  readonly signal: AbortSignal;
+}
+
+/** Runs a batch of candidate replays; one result per job, in job order. */
+export type CandidateReplays = (
+  jobs: readonly ReplayJob[],
+  opts: CandidateReplayOptions,
+) => Promise<SweepOutcome<ReplayJobOutput>>;
