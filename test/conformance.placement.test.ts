@@ -29,10 +29,10 @@
  *     dispatch (the replay's rejected hand-off), `setCostParameters` where present.
  */
 import { describe, expect, it } from "vitest";
+import { WorkerPool, WorkerState } from "../src/cluster/workerPool.js";
 import type { RouterSpec } from "../src/config/runSpec.js";
 import type { EngineRole } from "../src/engine/vllmEngine.js";
 import type { Placement } from "../src/router/placement.js";
-import { WorkerPool, WorkerState } from "../src/sim/workerPool.js";
 import type { TimingModel } from "../src/timing/timingModel.js";
 import { Prng } from "../src/util/prng.js";
 import { role } from "./helpers/specs.js";

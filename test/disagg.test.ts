@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { transferMs, transferTokens } from "../src/cluster/kvTransfer.js";
 import { buildSummary } from "../src/metrics/summary.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import { loadWorkload } from "../src/run.js";
 import { Replay } from "../src/sim/replay.js";
-import { transferMs, transferTokens } from "../src/sim/workerPool.js";
 import { createRoleTimings } from "../src/timing/index.js";
 import { disaggSpec, writeTrace } from "./helpers/specs.js";
 

@@ -11,6 +11,7 @@
  */
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
+import { WorkerPool } from "../src/cluster/workerPool.js";
 import type { RunSpec, WorkerRoleSpec } from "../src/config/runSpec.js";
 import { Terminal } from "../src/metrics/collector.js";
 import type { Prediction } from "../src/report/prediction.js";
@@ -18,7 +19,6 @@ import { loadWorkload, runPrediction } from "../src/run.js";
 import { InvariantChecker, InvariantViolation } from "../src/sim/invariants.js";
 import { Replay } from "../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
-import { WorkerPool } from "../src/sim/workerPool.js";
 import { createRoleTimings } from "../src/timing/index.js";
 import { Prng } from "../src/util/prng.js";
 import { plannerSettings } from "./helpers/planner.js";

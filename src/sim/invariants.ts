@@ -1,8 +1,8 @@
+import type { LifecycleOperation } from "../cluster/lifecycle.js";
+import { type WorkerPool, WorkerState } from "../cluster/workerPool.js";
 import type { Sequence } from "../engine/sequence.js";
 import type { Collector } from "../metrics/collector.js";
 import { Terminal } from "../metrics/collector.js";
-import type { LifecycleOperation } from "./scaling.js";
-import { type WorkerPool, WorkerState } from "./workerPool.js";
 
 /**
  * Bookkeeping invariants of a replay, checked while it runs when enabled (every replay in the

@@ -1,4 +1,4 @@
-import type { KvTransferSpec, RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { AdmissionObserver, EngineRole } from "../engine/vllmEngine.js";
 import { VllmEngine } from "../engine/vllmEngine.js";
 import { KvPlacement, type Placement, RoundRobinPlacement } from "../router/placement.js";
@@ -173,25 +173,4 @@ export class WorkerPool {
   rankOf(slot: number): number {
     return slot % this.ranksPerWorker;
   }
-}
-
-/** Milliseconds to move `tokens` prompt tokens of KV to a decode worker (aisimulate.md §4.6). */
-export function transferMs(tokens: number, transfer: KvTransferSpec): number {
-  if (transfer.bandwidthGBps === null || transfer.bandwidthGBps <= 0) return 0;
-  return ((tokens * transfer.bytesPerToken) / (transfer.bandwidthGBps * 1e9)) * 1000;
-}
-
-/**
- * Prompt tokens a hand-off moves: the whole prompt (`full_prompt`), or only the blocks the
- * decode worker does not already hold (`destination_missing`, block-granular as vLLM reserves).
- */
-export function transferTokens(
-  promptTokens: number,
-  residentTokens: number,
-  blockSize: number,
-  transfer: KvTransferSpec,
-): number {
-  if (transfer.timingMode === "full_prompt") return promptTokens;
-  const missingBlocks = Math.ceil(promptTokens / blockSize) - residentTokens / blockSize;
-  return missingBlocks * blockSize;
 }
