@@ -10,7 +10,7 @@ import type { RoleTimings } from "../timing/index.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { ArrivalPlan } from "./arrivals.js";
 import { EventHeap, eventOrder, Phase } from "./eventHeap.js";
-import { InvariantChecker, invariantsEnabledByEnv } from "./invariants.js";
+import { InvariantChecker, InvariantViolation, invariantsEnabledByEnv } from "./invariants.js";
 import type { ReplayResult, ReplayStall } from "./result.js";
 import type { ScalingPolicy } from "./scaling.js";
 import { TickObserver } from "./tickObserver.js";
@@ -257,7 +257,7 @@ export class Replay implements ClusterHost {
       }
       // Soft cap: events at the cap are processed, later ones are not (aisimulate.md §2.1).
       if (this.maxTimeMs !== null && t > this.maxTimeMs) return false;
-      if (t < this.now) throw new Error(`internal: time went backwards (${t} < ${this.now})`);
+      if (t < this.now) throw new InvariantViolation("INV-3", `time went backwards (${t} < ${this.now})`);
       // Boundaries up to t see the state before the events at t.
       if (t >= this.timeline.nextBoundaryMs) this.timeline.sampleUntil(t);
       this.now = t;
@@ -384,6 +384,9 @@ export class Replay implements ClusterHost {
   /** A request reached a terminal state (client time `t`): bookkeeping shared by every path. */
   private terminate(row: number, t: number, status: number): void {
     const c = this.collector;
+    // A second terminal state is a simulator bug (cheap enough to check on every run).
+    if (c.status[row] !== Terminal.None)
+      throw new InvariantViolation("INV-1", `request ${row} reached a second terminal state`);
     c.onTerminal(row, t, status);
     this.openRequests--;
     if (status === Terminal.Completed && this.ticks !== null) {
