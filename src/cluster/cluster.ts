@@ -120,7 +120,7 @@ export abstract class Cluster implements DrainRule {
 
   /** Patches the cost parameters of every pool's router (retune's decision tick). */
   setRouterParameters(params: RouterCostParameters): void {
-    for (const pool of this.pools) pool.placement.setCostParameters?.(params);
+    for (const pool of this.pools) pool.kvRouting?.setCostParameters(params);
   }
 
   /** Adds every pool's worker-seconds up to `nowMs` (the end of the run). */
@@ -152,10 +152,13 @@ export abstract class Cluster implements DrainRule {
     const w = pool.workerOf(slot);
     collector.onDispatch(row, t, w, pool.rankOf(slot));
     collector.routeOverlapTokens[row] = overlapTokens;
-    const predicted = placement.wantsPrefillPrediction
-      ? pool.timing.prefillMs(1, isl, Math.min(overlapTokens, isl))
-      : Number.NaN;
-    placement.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, predicted);
+    const routing = pool.kvRouting;
+    if (routing !== null) {
+      const predicted = routing.wantsPrefillPrediction
+        ? pool.timing.prefillMs(1, isl, Math.min(overlapTokens, isl))
+        : Number.NaN;
+      routing.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, predicted);
+    }
     const output = Math.min(this.frontOutputCap, table.outputLength[row]);
     pool.engines[slot].enqueue(VllmEngine.makeSequence(row, isl, output, offset, count, this.maxModelLen));
     pool.dirty[w] = 1;
@@ -241,32 +244,35 @@ export abstract class Cluster implements DrainRule {
     engine.signalCount = 0;
     const collector = this.collector;
     const host = this.host;
-    const placement = pool.placement;
+    const routing = pool.kvRouting;
     for (let i = 0; i < n; i++) {
       const row = reqs[i];
       const kind = kinds[i];
       if (collector.status[row] !== Terminal.None) {
         // Abandoned while this pass ran: its KV is freed at the pass end (`cancelDeferred`), unless
         // the pass itself ended it here; the client sees nothing of it any more.
-        if (kind === Signal.TokenAndComplete || kind === Signal.Complete || kind === Signal.Rejected) {
-          placement.onFreed(slot, row, t);
+        if (
+          routing !== null &&
+          (kind === Signal.TokenAndComplete || kind === Signal.Complete || kind === Signal.Rejected)
+        ) {
+          routing.onFreed(slot, row, t);
         }
         continue;
       }
       if (kind === Signal.Token) {
         host.onToken(row, t);
-        if (collector.tokens[row] === 1) placement.onPrefillCompleted(slot, row, t);
+        if (routing !== null && collector.tokens[row] === 1) routing.onPrefillCompleted(slot, row, t);
         continue;
       }
       if (kind === Signal.PrefillDone) {
-        placement.onPrefillCompleted(slot, row, t);
+        if (routing !== null) routing.onPrefillCompleted(slot, row, t);
         this.prefillDone(row, slot, t);
         continue;
       }
       if (kind === Signal.TokenAndComplete) host.onLastToken(row, t);
       else if (kind === Signal.Complete) host.onEnded(row, t, Terminal.Completed);
       else host.onEnded(row, t, Terminal.Rejected);
-      placement.onFreed(slot, row, t);
+      if (routing !== null) routing.onFreed(slot, row, t);
     }
   }
 
@@ -356,7 +362,7 @@ export abstract class Cluster implements DrainRule {
     if (!pool.engines[slot].cancel(row)) return; // its pass ended it meanwhile
     const w = pool.workerOf(slot);
     pool.dirty[w] = 1;
-    pool.placement.onFreed(slot, row, t);
+    pool.kvRouting?.onFreed(slot, row, t);
     this.slotFreed(pool, slot, t);
     this.removeIfDrained(pool, w, t);
   }

@@ -156,7 +156,7 @@ export class DisaggregatedCluster extends Cluster {
     // The decode router counts the request from its choice on (the reference's add_request at
     // selection), also while the hand-off waits for KV capacity there: it is in flight on that
     // worker, which keeps it even if the worker starts draining meanwhile.
-    back.placement.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, Number.NaN);
+    back.kvRouting?.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, Number.NaN);
     this.handoffSeq[row] = seq;
     const queue = this.reservationQueue(slot);
     if (queue.length === 0 && this.reserve(seq, slot, t)) return;
@@ -212,7 +212,7 @@ export class DisaggregatedCluster extends Cluster {
     front.engines[slot].releaseHeld(row);
     const w = front.workerOf(slot);
     front.dirty[w] = 1;
-    front.placement.onFreed(slot, row, t);
+    front.kvRouting?.onFreed(slot, row, t);
     this.handoff.sourceReleased[row] = t;
     // The hand-off may have been the last thing a draining prefill worker held.
     this.removeIfDrained(front, w, t);
@@ -257,7 +257,7 @@ export class DisaggregatedCluster extends Cluster {
       } else {
         back.engines[slot].cancelReservation(seq);
       }
-      back.placement.onFreed(slot, row, t);
+      back.kvRouting?.onFreed(slot, row, t);
       back.dirty[back.workerOf(slot)] = 1;
       this.drainReservations(slot, t);
       this.removeIfDrained(back, back.workerOf(slot), t);

@@ -1,7 +1,7 @@
 import type { RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { AdmissionObserver, EngineRole } from "../engine/vllmEngine.js";
 import { VllmEngine } from "../engine/vllmEngine.js";
-import { KvPlacement, type Placement, RoundRobinPlacement } from "../router/placement.js";
+import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
 
 /** Lifecycle of a worker (mocker.md §7): starting → ready → draining → removed. */
@@ -29,6 +29,8 @@ export class WorkerPool {
   /** Per worker: it may have new work; drive it at this timestamp. */
   readonly dirty: number[] = [];
   readonly placement: Placement;
+  /** The placement's request and KV tracking (the KV router), read once here; null for round robin. */
+  readonly kvRouting: KvRouting | null;
   /**
    * ∫ provisioned (starting + ready + draining) workers dt, worker-seconds, up to `accruedToMs`.
    * Accrued only when the provisioned count changes (and at the end), so the sum does not depend
@@ -56,6 +58,7 @@ export class WorkerPool {
       router.policy === "kv_router"
         ? new KvPlacement(router, role, spec.attentionData, spec.blockSize)
         : new RoundRobinPlacement(spec.attentionData);
+    this.kvRouting = this.placement.kvRouting;
     for (let w = 0; w < spec.replicas; w++) this.addWorker(true);
   }
 
@@ -96,12 +99,12 @@ export class WorkerPool {
         this.promptHashes,
         this.observer,
       );
-      if (this.placement.wantsKvEvents) {
-        const placement = this.placement;
+      const routing = this.kvRouting;
+      if (routing !== null && routing.wantsKvEvents) {
         const slot = w * this.ranksPerWorker + r;
         engine.pool.setListener({
-          onBlockStored: (hash) => placement.onBlockStored(slot, hash),
-          onBlockRemoved: (hash) => placement.onBlockRemoved(slot, hash),
+          onBlockStored: (hash) => routing.onBlockStored(slot, hash),
+          onBlockRemoved: (hash) => routing.onBlockRemoved(slot, hash),
         });
       }
       this.engines.push(engine);
