@@ -100,7 +100,7 @@ export class WorkerPool {
         this.observer,
       );
       const routing = this.kvRouting;
-      if (routing !== null && routing.wantsKvEvents) {
+      if (routing?.wantsKvEvents) {
         const slot = w * this.ranksPerWorker + r;
         engine.pool.setListener({
           onBlockStored: (hash) => routing.onBlockStored(slot, hash),

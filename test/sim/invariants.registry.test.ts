@@ -167,7 +167,11 @@ describe("invariants registry", () => {
       doc.indexOf("## Invariants\n"),
       doc.indexOf("\n## ", doc.indexOf("## Invariants\n") + 1),
     );
-    const rows = [...section.matchAll(/^\| (INV-\d+) \| (.+) \| (.+) \|$/gm)].map((m) => [m[1], m[2], m[3]]);
+    const rows = [...section.matchAll(/^\| (INV-\d+) +\| (.+?) +\| (.+?) +\|$/gm)].map((m) => [
+      m[1],
+      m[2],
+      m[3],
+    ]);
     expect(rows).toEqual(Object.entries(INVARIANTS).map(([id, inv]) => [id, inv.statement, inv.checkedIn]));
   });
 
