@@ -150,8 +150,7 @@ export abstract class Cluster implements DrainRule {
     const slot = placement.choose(table.blockHashes, offset, count, isl, t);
     const overlapTokens = placement.lastOverlapBlocks * pool.spec.blockSize;
     const w = pool.workerOf(slot);
-    collector.onDispatch(row, t, w, pool.rankOf(slot));
-    collector.routeOverlapTokens[row] = overlapTokens;
+    collector.onDispatch(row, t, w, pool.rankOf(slot), overlapTokens);
     const routing = pool.kvRouting;
     if (routing !== null) {
       const predicted = routing.wantsPrefillPrediction
@@ -237,11 +236,10 @@ export abstract class Cluster implements DrainRule {
 
   private deliverSignals(pool: WorkerPool, slot: number, t: number): void {
     const engine = pool.engines[slot];
+    // Delivered once: a later pass overwrites the buffers.
+    const n = engine.takeSignals();
     const reqs = engine.signalReq;
     const kinds = engine.signalKind;
-    const n = engine.signalCount;
-    // Delivered once: a later pass overwrites the buffers.
-    engine.signalCount = 0;
     const collector = this.collector;
     const host = this.host;
     const routing = pool.kvRouting;

@@ -43,9 +43,7 @@ export class DisaggregatedCluster extends Cluster {
     const hashes = ctx.table.blockHashes;
     const front = new WorkerPool(0, "prefill", prefill.role, prefill.timing, router, hashes, ctx.collector);
     const back = new WorkerPool(1, "decode", decode.role, decode.timing, router, hashes, {
-      onAdmit: (req, t) => {
-        if (Number.isNaN(handoff.decodeAdmit[req])) handoff.decodeAdmit[req] = t;
-      },
+      onAdmit: (req, t) => handoff.onDecodeAdmit(req, t),
     });
     // A prefill worker computes the prompt and one hidden token; the decode worker does the rest.
     super(ctx, [front, back], 1);
@@ -125,7 +123,7 @@ export class DisaggregatedCluster extends Cluster {
 
   /** A prefill worker finished a request: pick its decode worker and reserve KV there. */
   protected prefillDone(row: number, prefillSlot: number, t: number): void {
-    this.handoff.sourceHeld[row] = t;
+    this.handoff.onSourceHeld(row, t);
     this.prefillSlotOf[row] = prefillSlot;
     if (this.back.readyCount === 0) {
       this.pendingHandoffs.push(row);
@@ -143,9 +141,12 @@ export class DisaggregatedCluster extends Cluster {
     const isl = table.inputLength[row];
     const slot = back.placement.choose(table.blockHashes, offset, count, isl, t);
     this.decodeSlotOf[row] = slot;
-    handoff.decodeWorker[row] = back.workerOf(slot);
-    handoff.decodeDpRank[row] = back.rankOf(slot);
-    handoff.decodeRouteOverlapTokens[row] = back.placement.lastOverlapBlocks * back.spec.blockSize;
+    handoff.onDecodeRouted(
+      row,
+      back.workerOf(slot),
+      back.rankOf(slot),
+      back.placement.lastOverlapBlocks * back.spec.blockSize,
+    );
     const seq = this.sequenceOf(row);
     if (Math.ceil(isl / back.spec.blockSize) > back.spec.numGpuBlocks) {
       // The prompt can never fit on the decode worker: reject rather than wait forever.
@@ -169,12 +170,9 @@ export class DisaggregatedCluster extends Cluster {
     const resident = back.engines[slot].tryReserve(seq);
     if (resident < 0) return false;
     const row = seq.req;
-    const handoff = this.handoff;
-    handoff.destinationReserved[row] = t;
-    handoff.decodeReusedTokens[row] = resident;
     const transfer = this.transfer;
     const tokens = transferTokens(seq.promptLength, resident, back.spec.blockSize, transfer);
-    handoff.transferredTokens[row] = tokens;
+    this.handoff.onReserved(row, t, resident, tokens);
     this.host.scheduleTransferEnd(t + transferMs(tokens, transfer), row);
     return true;
   }
@@ -202,7 +200,7 @@ export class DisaggregatedCluster extends Cluster {
     const slot = this.decodeSlotOf[row];
     back.engines[slot].activate(seq);
     back.dirty[back.workerOf(slot)] = 1;
-    this.handoff.destinationActivated[row] = t;
+    this.handoff.onActivated(row, t);
     this.releaseSource(row, t);
   }
 
@@ -213,7 +211,7 @@ export class DisaggregatedCluster extends Cluster {
     const w = front.workerOf(slot);
     front.dirty[w] = 1;
     front.kvRouting?.onFreed(slot, row, t);
-    this.handoff.sourceReleased[row] = t;
+    this.handoff.onSourceReleased(row, t);
     // The hand-off may have been the last thing a draining prefill worker held.
     this.removeIfDrained(front, w, t);
   }
