@@ -1,4 +1,4 @@
-import type { LifecycleOperation } from "../cluster/lifecycle.js";
+import { type LifecycleOperation, poolName } from "../cluster/lifecycle.js";
 import { type WorkerPool, WorkerState } from "../cluster/workerPool.js";
 import type { Sequence } from "../engine/sequence.js";
 import type { Collector } from "../metrics/collector.js";
@@ -74,7 +74,7 @@ export function invariantsEnabledByEnv(): boolean {
 export interface InvariantView {
   readonly pools: readonly WorkerPool[];
   readonly collector: Collector;
-  /** Whether a draining worker of `pool` holds nothing at all (the replay's removal rule). */
+  /** Whether a draining worker of `pool` holds nothing at all (the cluster's removal rule). */
   holdsNothing(pool: WorkerPool, w: number): boolean;
   /** Per slot of `pool`: the hand-offs reserved there whose KV is still in flight. */
   reservedBySlot(pool: WorkerPool): readonly (readonly Sequence[])[];
@@ -191,7 +191,7 @@ export class InvariantChecker {
     const pools = this.view.pools;
     for (let p = 0; p < pools.length; p++) {
       const pool = pools[p];
-      const name = pool.role === "aggregated" ? "agg" : pool.role;
+      const name = poolName(pool);
       let count = this.initialReplicas[p];
       let since = 0;
       let integralMs = 0;
