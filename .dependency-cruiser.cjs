@@ -31,48 +31,25 @@ const LAYERS = [
   ["index.ts"], // the package's entry point, above everything it re-exports
 ];
 
-/**
- * Upward imports that other issue-15 helpers remove in their own files: `from` may still import
- * `to` (paths below src/). Delete an entry once its fix is merged; the check then holds it.
- */
-const TEMPORARY_EXCEPTIONS = [
-  // cluster helper: the router's Placement surface takes its own settings type, not RunSpec's.
-  { from: "router/placement.ts", to: "config/runSpec.ts" },
-];
-
 const escapeDots = (path) => path.replace(/[.]/g, "[.]");
 /** The path regex of a LAYERS entry: a folder of src/, or a file directly in src/. */
 const layerPath = (name) => (name.endsWith(".ts") ? `^src/${escapeDots(name)}$` : `^src/${name}/`);
 const LISTED = LAYERS.flat().map(layerPath);
-const filePath = (path) => `^src/${escapeDots(path)}$`;
 
-/**
- * One rule per LAYERS entry: nothing in it may import from a layer above it or from another entry
- * of its own layer. A file with temporary exceptions gets a rule of its own that allows just those.
- */
+/** One rule per LAYERS entry: nothing in it may import from a layer above it or from another entry of its own layer. */
 function layerRules() {
   return LAYERS.flatMap((layer, index) =>
     layer.flatMap((name) => {
       const forbidden = [...LAYERS.slice(index + 1).flat(), ...layer.filter((other) => other !== name)];
       if (forbidden.length === 0) return [];
-      const own = TEMPORARY_EXCEPTIONS.filter((e) => new RegExp(layerPath(name)).test(`src/${e.from}`));
-      const excepted = [...new Set(own.map((e) => e.from))];
-      const rule = (suffix, from, toPathNot) => ({
-        name: `layer-${name.replace(/[.]ts$/, "")}${suffix}`,
-        comment: `src/${name} may import only from the layers below it (LAYERS in .dependency-cruiser.cjs)`,
-        severity: "error",
-        from,
-        to: { path: forbidden.map(layerPath), ...(toPathNot.length > 0 ? { pathNot: toPathNot } : {}) },
-      });
       return [
-        rule("", { path: layerPath(name), pathNot: excepted.map(filePath) }, []),
-        ...excepted.map((file) =>
-          rule(
-            "-temporary-exception",
-            { path: filePath(file) },
-            own.filter((e) => e.from === file).map((e) => filePath(e.to)),
-          ),
-        ),
+        {
+          name: `layer-${name.replace(/[.]ts$/, "")}`,
+          comment: `src/${name} may import only from the layers below it (LAYERS in .dependency-cruiser.cjs)`,
+          severity: "error",
+          from: { path: layerPath(name) },
+          to: { path: forbidden.map(layerPath) },
+        },
       ];
     }),
   );

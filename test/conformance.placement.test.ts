@@ -4,10 +4,11 @@
  * request-placement policy must meet, whatever its scoring. Every implementation is built the way
  * the replay builds it, by `WorkerPool` from a `RouterSpec`, a role and a worker spec (the pool
  * picks the class, the role's KV-router preset, the attention-DP ranks and the block size), and is
- * driven through the calls the replay makes (src/sim/replay.ts): `choose` → `lastOverlapBlocks` →
+ * driven through the calls the cluster makes (src/cluster/): `choose` → `lastOverlapBlocks` →
  * `onDispatched` (with a predicted prefill only when `wantsPrefillPrediction`), prefill completion,
- * free, KV events only when `wantsKvEvents`, and worker start / ready / drain / cancel / removal
- * through the pool, so worker ids only grow.
+ * free, KV events only when `wantsKvEvents` — those on the `kvRouting` capability, for a policy
+ * that has one — and worker start / ready / drain / cancel / removal through the pool, so worker
+ * ids only grow.
  *
  * Properties (from the interface's doc comments and docs/routing.md):
  *  1. `choose` returns a slot of a ready worker (never starting, draining, removed or cancelled),
@@ -29,15 +30,32 @@
  *     dispatch (the replay's rejected hand-off), `setCostParameters` where present.
  */
 import { describe, expect, it } from "vitest";
+import { WorkerPool, WorkerState } from "../src/cluster/workerPool.js";
 import type { RouterSpec } from "../src/config/runSpec.js";
-import type { Placement } from "../src/router/placement.js";
-import { WorkerPool, WorkerState } from "../src/sim/workerPool.js";
+import type { KvRouting, Placement } from "../src/router/placement.js";
 import type { TimingModel } from "../src/timing/timingModel.js";
 import { Prng } from "../src/util/prng.js";
 import type { WorkerRole } from "../src/util/workerRole.js";
 import { role } from "./helpers/specs.js";
 
 const BLOCK = 4;
+
+/** A policy without `kvRouting` (round robin) takes none of its calls: the cluster skips them. */
+const UNTRACKED: KvRouting = {
+  onDispatched() {},
+  onPrefillCompleted() {},
+  onFreed() {},
+  onBlockStored() {},
+  onBlockRemoved() {},
+  wantsPrefillPrediction: false,
+  wantsKvEvents: false,
+  setCostParameters() {},
+};
+
+/** The tracking calls of `p`, as the cluster makes them. */
+function hooks(p: Placement): KvRouting {
+  return p.kvRouting ?? UNTRACKED;
+}
 
 /** Never asked for a pass here; the replay asks it for the predicted prefill of `aic` routers. */
 const TIMING: TimingModel = {
@@ -109,10 +127,10 @@ function dispatch(
 ): number {
   const slot = p.choose(hashes, offset, count, isl, now);
   const overlapTokens = p.lastOverlapBlocks * BLOCK;
-  const predicted = p.wantsPrefillPrediction
+  const predicted = hooks(p).wantsPrefillPrediction
     ? TIMING.prefillMs(1, isl, Math.min(overlapTokens, isl))
     : Number.NaN;
-  p.onDispatched(slot, req, hashes, offset, count, isl, now, predicted);
+  hooks(p).onDispatched(slot, req, hashes, offset, count, isl, now, predicted);
   return slot;
 }
 
@@ -149,8 +167,8 @@ function runHistory(
   const rng = new Prng(seed);
   const pool = makePool(c, 3);
   const p = pool.placement;
-  const wantsKv = p.wantsKvEvents;
-  const wantsPrediction = p.wantsPrefillPrediction;
+  const wantsKv = hooks(p).wantsKvEvents;
+  const wantsPrediction = hooks(p).wantsPrefillPrediction;
   // Shared block-hash table as the replay's RequestTable: prompts of a few prefix families.
   const table = new Float64Array(steps * 8);
   let tableLen = 0;
@@ -216,18 +234,18 @@ function runHistory(
       const predicted = wantsPrediction
         ? TIMING.prefillMs(1, isl, Math.min(overlap * BLOCK, isl))
         : Number.NaN;
-      p.onDispatched(slot, req, hashes, off, count, isl, now, predicted);
+      hooks(p).onDispatched(slot, req, hashes, off, count, isl, now, predicted);
       live.push({ req, slot, offset, count, prefilled: false });
       req++;
     } else if (op < 0.6 && live.length > 0) {
       // First token / prefill done: the engine has stored the prompt's blocks.
       const l = pick(live);
-      p.onPrefillCompleted(l.slot, l.req, now);
-      if (rng.nextFloat() < 0.2) p.onPrefillCompleted(l.slot, l.req, now); // token after PrefillDone
+      hooks(p).onPrefillCompleted(l.slot, l.req, now);
+      if (rng.nextFloat() < 0.2) hooks(p).onPrefillCompleted(l.slot, l.req, now); // token after PrefillDone
       l.prefilled = true;
       if (wantsKv) {
         for (let i = 0; i < l.count; i++) {
-          p.onBlockStored(l.slot, table[l.offset + i]);
+          hooks(p).onBlockStored(l.slot, table[l.offset + i]);
           storedOf(l.slot).add(table[l.offset + i]);
         }
       }
@@ -235,8 +253,8 @@ function runHistory(
       // Completed, rejected or abandoned: freed, with or without its prefill completion.
       const i = rng.nextIntInclusive(0, live.length - 1);
       const l = live[i];
-      p.onFreed(l.slot, l.req, now);
-      if (rng.nextFloat() < 0.1) p.onFreed(l.slot, l.req, now);
+      hooks(p).onFreed(l.slot, l.req, now);
+      if (rng.nextFloat() < 0.1) hooks(p).onFreed(l.slot, l.req, now);
       live.splice(i, 1);
     } else if (op < 0.8) {
       // An eviction on a provisioned worker's engine.
@@ -246,7 +264,7 @@ function runHistory(
         const held = [...storedOf(slot)];
         if (held.length > 0) {
           const h = pick(held);
-          p.onBlockRemoved(slot, h);
+          hooks(p).onBlockRemoved(slot, h);
           storedOf(slot).delete(h);
         }
       }
@@ -265,7 +283,7 @@ function runHistory(
       // A draining worker whose requests are all freed is removed.
       for (const w of pool.idsIn(WorkerState.Draining)) if (liveOn(w) === 0) pool.remove(w, now);
     } else {
-      p.setCostParameters?.({
+      hooks(p).setCostParameters({
         overlapScoreCredit: rng.nextIntInclusive(0, 4) / 4,
         prefillLoadScale: rng.nextIntInclusive(0, 8) / 4,
         temperature: rng.nextIntInclusive(0, 2) / 4,
@@ -274,23 +292,35 @@ function runHistory(
   }
   // Whatever is left still takes its lifecycle calls, on any worker state.
   for (const l of live) {
-    if (!l.prefilled) p.onPrefillCompleted(l.slot, l.req, now);
-    p.onFreed(l.slot, l.req, now);
+    if (!l.prefilled) hooks(p).onPrefillCompleted(l.slot, l.req, now);
+    hooks(p).onFreed(l.slot, l.req, now);
   }
   return { trace, table: table.subarray(0, tableLen), tableBefore: table.slice(0, tableLen) };
 }
 
 describe.each(CASES)("Placement conformance: $name, $ranks rank(s) per worker", (c) => {
+  it("has its tracking capability or none, the same for the whole run; the pool reads it once", () => {
+    const pool = makePool(c, 2);
+    const p = pool.placement;
+    const routing = p.kvRouting;
+    expect(routing === null).toBe(c.router.policy === "round_robin");
+    expect(pool.kvRouting).toBe(routing);
+    dispatch(p, 0, Float64Array.of(1, 2), 0, 2, 2 * BLOCK, 0);
+    pool.drain(0);
+    pool.addWorker(true, 1);
+    expect(p.kvRouting).toBe(routing);
+  });
+
   it("keeps its flags for the whole run", () => {
     const pool = makePool(c, 2);
     const p = pool.placement;
-    const flags = [p.wantsKvEvents, p.wantsPrefillPrediction];
+    const flags = [hooks(p).wantsKvEvents, hooks(p).wantsPrefillPrediction];
     expect(flags.map((f) => typeof f)).toEqual(["boolean", "boolean"]);
     dispatch(p, 0, Float64Array.of(1, 2), 0, 2, 2 * BLOCK, 0);
     pool.drain(0);
     pool.addWorker(true, 1);
-    p.setCostParameters?.({ overlapScoreCredit: 0.5, prefillLoadScale: 2, temperature: 0 });
-    expect([p.wantsKvEvents, p.wantsPrefillPrediction]).toEqual(flags);
+    hooks(p).setCostParameters({ overlapScoreCredit: 0.5, prefillLoadScale: 2, temperature: 0 });
+    expect([hooks(p).wantsKvEvents, hooks(p).wantsPrefillPrediction]).toEqual(flags);
   });
 
   it("throws rather than return a slot when no worker is ready (none, starting only, all drained)", () => {
@@ -371,8 +401,8 @@ describe.each(CASES)("Placement conformance: $name, $ranks rank(s) per worker", 
     const drained = inFlight.filter(([, slot]) => pool.workerOf(slot) === 0);
     expect(drained.length).toBeGreaterThan(0);
     for (const [r, slot] of drained) {
-      p.onPrefillCompleted(slot, r, 4);
-      p.onFreed(slot, r, 4);
+      hooks(p).onPrefillCompleted(slot, r, 4);
+      hooks(p).onFreed(slot, r, 4);
     }
     pool.remove(0, 4);
     // A later worker gets the next id and takes requests; the removed one stays out.
@@ -389,30 +419,30 @@ describe.each(CASES)("Placement conformance: $name, $ranks rank(s) per worker", 
     const hashes = Float64Array.of(31, 32, 33);
     // KV events on any slot, repeated and for unknown blocks, whether or not the policy wants them.
     for (let slot = 0; slot < 2 * c.ranks; slot++) {
-      p.onBlockStored(slot, 31);
-      p.onBlockStored(slot, 31);
-      p.onBlockRemoved(slot, 99);
+      hooks(p).onBlockStored(slot, 31);
+      hooks(p).onBlockStored(slot, 31);
+      hooks(p).onBlockRemoved(slot, 99);
     }
     // Completion or free of a request it never saw.
-    p.onPrefillCompleted(0, 12345, 0);
-    p.onFreed(0, 12345, 0);
+    hooks(p).onPrefillCompleted(0, 12345, 0);
+    hooks(p).onFreed(0, 12345, 0);
     // A choice never dispatched (the replay's rejected hand-off), then normal dispatches.
     const undispatched = p.choose(hashes, 0, 3, 3 * BLOCK, 0);
     expectReadySlot(pool, undispatched);
     const a = dispatch(p, 1, hashes, 0, 3, 3 * BLOCK, 1);
     const b = dispatch(p, 2, hashes, 0, 0, 3, 1);
-    p.onFreed(a, 1, 2); // freed without a prefill completion
-    p.onPrefillCompleted(b, 2, 2);
-    p.onPrefillCompleted(b, 2, 2);
-    p.onFreed(b, 2, 3);
-    p.onFreed(b, 2, 3);
+    hooks(p).onFreed(a, 1, 2); // freed without a prefill completion
+    hooks(p).onPrefillCompleted(b, 2, 2);
+    hooks(p).onPrefillCompleted(b, 2, 2);
+    hooks(p).onFreed(b, 2, 3);
+    hooks(p).onFreed(b, 2, 3);
     // KV events from a draining worker's engine and from a removed one's stay harmless.
     pool.drain(0);
-    p.onBlockStored(0, 32);
-    p.onBlockRemoved(0, 31);
+    hooks(p).onBlockStored(0, 32);
+    hooks(p).onBlockRemoved(0, 31);
     pool.remove(0, 4);
-    p.onBlockRemoved(0, 32);
-    p.setCostParameters?.({ overlapScoreCredit: 0, prefillLoadScale: 0, temperature: 0 });
+    hooks(p).onBlockRemoved(0, 32);
+    hooks(p).setCostParameters({ overlapScoreCredit: 0, prefillLoadScale: 0, temperature: 0 });
     expectReadySlot(pool, dispatch(p, 3, hashes, 0, 3, 3 * BLOCK, 5));
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { transferMs, transferTokens } from "../src/cluster/kvTransfer.js";
 import { buildSummary } from "../src/metrics/summary.js";
 import { loadWorkload } from "../src/pipeline/index.js";
 import { createRoleTimings } from "../src/pipeline/timings.js";
 import { buildPerRequest } from "../src/report/perRequest.js";
 import { Replay } from "../src/sim/replay.js";
-import { transferMs, transferTokens } from "../src/sim/workerPool.js";
 import { disaggSpec, writeTrace } from "./helpers/specs.js";
 
 async function run(spec: ReturnType<typeof disaggSpec>) {

@@ -11,6 +11,7 @@
  */
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
+import { WorkerPool } from "../src/cluster/workerPool.js";
 import type { RunSpec, WorkerRoleSpec } from "../src/config/runSpec.js";
 import { Terminal } from "../src/metrics/collector.js";
 import { loadWorkload, runPrediction } from "../src/pipeline/index.js";
@@ -19,7 +20,6 @@ import type { Prediction } from "../src/report/prediction.js";
 import { InvariantChecker, InvariantViolation } from "../src/sim/invariants.js";
 import { Replay } from "../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../src/sim/scaling.js";
-import { WorkerPool } from "../src/sim/workerPool.js";
 import { Prng } from "../src/util/prng.js";
 import { plannerSettings } from "./helpers/planner.js";
 import { disaggSpec, role, traceSpec, writeTrace } from "./helpers/specs.js";

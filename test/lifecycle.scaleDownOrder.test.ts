@@ -2,7 +2,7 @@
  * Scale-down order (issue 15's surviving mutant "draining ready workers before cancelling
  * starting ones"): bringing a pool down to a target cancels its starting workers first (highest id
  * first), and only then drains ready workers, highest id first (docs/planner.md, docs/architecture.md
- * "Worker lifecycle"; `scaleTo` in src/sim/replay.ts). A starting worker serves nothing yet, so
+ * "Worker lifecycle"; `scaleDown` in src/cluster/lifecycle.ts). A starting worker serves nothing yet, so
  * cancelling it costs no in-flight work and frees its GPUs at once.
  */
 import { describe, expect, it } from "vitest";

@@ -35,7 +35,7 @@ describe("UserError", () => {
       expect(isUserError(e), e.constructor.name).toBe(true);
     }
     expect(isUserError(new Error("crash"))).toBe(false);
-    expect(isUserError(new InvariantViolation("kv"))).toBe(false);
+    expect(isUserError(new InvariantViolation("INV-2", "kv"))).toBe(false);
     expect(isUserError(new ResourceLimited("rss over budget"))).toBe(false);
   });
 });

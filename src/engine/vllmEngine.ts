@@ -68,7 +68,8 @@ export function cappedOutputTokens(
  * `startPass(now)` executes one forward pass eagerly: it schedules running requests first, then
  * admits waiting ones (strict FIFO), mutates KV and sequence state to the post-pass state, and
  * returns the pass duration. The tokens and terminal signals it produced are left in
- * `signalReq`/`signalKind[0 .. signalCount)` for the caller to deliver at `now + duration`.
+ * `signalReq`/`signalKind[0 .. signalCount)` for the caller to take (`takeSignals`) and deliver
+ * at `now + duration`.
  */
 export class VllmEngine {
   readonly pool: KvBlockPool;
@@ -76,10 +77,11 @@ export class VllmEngine {
   /** Decode role: hand-offs whose KV arrived, waiting for admission (FIFO). */
   private readonly remoteReady = new SequenceQueue();
   private running: Sequence[] = [];
-  /** Requests signalled by the last pass, in emission order. */
-  signalReq = new Int32Array(64);
-  signalKind = new Uint8Array(64);
-  signalCount = 0;
+  /** Requests signalled by the last pass, in emission order (`signalReq` / `signalKind`). */
+  private reqBuffer = new Int32Array(64);
+  private kindBuffer = new Uint8Array(64);
+  /** Signals of the last pass not yet handed over (`takeSignals`). */
+  private pendingSignals = 0;
   /** Preemptions over the engine's life. */
   preemptions = 0;
   /** Prefill role: requests whose KV is held until their transfer completes, by request row. */
@@ -118,6 +120,31 @@ export class VllmEngine {
     return this.waiting.length + this.remoteReady.length;
   }
 
+  /** Request rows signalled by the last pass, `[0 .. signalCount)` (valid until the next pass). */
+  get signalReq(): Int32Array {
+    return this.reqBuffer;
+  }
+
+  /** The `Signal` kind of each entry of `signalReq`. */
+  get signalKind(): Uint8Array {
+    return this.kindBuffer;
+  }
+
+  /** Signals of the last pass not yet handed over; a pass is in flight while it has some. */
+  get signalCount(): number {
+    return this.pendingSignals;
+  }
+
+  /**
+   * Hands the last pass's signals to the caller at the pass end: returns their count, in
+   * `signalReq` / `signalKind`, and marks them delivered (the pass is no longer in flight).
+   */
+  takeSignals(): number {
+    const n = this.pendingSignals;
+    this.pendingSignals = 0;
+    return n;
+  }
+
   get runningCount(): number {
     return this.running.length;
   }
@@ -128,12 +155,14 @@ export class VllmEngine {
    * in flight while its signals are undelivered; every finishing request leaves a signal.
    */
   get inFlightBatchCount(): number {
-    return this.signalCount > 0 ? this.running.length + this.finishingInPass : this.running.length;
+    return this.pendingSignals > 0 ? this.running.length + this.finishingInPass : this.running.length;
   }
 
   /** KV blocks in use while the pass is in flight: the active ones plus those its finishing requests free at its end. */
   get inFlightActiveBlocks(): number {
-    return this.signalCount > 0 ? this.pool.activeBlocks + this.blocksFreedAtPassEnd : this.pool.activeBlocks;
+    return this.pendingSignals > 0
+      ? this.pool.activeBlocks + this.blocksFreedAtPassEnd
+      : this.pool.activeBlocks;
   }
 
   /** Requests this worker holds (waiting or running). */
@@ -172,7 +201,7 @@ export class VllmEngine {
   startPass(now: number): number {
     const cfg = this.config;
     const bs = cfg.blockSize;
-    this.signalCount = 0;
+    this.pendingSignals = 0;
     const stats = this.stats;
     stats.reset();
     let budget = cfg.maxBatchedTokens;
@@ -341,7 +370,7 @@ export class VllmEngine {
     if (
       running.length === 0 &&
       this.waiting.length > 0 &&
-      this.signalCount === 0 &&
+      this.pendingSignals === 0 &&
       budget === cfg.maxBatchedTokens
     ) {
       const head = this.waiting.front();
@@ -351,7 +380,7 @@ export class VllmEngine {
       }
     }
 
-    this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.signalCount > 0;
+    this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.pendingSignals > 0;
     stats.numPrefillRequests = this.prefillCount;
     stats.sumPrefillKvTokens = this.prefillPrefixSum;
     stats.numDecodeRequests = ready;
@@ -525,18 +554,18 @@ export class VllmEngine {
   }
 
   private signal(req: number, kind: number): void {
-    const n = this.signalCount;
-    if (n === this.signalReq.length) {
+    const n = this.pendingSignals;
+    if (n === this.reqBuffer.length) {
       const reqs = new Int32Array(n * 2);
-      reqs.set(this.signalReq);
-      this.signalReq = reqs;
+      reqs.set(this.reqBuffer);
+      this.reqBuffer = reqs;
       const kinds = new Uint8Array(n * 2);
-      kinds.set(this.signalKind);
-      this.signalKind = kinds;
+      kinds.set(this.kindBuffer);
+      this.kindBuffer = kinds;
     }
-    this.signalReq[n] = req;
-    this.signalKind[n] = kind;
-    this.signalCount = n + 1;
+    this.reqBuffer[n] = req;
+    this.kindBuffer[n] = kind;
+    this.pendingSignals = n + 1;
   }
 
   /** Allocates blocks until `tokens` positions are covered; false when the cache is exhausted. */

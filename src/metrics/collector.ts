@@ -49,6 +49,40 @@ export class HandoffColumns {
     this.decodeRouteOverlapTokens = new Int32Array(count);
     this.transferredTokens = new Int32Array(count);
   }
+
+  /** Prefill finished at `t`: the KV is held on the prefill worker until its transfer. */
+  onSourceHeld(req: number, t: number): void {
+    this.sourceHeld[req] = t;
+  }
+
+  /** The decode router chose `worker`'s rank `dpRank`, which held `overlapTokens` of the prompt per its index. */
+  onDecodeRouted(req: number, worker: number, dpRank: number, overlapTokens: number): void {
+    this.decodeWorker[req] = worker;
+    this.decodeDpRank[req] = dpRank;
+    this.decodeRouteOverlapTokens[req] = overlapTokens;
+  }
+
+  /** Decode KV reserved at `t`, `reusedTokens` already resident; the transfer moves `transferredTokens`. */
+  onReserved(req: number, t: number, reusedTokens: number, transferredTokens: number): void {
+    this.destinationReserved[req] = t;
+    this.decodeReusedTokens[req] = reusedTokens;
+    this.transferredTokens[req] = transferredTokens;
+  }
+
+  /** The transfer landed at `t`: the decode engine may admit the request. */
+  onActivated(req: number, t: number): void {
+    this.destinationActivated[req] = t;
+  }
+
+  /** The decode engine admitted the request at `t` (the first admission counts). */
+  onDecodeAdmit(req: number, t: number): void {
+    if (Number.isNaN(this.decodeAdmit[req])) this.decodeAdmit[req] = t;
+  }
+
+  /** The prefill worker freed its copy at `t`. */
+  onSourceReleased(req: number, t: number): void {
+    this.sourceReleased[req] = t;
+  }
 }
 
 export class Collector {
@@ -109,10 +143,12 @@ export class Collector {
     this.arrived++;
   }
 
-  onDispatch(req: number, t: number, worker: number, dpRank: number): void {
+  /** Routed at `t` to `worker`'s rank `dpRank`, which held `overlapTokens` of its prompt per the router. */
+  onDispatch(req: number, t: number, worker: number, dpRank: number, overlapTokens: number): void {
     this.dispatched[req] = t;
     this.worker[req] = worker;
     this.dpRank[req] = dpRank;
+    this.routeOverlapTokens[req] = overlapTokens;
   }
 
   onAdmit(req: number, t: number, reusedTokens: number): void {
@@ -148,9 +184,6 @@ export class Collector {
   }
 
   onTerminal(req: number, t: number, status: number): void {
-    // Each request reaches one terminal state: a second one is a simulator bug (cheap to check).
-    if (this.status[req] !== Terminal.None)
-      throw new Error(`internal: request ${req} reached a second terminal state`);
     this.terminal[req] = t;
     this.status[req] = status;
     if (this.heldGaps !== null) {

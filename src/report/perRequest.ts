@@ -1,6 +1,6 @@
 import { TERMINAL_NAMES, Terminal } from "../metrics/collector.js";
 import type { AdmissionEntry, PerRequestRecord, RoutingEntry } from "../output/perRequest.js";
-import type { ReplayResult } from "../sim/replay.js";
+import type { ReplayResult } from "../sim/result.js";
 
 /** One `requests.jsonl` record: its contract (types and schema) is src/output/perRequest.ts. */
 export type { AdmissionEntry, PerRequestRecord, RoutingEntry };

@@ -3,7 +3,7 @@ import { buildSummary } from "../metrics/summary.js";
 import { buildTimeseries } from "../metrics/timeline.js";
 import type { PlannerReport } from "../output/planner.js";
 import type { Prediction } from "../output/prediction.js";
-import type { ReplayResult } from "../sim/replay.js";
+import type { ReplayResult } from "../sim/result.js";
 import { buildPerRequest } from "./perRequest.js";
 import { buildRunInfo } from "./runInfo.js";
 

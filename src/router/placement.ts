@@ -1,19 +1,30 @@
-import type { KvRouterSpec } from "../config/runSpec.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { KvRouter } from "./kvRouter.js";
 import { type KvRouterInit, type KvRouterOptions, resolveKvRouterOptions } from "./kvRouterOptions.js";
 import { RoundRobinRouter } from "./roundRobin.js";
+import type { KvRouterSpec } from "./routerSpec.js";
 
 /**
  * Where the requests of one worker pool go. A *slot* is one attention-DP rank of one worker
- * (`worker × ranksPerWorker + rank`); a worker without attention DP has one slot.
- * The lifecycle calls let a load-aware policy track what it sent where.
+ * (`worker × ranksPerWorker + rank`); a worker without attention DP has one slot. This is what
+ * every policy needs; a policy that tracks what it sent where (the KV router) exposes its
+ * hooks as the `kvRouting` capability, which callers read once (not per event).
  */
 export interface Placement {
   /** Slot for a request whose full prompt blocks are `hashes[offset .. offset+count)`. */
   choose(hashes: Float64Array, offset: number, count: number, isl: number, now: number): number;
   /** Prompt blocks the chosen slot already held, per the policy's index (0 when it keeps none). */
   readonly lastOverlapBlocks: number;
+  /** A worker joins routing (its slots become candidates). */
+  addWorker(worker: number): void;
+  /** A worker leaves routing (draining or removed); its in-flight requests still report lifecycle calls. */
+  removeWorker(worker: number): void;
+  /** The request and KV tracking of a load-aware policy; null for one without (round robin). */
+  readonly kvRouting: KvRouting | null;
+}
+
+/** The hooks of a policy that tracks requests and KV per slot (the KV router, docs/routing.md). */
+export interface KvRouting {
   onDispatched(
     slot: number,
     req: number,
@@ -26,22 +37,15 @@ export interface Placement {
   ): void;
   onPrefillCompleted(slot: number, req: number, now: number): void;
   onFreed(slot: number, req: number, now: number): void;
-  /** Feeds the policy's prefix index from a slot's KV events (no-op for round robin). */
+  /** Feeds the policy's prefix index from a slot's KV events. */
   onBlockStored(slot: number, hash: number): void;
   onBlockRemoved(slot: number, hash: number): void;
-  /** A worker joins routing (its slots become candidates). */
-  addWorker(worker: number): void;
-  /** A worker leaves routing (draining or removed); its in-flight requests still report lifecycle calls. */
-  removeWorker(worker: number): void;
   /** Whether `onDispatched` needs a predicted prefill duration (router `prefill_load_model: aic`). */
   readonly wantsPrefillPrediction: boolean;
   /** Whether the policy listens to KV events (engines skip wiring them otherwise). */
   readonly wantsKvEvents: boolean;
-  /**
-   * Changes the cost parameters from now on (retune's PATCH /router_policy, docs/retune.md §9);
-   * absent for a policy without parameters (round robin).
-   */
-  setCostParameters?(p: RouterCostParameters): void;
+  /** Changes the cost parameters from now on (retune's PATCH /router_policy, docs/retune.md §9). */
+  setCostParameters(p: RouterCostParameters): void;
 }
 
 /** The retunable KV-router cost parameters (config names). */
@@ -59,8 +63,7 @@ export class RoundRobinPlacement implements Placement {
   private readonly workers = new RoundRobinRouter();
   private readonly rankCursor: number[] = [];
   readonly lastOverlapBlocks = 0;
-  readonly wantsPrefillPrediction = false;
-  readonly wantsKvEvents = false;
+  readonly kvRouting = null;
 
   constructor(private readonly ranksPerWorker: number) {}
 
@@ -80,12 +83,6 @@ export class RoundRobinPlacement implements Placement {
     this.rankCursor[w] = r + 1 === this.ranksPerWorker ? 0 : r + 1;
     return w * this.ranksPerWorker + r;
   }
-
-  onDispatched(): void {}
-  onPrefillCompleted(): void {}
-  onFreed(): void {}
-  onBlockStored(): void {}
-  onBlockRemoved(): void {}
 }
 
 /** Router seed of the canonical replay (aisimulate.md §3: worker-selection seed 0xD1A05EED). */
@@ -115,8 +112,9 @@ export function kvRouterOptionsForRole(role: WorkerRole, init: KvRouterInit): Kv
 }
 
 /** The Dynamo KV router over the slots of a pool, with its role's preset (`kvRouterOptionsForRole`). */
-export class KvPlacement implements Placement {
+export class KvPlacement implements Placement, KvRouting {
   private readonly router: KvRouter;
+  readonly kvRouting: KvRouting = this;
   private readonly preset: Readonly<Partial<KvRouterOptions>>;
   readonly wantsPrefillPrediction: boolean;
   readonly wantsKvEvents: boolean;

@@ -1,34 +1,65 @@
+import { type LifecycleOperation, poolName } from "../cluster/lifecycle.js";
+import { type WorkerPool, WorkerState } from "../cluster/workerPool.js";
 import type { Sequence } from "../engine/sequence.js";
 import type { Collector } from "../metrics/collector.js";
 import { Terminal } from "../metrics/collector.js";
-import type { LifecycleOperation } from "./scaling.js";
-import { type WorkerPool, WorkerState } from "./workerPool.js";
 
 /**
- * Bookkeeping invariants of a replay, checked while it runs when enabled (every replay in the
- * test suite: `FLEETSIM_CHECK_INVARIANTS=1`, set by vitest.config.ts and inherited by CLI
- * subprocesses and sweep workers). A violation throws, so a bookkeeping bug cannot hide behind
- * plausible output:
- *  - the clock never goes back (Replay.step checks this on every run);
- *  - each request reaches one terminal state, and every arrived request one by the end;
- *  - KV blocks are conserved: each pool's references are exactly its owners' blocks, and every
- *    owner's blocks cover its computed tokens; at the end no block is held;
- *  - tokens are conserved: a completed request got exactly its (capped) output tokens;
- *  - the GPUs the Planner has committed (ready + starting workers) ≤ max(budget, starting GPUs)
- *    after every scaling tick. Draining workers are left out: as in the reference (mocker.md §7,
- *    planner.md §8.4), a scale-down marks workers draining and a rebalance may start the other
- *    pool's worker at once, so provisioned GPUs (which include draining workers, and which
- *    `gpu_hours` integrates) can exceed the budget until the drain ends — the draining rule
- *    below bounds how long;
- *  - a draining worker is removed as soon as it holds nothing (no in-flight pass, no queued,
- *    running, held or reserved request);
- *  - worker-seconds equal the integral of the provisioned count rebuilt from the lifecycle
- *    records (what prediction.json's `planner.lifecycle_operations` says), so `gpu_hours`
- *    (Σ worker-seconds × GPUs per worker) equals the provisioned GPU time.
+ * The numbered bookkeeping invariants of a replay (docs/architecture.md "Invariants" lists the
+ * same ids and statements; test/sim/invariants.registry.test.ts keeps the two in step and gives
+ * each one a test that fails when its check is removed). A violation throws `InvariantViolation`
+ * naming the id, so a bookkeeping bug cannot hide behind plausible output. The `always` ones are
+ * checked on every run; the others when checking is enabled (every replay in the test suite:
+ * `FLEETSIM_CHECK_INVARIANTS=1`, set by vitest.config.ts and inherited by CLI subprocesses and
+ * sweep workers).
  */
+export const INVARIANTS = {
+  "INV-1": {
+    statement:
+      "Each request reaches one terminal state, and every arrived request one by the end of a run not cut by the time cap.",
+    checkedIn: "Replay.terminate (always); InvariantChecker.atEnd",
+  },
+  "INV-2": {
+    statement:
+      "KV blocks are conserved: each engine's references are exactly its owners' blocks, owners' blocks cover their computed tokens, and no block is held after the run.",
+    checkedIn: "InvariantChecker.auditKv (every ~capacity/64 timestamps, after each tick, at the end)",
+  },
+  "INV-3": {
+    statement: "The virtual clock never goes back.",
+    checkedIn: "Replay.step (always)",
+  },
+  "INV-4": {
+    statement:
+      "The GPUs of ready and starting workers stay within max(budget, starting GPUs) after every scaling tick.",
+    checkedIn: "InvariantChecker.afterTick",
+  },
+  "INV-5": {
+    statement: "A draining worker is removed as soon as it holds nothing.",
+    checkedIn: "InvariantChecker.afterTimestamp",
+  },
+  "INV-6": {
+    statement:
+      "Each pool's worker-seconds equal the integral of its provisioned count rebuilt from the lifecycle records.",
+    checkedIn: "InvariantChecker.atEnd",
+  },
+  "INV-7": {
+    statement: "A completed request got exactly its output tokens, capped by max_model_len.",
+    checkedIn: "InvariantChecker.atEnd",
+  },
+  "INV-8": {
+    statement: "A request ends no earlier than it arrived.",
+    checkedIn: "InvariantChecker.atEnd",
+  },
+} as const satisfies Record<string, { readonly statement: string; readonly checkedIn: string }>;
+
+export type InvariantId = keyof typeof INVARIANTS;
+
 export class InvariantViolation extends Error {
-  constructor(what: string) {
-    super(`internal: invariant violated: ${what}`);
+  constructor(
+    readonly id: InvariantId,
+    detail: string,
+  ) {
+    super(`internal: invariant ${id} violated: ${detail}`);
     this.name = "InvariantViolation";
   }
 }
@@ -43,7 +74,7 @@ export function invariantsEnabledByEnv(): boolean {
 export interface InvariantView {
   readonly pools: readonly WorkerPool[];
   readonly collector: Collector;
-  /** Whether a draining worker of `pool` holds nothing at all (the replay's removal rule). */
+  /** Whether a draining worker of `pool` holds nothing at all (the cluster's removal rule). */
   holdsNothing(pool: WorkerPool, w: number): boolean;
   /** Per slot of `pool`: the hand-offs reserved there whose KV is still in flight. */
   reservedBySlot(pool: WorkerPool): readonly (readonly Sequence[])[];
@@ -73,6 +104,7 @@ export class InvariantChecker {
       for (let w = 0; w < pool.workerCount; w++) {
         if (pool.state[w] === WorkerState.Draining && this.view.holdsNothing(pool, w)) {
           throw new InvariantViolation(
+            "INV-5",
             `${pool.role} worker ${w} is draining but holds nothing at ${t} ms and was not removed`,
           );
         }
@@ -92,6 +124,7 @@ export class InvariantChecker {
       budget === null || budget < 0 ? Number.POSITIVE_INFINITY : Math.max(budget, this.startingGpus);
     if (gpus > limit) {
       throw new InvariantViolation(
+        "INV-4",
         `${gpus} GPUs committed (ready + starting) at ${t} ms, over max(budget ${budget}, starting ${this.startingGpus})`,
       );
     }
@@ -111,12 +144,15 @@ export class InvariantChecker {
       if (Number.isNaN(c.arrival[r])) continue;
       const status = c.status[r];
       if (status === Terminal.None) {
-        if (finished) throw new InvariantViolation(`request ${r} arrived but never reached a terminal state`);
+        if (finished)
+          throw new InvariantViolation("INV-1", `request ${r} arrived but never reached a terminal state`);
         continue;
       }
-      if (c.terminal[r] < c.arrival[r]) throw new InvariantViolation(`request ${r} ended before it arrived`);
+      if (c.terminal[r] < c.arrival[r])
+        throw new InvariantViolation("INV-8", `request ${r} ended before it arrived`);
       if (status === Terminal.Completed && c.tokens[r] !== expectedOutput(r)) {
         throw new InvariantViolation(
+          "INV-7",
           `request ${r} completed with ${c.tokens[r]} of ${expectedOutput(r)} output tokens`,
         );
       }
@@ -126,6 +162,7 @@ export class InvariantChecker {
         for (const e of pool.engines) {
           if (e.pool.activeBlocks !== 0) {
             throw new InvariantViolation(
+              "INV-2",
               `${pool.role} pool holds ${e.pool.activeBlocks} KV blocks after the run`,
             );
           }
@@ -144,7 +181,7 @@ export class InvariantChecker {
         if (!pool.isProvisioned(pool.workerOf(slot))) continue;
         const problem = engines[slot].auditKv(reserved[slot] ?? []);
         if (problem !== null)
-          throw new InvariantViolation(`${pool.role} slot ${slot} at ${t} ms: ${problem}`);
+          throw new InvariantViolation("INV-2", `${pool.role} slot ${slot} at ${t} ms: ${problem}`);
       }
     }
   }
@@ -154,13 +191,14 @@ export class InvariantChecker {
     const pools = this.view.pools;
     for (let p = 0; p < pools.length; p++) {
       const pool = pools[p];
-      const name = pool.role === "aggregated" ? "agg" : pool.role;
+      const name = poolName(pool);
       let count = this.initialReplicas[p];
       let since = 0;
       let integralMs = 0;
       for (const op of lifecycle) {
         if (op.pool !== name) continue;
-        if (op.at_ms < since) throw new InvariantViolation(`lifecycle records of ${name} go back in time`);
+        if (op.at_ms < since)
+          throw new InvariantViolation("INV-6", `lifecycle records of ${name} go back in time`);
         integralMs += count * (op.at_ms - since);
         since = op.at_ms;
         for (const tr of op.transitions) {
@@ -169,17 +207,22 @@ export class InvariantChecker {
           else if (tr.transition === "worker_removed") count--;
         }
         if (count < 0)
-          throw new InvariantViolation(`lifecycle records of ${name} remove more workers than exist`);
+          throw new InvariantViolation(
+            "INV-6",
+            `lifecycle records of ${name} remove more workers than exist`,
+          );
       }
       integralMs += count * (endMs - since);
       if (count !== pool.provisioned) {
         throw new InvariantViolation(
+          "INV-6",
           `${name}: lifecycle records end at ${count} workers, the pool has ${pool.provisioned}`,
         );
       }
       const fromRecords = integralMs / 1000;
       if (Math.abs(fromRecords - pool.workerSeconds) > 1e-6 * Math.max(1, fromRecords)) {
         throw new InvariantViolation(
+          "INV-6",
           `${name}: ${pool.workerSeconds} worker-seconds accrued, lifecycle records give ${fromRecords}`,
         );
       }

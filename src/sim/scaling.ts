@@ -1,12 +1,9 @@
+import type { PoolTopology } from "../cluster/snapshot.js";
 import type { ForwardPassMetrics } from "../planner/types.js";
 import type { RouterCostParameters } from "../router/placement.js";
 
-/** Worker ids of one pool by lifecycle state, ascending. */
-export interface PoolTopology {
-  readonly active: readonly number[];
-  readonly starting: readonly number[];
-  readonly draining: readonly number[];
-}
+export type { LifecycleOperation, LifecycleTransition } from "../cluster/lifecycle.js";
+export type { PoolTopology } from "../cluster/snapshot.js";
 
 /**
  * Offered load and completed-request shapes since the previous tick (planner.md §8.2 `traffic`):
@@ -60,14 +57,4 @@ export interface ScalingPolicy {
   pendingWork?(): Promise<void> | null;
   /** The replay was aborted (Ctrl-C): stop any work in flight now (a retune sweep's workers). */
   abort?(): void;
-}
-
-export type LifecycleTransition = "worker_starting" | "worker_ready" | "worker_draining" | "worker_removed";
-
-/** One lifecycle operation: what a scaling action (or a completed startup/drain) did to workers. */
-export interface LifecycleOperation {
-  readonly at_ms: number;
-  readonly pool: "agg" | "prefill" | "decode";
-  readonly cause: "scale_up" | "scale_down" | "startup_complete" | "drain_complete";
-  readonly transitions: { worker_id: number; transition: LifecycleTransition; at_ms: number }[];
 }

@@ -1,7 +1,7 @@
-import type { KvTransferSpec, RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { AdmissionObserver } from "../engine/vllmEngine.js";
 import { VllmEngine } from "../engine/vllmEngine.js";
-import { KvPlacement, type Placement, RoundRobinPlacement } from "../router/placement.js";
+import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import type { WorkerRole } from "../util/workerRole.js";
 
@@ -30,6 +30,8 @@ export class WorkerPool {
   /** Per worker: it may have new work; drive it at this timestamp. */
   readonly dirty: number[] = [];
   readonly placement: Placement;
+  /** The placement's request and KV tracking (the KV router), read once here; null for round robin. */
+  readonly kvRouting: KvRouting | null;
   /**
    * ∫ provisioned (starting + ready + draining) workers dt, worker-seconds, up to `accruedToMs`.
    * Accrued only when the provisioned count changes (and at the end), so the sum does not depend
@@ -57,6 +59,7 @@ export class WorkerPool {
       router.policy === "kv_router"
         ? new KvPlacement(router, role, spec.attentionData, spec.blockSize)
         : new RoundRobinPlacement(spec.attentionData);
+    this.kvRouting = this.placement.kvRouting;
     for (let w = 0; w < spec.replicas; w++) this.addWorker(true);
   }
 
@@ -97,12 +100,12 @@ export class WorkerPool {
         this.promptHashes,
         this.observer,
       );
-      if (this.placement.wantsKvEvents) {
-        const placement = this.placement;
+      const routing = this.kvRouting;
+      if (routing?.wantsKvEvents) {
         const slot = w * this.ranksPerWorker + r;
         engine.pool.setListener({
-          onBlockStored: (hash) => placement.onBlockStored(slot, hash),
-          onBlockRemoved: (hash) => placement.onBlockRemoved(slot, hash),
+          onBlockStored: (hash) => routing.onBlockStored(slot, hash),
+          onBlockRemoved: (hash) => routing.onBlockRemoved(slot, hash),
         });
       }
       this.engines.push(engine);
@@ -174,25 +177,4 @@ export class WorkerPool {
   rankOf(slot: number): number {
     return slot % this.ranksPerWorker;
   }
-}
-
-/** Milliseconds to move `tokens` prompt tokens of KV to a decode worker (aisimulate.md §4.6). */
-export function transferMs(tokens: number, transfer: KvTransferSpec): number {
-  if (transfer.bandwidthGBps === null || transfer.bandwidthGBps <= 0) return 0;
-  return ((tokens * transfer.bytesPerToken) / (transfer.bandwidthGBps * 1e9)) * 1000;
-}
-
-/**
- * Prompt tokens a hand-off moves: the whole prompt (`full_prompt`), or only the blocks the
- * decode worker does not already hold (`destination_missing`, block-granular as vLLM reserves).
- */
-export function transferTokens(
-  promptTokens: number,
-  residentTokens: number,
-  blockSize: number,
-  transfer: KvTransferSpec,
-): number {
-  if (transfer.timingMode === "full_prompt") return promptTokens;
-  const missingBlocks = Math.ceil(promptTokens / blockSize) - residentTokens / blockSize;
-  return missingBlocks * blockSize;
 }

@@ -1,0 +1,383 @@
+import type { Sequence } from "../engine/sequence.js";
+import { Signal, VllmEngine } from "../engine/vllmEngine.js";
+import { type Collector, Terminal } from "../metrics/collector.js";
+import type { SampledPoolSource } from "../metrics/timeline.js";
+import type { RouterCostParameters } from "../router/placement.js";
+import type { RequestTable } from "../traffic/requests.js";
+import { type ClusterHost, POOL_ID_SPAN } from "./host.js";
+import { type DrainRule, LifecycleLog, scaleDown, scaleUp } from "./lifecycle.js";
+import { type WorkerPool, WorkerState } from "./workerPool.js";
+
+/** What every topology is built from. */
+export interface ClusterContext {
+  readonly table: RequestTable;
+  readonly collector: Collector;
+  readonly host: ClusterHost;
+  /** Keep lifecycle records (a scaling policy drives the run). */
+  readonly recordLifecycle: boolean;
+}
+
+/**
+ * The workers of a deployment and what happens between them (mocker.md §3.2, §7): the pools,
+ * routing into them, passes, the worker lifecycle, and cancellation. A topology (aggregated,
+ * or prefill handing off to decode: `AggregatedCluster`, `DisaggregatedCluster`) is one
+ * subclass; the shared path calls its hooks instead of asking which mode it runs in.
+ *
+ * Requests reach the *front* pool (aggregated or prefill). Workers start passes in pool order,
+ * then worker-id order. Events the cluster needs (pass ends, worker startups, KV transfers) go
+ * through the host, which owns the clock and orders them.
+ */
+export abstract class Cluster implements DrainRule {
+  /** The pool requests arrive at: aggregated, or prefill. */
+  readonly front: WorkerPool;
+  /** Every pool, front first; a pool's index is its id. */
+  readonly pools: readonly WorkerPool[];
+  /** The pool the Planner's prefill target scales; null without a prefill stage. */
+  abstract readonly prefillPool: WorkerPool | null;
+  /** The pool the Planner's decode target scales (the aggregated pool when there is one). */
+  abstract readonly decodePool: WorkerPool;
+  readonly lifecycle: LifecycleLog;
+  /** Worker passes started over the run. */
+  passes = 0;
+  protected readonly table: RequestTable;
+  protected readonly collector: Collector;
+  protected readonly host: ClusterHost;
+  protected readonly maxModelLen: number | null;
+  /** Requests that found no ready worker in the front pool, FIFO (the router's pending queue). */
+  protected readonly pendingArrivals: number[] = [];
+  /**
+   * Output tokens a front-pool engine produces at most: all of them, or the one token a prefill
+   * worker computes before its hand-off (the decode worker does the rest).
+   */
+  private readonly frontOutputCap: number;
+  /** Per pool, per worker: requests abandoned while the worker's pass was in flight, cancelled at its end. */
+  private readonly cancelAtPassEnd: number[][][];
+  /** Cancellations waiting in `cancelAtPassEnd`: the run is not over while an engine still holds one. */
+  private deferredCancels = 0;
+
+  protected constructor(ctx: ClusterContext, pools: readonly WorkerPool[], frontOutputCap: number) {
+    this.table = ctx.table;
+    this.collector = ctx.collector;
+    this.host = ctx.host;
+    this.lifecycle = new LifecycleLog(ctx.recordLifecycle);
+    this.pools = pools;
+    this.front = pools[0];
+    this.maxModelLen = this.front.spec.maxModelLen;
+    this.frontOutputCap = frontOutputCap;
+    this.cancelAtPassEnd = pools.map(() => []);
+  }
+
+  /** A pass on a slot of `pool` ended or a request left it: capacity there may have freed. */
+  protected abstract slotFreed(pool: WorkerPool, slot: number, t: number): void;
+
+  /** An engine of the front pool finished the prefill of `row` on `slot` (disaggregated only). */
+  protected abstract prefillDone(row: number, slot: number, t: number): void;
+
+  /** The KV transfer of `row` landed (disaggregated only). */
+  abstract completeTransfer(row: number, t: number): void;
+
+  /**
+   * Cancels `row` if it is past its front engine (held for, during or after its hand-off);
+   * false when it is still in its front engine.
+   */
+  protected abstract cancelPastFront(row: number, t: number): boolean;
+
+  /** Applies the scaling policy's targets (null = unchanged), prefill before decode. */
+  abstract applyTargets(targetPrefill: number | null, targetDecode: number | null, t: number): void;
+
+  /** Per slot of `pool`: the hand-offs reserved there whose KV transfer is in flight (invariant checks). */
+  reservedBySlot(_pool: WorkerPool): Sequence[][] {
+    return [];
+  }
+
+  /** What the time series samples: every pool, with requests waiting for a slot outside its engines. */
+  timelineSources(): SampledPoolSource[] {
+    return this.pools.map((pool) => ({ pool, extraWaiting: null }));
+  }
+
+  /**
+   * A pool without any worker (ready, starting or draining) while requests wait for it, front
+   * pool first; null when none is starved.
+   */
+  starvedPool(): WorkerPool | null {
+    return this.front.provisioned === 0 && this.pendingArrivals.length > 0 ? this.front : null;
+  }
+
+  /** Requests waiting for a ready worker of `pool` outside its engines. */
+  waitingFor(pool: WorkerPool): number {
+    return pool === this.front ? this.pendingArrivals.length : 0;
+  }
+
+  /** Whether a cancellation still waits for a pass in flight. */
+  get cancelsPending(): boolean {
+    return this.deferredCancels > 0;
+  }
+
+  /** Every attention-DP rank's engine of every pool (read-only use: invariant checks and diagnostics). */
+  get engines(): readonly VllmEngine[] {
+    return this.pools.length === 1 ? this.front.engines : this.pools.flatMap((p) => p.engines);
+  }
+
+  /** Patches the cost parameters of every pool's router (retune's decision tick). */
+  setRouterParameters(params: RouterCostParameters): void {
+    for (const pool of this.pools) pool.kvRouting?.setCostParameters(params);
+  }
+
+  /** Adds every pool's worker-seconds up to `nowMs` (the end of the run). */
+  accrue(nowMs: number): void {
+    for (const pool of this.pools) pool.accrue(nowMs);
+  }
+
+  /** The request reaches the router: it is dispatched, or waits for a ready worker. */
+  route(row: number, t: number): void {
+    if (this.front.readyCount === 0) {
+      // No ready worker (all starting or draining): wait in the router's queue.
+      this.pendingArrivals.push(row);
+      return;
+    }
+    this.dispatch(row, t);
+  }
+
+  /** Routes an arrived request to a ready worker of the front pool. */
+  private dispatch(row: number, t: number): void {
+    const collector = this.collector;
+    const table = this.table;
+    const pool = this.front;
+    const placement = pool.placement;
+    const offset = table.blockOffsets[row];
+    const count = table.blockOffsets[row + 1] - offset;
+    const isl = table.inputLength[row];
+    const slot = placement.choose(table.blockHashes, offset, count, isl, t);
+    const overlapTokens = placement.lastOverlapBlocks * pool.spec.blockSize;
+    const w = pool.workerOf(slot);
+    collector.onDispatch(row, t, w, pool.rankOf(slot), overlapTokens);
+    const routing = pool.kvRouting;
+    if (routing !== null) {
+      const predicted = routing.wantsPrefillPrediction
+        ? pool.timing.prefillMs(1, isl, Math.min(overlapTokens, isl))
+        : Number.NaN;
+      routing.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, predicted);
+    }
+    const output = Math.min(this.frontOutputCap, table.outputLength[row]);
+    pool.engines[slot].enqueue(VllmEngine.makeSequence(row, isl, output, offset, count, this.maxModelLen));
+    pool.dirty[w] = 1;
+  }
+
+  /** Builds the engine-side state of request `row` with its full output (decode side). */
+  protected sequenceOf(row: number): Sequence {
+    const table = this.table;
+    const offset = table.blockOffsets[row];
+    const count = table.blockOffsets[row + 1] - offset;
+    return VllmEngine.makeSequence(
+      row,
+      table.inputLength[row],
+      table.outputLength[row],
+      offset,
+      count,
+      this.maxModelLen,
+    );
+  }
+
+  /**
+   * Starts a pass on every idle worker with work, pool by pool, in worker-id order. With
+   * attention DP every rank with work forms its own batch at the same time and the worker's pass
+   * ends when the slowest rank does (ranks without work wait at the barrier; aisimulate.md §4.3
+   * step 5).
+   */
+  drive(t: number): void {
+    const pools = this.pools;
+    for (let p = 0; p < pools.length; p++) this.driveWorkers(pools[p], t);
+  }
+
+  private driveWorkers(pool: WorkerPool, t: number): void {
+    const engines = pool.engines;
+    const D = pool.ranksPerWorker;
+    const dirty = pool.dirty;
+    const busy = pool.busy;
+    for (let w = 0; w < pool.workerCount; w++) {
+      if (dirty[w] === 0 || busy[w] === 1) continue;
+      dirty[w] = 0;
+      let progressed = false;
+      let duration = 0;
+      for (let r = 0; r < D; r++) {
+        const engine = engines[w * D + r];
+        if (!engine.hasWork()) continue;
+        const d = engine.startPass(t);
+        if (!engine.lastPassProgressed) continue;
+        progressed = true;
+        if (d > duration) duration = d;
+      }
+      // Nothing could run (e.g. the waiting heads do not fit yet): stay idle until new work.
+      if (!progressed) continue;
+      busy[w] = 1;
+      this.passes++;
+      this.host.schedulePassEnd(t + duration, pool.id * POOL_ID_SPAN + w);
+    }
+  }
+
+  private poolOf(payload: number): WorkerPool {
+    return payload >= POOL_ID_SPAN ? this.pools[1] : this.front;
+  }
+
+  completePass(payload: number, t: number): void {
+    const pool = this.poolOf(payload);
+    const w = payload - pool.id * POOL_ID_SPAN;
+    pool.busy[w] = 0;
+    pool.dirty[w] = 1;
+    const D = pool.ranksPerWorker;
+    for (let r = 0; r < D; r++) {
+      const slot = w * D + r;
+      this.deliverSignals(pool, slot, t);
+      if (r === D - 1) this.cancelDeferred(pool, w, t);
+      this.slotFreed(pool, slot, t);
+    }
+    this.removeIfDrained(pool, w, t);
+  }
+
+  private deliverSignals(pool: WorkerPool, slot: number, t: number): void {
+    const engine = pool.engines[slot];
+    // Delivered once: a later pass overwrites the buffers.
+    const n = engine.takeSignals();
+    const reqs = engine.signalReq;
+    const kinds = engine.signalKind;
+    const collector = this.collector;
+    const host = this.host;
+    const routing = pool.kvRouting;
+    for (let i = 0; i < n; i++) {
+      const row = reqs[i];
+      const kind = kinds[i];
+      if (collector.status[row] !== Terminal.None) {
+        // Abandoned while this pass ran: its KV is freed at the pass end (`cancelDeferred`), unless
+        // the pass itself ended it here; the client sees nothing of it any more.
+        if (
+          routing !== null &&
+          (kind === Signal.TokenAndComplete || kind === Signal.Complete || kind === Signal.Rejected)
+        ) {
+          routing.onFreed(slot, row, t);
+        }
+        continue;
+      }
+      if (kind === Signal.Token) {
+        host.onToken(row, t);
+        if (routing !== null && collector.tokens[row] === 1) routing.onPrefillCompleted(slot, row, t);
+        continue;
+      }
+      if (kind === Signal.PrefillDone) {
+        if (routing !== null) routing.onPrefillCompleted(slot, row, t);
+        this.prefillDone(row, slot, t);
+        continue;
+      }
+      if (kind === Signal.TokenAndComplete) host.onLastToken(row, t);
+      else if (kind === Signal.Complete) host.onEnded(row, t, Terminal.Completed);
+      else host.onEnded(row, t, Terminal.Rejected);
+      if (routing !== null) routing.onFreed(slot, row, t);
+    }
+  }
+
+  /**
+   * A draining worker is removed as soon as it holds nothing: no pass in flight, no queued,
+   * running, held (prefill KV awaiting its transfer) or reserved request, and no hand-off
+   * waiting for its KV. Called wherever a worker can lose its last piece of work: a pass
+   * completion, a cancellation, and the release of a prefill copy after its transfer.
+   */
+  protected removeIfDrained(pool: WorkerPool, w: number, t: number): void {
+    if (pool.state[w] !== WorkerState.Draining || !this.holdsNothing(pool, w)) return;
+    pool.remove(w, t);
+    this.lifecycle.record(pool, t, "drain_complete", [[w, "worker_removed"]]);
+  }
+
+  /** Whether worker `w` of `pool` holds nothing at all (the removal rule of a draining worker). */
+  holdsNothing(pool: WorkerPool, w: number): boolean {
+    return pool.isDrained(w);
+  }
+
+  /** A started worker finished its startup delay. */
+  workerReady(payload: number, t: number): void {
+    const pool = this.poolOf(payload);
+    const w = payload - pool.id * POOL_ID_SPAN;
+    if (pool.state[w] !== WorkerState.Starting) return; // cancelled meanwhile
+    pool.markReady(w);
+    this.lifecycle.record(pool, t, "startup_complete", [[w, "worker_ready"]]);
+    this.releasePending(pool, t);
+  }
+
+  /** Requests that waited for a ready worker of `pool` go now. */
+  protected releasePending(pool: WorkerPool, t: number): void {
+    if (pool !== this.front) return;
+    while (this.pendingArrivals.length > 0 && pool.readyCount > 0)
+      this.dispatch(this.pendingArrivals.shift()!, t);
+  }
+
+  /** Brings a pool's non-draining count (ready + starting) to `target` (lifecycle.ts: the order). */
+  protected scaleTo(pool: WorkerPool, target: number, t: number): void {
+    const current = pool.nonDraining;
+    if (target === current) return;
+    if (target > current) {
+      const host = this.host;
+      const base = pool.id * POOL_ID_SPAN;
+      const transitions = scaleUp(pool, target, t, (w, readyAtMs) =>
+        host.scheduleWorkerReady(readyAtMs, base + w),
+      );
+      this.lifecycle.record(pool, t, "scale_up", transitions);
+      this.releasePending(pool, t);
+      return;
+    }
+    this.lifecycle.record(pool, t, "scale_down", scaleDown(pool, target, t, this));
+  }
+
+  /**
+   * The client gave up on `row` at `t` (docs/client.md): the request is cancelled wherever it is —
+   * waiting for a worker, queued or running in an engine, held for or during its KV transfer,
+   * waiting for decode capacity — and its KV and sequence slot are freed. The caller records its
+   * terminal state.
+   */
+  cancel(row: number, t: number): void {
+    const c = this.collector;
+    if (Number.isNaN(c.dispatched[row])) {
+      // Not dispatched: on its way to the router (its event is ignored), or waiting for a ready worker.
+      const i = this.pendingArrivals.indexOf(row);
+      if (i >= 0) this.pendingArrivals.splice(i, 1);
+    } else if (!this.cancelPastFront(row, t)) {
+      const pool = this.front;
+      this.cancelInEngine(pool, c.worker[row] * pool.ranksPerWorker + c.dpRank[row], row, t);
+    }
+  }
+
+  /** Cancels `row` in the engine at `slot` now, or at the end of the worker's pass in flight. */
+  protected cancelInEngine(pool: WorkerPool, slot: number, row: number, t: number): void {
+    const w = pool.workerOf(slot);
+    if (pool.busy[w] === 1) {
+      const lists = this.cancelAtPassEnd[pool.id];
+      while (lists.length <= w) lists.push([]);
+      lists[w].push(row);
+      this.deferredCancels++;
+      return;
+    }
+    this.cancelNow(pool, slot, row, t);
+  }
+
+  private cancelNow(pool: WorkerPool, slot: number, row: number, t: number): void {
+    if (!pool.engines[slot].cancel(row)) return; // its pass ended it meanwhile
+    const w = pool.workerOf(slot);
+    pool.dirty[w] = 1;
+    pool.kvRouting?.onFreed(slot, row, t);
+    this.slotFreed(pool, slot, t);
+    this.removeIfDrained(pool, w, t);
+  }
+
+  /** The engine slot of `pool` that holds `row`. */
+  protected slotHolding(pool: WorkerPool, row: number): number {
+    const c = this.collector;
+    return c.worker[row] * pool.ranksPerWorker + c.dpRank[row];
+  }
+
+  /** At the end of worker `w`'s pass: the cancellations that waited for it. */
+  private cancelDeferred(pool: WorkerPool, w: number, t: number): void {
+    const lists = this.cancelAtPassEnd[pool.id];
+    if (w >= lists.length || lists[w].length === 0) return;
+    const rows = lists[w];
+    lists[w] = [];
+    this.deferredCancels -= rows.length;
+    for (const row of rows) this.cancelNow(pool, this.slotHolding(pool, row), row, t);
+  }
+}

@@ -1,0 +1,265 @@
+import type { KvTransferSpec, RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { Sequence } from "../engine/sequence.js";
+import { SequenceQueue } from "../engine/sequenceQueue.js";
+import { type HandoffColumns, Terminal } from "../metrics/collector.js";
+import type { SampledPoolSource } from "../metrics/timeline.js";
+import type { TimingModel } from "../timing/timingModel.js";
+import { Cluster, type ClusterContext } from "./cluster.js";
+import { transferMs, transferTokens } from "./kvTransfer.js";
+import { WorkerPool } from "./workerPool.js";
+
+/**
+ * A prefill pool handing requests to a decode pool (aisimulate.md §5.4, mocker.md §3.2). At
+ * the end of its prefill a request is held on its prefill worker; the decode router picks its
+ * decode worker (queued while none is ready); KV is reserved there, FIFO per decode slot; the
+ * transfer starts once reserved; when it lands the decode engine admits the request and the
+ * prefill worker frees its copy.
+ */
+export class DisaggregatedCluster extends Cluster {
+  readonly prefillPool: WorkerPool;
+  readonly decodePool: WorkerPool;
+  private readonly back: WorkerPool;
+  private readonly handoff: HandoffColumns;
+  private readonly transfer: KvTransferSpec;
+  /** The decode-side sequence of a request between hand-off and activation. */
+  private readonly handoffSeq: (Sequence | null)[];
+  private readonly prefillSlotOf: Int32Array;
+  private readonly decodeSlotOf: Int32Array;
+  /** Hand-offs waiting for decode capacity, FIFO per decode slot. */
+  private readonly pendingReservations: SequenceQueue[] = [];
+  /** Hand-offs that found no ready decode worker, FIFO (request rows). */
+  private readonly pendingHandoffs: number[] = [];
+
+  constructor(
+    ctx: ClusterContext,
+    prefill: { readonly role: WorkerRoleSpec; readonly timing: TimingModel },
+    decode: { readonly role: WorkerRoleSpec; readonly timing: TimingModel },
+    router: RouterSpec,
+    transfer: KvTransferSpec,
+  ) {
+    const handoff = ctx.collector.handoff;
+    if (handoff === null)
+      throw new Error("internal: a disaggregated run needs the collector's hand-off columns");
+    const hashes = ctx.table.blockHashes;
+    const front = new WorkerPool(0, "prefill", prefill.role, prefill.timing, router, hashes, ctx.collector);
+    const back = new WorkerPool(1, "decode", decode.role, decode.timing, router, hashes, {
+      onAdmit: (req, t) => handoff.onDecodeAdmit(req, t),
+    });
+    // A prefill worker computes the prompt and one hidden token; the decode worker does the rest.
+    super(ctx, [front, back], 1);
+    this.prefillPool = front;
+    this.decodePool = back;
+    this.back = back;
+    this.handoff = handoff;
+    this.transfer = transfer;
+    const count = ctx.table.count;
+    this.handoffSeq = new Array<Sequence | null>(count).fill(null);
+    this.prefillSlotOf = new Int32Array(count);
+    this.decodeSlotOf = new Int32Array(count);
+  }
+
+  applyTargets(targetPrefill: number | null, targetDecode: number | null, t: number): void {
+    if (targetPrefill !== null) this.scaleTo(this.front, targetPrefill, t);
+    if (targetDecode !== null) this.scaleTo(this.back, targetDecode, t);
+  }
+
+  override reservedBySlot(pool: WorkerPool): Sequence[][] {
+    const out: Sequence[][] = [];
+    if (pool !== this.back) return out;
+    const handoff = this.handoff;
+    for (let row = 0; row < this.handoffSeq.length; row++) {
+      const seq = this.handoffSeq[row];
+      if (seq === null || Number.isNaN(handoff.destinationReserved[row])) continue;
+      const slot = this.decodeSlotOf[row];
+      while (out.length <= slot) out.push([]);
+      out[slot].push(seq);
+    }
+    return out;
+  }
+
+  override timelineSources(): SampledPoolSource[] {
+    return [
+      { pool: this.front, extraWaiting: null },
+      // Hand-offs waiting for KV on a decode worker are queued for that worker too.
+      { pool: this.back, extraWaiting: (slot: number) => this.reservationsWaiting(slot) },
+    ];
+  }
+
+  override starvedPool(): WorkerPool | null {
+    const front = super.starvedPool();
+    if (front !== null) return front;
+    return this.back.provisioned === 0 && this.pendingHandoffs.length > 0 ? this.back : null;
+  }
+
+  override waitingFor(pool: WorkerPool): number {
+    return pool === this.back ? this.pendingHandoffs.length : super.waitingFor(pool);
+  }
+
+  override holdsNothing(pool: WorkerPool, w: number): boolean {
+    if (!pool.isDrained(w)) return false;
+    if (pool !== this.back) return true;
+    const D = pool.ranksPerWorker;
+    for (let r = 0; r < D; r++) if (this.reservationsWaiting(w * D + r) > 0) return false;
+    return true;
+  }
+
+  protected override releasePending(pool: WorkerPool, t: number): void {
+    if (pool !== this.back) {
+      super.releasePending(pool, t);
+      return;
+    }
+    while (this.pendingHandoffs.length > 0 && pool.readyCount > 0)
+      this.routeHandoff(this.pendingHandoffs.shift()!, t);
+  }
+
+  protected override slotHolding(pool: WorkerPool, row: number): number {
+    return pool === this.back ? this.decodeSlotOf[row] : super.slotHolding(pool, row);
+  }
+
+  /** Capacity may have freed on a decode worker: retry the hand-offs waiting for it. */
+  protected slotFreed(pool: WorkerPool, slot: number, t: number): void {
+    if (pool === this.back) this.drainReservations(slot, t);
+  }
+
+  /** A prefill worker finished a request: pick its decode worker and reserve KV there. */
+  protected prefillDone(row: number, prefillSlot: number, t: number): void {
+    this.handoff.onSourceHeld(row, t);
+    this.prefillSlotOf[row] = prefillSlot;
+    if (this.back.readyCount === 0) {
+      this.pendingHandoffs.push(row);
+      return;
+    }
+    this.routeHandoff(row, t);
+  }
+
+  private routeHandoff(row: number, t: number): void {
+    const back = this.back;
+    const handoff = this.handoff;
+    const table = this.table;
+    const offset = table.blockOffsets[row];
+    const count = table.blockOffsets[row + 1] - offset;
+    const isl = table.inputLength[row];
+    const slot = back.placement.choose(table.blockHashes, offset, count, isl, t);
+    this.decodeSlotOf[row] = slot;
+    handoff.onDecodeRouted(
+      row,
+      back.workerOf(slot),
+      back.rankOf(slot),
+      back.placement.lastOverlapBlocks * back.spec.blockSize,
+    );
+    const seq = this.sequenceOf(row);
+    if (Math.ceil(isl / back.spec.blockSize) > back.spec.numGpuBlocks) {
+      // The prompt can never fit on the decode worker: reject rather than wait forever.
+      this.releaseSource(row, t);
+      this.host.onEnded(row, t, Terminal.Rejected);
+      return;
+    }
+    // The decode router counts the request from its choice on (the reference's add_request at
+    // selection), also while the hand-off waits for KV capacity there: it is in flight on that
+    // worker, which keeps it even if the worker starts draining meanwhile.
+    back.kvRouting?.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, Number.NaN);
+    this.handoffSeq[row] = seq;
+    const queue = this.reservationQueue(slot);
+    if (queue.length === 0 && this.reserve(seq, slot, t)) return;
+    queue.pushBack(seq);
+  }
+
+  /** Tries to reserve decode-side KV for a hand-off; on success starts its transfer. */
+  private reserve(seq: Sequence, slot: number, t: number): boolean {
+    const back = this.back;
+    const resident = back.engines[slot].tryReserve(seq);
+    if (resident < 0) return false;
+    const row = seq.req;
+    const transfer = this.transfer;
+    const tokens = transferTokens(seq.promptLength, resident, back.spec.blockSize, transfer);
+    this.handoff.onReserved(row, t, resident, tokens);
+    this.host.scheduleTransferEnd(t + transferMs(tokens, transfer), row);
+    return true;
+  }
+
+  private reservationQueue(slot: number): SequenceQueue {
+    while (this.pendingReservations.length <= slot) this.pendingReservations.push(new SequenceQueue());
+    return this.pendingReservations[slot];
+  }
+
+  private reservationsWaiting(slot: number): number {
+    return slot < this.pendingReservations.length ? this.pendingReservations[slot].length : 0;
+  }
+
+  private drainReservations(slot: number, t: number): void {
+    const queue = this.reservationQueue(slot);
+    while (queue.length > 0 && this.reserve(queue.front(), slot, t)) queue.popFront();
+  }
+
+  /** The KV arrived: the decode worker may admit the request; the prefill worker frees its copy. */
+  completeTransfer(row: number, t: number): void {
+    const back = this.back;
+    const seq = this.handoffSeq[row];
+    if (seq === null) return; // abandoned during its transfer (`cancelHandoff` freed both sides)
+    this.handoffSeq[row] = null;
+    const slot = this.decodeSlotOf[row];
+    back.engines[slot].activate(seq);
+    back.dirty[back.workerOf(slot)] = 1;
+    this.handoff.onActivated(row, t);
+    this.releaseSource(row, t);
+  }
+
+  private releaseSource(row: number, t: number): void {
+    const front = this.front;
+    const slot = this.prefillSlotOf[row];
+    front.engines[slot].releaseHeld(row);
+    const w = front.workerOf(slot);
+    front.dirty[w] = 1;
+    front.kvRouting?.onFreed(slot, row, t);
+    this.handoff.onSourceReleased(row, t);
+    // The hand-off may have been the last thing a draining prefill worker held.
+    this.removeIfDrained(front, w, t);
+  }
+
+  protected cancelPastFront(row: number, t: number): boolean {
+    const handoff = this.handoff;
+    if (Number.isNaN(handoff.sourceHeld[row])) return false; // still in its prefill engine
+    if (!Number.isNaN(handoff.destinationActivated[row])) {
+      // Its KV arrived: in its decode engine.
+      this.cancelInEngine(this.back, this.decodeSlotOf[row], row, t);
+    } else {
+      this.cancelHandoff(row, t);
+    }
+    return true;
+  }
+
+  /**
+   * `row` finished prefill and its KV is held on its prefill worker while it waits for a decode
+   * worker, for decode capacity there, or for its transfer. Drops the decode side's claim
+   * (queued hand-off or reserved blocks; a transfer in flight is ignored when it lands) and
+   * frees the prefill copy.
+   */
+  private cancelHandoff(row: number, t: number): void {
+    const back = this.back;
+    const seq = this.handoffSeq[row];
+    if (seq === null) {
+      // No decode worker was ready: it waits in the decode router's queue.
+      const i = this.pendingHandoffs.indexOf(row);
+      if (i >= 0) this.pendingHandoffs.splice(i, 1);
+    } else {
+      const slot = this.decodeSlotOf[row];
+      this.handoffSeq[row] = null;
+      if (Number.isNaN(this.handoff.destinationReserved[row])) {
+        const queue = this.reservationQueue(slot);
+        for (let i = 0; i < queue.length; i++) {
+          if (queue.at(i) === seq) {
+            queue.removeAt(i);
+            break;
+          }
+        }
+      } else {
+        back.engines[slot].cancelReservation(seq);
+      }
+      back.kvRouting?.onFreed(slot, row, t);
+      back.dirty[back.workerOf(slot)] = 1;
+      this.drainReservations(slot, t);
+      this.removeIfDrained(back, back.workerOf(slot), t);
+    }
+    this.releaseSource(row, t);
+  }
+}

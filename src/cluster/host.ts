@@ -1,0 +1,23 @@
+/**
+ * What a cluster needs from the event loop that drives it (sim/replay.ts implements it). The
+ * loop owns the clock, the event heap and its same-timestamp phase order, and the client side
+ * (response overhead, timeouts, terminal bookkeeping); the cluster only says what happened and
+ * when its own events are due.
+ */
+export interface ClusterHost {
+  /** Worker pass `payload` (pool id · POOL_ID_SPAN + worker) ends at `atMs`. */
+  schedulePassEnd(atMs: number, payload: number): void;
+  /** Starting worker `payload` (same encoding) becomes ready at `atMs`. */
+  scheduleWorkerReady(atMs: number, payload: number): void;
+  /** The KV transfer of request `row` to its decode worker lands at `atMs`. */
+  scheduleTransferEnd(atMs: number, row: number): void;
+  /** An engine produced a token of `row` at engine time `t` (not its last). */
+  onToken(row: number, t: number): void;
+  /** An engine produced the last token of `row` at `t`: it completed. */
+  onLastToken(row: number, t: number): void;
+  /** The engine side ended `row` at `t` (Terminal.Completed or Terminal.Rejected). */
+  onEnded(row: number, t: number, status: number): void;
+}
+
+/** Pool id × POOL_ID_SPAN + worker id: the payload of a pass-completion or worker-ready event. */
+export const POOL_ID_SPAN = 1 << 20;

@@ -1,0 +1,40 @@
+import type { LifecycleOperation, PoolName } from "../cluster/lifecycle.js";
+import type { Collector } from "../metrics/collector.js";
+import type { TimelineSamples } from "../metrics/timeline.js";
+import type { RequestTable } from "../traffic/requests.js";
+
+/** What a finished replay hands to reporting. */
+export interface ReplayResult {
+  readonly collector: Collector;
+  readonly table: RequestTable;
+  /** Virtual time of the last processed event, ms. */
+  readonly endTimeMs: number;
+  /** ∫ provisioned workers dt over the run, in worker-seconds, per role. */
+  readonly prefillWorkerSeconds: number;
+  readonly decodeWorkerSeconds: number;
+  readonly prefillGpusPerWorker: number;
+  readonly decodeGpusPerWorker: number;
+  /** Host time spent in the event loop, ms (`wall_time_ms`). */
+  readonly wallTimeMs: number;
+  readonly preemptions: number;
+  readonly passes: number;
+  readonly disaggregated: boolean;
+  /** Worker transitions caused by scaling (empty for a fixed deployment). */
+  readonly lifecycleOperations: readonly LifecycleOperation[];
+  /** Worker state sampled at bucket boundaries (`timeseries`, metrics/timeline.ts). */
+  readonly timeline: TimelineSamples;
+  /**
+   * Set when the run stopped because scaling left a pool without any worker while requests
+   * waited for it and nothing else could happen (`STALL_TICKS` ticks in a row); null otherwise.
+   */
+  readonly stalled: ReplayStall | null;
+}
+
+/** A run the scaling policy starved: its pool had no worker for `STALL_TICKS` ticks while requests waited. */
+export interface ReplayStall {
+  readonly atMs: number;
+  readonly sinceMs: number;
+  readonly pool: PoolName;
+  /** Requests waiting for a worker of that pool when the run stopped. */
+  readonly waiting: number;
+}

@@ -1,0 +1,71 @@
+import type { Cluster } from "../cluster/cluster.js";
+import { fpmOf, topologyOf } from "../cluster/snapshot.js";
+import type { TickSnapshot, TrafficWindow } from "./scaling.js";
+
+interface MutableTraffic {
+  durationS: number;
+  numReq: number;
+  shapeCount: number;
+  sumIsl: number;
+  sumOsl: number;
+  hitRateCount: number;
+  sumKvHitRate: number;
+}
+
+function emptyTraffic(): MutableTraffic {
+  return {
+    durationS: 0,
+    numReq: 0,
+    shapeCount: 0,
+    sumIsl: 0,
+    sumOsl: 0,
+    hitRateCount: 0,
+    sumKvHitRate: 0,
+  };
+}
+
+/**
+ * What a scaling tick sees (planner.md §8.2): the replay feeds it arrivals and completions as
+ * they happen, and at each tick it closes the traffic window and reads the forward-pass metrics
+ * and topology of the cluster's pools.
+ */
+export class TickObserver {
+  private ordinal = 0;
+  private traffic = emptyTraffic();
+  private sinceMs = 0;
+
+  onArrival(): void {
+    this.traffic.numReq++;
+  }
+
+  /** A request completed with `tokens` output tokens, `reused` of its `isl` prompt tokens from cache at best. */
+  onCompleted(isl: number, tokens: number, reused: number): void {
+    const w = this.traffic;
+    w.shapeCount++;
+    w.sumIsl += isl;
+    w.sumOsl += tokens;
+    if (isl > 0) {
+      w.hitRateCount++;
+      w.sumKvHitRate += reused / isl;
+    }
+  }
+
+  /** The snapshot of tick `t`; starts the next traffic window. */
+  snapshot(cluster: Cluster, t: number): TickSnapshot {
+    const window: TrafficWindow = { ...this.traffic, durationS: (t - this.sinceMs) / 1000 };
+    const prefill = cluster.prefillPool;
+    const decode = cluster.decodePool;
+    const snapshot: TickSnapshot = {
+      tickOrdinal: this.ordinal++,
+      nowMs: t,
+      prefillFpm: prefill === null ? null : fpmOf(prefill),
+      decodeFpm: fpmOf(decode),
+      prefillTopology: prefill === null ? null : topologyOf(prefill),
+      decodeTopology: topologyOf(decode),
+      traffic: window,
+    };
+    this.traffic = emptyTraffic();
+    this.sinceMs = t;
+    return snapshot;
+  }
+}
