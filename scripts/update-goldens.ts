@@ -1,5 +1,5 @@
 /**
- * Regenerates the golden prediction.json files that test/golden.test.ts compares against
+ * Regenerates the golden prediction.json files that test/output/golden.test.ts compares against
  * (run: `node --import tsx scripts/update-goldens.ts [name ...]`; no names = every case).
  *
  * Each case of test/golden/cases.ts is run through the CLI in process, its host-time keys

@@ -24,7 +24,7 @@ export function configSchemaId(version: string): string {
 
 /**
  * The engine mode `schemaEngine.ts` fills in when `engine.mode` is omitted (its preprocess step is
- * invisible to JSON Schema). test/schema.test.ts validates mode-less configs, so a drift fails there.
+ * invisible to JSON Schema). test/cli/schema.test.ts validates mode-less configs, so a drift fails there.
  */
 const DEFAULT_ENGINE_MODE = "aggregated";
 

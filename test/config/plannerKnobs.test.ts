@@ -15,7 +15,7 @@ import {
   RETUNE_GRID_KNOBS,
 } from "../../src/knobs/planner.js";
 import { plannerConfigPayloadSchema } from "../../src/output/planner.js";
-import { loadYaml, RUNNABLE_PD_ENGINE } from "../configHelpers.js";
+import { loadYaml, RUNNABLE_PD_ENGINE } from "../helpers/configHelpers.js";
 import { KNOB_SAMPLE as SAMPLE, SAMPLE_WARMUP_TRACE as WARMUP } from "../helpers/plannerKnobSample.js";
 
 const ROWS: readonly KnobRow[] = PLANNER_KNOBS;

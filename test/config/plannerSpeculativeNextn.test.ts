@@ -10,7 +10,7 @@ import { translateTraceReplay } from "../../src/api/translate.js";
 import { plannerConfigPayload } from "../../src/knobs/planner.js";
 import { clampAcceptLength } from "../../src/planner/loadScalingTypes.js";
 import type { EngineCapabilities, PlannerSettings } from "../../src/planner/types.js";
-import { loadError, loadYaml, RUNNABLE_ENGINE } from "../configHelpers.js";
+import { loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 function planner(extra: string): PlannerSettings {
   return loadYaml(`planner: {policy: enabled${extra}}\n${RUNNABLE_ENGINE}`).planner!;

@@ -2,7 +2,7 @@
  * A fuzzer for fleetsim's user-facing input (issue 13 §10): mutated configs, `--set` values and
  * trace lines, run through the CLI in process. Every case must end in exit 0, 2 or 3, with no
  * stack trace, an error that names the file (or the `--set` flag) it is about, within a few
- * seconds, and leave no file behind when it fails. Used by test/fuzz.test.ts (a few thousand
+ * seconds, and leave no file behind when it fails. Used by test/fuzz/fuzz.test.ts (a few thousand
  * cases in `npm test`) and scripts/fuzz.ts (`npm run fuzz`, 100,000 and more).
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";

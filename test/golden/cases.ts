@@ -1,6 +1,6 @@
 /**
  * The golden `prediction.json` cases (issue 15's safety net): what each case runs, how a run is
- * turned into its golden form, and the key-by-key comparison. Shared by test/golden.test.ts
+ * turned into its golden form, and the key-by-key comparison. Shared by test/output/golden.test.ts
  * (compares) and scripts/update-goldens.ts (writes test/golden/<name>.prediction.json).
  *
  * A golden may only change in a commit that explains why (a bug fixed, a deliberate change of
@@ -114,7 +114,7 @@ export const GOLDEN_CASES: readonly GoldenCase[] = [
 /**
  * Paths (dotted, as `diffJson` names them) left out of the comparison because they measure the
  * host, not the simulation: they differ between two runs of the same config (docs/metrics.md
- * "Host-time keys"; `HOST_TIME_KEYS` in src/metrics/summary.ts, which test/golden.test.ts checks
+ * "Host-time keys"; `HOST_TIME_KEYS` in src/metrics/summary.ts, which test/output/golden.test.ts checks
  * this list against). They are stripped from the goldens; the test checks they are present in
  * every run, as numbers.
  *

@@ -13,7 +13,7 @@ const STACK_COMMANDS: ReadonlySet<string> = new Set(["predict", "validate"]);
  * Runs the CLI in-process with captured stdout/stderr. `predict` and `validate` run with
  * `--stack dynamo` unless the arguments name a stack: the suite's configs use `router` and
  * `planner`, which only the Dynamo stack provides. Tests of the default stack call `runCli`
- * directly (test/cli.stack.test.ts).
+ * directly (test/cli/stack.test.ts).
  */
 export async function cli(...argv: string[]): Promise<CliRun> {
   const args =

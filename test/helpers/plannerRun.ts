@@ -1,6 +1,6 @@
 /**
  * Running `fleetsim predict` in process with a Planner, and the slice of prediction.json the
- * Planner tests read (shared by test/planner-e2e.test.ts and test/shared-data/seed.planner.test.ts).
+ * Planner tests read (shared by test/planner/e2e.test.ts and test/shared-data/seed.planner.test.ts).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

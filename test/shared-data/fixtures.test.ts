@@ -1,6 +1,6 @@
 /**
  * The committed test fixtures (test/fixtures/) are what scripts/derive-test-fixtures.ts derives
- * now from the project data beside the repository. Their sizes: test/fixtures.test.ts.
+ * now from the project data beside the repository. Their sizes: test/fixtures/fixtures.test.ts.
  */
 import { readFileSync } from "node:fs";
 import { relative } from "node:path";

@@ -1,7 +1,7 @@
 /**
  * `engine.perf_database`: the op-level timing model over the parquet perf-data tree gives the
  * prediction of the built-in compact tables derived from it. Needs ../shared/perf-data
- * (npm run test:shared); a missing perf database directory: test/cli.test.ts.
+ * (npm run test:shared); a missing perf database directory: test/cli/cli.test.ts.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,7 +1,7 @@
 /**
  * The op tables against the measured rows: exact hits, interpolation between measured points,
  * AIC's prefix rule, degenerate queries, errors, and query speed. Needs ../shared/perf-data
- * (npm run test:shared); the GPU catalog without it: test/gpu.catalog.test.ts.
+ * (npm run test:shared); the GPU catalog without it: test/hardware/gpu.catalog.test.ts.
  */
 import { existsSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 /**
  * The whole FAST'25 conversation trace through the Mooncake reader: 12,031 rows, their engine
  * blocks, and the load speed. Needs ../shared (npm run test:shared); its first 600 s, a committed
- * fixture, in test/traffic-mooncake.test.ts.
+ * fixture, in test/traffic/mooncake.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { fullBlockCount } from "../../src/traffic/blockHashes.js";

@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import { transferMs, transferTokens } from "../../src/cluster/kvTransfer.js";
+import { buildSummary } from "../../src/metrics/summary.js";
+import { loadWorkload } from "../../src/pipeline/index.js";
+import { createRoleTimings } from "../../src/pipeline/timings.js";
+import { buildPerRequest } from "../../src/report/perRequest.js";
+import { Replay } from "../../src/sim/replay.js";
+import { disaggSpec, writeTrace } from "../helpers/specs.js";
+
+async function run(spec: ReturnType<typeof disaggSpec>) {
+  const table = await loadWorkload(spec);
+  const replay = new Replay(spec, table, await createRoleTimings(spec.engine), { capturePerRequest: true });
+  return { replay, result: replay.runSync() };
+}
+
+describe("KV transfer arithmetic (aisimulate.md §4.6, mocker.md §3.1)", () => {
+  const transfer = { bytesPerToken: 1_000_000, bandwidthGBps: 1, timingMode: "full_prompt" as const };
+  it("128 tokens × 1 MB at 1 GB/s take 128 ms; no bandwidth means no delay", () => {
+    expect(transferMs(128, transfer)).toBeCloseTo(128, 9);
+    expect(transferMs(128, { ...transfer, bandwidthGBps: null })).toBe(0);
+    expect(transferMs(0, transfer)).toBe(0);
+  });
+  it("full_prompt moves the whole prompt; destination_missing only the blocks the decode worker lacks", () => {
+    expect(transferTokens(100, 64, 16, transfer)).toBe(100);
+    const missing = { ...transfer, timingMode: "destination_missing" as const };
+    // 100 tokens = 7 blocks of 16 (the last partial); 4 resident → 3 blocks × 16 move.
+    expect(transferTokens(100, 64, 16, missing)).toBe(48);
+    expect(transferTokens(100, 0, 16, missing)).toBe(112);
+  });
+});
+
+describe("disaggregated replay (fixed 10 ms prefill / 2 ms decode, 1 MB/token at 1 GB/s)", () => {
+  it("runs prefill, hand-off, transfer and decode with the reference timeline", async () => {
+    const rows = [{ timestamp: 0, input_length: 8, output_length: 3, hash_ids: [1, 2] }];
+    const { replay, result } = await run(disaggSpec(writeTrace(rows)));
+    const [rec] = buildPerRequest(result);
+    // Prefill pass [0, 10) (no decode time on a prefill worker); 8 tokens move in 8 ms; the decode
+    // worker admits at 18 and emits tokens at 20, 22, 24.
+    expect(rec.prefill_admit_ms).toBe(0);
+    expect(rec.source_held_ms).toBe(10);
+    expect(rec.destination_reserved_ms).toBe(10);
+    expect(rec.transferred_tokens).toBe(8);
+    expect(rec.destination_activated_ms).toBe(18);
+    expect(rec.source_released_ms).toBe(18);
+    expect(rec.decode_admit_ms).toBe(18);
+    expect([rec.first_token_ms, rec.last_token_ms, rec.ttft_ms, rec.output_length]).toEqual([20, 24, 20, 3]);
+    expect([rec.prefill_worker_idx, rec.decode_worker_idx]).toEqual([0, 0]);
+    expect(rec.routing_history.map((h) => h.pool)).toEqual(["prefill", "decode"]);
+    for (const w of replay.workers) {
+      expect(w.isIdle()).toBe(true);
+      expect(w.pool.activeBlocks).toBe(0);
+    }
+  });
+
+  it("destination_missing moves only what the decode worker lacks; full_prompt moves it all", async () => {
+    const rows = [
+      { timestamp: 0, input_length: 8, output_length: 1, hash_ids: [1, 2] },
+      { timestamp: 100, input_length: 12, output_length: 1, hash_ids: [1, 2, 3] },
+    ];
+    const missing = buildPerRequest((await run(disaggSpec(writeTrace(rows)))).result);
+    // The first request's prompt blocks were registered on the decode worker at activation.
+    expect(missing.map((r) => [r.decode_reused_input_tokens, r.transferred_tokens])).toEqual([
+      [0, 8],
+      [8, 4],
+    ]);
+    expect(missing[1].ttft_ms).toBe(10 + 4 + 2);
+    const full = buildPerRequest(
+      (await run(disaggSpec(writeTrace(rows), { transfer: { timingMode: "full_prompt" } }))).result,
+    );
+    expect(full.map((r) => r.transferred_tokens)).toEqual([8, 12]);
+    expect(full[1].ttft_ms).toBe(10 + 12 + 2);
+  });
+
+  it("reports per-role worker-seconds and GPU-hours that add up", async () => {
+    const rows = [0, 5, 10, 15].map((t, i) => ({
+      timestamp: t,
+      input_length: 8,
+      output_length: 4,
+      hash_ids: [i * 2, i * 2 + 1],
+    }));
+    const spec = disaggSpec(writeTrace(rows), {
+      prefill: { replicas: 2, gpusPerWorker: 1 },
+      decode: { replicas: 3, tensor: 2, gpusPerWorker: 2 },
+    });
+    const { result } = await run(spec);
+    const s = buildSummary(result, null);
+    expect(s.completed_requests).toBe(4);
+    expect(s.prefill_worker_seconds).toBeCloseTo((2 * result.endTimeMs) / 1000, 12);
+    expect(s.decode_worker_seconds).toBeCloseTo((3 * result.endTimeMs) / 1000, 12);
+    expect([s.prefill_gpus_per_worker, s.decode_gpus_per_worker]).toEqual([1, 2]);
+    expect(s.gpu_hours).toBeCloseTo((s.prefill_worker_seconds * 1 + s.decode_worker_seconds * 2) / 3600, 15);
+    // Round robin on both pools.
+    const recs = buildPerRequest(result);
+    expect(recs.map((r) => r.prefill_worker_idx)).toEqual([0, 1, 0, 1]);
+    expect(recs.map((r) => r.decode_worker_idx)).toEqual([0, 1, 2, 0]);
+  });
+
+  it("a zero-output request completes on its prefill worker without a hand-off", async () => {
+    const rows = [{ timestamp: 0, input_length: 8, output_length: 0, hash_ids: [1, 2] }];
+    const { result } = await run(disaggSpec(writeTrace(rows)));
+    const [rec] = buildPerRequest(result);
+    expect(rec.terminal_status).toBe("completed");
+    expect(rec.terminal_time_ms).toBe(10);
+    expect(rec.decode_worker_idx).toBeNull();
+  });
+
+  it("waits for decode capacity: a hand-off reserves only when blocks free up", async () => {
+    // Decode worker: 4 blocks of 4 tokens. Each request needs 2 prompt blocks + 1 for output.
+    const rows = [0, 0, 0].map((t, i) => ({
+      timestamp: t,
+      input_length: 8,
+      output_length: 4,
+      hash_ids: [i * 2 + 10, i * 2 + 11],
+    }));
+    const { replay, result } = await run(
+      disaggSpec(writeTrace(rows), { prefill: { maxSequences: 4 }, decode: { numGpuBlocks: 4 } }),
+    );
+    const recs = buildPerRequest(result);
+    expect(recs.every((r) => r.terminal_status === "completed" && r.output_length === 4)).toBe(true);
+    const reserved = recs.map((r) => r.destination_reserved_ms as number);
+    const held = recs.map((r) => r.source_held_ms as number);
+    // Someone had to wait for decode KV.
+    expect(reserved.some((t, i) => t > held[i])).toBe(true);
+    for (const w of replay.workers) expect(w.isIdle()).toBe(true);
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * The fast subset of the fidelity benchmark (`npm run bench:fidelity`, docs/fidelity.md): the
+ * held-out real-hardware runs of S3 (H200, Llama-3.1-70B FP8, vLLM 0.14.1) and S2's TP8 runs
+ * (8× A100-40GB, Llama-3.3-70B, vLLM 0.8.3), replayed as the full benchmark does. A timing or
+ * scheduling change that loses fidelity fails here. The bounds are today's MAPE plus about two
+ * points of headroom (docs/fidelity.md has the figures); tighten them as fidelity improves,
+ * never loosen them to let a change through.
+ */
+import { describe, expect, it } from "vitest";
+import { type Experiment, loadExperiments } from "../../bench/fidelity/experiment.js";
+import { type ExperimentResult, groupScore, type MetricKey, score } from "../../bench/fidelity/score.js";
+import { simulate } from "../../bench/fidelity/simulate.js";
+
+async function run(filter: (e: Experiment) => boolean): Promise<ExperimentResult[]> {
+  const out: ExperimentResult[] = [];
+  for (const e of loadExperiments().filter(filter)) out.push(score(e, await simulate(e)));
+  return out;
+}
+
+function expectMape(results: readonly ExperimentResult[], bounds: Partial<Record<MetricKey, number>>): void {
+  const g = groupScore("subset", results);
+  for (const [key, bound] of Object.entries(bounds) as [MetricKey, number][]) {
+    expect(g.mape[key], `${key} MAPE`).not.toBeNull();
+    expect(g.mape[key]!, `${key} MAPE over ${results.map((r) => r.id).join(", ")}`).toBeLessThanOrEqual(
+      bound,
+    );
+  }
+}
+
+describe("fidelity benchmark, fast held-out subset", () => {
+  it("the committed experiments are well formed and the split holds S2, S3, Mixtral-8x22B and S9's H200 rows out", () => {
+    const all = loadExperiments();
+    expect(all.length).toBeGreaterThanOrEqual(24);
+    for (const e of all) {
+      const heldOut =
+        e.source.name === "S2" ||
+        e.source.name === "S3" ||
+        e.family === "mixtral-8x22b" ||
+        (e.source.name === "S9" && e.gpu === "h200_sxm");
+      expect(e.split, e.id).toBe(heldOut ? "heldout" : "fit");
+    }
+  });
+
+  it("S3 (H200, vLLM 0.14.1, async scheduling, warm prefix cache): TTFT, ITL, E2E and throughput", async () => {
+    const results = await run((e) => e.source.name === "S3");
+    expect(results).toHaveLength(8);
+    expect(results.filter((r) => r.collapsed)).toEqual([]);
+    expectMape(results, {
+      ttftMeanMs: 4,
+      ttftP99Ms: 5,
+      itlMeanMs: 12,
+      e2eMeanMs: 12,
+      outputThroughputTokS: 3,
+    });
+  }, 60_000);
+
+  it("S2 TP8 (8× A100-40GB, vLLM 0.8.3): ITL, E2E and throughput", async () => {
+    const results = await run((e) => e.source.name === "S2" && e.parallelism.tensor === 8);
+    expect(results).toHaveLength(4);
+    expect(results.filter((r) => r.collapsed)).toEqual([]);
+    expectMape(results, { itlMeanMs: 6.5, e2eMeanMs: 6, outputThroughputTokS: 3.5, ttftMeanMs: 26 });
+  }, 60_000);
+});

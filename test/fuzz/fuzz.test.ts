@@ -1,0 +1,24 @@
+/**
+ * The CLI fuzz suite in `npm test` (issue 13 §10): a fixed-seed sample of mutated configs,
+ * `--set` values and trace lines; `npm run fuzz` runs the same generator for 100,000+ cases.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type FuzzOutcome, fuzzCase, runFuzzCase } from "./cliFuzz.js";
+
+describe("CLI fuzz: every input ends in exit 0/2/3 with a clean message", () => {
+  it("2,000 mutated configs, --set values and trace lines", async () => {
+    const codes = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(fuzzCase, async (c) => {
+        const r: FuzzOutcome = await runFuzzCase(c);
+        codes.set(r.code, (codes.get(r.code) ?? 0) + 1);
+        if (r.problem !== null) throw new Error(r.problem);
+      }),
+      { seed: 20261201, numRuns: 2_000, endOnFailure: true },
+    );
+    // The generator reaches both sides of the contract: runs that succeed and user errors.
+    expect(codes.get(0) ?? 0).toBeGreaterThan(50);
+    expect(codes.get(2) ?? 0).toBeGreaterThan(500);
+  }, 300_000);
+});

@@ -1,0 +1,169 @@
+/** Shared helpers of the config tests: write YAML into a temp dir and load it. */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, expect } from "vitest";
+import { ConfigError, type ConfigIssue } from "../../src/config/errors.js";
+import { loadConfig } from "../../src/config/load.js";
+import type { DisaggregatedEngineSpec, RunSpec, Stack, WorkerRoleSpec } from "../../src/config/runSpec.js";
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "fleetsim-config-"));
+  roots.push(dir);
+  return dir;
+}
+
+/** Write `files` (relative path → content) under a fresh temp dir; returns the dir. */
+export function writeFiles(files: Readonly<Record<string, string>>): string {
+  const dir = tempDir();
+  for (const [rel, content] of Object.entries(files)) {
+    const path = join(dir, rel);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+  }
+  return dir;
+}
+
+/** An engine block fleetsim can run (polynomial timing, fixed capacity, a model in the built-in table). */
+export const RUNNABLE_ENGINE = `engine:
+  model: Qwen/Qwen3-8B
+  hardware: h200_sxm
+  workers:
+    aggregated:
+      kv_cache: {capacity: {type: fixed, blocks: 1000}}
+      timing: {type: polynomial}
+`;
+
+/** A disaggregated engine block fleetsim can run (the P/D counterpart of RUNNABLE_ENGINE). */
+export const RUNNABLE_PD_ENGINE = `engine:
+  mode: disaggregated
+  model: Qwen/Qwen3-8B
+  hardware: h200_sxm
+  workers:
+    prefill:
+      kv_cache: {capacity: {type: fixed, blocks: 1000}}
+      timing: {type: polynomial}
+    decode:
+      kv_cache: {capacity: {type: fixed, blocks: 2000}}
+      timing: {type: polynomial}
+`;
+
+/** The trace path of seed 001 (relative to the config file). */
+export const SEED_TRACE = "traces/mooncake-fast25/toolagent_trace.jsonl";
+
+/** Seed 001 (planner walkthrough) step 1, verbatim except that the planner section is dropped. */
+export const SEED_TRAFFIC = `traffic:
+  source:
+    type: trace
+    format: mooncake
+    paths: [traces/mooncake-fast25/toolagent_trace.jsonl]
+    block_size: 512
+  load: {type: trace_timestamps, speedup: 1.0}
+  stop: {max_virtual_time_seconds: 3600}
+`;
+export const SEED_AGGREGATED_ENGINE = `engine:
+  mode: aggregated
+  model: nvidia/Llama-3.1-8B-Instruct-FP8
+  hardware: h200_sxm
+  backend: vllm
+  context_length: max
+  workers:
+    aggregated:
+      parallelism: {replicas: 2, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
+      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
+      timing: {type: default}
+      startup_seconds: 0
+`;
+export const SEED_ROUTER_AND_SLA = `router:
+  policy: round_robin
+  prefill_load_model: {type: none}
+evaluation:
+  sla: {ttft_ms: 1500, itl_ms: 50}
+`;
+/** Seed 001 step 2: the engine mapping of planner-disaggregated.yaml, verbatim. */
+export const SEED_DISAGGREGATED_ENGINE = `engine:
+  mode: disaggregated
+  model: nvidia/Llama-3.1-8B-Instruct-FP8
+  hardware: h200_sxm
+  backend: vllm
+  context_length: max
+  kv_transfer: {bytes_per_token: auto, bandwidth_gb_per_second: 400, timing_mode: destination_missing}
+  workers:
+    prefill:
+      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 64}
+      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
+      timing: {type: default}
+      startup_seconds: 0
+    decode:
+      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
+      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
+      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
+      timing: {type: default}
+      startup_seconds: 0
+`;
+
+/** An empty HF cache so tests never depend on the host's ~/.cache/huggingface. */
+const isolatedEnv = (): Record<string, string> => ({ HF_HOME: tempDir(), HOME: tempDir() });
+
+export interface LoadArgs {
+  readonly sets?: readonly string[];
+  readonly stack?: Stack;
+  readonly env?: Record<string, string>;
+  /** Extra files next to the config (e.g. traces). */
+  readonly files?: Readonly<Record<string, string>>;
+  /**
+   * The working directory (a relative `load_predictor_warmup_trace` resolves against it);
+   * default: the config's directory, as when a user runs fleetsim next to the config.
+   */
+  readonly workDir?: (configDir: string) => string;
+}
+
+export function loadYaml(yamlText: string, args: LoadArgs = {}): RunSpec {
+  const dir = writeFiles({ "prediction.yaml": yamlText, ...args.files });
+  return loadConfig({
+    configPath: join(dir, "prediction.yaml"),
+    sets: [...(args.sets ?? [])],
+    stack: args.stack ?? "dynamo",
+    env: args.env ?? isolatedEnv(),
+    workDir: args.workDir?.(dir) ?? dir,
+  });
+}
+
+export function loadError(yamlText: string, args: LoadArgs = {}): ConfigError {
+  try {
+    loadYaml(yamlText, args);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error("expected a ConfigError, but the config loaded");
+}
+
+/** The single issue at `path` (fails if there is not exactly one). */
+export function issueAt(err: ConfigError, path: string): ConfigIssue {
+  const found = err.issues.filter((i) => i.path === path);
+  expect(found, `issues at ${path} in:\n${err.format()}`).toHaveLength(1);
+  return found[0];
+}
+
+/** The aggregated role of a spec that must be in aggregated mode. */
+export function aggregatedRole(spec: RunSpec): WorkerRoleSpec {
+  if (spec.engine.mode !== "aggregated")
+    throw new Error(`expected engine.mode 'aggregated', got '${spec.engine.mode}'`);
+  return spec.engine.aggregated;
+}
+
+/** The engine of a spec that must be in disaggregated mode. */
+export function disaggregatedEngine(spec: RunSpec): DisaggregatedEngineSpec {
+  if (spec.engine.mode !== "disaggregated") {
+    throw new Error(`expected engine.mode 'disaggregated', got '${spec.engine.mode}'`);
+  }
+  return spec.engine;
+}

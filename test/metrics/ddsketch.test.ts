@@ -1,0 +1,253 @@
+import { fc, test as fcTest } from "@fast-check/vitest";
+import { describe, expect, it } from "vitest";
+import { DDSketch } from "../../src/metrics/ddsketch.js";
+
+/** 0-based nearest-rank order statistic of a sample. */
+function orderStat(xs: readonly number[], q: number): number {
+  const sorted = Float64Array.from(xs).sort();
+  return sorted[Math.floor(q * (sorted.length - 1))];
+}
+
+/** Deterministic xorshift32 in [0, 1). */
+function rng(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
+}
+
+const QS = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999];
+
+describe("DDSketch mapping", () => {
+  it("gamma = (1+α)/(1−α); one bucket represents a value within α", () => {
+    const s = new DDSketch();
+    expect(s.gamma).toBeCloseTo(1.001 / 0.999, 15);
+    expect(s.relativeAccuracy).toBe(0.001);
+    expect(s.maxBins).toBe(32_768);
+    // Value 1 sits on a bucket's upper edge: its representative is 1 − α.
+    expect(s.value(s.key(1))).toBeCloseTo(0.999, 12);
+    for (const v of [1e-6, 0.5, 1, Math.PI, 42, 1e3, 123456.789, 1e12]) {
+      expect(Math.abs(s.value(s.key(v)) - v) / v).toBeLessThanOrEqual(0.001 * (1 + 1e-9));
+    }
+    expect(s.key(0)).toBe(0);
+    expect(s.key(1e-9)).toBe(0);
+    expect(s.key(2e-9)).toBeGreaterThan(0);
+  });
+});
+
+describe("DDSketch basics", () => {
+  it("empty sketch", () => {
+    const s = new DDSketch();
+    expect(s.count).toBe(0);
+    expect(s.sum).toBe(0);
+    expect(s.mean).toBe(0);
+    expect(s.variance).toBe(0);
+    expect(Number.isNaN(s.min)).toBe(true);
+    expect(Number.isNaN(s.max)).toBe(true);
+    expect(Number.isNaN(s.quantile(0.5))).toBe(true);
+  });
+
+  it("tracks exact count/min/max/sum and Welford mean/population variance", () => {
+    const s = new DDSketch();
+    for (const v of [2, 4, 4, 4, 5, 5, 7, 9]) s.add(v);
+    expect(s.count).toBe(8);
+    expect(s.min).toBe(2);
+    expect(s.max).toBe(9);
+    expect(s.sum).toBe(40);
+    expect(s.mean).toBe(5);
+    expect(s.variance).toBeCloseTo(4, 12); // population (÷n) variance of the classic example
+  });
+
+  it("drops non-finite samples", () => {
+    const s = new DDSketch();
+    s.add(Number.NaN);
+    s.add(Number.POSITIVE_INFINITY);
+    s.addMany(Number.NEGATIVE_INFINITY, 3);
+    expect(s.count).toBe(0);
+    s.add(1);
+    expect(s.count).toBe(1);
+    expect(s.sum).toBe(1);
+  });
+
+  it("q ≤ 0 → exact min, q ≥ 1 → exact max, interior q → clamped representative", () => {
+    const s = new DDSketch();
+    s.add(1);
+    s.add(1);
+    s.add(1000);
+    expect(s.quantile(0)).toBe(1);
+    expect(s.quantile(1)).toBe(1000);
+    // rank floor(0.25·2) = 0 → bucket of 1, representative 0.999 clamped up to min 1.
+    expect(s.quantile(0.25)).toBe(1);
+    // rank floor(0.75·2) = 1 → still the bucket of 1.
+    expect(s.quantile(0.75)).toBe(1);
+    expect(() => s.quantile(Number.NaN)).toThrow(RangeError);
+  });
+
+  it("1..100: quantile(0.95) holds rank floor(0.95·99) = 94 → 95 (within 0.1%)", () => {
+    const s = new DDSketch();
+    for (let i = 1; i <= 100; i++) s.add(i);
+    expect(Math.abs(s.quantile(0.95) - 95) / 95).toBeLessThanOrEqual(0.001);
+    expect(Math.abs(s.quantile(0.5) - 50) / 50).toBeLessThanOrEqual(0.001);
+  });
+
+  it("zero bucket: values ≤ 1e-9 (and negatives) are represented by 0, clamped to [min, max]", () => {
+    const s = new DDSketch();
+    s.addMany(0, 3);
+    s.add(10);
+    expect(s.quantile(0.5)).toBe(0); // rank floor(1.5) = 1 < 3 zeros
+    expect(s.quantile(0.99)).toBe(0); // rank floor(2.97) = 2 < 3 zeros
+    expect(s.quantile(1)).toBe(10);
+    const neg = new DDSketch();
+    neg.add(-5);
+    neg.add(5e-10);
+    neg.add(2);
+    expect(neg.min).toBe(-5);
+    expect(neg.quantile(0.5)).toBe(0); // rank 1 → zero bucket
+    expect(neg.mean).toBeCloseTo((-5 + 5e-10 + 2) / 3, 15);
+  });
+
+  it("rejects invalid counts and options", () => {
+    const s = new DDSketch();
+    expect(() => s.addMany(1, -1)).toThrow(RangeError);
+    expect(() => s.addMany(1, 1.5)).toThrow(RangeError);
+    s.addMany(1, 0);
+    expect(s.count).toBe(0);
+    expect(() => new DDSketch({ relativeAccuracy: 0 })).toThrow(RangeError);
+    expect(() => new DDSketch({ maxBins: 0 })).toThrow(RangeError);
+  });
+});
+
+describe("DDSketch addMany", () => {
+  it("add(v) is bit-identical to addMany(v, 1)", () => {
+    const a = new DDSketch();
+    const b = new DDSketch();
+    const r = rng(7);
+    for (let i = 0; i < 1000; i++) {
+      const v = r() * 1000;
+      a.add(v);
+      b.addMany(v, 1);
+    }
+    expect(b.mean).toBe(a.mean);
+    expect(b.variance).toBe(a.variance);
+    expect(b.sum).toBe(a.sum);
+    for (const q of QS) expect(b.quantile(q)).toBe(a.quantile(q));
+  });
+
+  fcTest.prop(
+    [
+      fc.array(
+        fc.tuple(
+          fc.oneof(fc.constant(0), fc.double({ min: 1e-4, max: 1e7, noNaN: true, noDefaultInfinity: true })),
+          fc.integer({ min: 0, max: 50 }),
+        ),
+        { minLength: 1, maxLength: 60 },
+      ),
+    ],
+    { seed: 424242, numRuns: 150 },
+  )("addMany(v, c) ≡ c × add(v)", (pairs) => {
+    const a = new DDSketch();
+    const b = new DDSketch();
+    for (const [v, c] of pairs) {
+      for (let i = 0; i < c; i++) a.add(v);
+      b.addMany(v, c);
+    }
+    expect(b.count).toBe(a.count);
+    if (a.count === 0) return;
+    expect(b.min).toBe(a.min);
+    expect(b.max).toBe(a.max);
+    for (const q of QS) expect(b.quantile(q)).toBe(a.quantile(q));
+    const scale = Math.max(1, a.max);
+    expect(Math.abs(b.mean - a.mean)).toBeLessThanOrEqual(1e-9 * scale);
+    expect(Math.abs(b.sum - a.sum)).toBeLessThanOrEqual(1e-9 * scale * a.count);
+    expect(Math.abs(Math.sqrt(b.variance) - Math.sqrt(a.variance))).toBeLessThanOrEqual(1e-6 * scale);
+  });
+});
+
+describe("DDSketch accuracy", () => {
+  it("log-normal-ish data over 9 decades: every quantile within 0.1% of the exact order statistic", () => {
+    const r = rng(12345);
+    const xs: number[] = [];
+    for (let i = 0; i < 20_000; i++) xs.push(10 ** (r() * 9 - 3));
+    const s = new DDSketch();
+    for (const x of xs) s.add(x);
+    for (const q of QS) {
+      const exact = orderStat(xs, q);
+      expect(Math.abs(s.quantile(q) - exact) / exact).toBeLessThanOrEqual(0.001 * (1 + 1e-9));
+    }
+  });
+});
+
+describe("DDSketch bin limit", () => {
+  it("collapses the lowest bins; upper quantiles stay accurate, in any insertion order", () => {
+    // 64 bins at α = 0.001 span a factor gamma^64 ≈ 1.137: values above ~880 keep their own bins.
+    const xs = Array.from({ length: 1000 }, (_, i) => i + 1);
+    const orders = [xs, [...xs].reverse(), [...xs].sort((a, b) => ((a * 7919) % 1000) - ((b * 7919) % 1000))];
+    const results = orders.map((order) => {
+      const s = new DDSketch({ maxBins: 64 });
+      for (const x of order) s.add(x);
+      expect(s.allocatedBins).toBeLessThanOrEqual(64);
+      expect(s.count).toBe(1000);
+      expect(s.min).toBe(1);
+      expect(s.max).toBe(1000);
+      for (const q of [0.9, 0.95, 0.99, 0.999]) {
+        const exact = orderStat(xs, q);
+        expect(Math.abs(s.quantile(q) - exact) / exact).toBeLessThanOrEqual(0.001 * (1 + 1e-9));
+      }
+      // Low ranks were folded upwards into the lowest kept bin (≈ 1000 / 1.137).
+      expect(s.quantile(0.01)).toBeGreaterThan(850);
+      return QS.map((q) => s.quantile(q));
+    });
+    expect(results[1]).toEqual(results[0]);
+    expect(results[2]).toEqual(results[0]);
+  });
+
+  it("default 32,768 bins: a 1e-8 … 1e30 spread collapses the bottom and keeps the top exact to 0.1%", () => {
+    const s = new DDSketch();
+    const r = rng(99);
+    const xs: number[] = [];
+    for (let i = 0; i < 5000; i++) xs.push(10 ** (r() * 38 - 8));
+    for (const x of xs) s.add(x);
+    expect(s.allocatedBins).toBeLessThanOrEqual(32_768);
+    for (const q of [0.5, 0.9, 0.99]) {
+      const exact = orderStat(xs, q);
+      expect(Math.abs(s.quantile(q) - exact) / exact).toBeLessThanOrEqual(0.001 * (1 + 1e-9));
+    }
+    // 32,768 bins cover a factor e^(32768·ln gamma) ≈ 3.2e28 below the max; the bottom decades collapse.
+    const lowExact = orderStat(xs, 0.01);
+    expect(s.quantile(0.01)).toBeGreaterThan(lowExact * 1.01);
+  });
+});
+
+describe("DDSketch exactness against a naive reference", () => {
+  /** Reference: bucket of the order statistic, with keys below (maxKey − maxBins + 1) collapsed up. */
+  function reference(s: DDSketch, xs: readonly number[], q: number): number {
+    const sorted = Float64Array.from(xs).sort();
+    if (q <= 0) return sorted[0];
+    if (q >= 1) return sorted[sorted.length - 1];
+    const top = s.key(sorted[sorted.length - 1]);
+    const x = sorted[Math.floor(q * (sorted.length - 1))];
+    let k = s.key(x);
+    if (k !== 0) k = Math.max(k, top - s.maxBins + 1);
+    return Math.min(Math.max(s.value(k), sorted[0]), sorted[sorted.length - 1]);
+  }
+
+  fcTest.prop(
+    [
+      fc.array(fc.double({ min: -2, max: 9, noNaN: true }), { minLength: 1, maxLength: 400 }),
+      fc.constantFrom(16, 100, 1024, 32_768),
+      fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 20 }),
+    ],
+    { seed: 777, numRuns: 300 },
+  )("quantile(q) is the (collapsed) bucket representative of rank floor(q·(n−1))", (exps, maxBins, qs) => {
+    const xs = exps.map((e) => 10 ** e);
+    const s = new DDSketch({ maxBins });
+    for (const x of xs) s.add(x);
+    expect(s.allocatedBins).toBeLessThanOrEqual(maxBins);
+    for (const q of qs) expect(s.quantile(q)).toBe(reference(s, xs, q));
+  });
+});

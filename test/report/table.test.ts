@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import { formatNumber, renderSummaryTable, SUMMARY_TITLE } from "../../src/report/table.js";
+
+describe('formatNumber (Python f"{v:,.2f}")', () => {
+  it.each([
+    [1234567.891, "1,234,567.89"],
+    [0, "0.00"],
+    [1, "1.00"],
+    [100, "100.00"],
+    [999, "999.00"],
+    [1000, "1,000.00"],
+    [123456, "123,456.00"],
+    [-1234.5, "-1,234.50"],
+    [-3.5, "-3.50"],
+    [-0.004, "-0.00"],
+    [-0, "-0.00"],
+    [0.005, "0.01"],
+    [2.675, "2.67"], // binary value is below the tie
+    [1.005, "1.00"],
+    [999.995, "1,000.00"],
+    [999999.999, "1,000,000.00"],
+    [0.125, "0.12"], // exact ties round half to even
+    [0.375, "0.38"],
+    [0.625, "0.62"],
+    [0.875, "0.88"],
+    [-2.125, "-2.12"],
+    [1e21, "1,000,000,000,000,000,000,000.00"],
+    [1.2345678901234569e23, "123,456,789,012,345,685,803,008.00"],
+    [5e-324, "0.00"],
+  ])("%s → %s", (v, s) => {
+    expect(formatNumber(v)).toBe(s);
+  });
+
+  it("non-finite and missing values", () => {
+    expect(formatNumber(Number.NaN)).toBe("nan");
+    expect(formatNumber(Number.POSITIVE_INFINITY)).toBe("inf");
+    expect(formatNumber(Number.NEGATIVE_INFINITY)).toBe("-inf");
+    expect(formatNumber(null)).toBe("N/A");
+    expect(formatNumber(undefined)).toBe("N/A");
+  });
+});
+
+describe("renderSummaryTable", () => {
+  it("renders the exact AIPerf-style table", () => {
+    const out = renderSummaryTable({
+      mean_ttft_ms: 1234.5,
+      min_ttft_ms: -3.5,
+      max_ttft_ms: 98765.4321,
+      p99_ttft_ms: 9000,
+      p90_ttft_ms: 800,
+      p75_ttft_ms: 70,
+      std_ttft_ms: null,
+      median_ttft_ms: 1,
+      output_throughput_tok_s: 1234567.891,
+      request_throughput_rps: 2.5,
+      completed_requests: 10,
+      num_requests: 12,
+      wall_time_ms: 12.3456,
+      prefix_cache_reused_ratio: 0.375,
+      first_admission_prefix_cache_reused_ratio: 0.125,
+    });
+    expect(out).toBe(
+      [
+        "NVIDIA AIPerf | LLM Metrics",
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━┳━━━━━┓",
+        "┃ Metric                               ┃          avg ┃   min ┃       max ┃      p99 ┃    p90 ┃   p75 ┃ std ┃",
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━╇━━━━━┩",
+        "┃ Time to First Token (ms)             ┃     1,234.50 ┃ -3.50 ┃ 98,765.43 ┃ 9,000.00 ┃ 800.00 ┃ 70.00 ┃ N/A ┃",
+        "┃ Output Token Throughput (tokens/sec) ┃ 1,234,567.89 ┃   N/A ┃       N/A ┃      N/A ┃    N/A ┃   N/A ┃ N/A ┃",
+        "┃ Request Throughput (requests/sec)    ┃         2.50 ┃   N/A ┃       N/A ┃      N/A ┃    N/A ┃   N/A ┃ N/A ┃",
+        "┃ Request Count (requests)             ┃        10.00 ┃   N/A ┃       N/A ┃      N/A ┃    N/A ┃   N/A ┃ N/A ┃",
+        "└━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┴━━━━━━━━━━━━━━┴━━━━━━━┴━━━━━━━━━━━┴━━━━━━━━━━┴━━━━━━━━┴━━━━━━━┴━━━━━┘",
+        "Wall Time (ms): 12.35",
+        "Prefix Cache Reused Ratio: 0.38",
+        "First Admission Prefix Cache Reused Ratio: 0.12",
+        // The table's last line with the Dynamo stack (seed 000 "Run the aggregated baseline").
+        "Timing (runner): unavailable",
+      ].join("\n"),
+    );
+    expect(out.includes(String.fromCharCode(27))).toBe(false); // no ANSI colours
+  });
+
+  it("emits distribution rows only when mean_<suffix> exists, in §1.5 order", () => {
+    const out = renderSummaryTable({
+      mean_output_token_throughput_per_user: 50,
+      mean_itl_ms: 20,
+      mean_e2e_latency_ms: 3000,
+      mean_ttst_ms: 25,
+      mean_ttft_ms: 100,
+      mean_tpot_ms: 21, // TPOT has no row
+      p99_ttst_ms: 40,
+      power_w: 350, // no power rows
+      power_coverage: 1,
+      num_requests: 3,
+    });
+    const labels = out
+      .split("\n")
+      .filter((l) => l.startsWith("┃ "))
+      .map((l) => l.split("┃")[1].trim());
+    expect(labels).toEqual([
+      "Metric",
+      "Time to First Token (ms)",
+      "Time to Second Token (ms)",
+      "Request Latency (ms)",
+      "Inter Token Latency (ms)",
+      "Output Token Throughput Per User (tokens/sec/user)",
+      "Output Token Throughput (tokens/sec)",
+      "Request Throughput (requests/sec)",
+      "Request Count (requests)",
+    ]);
+    expect(out).not.toContain("Power");
+    const ttst = out.split("\n").find((l) => l.includes("Time to Second Token"));
+    expect(ttst?.split("┃").map((c) => c.trim())).toEqual([
+      "",
+      "Time to Second Token (ms)",
+      "25.00",
+      "N/A",
+      "N/A",
+      "40.00",
+      "N/A",
+      "N/A",
+      "N/A",
+      "",
+    ]);
+  });
+
+  it("omits all distribution rows and trailing lines when absent; Request Count falls back to num_requests", () => {
+    const out = renderSummaryTable({ num_requests: 1234, wall_time_ms: null });
+    const lines = out.split("\n");
+    expect(lines[0]).toBe(SUMMARY_TITLE);
+    expect(lines).toHaveLength(9); // title + top + header + rule + 3 rows + bottom + Timing (runner)
+    expect(lines[8]).toBe("Timing (runner): unavailable");
+    expect(out).toContain("┃ Request Count (requests)             ┃ 1,234.00 ┃");
+    expect(out).toContain("┃ Output Token Throughput (tokens/sec) ┃      N/A ┃");
+    expect(out).not.toContain("Wall Time");
+    expect(out).not.toContain("Prefix Cache");
+  });
+
+  it("a present but null completed_requests shows N/A (no fallback)", () => {
+    const out = renderSummaryTable({ completed_requests: null, num_requests: 5 });
+    expect(out).toContain("┃ Request Count (requests)             ┃ N/A ┃");
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { fullBlockCount } from "../../src/traffic/blockHashes.js";
+import { arrivalTimes, makeSyntheticTable } from "../../src/traffic/synthetic.js";
+import { Prng } from "../../src/util/prng.js";
+
+describe("Prng", () => {
+  it("is deterministic with fixed golden values (sfc32 seeded by splitmix32)", () => {
+    const r = new Prng(42);
+    expect([r.nextUint32(), r.nextUint32(), r.nextUint32(), r.nextUint32(), r.nextUint32()]).toEqual([
+      2476999517, 2284424721, 914527439, 3398404915, 1005869237,
+    ]);
+    const z = new Prng(0);
+    expect([z.nextUint32(), z.nextUint32(), z.nextUint32()]).toEqual([591558436, 2737234123, 107644106]);
+  });
+
+  it("seeds differing only above bit 31 give different streams; bad seeds are rejected", () => {
+    expect(new Prng(1).nextUint32()).not.toBe(new Prng(1 + 2 ** 32).nextUint32());
+    expect(new Prng(-1).nextUint32()).not.toBe(new Prng(2 ** 32 - 1).nextUint32());
+    expect(() => new Prng(1.5)).toThrow(RangeError);
+    expect(() => new Prng(2 ** 60)).toThrow(RangeError);
+  });
+
+  it("nextFloat is in [0,1) and roughly uniform; nextIntInclusive stays in range", () => {
+    const r = new Prng(7);
+    const buckets = new Array<number>(10).fill(0);
+    let outOfRange = 0;
+    for (let i = 0; i < 100_000; i++) {
+      const u = r.nextFloat();
+      if (!(u >= 0 && u < 1)) outOfRange++;
+      else buckets[Math.floor(u * 10)]++;
+    }
+    expect(outOfRange).toBe(0);
+    for (const b of buckets) expect(Math.abs(b - 10_000)).toBeLessThan(500);
+    for (let i = 0; i < 1000; i++) {
+      const v = r.nextIntInclusive(3, 5);
+      expect(v >= 3 && v <= 5 && Number.isInteger(v)).toBe(true);
+    }
+  });
+});
+
+describe("makeSyntheticTable", () => {
+  const base = { inputTokens: 1000, outputTokens: 128, requests: 50, engineBlockSize: 64 } as const;
+
+  it("fixed ISL/OSL, one single-turn session per request, unique prompts", () => {
+    const t = makeSyntheticTable({ ...base, arrivals: { type: "concurrency" } });
+    expect(t.count).toBe(50);
+    expect(t.sessionCount).toBe(50);
+    expect(t.engineBlockSize).toBe(64);
+    for (let i = 0; i < t.count; i++) {
+      expect(t.inputLength[i]).toBe(1000);
+      expect(t.outputLength[i]).toBe(128);
+      expect(t.session[i]).toBe(i);
+      expect(t.turn[i]).toBe(0);
+      expect(t.delayAfterPreviousMs[i]).toBe(0);
+      expect(t.sessionFirstRow[i]).toBe(i);
+      expect(t.nextTurnRow[i]).toBe(-1);
+      expect(Number.isNaN(t.timestampMs[i])).toBe(true);
+      expect(t.blockOffsets[i + 1] - t.blockOffsets[i]).toBe(fullBlockCount(1000, 64));
+    }
+    expect(t.requestIds[3]).toBe("synthetic-3");
+    expect(t.sessionIds.every((s) => s === null)).toBe(true);
+    // No prefix sharing: every block hash (and in particular every first block) is distinct.
+    expect(new Set(t.blockHashes).size).toBe(t.blockHashes.length);
+    expect(t.blockHashes.length).toBe(50 * 15);
+  });
+
+  it("constant_rate is exact: t_i = i·1000/rate", () => {
+    const t = makeSyntheticTable({ ...base, arrivals: { type: "constant_rate", requestsPerSecond: 4 } });
+    expect(Array.from(t.timestampMs.subarray(0, 4))).toEqual([0, 250, 500, 750]);
+    const odd = arrivalTimes(4, { type: "constant_rate", requestsPerSecond: 3 });
+    expect(Array.from(odd)).toEqual([0, 1000 / 3, 2000 / 3, 1000]);
+  });
+
+  it("poisson is deterministic per seed, starts at 0, with mean gap ≈ 1000/rate", () => {
+    const a = arrivalTimes(10_000, { type: "poisson", requestsPerSecond: 5, seed: 42 });
+    const b = arrivalTimes(10_000, { type: "poisson", requestsPerSecond: 5, seed: 42 });
+    const c = arrivalTimes(10_000, { type: "poisson", requestsPerSecond: 5, seed: 43 });
+    expect(Array.from(a)).toEqual(Array.from(b));
+    expect(Array.from(a)).not.toEqual(Array.from(c));
+    expect(a[0]).toBe(0);
+    let prev = 0;
+    for (const t of a) {
+      expect(t).toBeGreaterThanOrEqual(prev);
+      prev = t;
+    }
+    const meanGap = a[a.length - 1] / (a.length - 1);
+    expect(Math.abs(meanGap - 200) / 200).toBeLessThan(0.03);
+    // Exponential gaps: std ≈ mean.
+    let sq = 0;
+    for (let i = 1; i < a.length; i++) sq += (a[i] - a[i - 1] - meanGap) ** 2;
+    const std = Math.sqrt(sq / (a.length - 2));
+    expect(Math.abs(std - meanGap) / meanGap).toBeLessThan(0.06);
+    const table = makeSyntheticTable({
+      ...base,
+      requests: 10_000,
+      arrivals: { type: "poisson", requestsPerSecond: 5, seed: 42 },
+    });
+    expect(Array.from(table.timestampMs)).toEqual(Array.from(a));
+  });
+
+  it("handles ISL below one block and rejects bad options", () => {
+    const t = makeSyntheticTable({ ...base, inputTokens: 10, arrivals: { type: "concurrency" } });
+    expect(t.blockHashes.length).toBe(0);
+    expect(Array.from(t.blockOffsets.subarray(0, 3))).toEqual([0, 0, 0]);
+    expect(makeSyntheticTable({ ...base, requests: 0, arrivals: { type: "concurrency" } }).count).toBe(0);
+    expect(() => makeSyntheticTable({ ...base, inputTokens: 0, arrivals: { type: "concurrency" } })).toThrow(
+      RangeError,
+    );
+    expect(() =>
+      makeSyntheticTable({ ...base, arrivals: { type: "poisson", requestsPerSecond: 0, seed: 1 } }),
+    ).toThrow(RangeError);
+    expect(() =>
+      makeSyntheticTable({ ...base, arrivals: { type: "constant_rate", requestsPerSecond: Number.NaN } }),
+    ).toThrow(RangeError);
+  });
+});
