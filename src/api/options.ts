@@ -109,7 +109,7 @@ export interface RouterConfig {
 
 /**
  * The Planner's `PlannerConfig` (planner.md §1.1), with the reference's field names. The knob
- * fields (`KnobOptions`) come from the knob table (planner/knobs.ts, docs/planner.md: each row's
+ * fields (`KnobOptions`) come from the knob table (knobs/planner.ts, docs/planner.md: each row's
  * PlannerConfig name and value rule); the fields below are the ones the API handles itself.
  */
 export interface PlannerConfig extends KnobOptions {

@@ -3,7 +3,7 @@
  * the reference's `PlannerConfig.from_config_arg`) → the config's `planner` and SLA sections.
  *
  * The YAML `planner` section uses AISimulate key names (seed 000 "Configure the Planner
- * Section"); this is the inverse of that mapping, as the knob table (planner/knobs.ts) states it. Omitted fields take the PlannerConfig defaults,
+ * Section"); this is the inverse of that mapping, as the knob table (knobs/planner.ts) states it. Omitted fields take the PlannerConfig defaults,
  * which the YAML section shares (`max_gpu_budget` 8 included), except that with
  * `optimization_target: sla` the targets `ttft_ms` 500 / `itl_ms` 50 are written explicitly.
  *
@@ -31,7 +31,7 @@ const DEFAULT_ITL_MS = 50;
 /** PlannerConfig `report_interval_hours` default: the reference writes an HTML report by default. */
 const DEFAULT_REPORT_INTERVAL_HOURS = 24;
 
-/** The knob table's rows that are `plannerConfig` options (planner/knobs.ts), in row order. */
+/** The knob table's rows that are `plannerConfig` options (knobs/planner.ts), in row order. */
 const KNOB_OPTIONS = (PLANNER_KNOBS as readonly KnobRow[]).filter(
   (row): row is KnobRow & { readonly api: string } => row.api !== null,
 );

@@ -2,7 +2,7 @@
  * Validated `planner` section → PlannerSettings: the mapping of the AISimulate adapter
  * (`_planner_config_payload`, planner.md §9.1) onto PlannerConfig, after its easy-mode
  * normalization and gcd rule (§1.2–§1.3). `policy: disabled` builds no Planner (`null`). The
- * knob table (planner/knobs.ts) maps each key to its field; this module adds what relates keys
+ * knob table (knobs/planner.ts) maps each key to its field; this module adds what relates keys
  * and sections.
  *
  * `planner.retune` resolves into `PlannerSettings.retune` (resolveRetune.ts). In retune-only

@@ -5,7 +5,7 @@
  *
  * Which rules run where:
  * - key types, ranges, the perfect-square bucket size, defaults: the rows of the knob table
- *   (planner/knobs.ts), which the section schema is built from, on every section (the public
+ *   (knobs/planner.ts), which the section schema is built from, on every section (the public
  *   schema's own checks);
  * - `advisory: true` or `retune` with `policy: disabled` (the adapter rejects them) and everything
  *   `PlannerConfig` checks (scaling modes after normalization, intervals, SLA targets, per-role
@@ -44,7 +44,7 @@ import { checkRetuneDocument, Retune, type RetuneSectionConfig, type RetuneTick 
 export { MAX_INTERVAL_SECONDS } from "../knobs/planner.js";
 
 /**
- * The section's keys: every row of the knob table (planner/knobs.ts: value rule, default,
+ * The section's keys: every row of the knob table (knobs/planner.ts: value rule, default,
  * nullability, in row order), then `retune`.
  */
 const PlannerFields = z.strictObject({

@@ -121,7 +121,7 @@ const RetuneRouter = z
 // ---------------------------------------------------------------------------------------------
 // retune.planner
 
-/** The knob table's grid knobs (planner/knobs.ts), in the canonical order of their dimensions. */
+/** The knob table's grid knobs (knobs/planner.ts), in the canonical order of their dimensions. */
 const GRID_KNOBS: ReadonlyMap<string, GridKnobRow> = new Map(RETUNE_GRID_KNOBS.map((row) => [row.yaml, row]));
 
 /** A grid knob's value rule (its row's), default domain and step kind. */

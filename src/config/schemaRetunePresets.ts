@@ -1,6 +1,6 @@
 /**
  * Default domains of the KV-router knobs retune searches (the recommend defaults, aisimulate.md
- * §2.3). The Planner knobs' default domains are rows of planner/knobs.ts, their presets in
+ * §2.3). The Planner knobs' default domains are rows of knobs/planner.ts, their presets in
  * planner/retune/presets.ts.
  */
 

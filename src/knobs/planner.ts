@@ -137,6 +137,12 @@ export interface KnobRow {
    */
   readonly optional?: true;
   readonly retune: KnobRetune;
+  /**
+   * A valid value other than the default. The tests set every row to its example at once (the
+   * SLA target with load scaling only, on a disaggregated engine with an SLA of ttft 800 / itl
+   * 40 ms), so a new row is checked in every derived place without a second list.
+   */
+  readonly example: unknown;
 }
 
 const NO_RETUNE = { kind: "none" } as const;
@@ -154,6 +160,7 @@ export const PLANNER_KNOBS = [
     value: z.enum(["disabled", "enabled"]),
     default: "disabled",
     retune: NO_RETUNE,
+    example: "enabled",
   },
   {
     yaml: "target",
@@ -163,6 +170,7 @@ export const PLANNER_KNOBS = [
     value: z.enum(PLANNER_TARGETS),
     default: "throughput",
     retune: NO_RETUNE,
+    example: "sla",
   },
   {
     // The public schema's default (planner.md §9.1); `normalizedScaling` applies §1.3 step 8.
@@ -174,6 +182,7 @@ export const PLANNER_KNOBS = [
     default: true,
     optional: true,
     retune: SCHEDULE,
+    example: false,
   },
   {
     yaml: "enable_load_scaling",
@@ -184,6 +193,7 @@ export const PLANNER_KNOBS = [
     default: false,
     optional: true,
     retune: SCHEDULE,
+    example: true,
   },
   {
     yaml: "throughput_adjustment_interval_seconds",
@@ -195,6 +205,7 @@ export const PLANNER_KNOBS = [
     default: DEFAULT_THROUGHPUT_INTERVAL_S,
     nullable: "default",
     retune: SCHEDULE,
+    example: 240,
   },
   {
     yaml: "load_adjustment_interval_seconds",
@@ -206,6 +217,7 @@ export const PLANNER_KNOBS = [
     default: DEFAULT_LOAD_INTERVAL_S,
     nullable: "default",
     retune: SCHEDULE,
+    example: 10,
   },
   {
     yaml: "max_throughput_scaling_replicas",
@@ -215,6 +227,7 @@ export const PLANNER_KNOBS = [
     value: posInt(),
     default: 8,
     retune: NO_RETUNE,
+    example: 4,
   },
   {
     yaml: "max_num_fpm_samples",
@@ -230,6 +243,7 @@ export const PLANNER_KNOBS = [
       group: "fpm_sampling",
       loadScalingOnly: false,
     },
+    example: 32,
   },
   {
     yaml: "fpm_sample_bucket_size",
@@ -245,6 +259,7 @@ export const PLANNER_KNOBS = [
       group: "fpm_sampling",
       loadScalingOnly: false,
     },
+    example: 9,
   },
   {
     yaml: "load_scaling_down_sensitivity",
@@ -260,6 +275,7 @@ export const PLANNER_KNOBS = [
       group: "load_sensitivity",
       loadScalingOnly: true,
     },
+    example: 70,
   },
   {
     yaml: "load_min_observations",
@@ -275,6 +291,7 @@ export const PLANNER_KNOBS = [
       group: "load_sensitivity",
       loadScalingOnly: true,
     },
+    example: 3,
   },
   {
     yaml: "load_predictor",
@@ -284,6 +301,7 @@ export const PLANNER_KNOBS = [
     value: z.enum(LOAD_PREDICTORS),
     default: "arima",
     retune: { kind: "predictor", family: "all" },
+    example: "kalman",
   },
   {
     yaml: "load_predictor_log1p",
@@ -293,6 +311,7 @@ export const PLANNER_KNOBS = [
     value: z.boolean(),
     default: false,
     retune: { kind: "predictor", family: "all" },
+    example: true,
   },
   {
     yaml: "prophet_window_size",
@@ -302,6 +321,7 @@ export const PLANNER_KNOBS = [
     value: posInt(),
     default: 50,
     retune: { kind: "predictor", family: "prophet" },
+    example: 20,
   },
   {
     yaml: "kalman_q_level",
@@ -311,6 +331,7 @@ export const PLANNER_KNOBS = [
     value: posNum(),
     default: 1.0,
     retune: { kind: "predictor", family: "kalman" },
+    example: 2,
   },
   {
     yaml: "kalman_q_trend",
@@ -320,6 +341,7 @@ export const PLANNER_KNOBS = [
     value: posNum(),
     default: 0.1,
     retune: { kind: "predictor", family: "kalman" },
+    example: 0.2,
   },
   {
     yaml: "kalman_r",
@@ -329,6 +351,7 @@ export const PLANNER_KNOBS = [
     value: posNum(),
     default: 10.0,
     retune: { kind: "predictor", family: "kalman" },
+    example: 5,
   },
   {
     yaml: "kalman_min_points",
@@ -338,6 +361,7 @@ export const PLANNER_KNOBS = [
     value: posInt(),
     default: 5,
     retune: { kind: "predictor", family: "kalman" },
+    example: 3,
   },
   {
     // A file, directory of shards or pattern; resolvePlanner resolves it against the working
@@ -350,6 +374,7 @@ export const PLANNER_KNOBS = [
     default: null,
     nullable: "keep",
     retune: NO_RETUNE,
+    example: "warm/up.jsonl",
   },
   {
     // PlannerConfig's `max_gpu_budget` default, 8 (seed 000: omitted keys take the PlannerConfig
@@ -363,6 +388,7 @@ export const PLANNER_KNOBS = [
     value: gpuBound(),
     default: 8,
     retune: NO_RETUNE,
+    example: 16,
   },
   {
     yaml: "min_num_gpus",
@@ -372,6 +398,7 @@ export const PLANNER_KNOBS = [
     value: gpuBound(),
     default: -1,
     retune: NO_RETUNE,
+    example: 2,
   },
   {
     yaml: "min_workers",
@@ -381,6 +408,7 @@ export const PLANNER_KNOBS = [
     value: nonNegInt(),
     default: 1,
     retune: NO_RETUNE,
+    example: 2,
   },
   {
     yaml: "prefill_min_workers",
@@ -391,6 +419,7 @@ export const PLANNER_KNOBS = [
     default: null,
     nullable: "keep",
     retune: NO_RETUNE,
+    example: 2,
   },
   {
     yaml: "decode_min_workers",
@@ -401,6 +430,7 @@ export const PLANNER_KNOBS = [
     default: null,
     nullable: "keep",
     retune: NO_RETUNE,
+    example: 3,
   },
   {
     // PlannerConfig's fallback speculative-decoding depth (planner.md §1.1): the SLA load loop
@@ -415,6 +445,7 @@ export const PLANNER_KNOBS = [
     value: nonNegInt(),
     default: 0,
     retune: NO_RETUNE,
+    example: 1,
   },
   {
     yaml: "advisory",
@@ -424,6 +455,7 @@ export const PLANNER_KNOBS = [
     value: z.boolean(),
     default: false,
     retune: NO_RETUNE,
+    example: true,
   },
 ] as const satisfies readonly KnobRow[];
 

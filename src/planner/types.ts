@@ -21,7 +21,7 @@ export type {
 
 /**
  * PlannerConfig after the prediction schema's mapping, normalization and validation (planner.md
- * §1, §9.1): one field per row of the knob table (planner/knobs.ts, `KnobSettings`: a row is a
+ * §1, §9.1): one field per row of the knob table (knobs/planner.ts, `KnobSettings`: a row is a
  * field, with the type of its value rule), the fields derived from other sections and the
  * PlannerConfig defaults no key sets.
  */

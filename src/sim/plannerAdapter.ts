@@ -159,7 +159,7 @@ export class PlannerReplayAdapter implements ScalingPolicy {
   /** The planner section of prediction.json. */
   report(lifecycle: readonly LifecycleOperation[]): PlannerReport {
     // The configuration the run started with (retune may change Planner fields between ticks);
-    // the knob table (planner/knobs.ts) names its fields.
+    // the knob table (knobs/planner.ts) names its fields.
     const s = this.startSettings;
     const config = plannerConfigPayload(s);
     const report: PlannerReport = {

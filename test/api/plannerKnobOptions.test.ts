@@ -1,5 +1,5 @@
 /**
- * The library API's `plannerConfig` knob options come from the knob table (src/planner/knobs.ts):
+ * The library API's `plannerConfig` knob options come from the knob table (src/knobs/planner.ts):
  * the former hand-kept RENAMED / SAME / ALIASES lists of api/plannerConfig.ts are now derived, so
  * they cannot drift from the YAML keys; every option lands on its row's YAML key and errors name
  * the option the caller wrote.

@@ -1,7 +1,7 @@
 /**
- * What config/ derives from the Planner knob table (src/planner/knobs.ts): the `planner` section's
+ * What config/ derives from the Planner knob table (src/knobs/planner.ts): the `planner` section's
  * keys in `fleetsim schema`, the resolver into PlannerSettings, and `planner.retune.planner`.
- * `KNOB_SAMPLE` (test/helpers/plannerKnobSample.ts) is the one list to extend with a new knob (a
+ * `KNOB_SAMPLE` (test/helpers/plannerKnobSample.ts: every row's `example`) sets every knob (a
  * non-default value of each row); the first test fails until it covers every row.
  */
 import { isAbsolute } from "node:path";
@@ -32,6 +32,9 @@ describe("the planner section from the knob table", () => {
   it("the sample sets every row, each to a value other than its default", () => {
     expect(Object.keys(SAMPLE)).toEqual(ROWS.map((r) => r.yaml));
     for (const row of ROWS) expect(SAMPLE[row.yaml], row.yaml).not.toEqual(row.default);
+    // Each example passes its own row's value rule (the section's cross-key rules are checked by
+    // resolving the whole sample below).
+    for (const row of ROWS) expect(row.value.safeParse(row.example).success, row.yaml).toBe(true);
   });
 
   it("fleetsim schema lists the rows in row order, then retune, with each row's default", () => {

@@ -1,5 +1,5 @@
 /**
- * The Planner knob table (src/planner/knobs.ts) and what planner/ derives from it: the settings
+ * The Planner knob table (src/knobs/planner.ts) and what planner/ derives from it: the settings
  * fields (checked at compile time), the PlannerConfig payload and the retune points' live names.
  * Every check runs over all rows, so a new row is covered without editing this file.
  */

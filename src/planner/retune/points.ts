@@ -1,7 +1,7 @@
 /**
  * Retune points (docs/retune.md §5): the full set of retunable values — the three KV-router
  * parameters, the Planner fields of §2 and the load-predictor fields (the knob table's grid and
- * predictor rows, planner/knobs.ts) — with the live names the decision records use (§10) and a
+ * predictor rows, knobs/planner.ts) — with the live names the decision records use (§10) and a
  * canonical key that identifies a configuration.
  */
 import { RETUNE_GRID_KNOBS, RETUNE_PREDICTOR_KNOBS } from "../../knobs/planner.js";

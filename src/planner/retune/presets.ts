@@ -1,6 +1,6 @@
 /**
  * The preset tables retune searches (planner.md §9.2 `simulation/presets.py`, §9.3
- * `LOAD_PREDICTOR_PRESETS`). The knobs they set are rows of planner/knobs.ts; the default domains
+ * `LOAD_PREDICTOR_PRESETS`). The knobs they set are rows of knobs/planner.ts; the default domains
  * of single knobs are in those rows.
  */
 import type { RetunePresetGroup } from "../../knobs/planner.js";
