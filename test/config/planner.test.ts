@@ -17,6 +17,7 @@ import {
   SEED_TRACE,
   SEED_TRAFFIC,
 } from "../helpers/configHelpers.js";
+import { knobDefaults } from "../helpers/planner.js";
 
 /** Seed 001 step 1: the planner mapping of planner-aggregated.yaml, verbatim. */
 const SEED_AGGREGATED_PLANNER = `planner:
@@ -50,8 +51,13 @@ const SEED_DISAGGREGATED_PLANNER = `planner:
 
 const files = { [SEED_TRACE]: "" };
 
-/** The PlannerSettings of `planner: {policy: enabled}` on an aggregated engine (planner.md §1.1, §9.1). */
+/**
+ * The PlannerSettings of `planner: {policy: enabled}` on an aggregated engine (planner.md §1.1,
+ * §9.1): the reference's defaults pinned here key by key; a knob added later takes its table
+ * default (`knobDefaults`), which test/planner/knobs.test.ts checks against the section.
+ */
 const MINIMAL: PlannerSettings = {
+  ...knobDefaults(),
   mode: "agg",
   optimizationTarget: "throughput",
   enableThroughputScaling: false,

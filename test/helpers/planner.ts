@@ -1,4 +1,16 @@
+import { type KnobRow, type KnobSettings, PLANNER_KNOBS } from "../../src/knobs/planner.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../../src/planner/types.js";
+
+/**
+ * Every knob's settings field at its table default: the base of the fixtures below, so a new row
+ * of the knob table needs no edit here (the fixtures still pin the values their tests are about).
+ */
+export function knobDefaults(): KnobSettings {
+  const out: Record<string, unknown> = {};
+  for (const row of PLANNER_KNOBS as readonly KnobRow[])
+    if (row.settings !== null) out[row.settings] = row.default;
+  return out as KnobSettings;
+}
 
 /**
  * Planner test fixtures: fully specified objects with neutral defaults (a disaggregated,
@@ -7,6 +19,7 @@ import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "..
  */
 export function plannerSettings(over: Partial<PlannerSettings> = {}): PlannerSettings {
   return {
+    ...knobDefaults(),
     mode: "disagg",
     optimizationTarget: "throughput",
     enableThroughputScaling: false,
