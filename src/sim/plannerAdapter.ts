@@ -4,7 +4,6 @@ import type {
   BootstrapInfo,
   FpmMetrics,
   FpmObservation,
-  PlannerConfigPayload,
   PlannerReport,
   PlannerTick,
   PoolTopologyRecord,
