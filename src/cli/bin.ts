@@ -3,6 +3,16 @@
 import { ExitCode } from "./exitCodes.js";
 import { runCli } from "./main.js";
 
+// A reader that closes the pipe early (`fleetsim schema | head`) is not an error: stop quietly
+// with the exit code so far, as a Unix tool stops on SIGPIPE, instead of an unhandled EPIPE
+// stack trace. Anything else on the streams is still a crash.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(process.exitCode ?? ExitCode.Ok);
+  });
+}
+
 runCli(
   process.argv.slice(2),
   {
