@@ -19,6 +19,7 @@ import { type Replay, ReplayAborted } from "../sim/replay.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
 import { checkHtmlReportReady, htmlReportFile, REPORT_FILE } from "./report.js";
+import { startupProbeLine } from "./startupProbe.js";
 import type { Streams } from "./streams.js";
 
 export interface PredictOptions {
@@ -137,6 +138,9 @@ async function predictLocked(
                 retune,
               );
               setProgress(progress);
+              // FLEETSIM_STARTUP_PROBE: exec → first simulated event (docs/performance.md).
+              const probe = startupProbeLine();
+              if (probe !== null) io.err(probe);
             }
           },
           onReplayEnd: () => {
