@@ -1,31 +1,41 @@
 /**
- * `npm run bench`: replays the FAST'25 conversation trace (12,031 requests, one hour) through the
- * seed walkthrough deployments (nvidia/Llama-3.1-8B-Instruct-FP8 on h200_sxm, default KV capacity)
- * and prints, per case, the speed factor (simulated / wall) and the replay's wall time relative to
- * a parse-only pass over the same file. All cases run in one process, interleaved round by round,
- * so the ratios between them are meaningful on a noisy machine; absolute times are not.
+ * `npm run bench` (builds first): the rows of issue 16's table, each measured by the CPU time
+ * (user + system) of a whole `node dist/cli/bin.js predict` process, as a ratio to a floor measured
+ * in the same run (a read + JSON.parse of every line of the trace, in this process), with the
+ * child's peak RSS and the goal next to it (docs/performance.md keeps the figures and the method).
  *
- * The planner case is the seed as written (Planner enabled, ticks recorded, report serialized);
- * every other case runs with `planner: {policy: disabled}`.
+ * Each row is its own process (bench/childUsage.mjs, preloaded, writes its getrusage at exit), so
+ * module loading, the timing tables and the output files are part of its cost, as for a user.
+ * Rows are interleaved round by round with the floor; min and median are over the rounds.
+ * `exec → first event` is the CPU of the examples/aggregated.yaml run up to the replay's first
+ * event (FLEETSIM_STARTUP_PROBE, docs/cli.md).
  *
- * Usage: node --import tsx bench/replay.ts [--rounds R] [--trace PATH]
+ * Usage: npm run bench -- [--rounds R] [--trace PATH] [--only NAME,…] [--with-1m]
+ *   --with-1m  also the 1 M-request row: the trace repeated one hour apart to 1,000,000 rows
+ *              (generated into a temporary folder, deterministic), 4 workers, no Planner, one round.
  */
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { loadConfig } from "../src/config/load.js";
-import type { RunSpec } from "../src/config/runSpec.js";
-import { buildSummary } from "../src/metrics/summary.js";
-import { loadWorkload } from "../src/pipeline/index.js";
-import { createRoleTimings } from "../src/pipeline/timings.js";
-import { createPlanner } from "../src/sim/plannerSetup.js";
-import { Replay } from "../src/sim/replay.js";
+import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX, type StartupProbe } from "../src/cli/startupProbe.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const TRACE_IN_SHARED = join("shared", "traces", "mooncake-fast25", "conversation_trace.jsonl");
+/** The shared data folder beside the repository (or beside the folder of its worktrees). */
+const DEFAULT_TRACE =
+  [resolve(ROOT, "..", TRACE_IN_SHARED), resolve(ROOT, "..", "..", TRACE_IN_SHARED)].find(existsSync) ??
+  resolve(ROOT, "..", TRACE_IN_SHARED);
 
 const { values } = parseArgs({
   options: {
     rounds: { type: "string", default: "3" },
-    trace: { type: "string", default: resolve("../shared/traces/mooncake-fast25/conversation_trace.jsonl") },
+    trace: { type: "string", default: DEFAULT_TRACE },
+    only: { type: "string" },
+    "with-1m": { type: "boolean", default: false },
   },
 });
 const trace = resolve(values.trace);
@@ -33,101 +43,302 @@ if (!existsSync(trace)) {
   console.error(`bench: trace not found: ${trace} (expected the shared data folder beside the repo)`);
   process.exit(2);
 }
+const rounds = Number(values.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) {
+  console.error("bench: --rounds must be a positive integer");
+  process.exit(2);
+}
+const BIN = join(ROOT, "dist", "cli", "bin.js");
+if (!existsSync(BIN)) {
+  console.error("bench: dist/cli/bin.js is missing: run `npm run build` (npm run bench does)");
+  process.exit(2);
+}
+const PRELOAD = pathToFileURL(join(ROOT, "bench", "childUsage.mjs")).href;
+const dir = mkdtempSync(join(tmpdir(), "fleetsim-bench-"));
 
-/** Fixed replicas unless a case turns the Planner back on. */
-function spec(config: string, ...sets: string[]): RunSpec {
-  return loadConfig({
-    configPath: config,
-    sets: [`traffic.source.paths=[${JSON.stringify(trace)}]`, "planner={policy: disabled}", ...sets],
-    stack: "dynamo",
-  });
+/** A seed walkthrough config with the trace path made absolute. */
+function seed(file: string, tracePath = trace): string {
+  const yaml = readFileSync(join(ROOT, "examples", file), "utf8").replace(
+    /paths: \[[^\]]*\]/,
+    `paths: [${JSON.stringify(tracePath)}]`,
+  );
+  const path = join(dir, `${file}-${tracePath === trace ? "trace" : "1m"}.yaml`);
+  writeFileSync(path, yaml);
+  return path;
 }
 
-function withPlanner(config: string): RunSpec {
-  return loadConfig({
-    configPath: config,
-    sets: [`traffic.source.paths=[${JSON.stringify(trace)}]`],
-    stack: "dynamo",
-  });
+const SYNTHETIC = `traffic:
+  source: { type: synthetic, input_tokens: 1024, output_tokens: 128 }
+  load: { type: concurrency, concurrency: 64 }
+  stop: { requests: 131072 }
+engine:
+  mode: aggregated
+  model: Qwen/Qwen3-32B
+  hardware: h200_sxm
+  backend: vllm
+  workers:
+    aggregated:
+      parallelism: { replicas: 1, tensor: 1 }
+      scheduler: { max_batched_tokens: 8192, max_sequences: 256 }
+      kv_cache: { block_size: 64, prefix_caching: true, capacity: { type: default, memory_fraction: 0.9 } }
+      timing: { type: default }
+`;
+
+/** The trace repeated to `rows` rows, each copy one hour after the previous (as bench/memory.ts). */
+async function repeatedTrace(path: string, rows: number): Promise<void> {
+  const lines = readFileSync(trace, "utf8").trimEnd().split("\n");
+  const out = createWriteStream(path);
+  let buf = "";
+  for (let n = 0; n < rows; n++) {
+    const row = JSON.parse(lines[n % lines.length]);
+    row.timestamp += Math.floor(n / lines.length) * 3_600_000;
+    buf += `${JSON.stringify(row)}\n`;
+    if (buf.length > 1 << 20) {
+      out.write(buf);
+      buf = "";
+    }
+  }
+  out.write(buf);
+  await new Promise<void>((res) => out.end(res));
 }
 
-const AGG = "examples/seed-aggregated.yaml";
-const DISAGG = "examples/seed-disaggregated.yaml";
-const CASES: Record<string, RunSpec> = {
-  "agg 2w polynomial": spec(AGG, "engine.workers.aggregated.timing={type: polynomial}"),
-  "agg 2w default": spec(AGG),
-  "disagg 1P+1D default": spec(DISAGG),
-  "agg 4w round_robin": spec(AGG, "engine.workers.aggregated.parallelism.replicas=4"),
-  "agg 4w kv_router": spec(
-    AGG,
-    "engine.workers.aggregated.parallelism.replicas=4",
-    "router={policy: kv_router}",
-  ),
-  "agg 2w planner": withPlanner(AGG),
-};
+type Goal =
+  | { readonly kind: "none" }
+  | { readonly kind: "speed"; readonly atLeast: number }
+  | { readonly kind: "cpu"; readonly atMostS: number }
+  | { readonly kind: "rss"; readonly atMostBytes: number };
 
-async function parseOnly(): Promise<number> {
-  const t0 = performance.now();
+interface Case {
+  readonly name: string;
+  /** Config file (prepared lazily: the 1M trace is generated only when its row runs). */
+  readonly config: () => Promise<string> | string;
+  readonly sets?: readonly string[];
+  /** The row's figure is the CPU up to the first simulated event, not the whole process. */
+  readonly startup?: boolean;
+  readonly goal: Goal;
+  readonly goalText: string;
+  readonly oneRound?: boolean;
+}
+
+const NO_PLANNER = "planner={policy: disabled}";
+const CASES: Case[] = [
+  {
+    name: "seed agg + Planner (sla)",
+    config: () => seed("seed-aggregated.yaml"),
+    goal: { kind: "speed", atLeast: 15_000 },
+    goalText: ">= 15,000x",
+  },
+  {
+    name: "agg polynomial, no Planner",
+    config: () => seed("seed-aggregated.yaml"),
+    sets: [NO_PLANNER, "engine.workers.aggregated.timing={type: polynomial}"],
+    goal: { kind: "speed", atLeast: 25_000 },
+    goalText: ">= 25,000x",
+  },
+  {
+    name: "disagg + Planner",
+    config: () => seed("seed-disaggregated.yaml"),
+    goal: { kind: "speed", atLeast: 10_000 },
+    goalText: ">= 10,000x",
+  },
+  {
+    name: "synthetic 131,072 Qwen3-32B",
+    config: () => {
+      const path = join(dir, "synthetic.yaml");
+      writeFileSync(path, SYNTHETIC);
+      return path;
+    },
+    goal: { kind: "cpu", atMostS: 1.0 },
+    goalText: "<= 1.0 s CPU",
+  },
+  {
+    name: "exec -> first event",
+    config: () => join(ROOT, "examples", "aggregated.yaml"),
+    startup: true,
+    goal: { kind: "cpu", atMostS: 0.2 },
+    goalText: "<= 0.2 s CPU",
+  },
+  {
+    // The same process to its end: work deferred past the first event (tables built on first
+    // query) shows here.
+    name: "sample trace, whole run",
+    config: () => join(ROOT, "examples", "aggregated.yaml"),
+    goal: { kind: "none" },
+    goalText: "-",
+  },
+];
+if (values["with-1m"]) {
+  CASES.push({
+    name: "1M requests, 4 workers",
+    config: async () => {
+      const path = join(dir, "conversation-1m.jsonl");
+      if (!existsSync(path)) await repeatedTrace(path, 1_000_000);
+      return seed("seed-aggregated.yaml", path);
+    },
+    sets: [
+      NO_PLANNER,
+      "engine.workers.aggregated.parallelism.replicas=4",
+      "traffic.stop.max_virtual_time_seconds=400000",
+      "execution.resources={initialization_timeout_seconds: 600, shutdown_timeout_seconds: 120}",
+    ],
+    goal: { kind: "rss", atMostBytes: 1e9 },
+    goalText: "<= 1 GB RSS, linear CPU",
+    oneRound: true,
+  });
+}
+const only = values.only?.split(",").map((s) => s.trim()) ?? null;
+const selected = CASES.filter((c) => only === null || only.some((o) => c.name.includes(o)));
+
+interface Sample {
+  readonly cpuMs: number;
+  readonly wallMs: number;
+  readonly maxRssBytes: number;
+  readonly simulatedS: number | null;
+  readonly requests: number | null;
+}
+
+/** One `fleetsim predict` process; its own rusage (or, for a startup row, its probe). */
+function runCase(c: Case, config: string): Sample {
+  const usageFile = join(dir, "usage.json");
+  rmSync(usageFile, { force: true });
+  const out = join(dir, "out");
+  const argv = [
+    "--import",
+    PRELOAD,
+    BIN,
+    "predict",
+    "--stack",
+    "dynamo",
+    "-c",
+    config,
+    "--output-dir",
+    out,
+    "--overwrite",
+    "--format",
+    "json",
+    "--progress",
+    "none",
+    ...(c.sets ?? []).flatMap((s) => ["--set", s]),
+  ];
+  const r = spawnSync(process.execPath, argv, {
+    cwd: ROOT,
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+    env: { ...process.env, FLEETSIM_BENCH_USAGE: usageFile, [STARTUP_PROBE_ENV]: c.startup ? "1" : "" },
+  });
+  if (r.status !== 0) {
+    throw new Error(`${c.name}: exit ${r.status}: ${r.stderr.split("\n").slice(0, 4).join(" | ")}`);
+  }
+  const usage = JSON.parse(readFileSync(usageFile, "utf8")) as StartupProbe;
+  const summary = JSON.parse(r.stdout) as { duration_ms: number; num_requests: number };
+  if (c.startup) {
+    const line = r.stderr.split("\n").find((l) => l.startsWith(STARTUP_PROBE_PREFIX));
+    if (line === undefined) throw new Error(`${c.name}: no ${STARTUP_PROBE_ENV} line on stderr`);
+    const probe = JSON.parse(line.slice(STARTUP_PROBE_PREFIX.length)) as StartupProbe;
+    return {
+      cpuMs: probe.cpu_ms,
+      wallMs: probe.wall_ms,
+      maxRssBytes: probe.max_rss_bytes,
+      simulatedS: null,
+      requests: summary.num_requests,
+    };
+  }
+  return {
+    cpuMs: usage.cpu_ms,
+    wallMs: usage.wall_ms,
+    maxRssBytes: usage.max_rss_bytes,
+    simulatedS: summary.duration_ms / 1000,
+    requests: summary.num_requests,
+  };
+}
+
+/** The floor: CPU of reading the trace and parsing each line, in this process. */
+async function floorMs(): Promise<number> {
+  const t0 = process.cpuUsage();
   let rows = 0;
   await readJsonlLines(trace, (line) => {
     JSON.parse(line);
     rows++;
   });
   if (rows === 0) throw new Error("empty trace");
-  return performance.now() - t0;
+  const d = process.cpuUsage(t0);
+  return (d.user + d.system) / 1000;
 }
 
-interface Sample {
-  replayMs: number;
-  loadMs: number;
-  simS: number;
-  requests: number;
+const configs = new Map<string, string>();
+const samples = new Map<string, Sample[]>(selected.map((c) => [c.name, []]));
+const floors: number[] = [];
+try {
+  for (let i = 0; i < rounds; i++) {
+    floors.push(await floorMs());
+    for (const c of selected) {
+      if (c.oneRound && i > 0) continue;
+      if (!configs.has(c.name)) configs.set(c.name, await c.config());
+      samples.get(c.name)!.push(runCase(c, configs.get(c.name)!));
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
 }
 
-async function replayOnce(s: RunSpec): Promise<Sample> {
-  const t0 = performance.now();
-  const [table, timings] = await Promise.all([loadWorkload(s), createRoleTimings(s.engine)]);
-  const planner = await createPlanner(s, timings);
-  const t1 = performance.now();
-  const result = new Replay(s, table, timings, { capturePerRequest: false, scaling: planner }).runSync();
-  // The planner report is part of the planner-enabled run's cost.
-  if (planner !== null) JSON.stringify(planner.report(result.lifecycleOperations));
-  const t2 = performance.now();
-  const summary = buildSummary(result, s.sla);
-  return {
-    replayMs: t2 - t1,
-    loadMs: t1 - t0,
-    simS: summary.duration_ms / 1000,
-    requests: summary.num_requests,
-  };
-}
+const sorted = (xs: readonly number[]): number[] => [...xs].sort((a, b) => a - b);
+const median = (xs: readonly number[]): number => sorted(xs)[Math.floor((xs.length - 1) / 2)];
+const min = (xs: readonly number[]): number => sorted(xs)[0];
+const floor = median(floors);
+const int = (n: number): string => Math.round(n).toLocaleString("en-US");
 
-const rounds = Number(values.rounds);
-const samples = new Map<string, Sample[]>(Object.keys(CASES).map((k) => [k, []]));
-const parses: number[] = [];
-for (let i = 0; i < rounds; i++) {
-  parses.push(await parseOnly());
-  for (const [name, s] of Object.entries(CASES)) samples.get(name)!.push(await replayOnce(s));
-}
+const header = [
+  ["case", 28],
+  ["requests", 9],
+  ["sim s", 9],
+  ["CPU s min", 10],
+  ["CPU s med", 10],
+  ["speed", 9],
+  ["x floor", 8],
+  ["us/req", 7],
+  ["RSS MiB", 8],
+  ["goal", 24],
+  ["met", 4],
+] as const;
+const row = (cells: readonly string[]): string =>
+  cells.map((s, k) => (k === 0 || k >= 9 ? s.padEnd(header[k][1]) : s.padStart(header[k][1]))).join(" ");
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const parseMs = median(parses);
-const wall = new Map<string, number>();
 console.log(`trace: ${trace}`);
-console.log(`parse-only pass: ${parseMs.toFixed(0)} ms (median of ${rounds})\n`);
 console.log(
-  `${"case".padEnd(22)} ${"requests".padStart(8)} ${"simulated s".padStart(11)} ${"wall s".padStart(7)} ${"load s".padStart(7)} ${"speed".padStart(8)} ${"replay/parse".padStart(12)}`,
+  `floor (read + JSON.parse of every line, CPU): min ${min(floors).toFixed(0)} ms, median ${floor.toFixed(0)} ms over ${rounds} rounds`,
 );
-for (const [name, xs] of samples) {
-  const replayMs = median(xs.map((x) => x.replayMs));
-  wall.set(name, replayMs);
-  const simS = xs[0].simS;
+console.log(
+  `CPU = user + system of the whole predict process${rounds > 1 ? "; speed and x floor from the median" : ""}\n`,
+);
+console.log(row(header.map(([h]) => h)));
+for (const c of selected) {
+  const xs = samples.get(c.name)!;
+  const cpu = xs.map((x) => x.cpuMs);
+  const med = median(cpu);
+  const simS = xs[0].simulatedS;
+  const speed = simS === null ? null : simS / (med / 1000);
+  const rss = Math.max(...xs.map((x) => x.maxRssBytes));
+  const met =
+    c.goal.kind === "none"
+      ? null
+      : c.goal.kind === "speed"
+        ? speed !== null && speed >= c.goal.atLeast
+        : c.goal.kind === "cpu"
+          ? med / 1000 <= c.goal.atMostS
+          : rss <= c.goal.atMostBytes;
   console.log(
-    `${name.padEnd(22)} ${String(xs[0].requests).padStart(8)} ${simS.toFixed(1).padStart(11)} ${(replayMs / 1000).toFixed(3).padStart(7)} ${(median(xs.map((x) => x.loadMs)) / 1000).toFixed(3).padStart(7)} ${`${(simS / (replayMs / 1000)).toFixed(0)}x`.padStart(8)} ${(replayMs / parseMs).toFixed(1).padStart(12)}`,
+    row([
+      c.name,
+      xs[0].requests === null ? "-" : int(xs[0].requests),
+      simS === null ? "-" : simS.toFixed(0),
+      (min(cpu) / 1000).toFixed(3),
+      (med / 1000).toFixed(3),
+      speed === null ? "-" : `${int(speed)}x`,
+      (med / floor).toFixed(1),
+      c.startup || xs[0].requests === null ? "-" : (med / xs[0].requests / 1e-3).toFixed(0),
+      (rss / 2 ** 20).toFixed(0),
+      c.goalText,
+      met === null ? "-" : met ? "yes" : "no",
+    ]),
   );
 }
-const ratio = (a: string, b: string): string => (wall.get(a)! / wall.get(b)!).toFixed(2);
-console.log(`\ndefault / polynomial timing (agg 2w):  ${ratio("agg 2w default", "agg 2w polynomial")}`);
-console.log(`disaggregated / aggregated (default):  ${ratio("disagg 1P+1D default", "agg 2w default")}`);
-console.log(`kv_router / round_robin (agg 4w):      ${ratio("agg 4w kv_router", "agg 4w round_robin")}`);
-console.log(`planner / no planner (agg 2w):         ${ratio("agg 2w planner", "agg 2w default")}`);

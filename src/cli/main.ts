@@ -3,18 +3,12 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "@commande
 import { ConfigError } from "../config/errors.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import type { ResourceHooks } from "../resources/runtime.js";
-import { ReplayAborted } from "../sim/replay.js";
-import { convertCommand, DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "./convert.js";
-import { estimateCommand } from "./estimate.js";
+import { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamoTraceConvert.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
-import { predictCommand } from "./predict.js";
 import type { ProgressSettings } from "./progress.js";
-import { reportCommand } from "./report.js";
-import { schemaCommand } from "./schema.js";
 import { DEFAULT_STACK, onlineRefusal, STACK_HELP } from "./stack.js";
 import type { Streams } from "./streams.js";
 import { isUserError } from "./userErrors.js";
-import { validateCommand } from "./validate.js";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
@@ -136,8 +130,8 @@ Examples:
         exitCode = ExitCode.UserError;
         return;
       }
-      exitCode = await guarded(io, "predict", () =>
-        predictCommand(
+      exitCode = await guarded(io, "predict", async () =>
+        (await import("./predict.js")).predictCommand(
           {
             config: opts.config,
             set: opts.set,
@@ -186,8 +180,8 @@ Examples:
   fleetsim report out/prediction.json --sla-ttft-ms 1500 --sla-itl-ms 50`,
     )
     .action(async (input, opts) => {
-      exitCode = await guarded(io, "report", () =>
-        reportCommand(
+      exitCode = await guarded(io, "report", async () =>
+        (await import("./report.js")).reportCommand(
           {
             input,
             output: opts.output,
@@ -236,8 +230,8 @@ Examples:
   fleetsim estimate --model Qwen/Qwen3-32B --hardware b200_sxm --prefill-tokens 2048 --prefix 8192 --format json`,
     )
     .action(async (opts) => {
-      exitCode = await guarded(io, "estimate", () =>
-        estimateCommand(
+      exitCode = await guarded(io, "estimate", async () =>
+        (await import("./estimate.js")).estimateCommand(
           {
             model: opts.model,
             hardware: opts.hardware,
@@ -298,8 +292,8 @@ Examples:
   fleetsim convert --input trace.jsonl.gz --output out.jsonl --trace-block-size 256 --start-unix-ms 0`,
     )
     .action(async (opts) => {
-      exitCode = await guarded(io, "convert", () =>
-        convertCommand(
+      exitCode = await guarded(io, "convert", async () =>
+        (await import("./convert.js")).convertCommand(
           {
             input: opts.input,
             output: opts.output,
@@ -344,8 +338,11 @@ Examples:
   fleetsim validate -c prediction.yaml --format json | jq .run.workers`,
     )
     .action(async (opts) => {
-      exitCode = await guarded(io, "validate", () =>
-        validateCommand({ config: opts.config, set: opts.set, stack: opts.stack, format: opts.format }, io),
+      exitCode = await guarded(io, "validate", async () =>
+        (await import("./validate.js")).validateCommand(
+          { config: opts.config, set: opts.set, stack: opts.stack, format: opts.format },
+          io,
+        ),
       );
     });
 
@@ -368,7 +365,10 @@ Examples:
     )
     .action(async (opts) => {
       exitCode = await guarded(io, "schema", async () =>
-        schemaCommand({ output: opts.output, version: VERSION, prediction: opts.prediction }, io),
+        (await import("./schema.js")).schemaCommand(
+          { output: opts.output, version: VERSION, prediction: opts.prediction },
+          io,
+        ),
       );
     });
 
@@ -384,7 +384,11 @@ Examples:
   return exitCode;
 }
 
-/** Maps errors to exit codes: user mistakes print one clear message, never a stack trace. */
+/**
+ * Maps errors to exit codes: user mistakes print one clear message, never a stack trace. Each
+ * command's module is imported only when that command runs (start-up, docs/performance.md), so
+ * the replay's `ReplayAborted` is looked up only for an error.
+ */
 async function guarded(io: Streams, command: string, body: () => Promise<void>): Promise<number> {
   try {
     await body();
@@ -410,6 +414,7 @@ async function guarded(io: Streams, command: string, body: () => Promise<void>):
       io.err(`fleetsim: interrupted (${err.signal}); no results were written\n`);
       return err.exitCode;
     }
+    const { ReplayAborted } = await import("../sim/replay.js");
     if (err instanceof ReplayAborted) {
       io.err("fleetsim: interrupted; no results were written\n");
       return ExitCode.Interrupted;

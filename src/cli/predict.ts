@@ -18,7 +18,7 @@ import { RunSupervisor } from "../resources/supervisor.js";
 import { type Replay, ReplayAborted } from "../sim/replay.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
-import { checkHtmlReportReady, htmlReportFile, REPORT_FILE } from "./report.js";
+import { startupProbeLine } from "./startupProbe.js";
 import type { Streams } from "./streams.js";
 
 export interface PredictOptions {
@@ -54,7 +54,8 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const startedMs = performance.now();
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
-  if (opts.html) checkHtmlReportReady();
+  // The HTML report's modules load only with --html (start-up, docs/performance.md).
+  if (opts.html) (await import("./report.js")).checkHtmlReportReady();
   // One run per output directory: a second one fails now (exit 2) instead of mixing files.
   const lock = OutputDirLock.acquire(opts.outputDir);
   // SIGINT / SIGTERM in any phase: the first stops the run (the replay at its next yield point,
@@ -137,6 +138,9 @@ async function predictLocked(
                 retune,
               );
               setProgress(progress);
+              // FLEETSIM_STARTUP_PROBE: exec → first simulated event (docs/performance.md).
+              const probe = startupProbeLine();
+              if (probe !== null) io.err(probe);
             }
           },
           onReplayEnd: () => {
@@ -162,12 +166,13 @@ async function predictLocked(
   // requests.jsonl is serialized while it is written, outside the measured shutdown.
   await supervisor.checkShutdown();
   outputs.push(supervisor.runtimeFile("completed"));
-  if (opts.html) outputs.push(htmlReportFile(prediction, spec.sla));
+  const htmlReport = opts.html ? await import("./report.js") : null;
+  if (htmlReport !== null) outputs.push(htmlReport.htmlReportFile(prediction, spec.sla));
   // A signal up to the commit rolls the write back; the commit itself is a few renames.
   await writeOutputs(opts.outputDir, outputs, opts.overwrite, { cancelled });
 
   let saved = `Saved full report to: ${join(opts.outputDir, "prediction.json")}`;
-  if (opts.html) saved += `\nSaved HTML report to: ${join(opts.outputDir, REPORT_FILE)}`;
+  if (htmlReport !== null) saved += `\nSaved HTML report to: ${join(opts.outputDir, htmlReport.REPORT_FILE)}`;
   if (opts.format === "json") {
     io.out(`${stableLine(prediction.summary)}\n`);
     io.err(`${saved}\n`);

@@ -56,7 +56,12 @@ export function compactTableData(full: OpTableData, spec: GpuSpec, policy = COMP
 // JSON form
 
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-const B64_INDEX = new Map([...B64].map((c, i) => [c, i]));
+/** Digit of each character code of `B64` (-1 for any other code below 128). */
+const B64_VALUE = (() => {
+  const t = new Int8Array(128).fill(-1);
+  for (let i = 0; i < B64.length; i++) t[B64.charCodeAt(i)] = i;
+  return t;
+})();
 
 interface CompactGrid {
   /** Knots per axis, comma-separated. */
@@ -86,7 +91,8 @@ function predict(
   c: number,
   sizes: readonly number[],
   st: readonly number[],
-  [a, b]: [number, number],
+  a: number,
+  b: number,
 ): number {
   const ia = Math.floor(c / st[a]) % sizes[a];
   const ib = Math.floor(c / st[b]) % sizes[b];
@@ -108,7 +114,7 @@ function encodeGrid(g: GridData, kind: "gemm" | "attention" | "line"): CompactGr
   });
   let out = "";
   for (let c = 0; c < q.length; c++) {
-    const d = q[c] - predict(q, c, sizes, st, axes);
+    const d = q[c] - predict(q, c, sizes, st, axes[0], axes[1]);
     let z = d >= 0 ? 2 * d : -2 * d - 1;
     while (z >= 32) {
       out += B64[32 + (z % 32)];
@@ -126,18 +132,22 @@ function decodeGrid(g: CompactGrid, kind: "gemm" | "attention" | "line", step: n
   const pa = predictorAxes(sizes.length, kind);
   const total = sizes.reduce((a, b) => a * b, 1);
   const q = new Float64Array(total);
+  const text = g.q;
+  const end = text.length;
   let pos = 0;
   for (let c = 0; c < total; c++) {
     let z = 0;
     let mul = 1;
     for (;;) {
-      const v = B64_INDEX.get(g.q[pos++]);
-      if (v === undefined) throw new Error("compact: truncated or corrupt cell string");
+      // Past the end, or a character outside B64: corrupt.
+      const code = pos < end ? text.charCodeAt(pos++) : 128;
+      const v = code < 128 ? B64_VALUE[code] : -1;
+      if (v < 0) throw new Error("compact: truncated or corrupt cell string");
       z += (v % 32) * mul;
       if (v < 32) break;
       mul *= 32;
     }
-    q[c] = (z % 2 === 0 ? z / 2 : -(z + 1) / 2) + predict(q, c, sizes, st, pa);
+    q[c] = (z % 2 === 0 ? z / 2 : -(z + 1) / 2) + predict(q, c, sizes, st, pa[0], pa[1]);
   }
   if (pos !== g.q.length) throw new Error("compact: cell string longer than the grid");
   return { axes, latencyMs: Array.from(q, (x) => Math.exp(x * step) / 1000) };
@@ -187,8 +197,13 @@ function encodeMoe(tables: readonly MoeTable[]): { shapes: string } & CompactGri
 
 function decodeMoe(j: { shapes: string } & CompactGrid, step: number): MoeTable[] {
   if (j.shapes === "") return [];
-  const grid = decodeGrid(j, "line", step);
-  const tokens = grid.axes[1];
+  // One grid holds every shape: decoded once, on the first read of any shape's cells.
+  let grid: GridData | null = null;
+  const all = (): GridData => {
+    grid ??= decodeGrid(j, "line", step);
+    return grid;
+  };
+  const tokens = parseAxes(j)[1];
   return j.shapes.split(";").map((s, row) => {
     const [dtype, ...nums] = s.split(" ");
     const [hiddenSize, interSize, topK, numExperts, moeTp, moeEp] = nums.map(Number);
@@ -200,10 +215,10 @@ function decodeMoe(j: { shapes: string } & CompactGrid, step: number): MoeTable[
       numExperts,
       moeTp,
       moeEp,
-      grid: {
-        axes: [tokens],
-        latencyMs: grid.latencyMs.slice(row * tokens.length, (row + 1) * tokens.length),
-      },
+      grid: lazyGridData(
+        [tokens],
+        () => all().latencyMs.slice(row * tokens.length, (row + 1) * tokens.length) as number[],
+      ),
     };
   });
 }
@@ -235,25 +250,47 @@ export function encodeCompact(d: OpTableData): CompactJson {
   };
 }
 
+/**
+ * `GridData` whose cells are decoded on first read: a run reads only the grids its model queries
+ * (the tables build them lazily), so the other grids of the file are never decoded.
+ */
+function lazyGridData(axes: readonly (readonly number[])[], cells: () => readonly number[]): GridData {
+  let decoded: readonly number[] | null = null;
+  return {
+    axes,
+    get latencyMs() {
+      decoded ??= cells();
+      return decoded;
+    },
+  };
+}
+
+const parseAxes = (g: CompactGrid): number[][] => g.axes.map((a) => a.split(",").map(Number));
+
+/** A compact grid whose cells decode on first read (`lazyGridData`). */
+function lazyDecodeGrid(g: CompactGrid, kind: "gemm" | "attention" | "line", step: number): GridData {
+  return lazyGridData(parseAxes(g), () => decodeGrid(g, kind, step).latencyMs as number[]);
+}
+
 export function decodeCompact(j: CompactJson): OpTableData {
   return {
     gpu: j.gpu,
     perfDataVersion: j.perfDataVersion,
-    gemm: j.gemm.map((g) => ({ dtype: g.dtype, grid: decodeGrid(g, "gemm", j.logStep) })),
+    gemm: j.gemm.map((g) => ({ dtype: g.dtype, grid: lazyDecodeGrid(g, "gemm", j.logStep) })),
     contextAttention: j.contextAttention.map((g) => ({
       kvDtype: g.kvDtype,
       headDim: g.headDim,
       kvHeads: g.kvHeads,
-      grid: decodeGrid(g, "attention", j.logStep),
+      grid: lazyDecodeGrid(g, "attention", j.logStep),
     })),
     generationAttention: j.generationAttention.map((g) => ({
       kvDtype: g.kvDtype,
       headDim: g.headDim,
       kvHeads: g.kvHeads,
-      grid: decodeGrid(g, "attention", j.logStep),
+      grid: lazyDecodeGrid(g, "attention", j.logStep),
     })),
     allReduceSource: j.allReduceSource,
-    allReduce: j.allReduce.map((t) => ({ numGpus: t.numGpus, grid: decodeGrid(t, "line", j.logStep) })),
+    allReduce: j.allReduce.map((t) => ({ numGpus: t.numGpus, grid: lazyDecodeGrid(t, "line", j.logStep) })),
     moeDistribution: j.moeDistribution,
     moe: decodeMoe(j.moe, j.logStep),
   };

@@ -105,17 +105,35 @@ function generationGrid(spec: GpuSpec, g: AttentionGroup): Grid {
   return grid;
 }
 
+const contextGrid = (g: AttentionGroup): Grid => new Grid(g.grid.axes, g.grid.latencyMs, CONTEXT_RULES);
+const allReduceGrid = (grid: GridData): Grid => new Grid(grid.axes, grid.latencyMs, ALLREDUCE_RULES);
+const moeGrid = (t: MoeTable): Grid => new Grid(t.grid.axes, t.grid.latencyMs, MOE_RULES);
+
 /** Builds (SOL-clamps, hole-fills) every grid of `data`. */
 export function buildGrids(data: OpTableData, spec: GpuSpec): Grids {
   return {
     gemm: data.gemm.map((g) => gemmGrid(spec, g.dtype, g.grid)),
-    contextAttention: data.contextAttention.map(
-      (g) => new Grid(g.grid.axes, g.grid.latencyMs, CONTEXT_RULES),
-    ),
+    contextAttention: data.contextAttention.map(contextGrid),
     generationAttention: data.generationAttention.map((g) => generationGrid(spec, g)),
-    allReduce: data.allReduce.map((t) => new Grid(t.grid.axes, t.grid.latencyMs, ALLREDUCE_RULES)),
-    moe: data.moe.map((t) => new Grid(t.grid.axes, t.grid.latencyMs, MOE_RULES)),
+    allReduce: data.allReduce.map((t) => allReduceGrid(t.grid)),
+    moe: data.moe.map(moeGrid),
   };
+}
+
+/**
+ * A grid built (SOL-clamped, hole-filled) on its first query, as `buildGrids` builds it: a run
+ * pays only for the tables its model uses (one GEMM dtype, a few attention groups), and compact
+ * cells are decoded only then (start-up, docs/performance.md).
+ */
+class LazyGrid {
+  private grid: Grid | null = null;
+
+  constructor(private readonly build: () => Grid) {}
+
+  get(): Grid {
+    this.grid ??= this.build();
+    return this.grid;
+  }
 }
 
 /**
@@ -125,13 +143,14 @@ export function buildGrids(data: OpTableData, spec: GpuSpec): Grids {
  */
 export class InterpolatedTables implements OpPerfTables {
   readonly gpu: string;
-  private readonly gemmGrids: (Grid | undefined)[] = [undefined, undefined, undefined];
-  private readonly ctx = new Map<number, Grid>();
-  private readonly gen = new Map<number, Grid>();
+  private readonly gemmGrids: (LazyGrid | undefined)[] = [undefined, undefined, undefined];
+  private readonly ctx = new Map<number, LazyGrid>();
+  private readonly gen = new Map<number, LazyGrid>();
   private readonly ctxRoutes = new Map<number, AttnRoute>();
   private readonly genRoutes = new Map<number, AttnRoute>();
-  private readonly ar = new Map<number, Grid>();
-  private readonly moeEntries: MoeEntry[] = [];
+  private readonly ar = new Map<number, LazyGrid>();
+  /** Built on the first MoE query (dense models never build them). */
+  private moeEntriesBuilt: MoeEntry[] | null = null;
   private readonly moeRoutes = new Map<string, MoeRoute>();
   private lastMoe: MoeRoute | undefined;
 
@@ -140,29 +159,26 @@ export class InterpolatedTables implements OpPerfTables {
     private readonly spec: GpuSpec,
   ) {
     this.gpu = data.gpu;
-    const grids = buildGrids(data, spec);
-    data.gemm.forEach(({ dtype }, i) => {
-      this.gemmGrids[dtypeIndex(dtype)] = grids.gemm[i];
-    });
-    data.contextAttention.forEach((g, i) => {
-      this.ctx.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), grids.contextAttention[i]);
-    });
-    data.generationAttention.forEach((g, i) => {
-      this.gen.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), grids.generationAttention[i]);
-    });
-    data.allReduce.forEach((t, i) => {
-      this.ar.set(t.numGpus, grids.allReduce[i]);
-    });
-    data.moe.forEach((table, i) => {
-      const grid = grids.moe[i];
+    // The same grids as buildGrids(data, spec), each built on its first query.
+    for (const g of data.gemm) {
+      this.gemmGrids[dtypeIndex(g.dtype)] = new LazyGrid(() => gemmGrid(spec, g.dtype, g.grid));
+    }
+    for (const g of data.contextAttention) {
+      this.ctx.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), new LazyGrid(() => contextGrid(g)));
+    }
+    for (const g of data.generationAttention) {
+      this.gen.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), new LazyGrid(() => generationGrid(spec, g)));
+    }
+    for (const t of data.allReduce) this.ar.set(t.numGpus, new LazyGrid(() => allReduceGrid(t.grid)));
+  }
+
+  private get moeEntries(): readonly MoeEntry[] {
+    this.moeEntriesBuilt ??= this.data.moe.map((table) => {
+      const grid = moeGrid(table);
       const knots = grid.knots[0];
-      this.moeEntries.push({
-        table,
-        grid,
-        maxTokens: knots[knots.length - 1],
-        maxLatency: grid.values[knots.length - 1],
-      });
+      return { table, grid, maxTokens: knots[knots.length - 1], maxLatency: grid.values[knots.length - 1] };
     });
+    return this.moeEntriesBuilt;
   }
 
   gemm(dtype: WeightDtype, m: number, n: number, k: number): number {
@@ -172,7 +188,7 @@ export class InterpolatedTables implements OpPerfTables {
       const have = this.data.gemm.map((x) => x.dtype).join(", ");
       throw new HardwareError(`no ${dtype} GEMM table for ${this.gpu} (measured: ${have || "none"})`);
     }
-    return g.at3(m, n, k);
+    return g.get().at3(m, n, k);
   }
 
   contextAttention(
@@ -191,7 +207,7 @@ export class InterpolatedTables implements OpPerfTables {
     const g = this.ctx.get(attnKey(kvDtype, headDim, kvKey));
     const base =
       g !== undefined
-        ? g.at3(numHeads, batch, full)
+        ? g.get().at3(numHeads, batch, full)
         : this.routed(
             this.ctxRoutes,
             this.ctx,
@@ -221,7 +237,7 @@ export class InterpolatedTables implements OpPerfTables {
     if (!(batch > 0 && numHeads > 0)) return 0;
     const kvKey = numKvHeads === numHeads ? 0 : numKvHeads;
     const g = this.gen.get(attnKey(kvDtype, headDim, kvKey));
-    if (g !== undefined) return g.at3(numHeads, batch, kvLength);
+    if (g !== undefined) return g.get().at3(numHeads, batch, kvLength);
     return this.routed(
       this.genRoutes,
       this.gen,
@@ -255,7 +271,7 @@ export class InterpolatedTables implements OpPerfTables {
       );
     }
     // The tables' message_size counts BF16 elements (AIC passes tokens × hidden).
-    return g.at1(messageBytes / 2) * scale;
+    return g.get().at1(messageBytes / 2) * scale;
   }
 
   moe(
@@ -387,7 +403,7 @@ export class InterpolatedTables implements OpPerfTables {
    */
   private routed(
     routes: Map<number, AttnRoute>,
-    grids: Map<number, Grid>,
+    grids: Map<number, LazyGrid>,
     kind: "context" | "generation",
     heads: number,
     kvHeads: number,
@@ -407,7 +423,7 @@ export class InterpolatedTables implements OpPerfTables {
   }
 
   private attnRoute(
-    grids: Map<number, Grid>,
+    grids: Map<number, LazyGrid>,
     kind: "context" | "generation",
     heads: number,
     kvHeads: number,
@@ -433,7 +449,7 @@ export class InterpolatedTables implements OpPerfTables {
     const pick = mha
       ? cands[0]
       : cands.reduce((best, g) => (l(g.kvHeads, kvHeads) < l(best.kvHeads, kvHeads) ? g : best));
-    const grid = grids.get(attnKey(pick.kvDtype, pick.headDim, pick.kvHeads));
+    const grid = grids.get(attnKey(pick.kvDtype, pick.headDim, pick.kvHeads))?.get();
     if (grid === undefined) throw fail("internal: grid missing");
     const headRatio = mha ? 1 : pick.kvHeads / kvHeads;
     return { grid, headRatio, scale: headDim / hd / headRatio };

@@ -7,12 +7,45 @@
  *
  * "Owned" descendants are those that did not exist when the monitor started: a process that was
  * already a child (say, a test runner's helper) is neither counted nor killed.
+ *
+ * The scan of /proc (every process's stat) runs only when this process has a child: that is
+ * read first from /proc/self/task/<tid>/children (one small file per thread), so a run without
+ * worker processes samples only its own RSS. Where those files cannot be read, a monitor that
+ * last saw no descendant rescans at most every `IDLE_SCAN_INTERVAL_MS`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { getHeapStatistics } from "node:v8";
 import { readAllowedCpus } from "./cpuAffinity.js";
 
 export const DEFAULT_SAMPLE_INTERVAL_MS = 50;
+
+/** Without /proc/self/task/<tid>/children: the rescan interval while no descendant was seen. */
+export const IDLE_SCAN_INTERVAL_MS = 1000;
+
+/**
+ * Whether this process has a child process, from /proc/self/task/<tid>/children (each thread's
+ * children); null where the main thread's file cannot be read (no /proc, or a kernel without it).
+ */
+export function hasChildProcesses(): boolean | null {
+  let tasks: string[];
+  try {
+    tasks = readdirSync("/proc/self/task");
+  } catch {
+    return null;
+  }
+  const main = String(process.pid);
+  for (const tid of tasks) {
+    let children: string;
+    try {
+      children = readFileSync(`/proc/self/task/${tid}/children`, "utf8");
+    } catch {
+      if (tid === main) return null;
+      continue; // a thread that exited meanwhile
+    }
+    if (children.trim() !== "") return true;
+  }
+  return false;
+}
 
 /** This process's kernel high-water mark of resident memory, bytes (getrusage `maxrss` is in KiB). */
 export function processPeakRssBytes(): number {
@@ -181,13 +214,16 @@ export class ResourceMonitor {
   private readonly heapUsage: (() => HeapUsage | null) | null;
   private readonly killed: number[] = [];
   private lastPids: readonly number[] = [];
+  private lastScanMs = Number.NEGATIVE_INFINITY;
   private readonly seenPids = new Set<number>();
   private readonly descendantCpus = new Set<number>();
 
   constructor(private readonly opts: MonitorOptions) {
     this.budgetBytes = opts.budgetBytes;
     this.intervalMs = opts.intervalMs ?? DEFAULT_SAMPLE_INTERVAL_MS;
-    this.baseline = new Set(opts.sample === undefined ? (descendantPids() ?? []) : []);
+    this.baseline = new Set(
+      opts.sample === undefined && hasChildProcesses() !== false ? (descendantPids() ?? []) : [],
+    );
     this.heapUsage =
       opts.heapUsage !== undefined ? opts.heapUsage : opts.sample === undefined ? v8HeapUsage : null;
   }
@@ -210,11 +246,33 @@ export class ResourceMonitor {
     if (this.opts.sample !== undefined) {
       rss = this.opts.sample();
     } else {
-      const tree = processTreeRss(this.baseline);
-      rss = tree.totalBytes;
-      this.lastPids = tree.pids;
-      this.noteAffinity(tree.pids);
+      if (this.scanDue()) {
+        const tree = processTreeRss(this.baseline);
+        this.lastScanMs = performance.now();
+        rss = tree.totalBytes;
+        this.lastPids = tree.pids;
+        this.noteAffinity(tree.pids);
+      } else {
+        // No child process: the tree is this process alone.
+        rss = process.memoryUsage.rss();
+        this.lastPids = [];
+      }
     }
+    return this.record(rss);
+  }
+
+  /**
+   * Whether this sample scans /proc for descendants: only when this process has a child, or,
+   * where that cannot be read, when one was seen last time or the idle rescan interval elapsed.
+   */
+  private scanDue(): boolean {
+    const children = hasChildProcesses();
+    if (children !== null) return children;
+    return this.lastPids.length > 0 || performance.now() - this.lastScanMs >= IDLE_SCAN_INTERVAL_MS;
+  }
+
+  /** Folds one sample into the peak and checks the limits; returns it. */
+  private record(rss: number): number {
     this.count += 1;
     if (rss > this.peak) this.peak = rss;
     const available = this.opts.reserveBytes === undefined ? null : (this.opts.availableMemory?.() ?? null);

@@ -1,5 +1,4 @@
 import { loadCompactTables } from "../hardware/compactTables.js";
-import { loadParquetTables } from "../hardware/parquetTables.js";
 import { FixedTiming } from "./fixed.js";
 import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
@@ -21,7 +20,11 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
       const tables =
         spec.perfDatabase === null
           ? loadCompactTables(spec.gpu.id)
-          : await loadParquetTables(spec.perfDatabase, spec.gpu.id);
+          : // The parquet reader loads only for a perf database (start-up, docs/performance.md).
+            await (await import("../hardware/parquetTables.js")).loadParquetTables(
+              spec.perfDatabase,
+              spec.gpu.id,
+            );
       return new OpLevelTiming(
         spec.model,
         spec.gpu,

@@ -1,12 +1,18 @@
 /** Text formatting for the report (fixed en-US conventions: the page must not depend on the host locale). */
 
-const INTEGER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+/** Built on first use, not at load: a `predict` without `--html` never formats (docs/performance.md). */
+let integerFormat: Intl.NumberFormat | null = null;
+
+function formatInteger(v: number): string {
+  integerFormat ??= new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+  return integerFormat.format(v);
+}
 
 /** A human-sized number: thousands separators, about three significant digits below 1000. */
 export function formatNumber(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return "—";
   const abs = Math.abs(v);
-  if (abs >= 1000) return INTEGER.format(v);
+  if (abs >= 1000) return formatInteger(v);
   if (Number.isInteger(v)) return String(v);
   if (abs >= 100) return v.toFixed(1);
   if (abs >= 10) return v.toFixed(2);

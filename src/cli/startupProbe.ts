@@ -1,0 +1,30 @@
+/**
+ * `FLEETSIM_STARTUP_PROBE=1`: predict prints one line to stderr when the replay's event loop
+ * starts (the first simulated event is the next thing the process does), measured from the
+ * process's start: `fleetsim: startup-probe {"cpu_ms":…,"max_rss_bytes":…,"wall_ms":…}`. CPU is
+ * user + system of the whole process since exec (getrusage); wall is `performance.now()` (from
+ * Node's time origin, a few ms after exec). `npm run bench` reads it (docs/performance.md); it
+ * never reaches prediction.json or stdout.
+ */
+export const STARTUP_PROBE_ENV = "FLEETSIM_STARTUP_PROBE";
+
+export const STARTUP_PROBE_PREFIX = "fleetsim: startup-probe ";
+
+export interface StartupProbe {
+  readonly cpu_ms: number;
+  readonly max_rss_bytes: number;
+  readonly wall_ms: number;
+}
+
+/** The probe line (with its newline) when the environment asks for it, else null. */
+export function startupProbeLine(env: NodeJS.ProcessEnv = process.env): string | null {
+  const v = env[STARTUP_PROBE_ENV];
+  if (v === undefined || v === "" || v === "0") return null;
+  const usage = process.resourceUsage();
+  const probe: StartupProbe = {
+    cpu_ms: (usage.userCPUTime + usage.systemCPUTime) / 1000,
+    max_rss_bytes: usage.maxRSS * 1024,
+    wall_ms: performance.now(),
+  };
+  return `${STARTUP_PROBE_PREFIX}${JSON.stringify(probe)}\n`;
+}
