@@ -23,6 +23,11 @@ export const TERMINAL_NAMES = ["", "completed", "rejected", "canceled"] as const
  * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
  * held per request and folded in at completion, so only completed requests contribute (as the
  * reference folds gaps at terminal time).
+ *
+ * Folding is per run of equal gaps, not per token: the tokens of one pass share their gap, so
+ * consecutive equal gaps are counted and go in with one `DDSketch.addMany` per sketch when the
+ * gap changes or a sketch is read (`itl`, `perUserThroughput`). `addMany` is bit-identical to
+ * single adds, so every percentile and mean is exactly that of folding token by token.
  */
 /** Per-request hand-off timeline of a disaggregated deployment. */
 export class HandoffColumns {
@@ -107,8 +112,11 @@ export class Collector {
   readonly status: Uint8Array;
   /** Per-admission history (only kept when per-request records are captured). */
   readonly admissionLog: { ordinal: number; at: number; reused: number }[][] | null;
-  readonly itl = new DDSketch();
-  readonly perUserThroughput = new DDSketch();
+  private readonly itlSketch = new DDSketch();
+  private readonly throughputSketch = new DDSketch();
+  /** The run of equal gaps folded but not yet in the sketches (`runCount` of `runGap`). */
+  private runGap = Number.NaN;
+  private runCount = 0;
   arrived = 0;
   /** Admissions over the run (1-based ordinal of the latest). */
   admissionCount = 0;
@@ -136,6 +144,18 @@ export class Collector {
     this.status = new Uint8Array(count);
     this.heldGaps = opts.holdGapsUntilTerminal ? new Array<number[] | null>(count).fill(null) : null;
     this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;
+  }
+
+  /** Streaming ITL sketch (ms), every gap folded so far included. */
+  get itl(): DDSketch {
+    this.flushGaps();
+    return this.itlSketch;
+  }
+
+  /** Streaming per-user output throughput sketch (tokens/s, 1000 / gap), every gap folded so far included. */
+  get perUserThroughput(): DDSketch {
+    this.flushGaps();
+    return this.throughputSketch;
   }
 
   onArrival(req: number, t: number): void {
@@ -196,7 +216,23 @@ export class Collector {
   }
 
   private foldGap(gap: number): void {
-    this.itl.add(gap);
-    if (gap > 0) this.perUserThroughput.add(1000 / gap);
+    if (gap === this.runGap) {
+      this.runCount++;
+      return;
+    }
+    this.flushGaps();
+    this.runGap = gap;
+    this.runCount = 1;
+  }
+
+  /** Puts the pending run of equal gaps into the sketches: one weighted insert each. */
+  private flushGaps(): void {
+    const count = this.runCount;
+    if (count === 0) return;
+    const gap = this.runGap;
+    if (gap > 0) DDSketch.addManyPair(this.itlSketch, gap, this.throughputSketch, 1000 / gap, count);
+    else this.itlSketch.addMany(gap, count);
+    this.runCount = 0;
+    this.runGap = Number.NaN;
   }
 }
