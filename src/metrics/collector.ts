@@ -1,4 +1,5 @@
-import { DDSketch } from "./ddsketch.js";
+import type { DDSketch } from "./ddsketch.js";
+import { GapRuns, HeldGaps } from "./tokenGaps.js";
 
 /** Terminal status of a request (aisimulate.md §6.3 `terminal_status`). */
 export const Terminal = {
@@ -15,20 +16,6 @@ export const Terminal = {
 
 export const TERMINAL_NAMES = ["", "completed", "rejected", "canceled"] as const;
 
-/**
- * Records what happens to each request, as columns indexed by request row (mocker.md §4.4,
- * aisimulate.md §5.5). Latency distributions are derived once at the end (`summary.ts`).
- *
- * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
- * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
- * held per request and folded in at completion, so only completed requests contribute (as the
- * reference folds gaps at terminal time).
- *
- * Folding is per run of equal gaps, not per token: the tokens of one pass share their gap, so
- * consecutive equal gaps are counted and go in with one `DDSketch.addMany` per sketch when the
- * gap changes or a sketch is read (`itl`, `perUserThroughput`). `addMany` is bit-identical to
- * single adds, so every percentile and mean is exactly that of folding token by token.
- */
 /** Per-request hand-off timeline of a disaggregated deployment. */
 export class HandoffColumns {
   readonly decodeWorker: Int32Array;
@@ -90,6 +77,16 @@ export class HandoffColumns {
   }
 }
 
+/**
+ * Records what happens to each request, as columns indexed by request row (mocker.md §4.4,
+ * aisimulate.md §5.5). Latency distributions are derived once at the end (`summary.ts`).
+ *
+ * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
+ * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
+ * held per request and folded in at completion, so only completed requests contribute (as the
+ * reference folds gaps at terminal time). Gaps go in per run of equal gaps (`tokenGaps.ts`: one weighted insert per pass and gap, exactly
+ * the sketches of token-by-token folding); held gaps live in a chunked arena (`HeldGaps`).
+ */
 export class Collector {
   readonly arrival: Float64Array;
   readonly dispatched: Float64Array;
@@ -112,15 +109,12 @@ export class Collector {
   readonly status: Uint8Array;
   /** Per-admission history (only kept when per-request records are captured). */
   readonly admissionLog: { ordinal: number; at: number; reused: number }[][] | null;
-  private readonly itlSketch = new DDSketch();
-  private readonly throughputSketch = new DDSketch();
-  /** The run of equal gaps folded but not yet in the sketches (`runCount` of `runGap`). */
-  private runGap = Number.NaN;
-  private runCount = 0;
   arrived = 0;
   /** Admissions over the run (1-based ordinal of the latest). */
   admissionCount = 0;
-  private readonly heldGaps: (number[] | null)[] | null;
+  private readonly gaps = new GapRuns();
+  /** Gaps held per request until its terminal state; null when they stream straight in. */
+  private readonly heldGaps: HeldGaps | null;
 
   constructor(
     count: number,
@@ -142,20 +136,18 @@ export class Collector {
     this.routeOverlapTokens = new Int32Array(count);
     this.handoff = opts.disaggregated ? new HandoffColumns(count) : null;
     this.status = new Uint8Array(count);
-    this.heldGaps = opts.holdGapsUntilTerminal ? new Array<number[] | null>(count).fill(null) : null;
+    this.heldGaps = opts.holdGapsUntilTerminal ? new HeldGaps(count) : null;
     this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;
   }
 
   /** Streaming ITL sketch (ms), every gap folded so far included. */
   get itl(): DDSketch {
-    this.flushGaps();
-    return this.itlSketch;
+    return this.gaps.itl;
   }
 
-  /** Streaming per-user output throughput sketch (tokens/s, 1000 / gap), every gap folded so far included. */
+  /** Streaming per-user output throughput sketch (tokens/s), every gap folded so far included. */
   get perUserThroughput(): DDSketch {
-    this.flushGaps();
-    return this.throughputSketch;
+    return this.gaps.perUserThroughput;
   }
 
   onArrival(req: number, t: number): void {
@@ -189,16 +181,8 @@ export class Collector {
     } else {
       if (n === 1) this.secondToken[req] = t;
       const gap = t - this.lastToken[req];
-      if (this.heldGaps === null) {
-        this.foldGap(gap);
-      } else {
-        let held = this.heldGaps[req];
-        if (held === null) {
-          held = [];
-          this.heldGaps[req] = held;
-        }
-        held.push(gap);
-      }
+      if (this.heldGaps === null) this.gaps.fold(gap);
+      else this.heldGaps.push(req, gap);
     }
     this.lastToken[req] = t;
   }
@@ -206,33 +190,6 @@ export class Collector {
   onTerminal(req: number, t: number, status: number): void {
     this.terminal[req] = t;
     this.status[req] = status;
-    if (this.heldGaps !== null) {
-      const held = this.heldGaps[req];
-      if (held !== null) {
-        if (status === Terminal.Completed) for (let i = 0; i < held.length; i++) this.foldGap(held[i]);
-        this.heldGaps[req] = null;
-      }
-    }
-  }
-
-  private foldGap(gap: number): void {
-    if (gap === this.runGap) {
-      this.runCount++;
-      return;
-    }
-    this.flushGaps();
-    this.runGap = gap;
-    this.runCount = 1;
-  }
-
-  /** Puts the pending run of equal gaps into the sketches: one weighted insert each. */
-  private flushGaps(): void {
-    const count = this.runCount;
-    if (count === 0) return;
-    const gap = this.runGap;
-    if (gap > 0) DDSketch.addManyPair(this.itlSketch, gap, this.throughputSketch, 1000 / gap, count);
-    else this.itlSketch.addMany(gap, count);
-    this.runCount = 0;
-    this.runGap = Number.NaN;
+    this.heldGaps?.release(req, status === Terminal.Completed ? this.gaps : null);
   }
 }
