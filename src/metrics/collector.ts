@@ -181,8 +181,14 @@ export class Collector {
     } else {
       if (n === 1) this.secondToken[req] = t;
       const gap = t - this.lastToken[req];
-      if (this.heldGaps === null) this.gaps.fold(gap);
-      else this.heldGaps.push(req, gap);
+      if (this.heldGaps === null) {
+        this.gaps.fold(gap);
+      } else {
+        // Keys now, once per pass and gap; the gap waits for the request's terminal state.
+        const runs = this.gaps;
+        runs.keysOf(gap);
+        this.heldGaps.push(req, gap, runs.itlKey, runs.throughputKey);
+      }
     }
     this.lastToken[req] = t;
   }

@@ -159,6 +159,23 @@ export class DDSketch {
    * independent chains run in about the time of one.
    */
   static addManyPair(a: DDSketch, va: number, b: DDSketch, vb: number, count: number): void {
+    DDSketch.addManyPairAtKeys(a, va, a.key(va), b, vb, b.key(vb), count);
+  }
+
+  /**
+   * `addManyPair` with the bucket keys already known (`ka = a.key(va)`, `kb = b.key(vb)`; a key
+   * depends only on the value and the sketch's options), so a caller that holds samples can take
+   * their keys once per run of equal values.
+   */
+  static addManyPairAtKeys(
+    a: DDSketch,
+    va: number,
+    ka: number,
+    b: DDSketch,
+    vb: number,
+    kb: number,
+    count: number,
+  ): void {
     if (!Number.isFinite(va) || !Number.isFinite(vb) || a === b) {
       a.addMany(va, count);
       b.addMany(vb, count);
@@ -166,8 +183,8 @@ export class DDSketch {
     }
     checkCount(count);
     if (count === 0) return;
-    a.insert(va, count);
-    b.insert(vb, count);
+    a.insertAt(va, ka, count);
+    b.insertAt(vb, kb, count);
     let na = a.n;
     let meanA = a.wMean;
     let m2A = a.wM2;
@@ -200,7 +217,12 @@ export class DDSketch {
 
   /** The order-free part of adding a finite `value` `count` times: its bin (or the zero bucket), min and max. */
   private insert(value: number, count: number): void {
-    if (value > this.minValue) this.addKey(this.key(value), count);
+    this.insertAt(value, value > this.minValue ? this.key(value) : 0, count);
+  }
+
+  /** `insert` with `key = this.key(value)` given. */
+  private insertAt(value: number, key: number, count: number): void {
+    if (value > this.minValue) this.addKey(key, count);
     else this.zeroCount += count;
     if (value < this.minV) this.minV = value;
     if (value > this.maxV) this.maxV = value;

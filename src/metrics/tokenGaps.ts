@@ -12,9 +12,15 @@ import { DDSketch } from "./ddsketch.js";
 export class GapRuns {
   private readonly itlSketch = new DDSketch();
   private readonly throughputSketch = new DDSketch();
-  /** The run of equal gaps folded but not yet in the sketches (`runCount` × `runGap`). */
+  /** The run of equal gaps folded but not yet in the sketches (`runCount` × `runGap`, its two keys). */
   private runGap = Number.NaN;
   private runCount = 0;
+  private runItlKey = 0;
+  private runThroughputKey = 0;
+  /** Keys of the latest gap `keysOf` was asked for (a pass's held gaps share them). */
+  private keyedGap = Number.NaN;
+  itlKey = 0;
+  throughputKey = 0;
 
   /** ITL sketch (ms), every gap folded so far included. */
   get itl(): DDSketch {
@@ -33,9 +39,32 @@ export class GapRuns {
       this.runCount++;
       return;
     }
+    this.keysOf(gap);
+    this.foldAtKeys(gap, this.itlKey, this.throughputKey);
+  }
+
+  /**
+   * Sets `itlKey` and `throughputKey` to the sketch keys of `gap` (and of `1000 / gap`), with one
+   * logarithm each per run of equal gaps asked for.
+   */
+  keysOf(gap: number): void {
+    if (gap === this.keyedGap) return;
+    this.keyedGap = gap;
+    this.itlKey = this.itlSketch.key(gap);
+    this.throughputKey = gap > 0 ? this.throughputSketch.key(1000 / gap) : 0;
+  }
+
+  /** `fold(gap)` with its keys from `keysOf(gap)` (held gaps keep them). */
+  foldAtKeys(gap: number, itlKey: number, throughputKey: number): void {
+    if (gap === this.runGap) {
+      this.runCount++;
+      return;
+    }
     this.flush();
     this.runGap = gap;
     this.runCount = 1;
+    this.runItlKey = itlKey;
+    this.runThroughputKey = throughputKey;
   }
 
   /** Puts the pending run into the sketches: one weighted insert each. */
@@ -43,8 +72,19 @@ export class GapRuns {
     const count = this.runCount;
     if (count === 0) return;
     const gap = this.runGap;
-    if (gap > 0) DDSketch.addManyPair(this.itlSketch, gap, this.throughputSketch, 1000 / gap, count);
-    else this.itlSketch.addMany(gap, count);
+    if (gap > 0) {
+      DDSketch.addManyPairAtKeys(
+        this.itlSketch,
+        gap,
+        this.runItlKey,
+        this.throughputSketch,
+        1000 / gap,
+        this.runThroughputKey,
+        count,
+      );
+    } else {
+      this.itlSketch.addMany(gap, count);
+    }
     this.runCount = 0;
     this.runGap = Number.NaN;
   }
@@ -62,6 +102,9 @@ const INITIAL_CHUNKS = 64;
  */
 export class HeldGaps {
   private gaps = new Float64Array(INITIAL_CHUNKS * CHUNK);
+  /** Each gap's ITL and throughput sketch keys (`GapRuns.keysOf`), taken when it is held. */
+  private itlKeys = new Int32Array(INITIAL_CHUNKS * CHUNK);
+  private throughputKeys = new Int32Array(INITIAL_CHUNKS * CHUNK);
   /** Next chunk of the same request; -1 at its tail. Free chunks link the free list. */
   private next = new Int32Array(INITIAL_CHUNKS);
   /** Chunks ever handed out (the arena's high-water mark); `freeHead` heads the recycled ones. */
@@ -78,7 +121,8 @@ export class HeldGaps {
     this.fill = new Int32Array(count);
   }
 
-  push(req: number, gap: number): void {
+  /** Holds `gap` of `req` with its keys (`itlKey = itl.key(gap)`, `throughputKey` that of `1000 / gap`). */
+  push(req: number, gap: number, itlKey: number, throughputKey: number): void {
     let c = this.tail[req];
     let f = this.fill[req];
     if (c < 0) {
@@ -93,7 +137,10 @@ export class HeldGaps {
       c = n;
       f = 0;
     }
-    this.gaps[c * CHUNK + f] = gap;
+    const at = c * CHUNK + f;
+    this.gaps[at] = gap;
+    this.itlKeys[at] = itlKey;
+    this.throughputKeys[at] = throughputKey;
     this.fill[req] = f + 1;
   }
 
@@ -103,10 +150,14 @@ export class HeldGaps {
     if (c < 0) return;
     const last = this.tail[req];
     const gaps = this.gaps;
+    const itlKeys = this.itlKeys;
+    const throughputKeys = this.throughputKeys;
     const next = this.next;
     for (;;) {
       const n = c === last ? this.fill[req] : CHUNK;
-      if (runs !== null) for (let i = c * CHUNK, end = i + n; i < end; i++) runs.fold(gaps[i]);
+      if (runs !== null)
+        for (let i = c * CHUNK, end = i + n; i < end; i++)
+          runs.foldAtKeys(gaps[i], itlKeys[i], throughputKeys[i]);
       const following = next[c];
       next[c] = this.freeHead;
       this.freeHead = c;
@@ -131,6 +182,12 @@ export class HeldGaps {
         const gaps = new Float64Array(2 * c * CHUNK);
         gaps.set(this.gaps);
         this.gaps = gaps;
+        const itlKeys = new Int32Array(2 * c * CHUNK);
+        itlKeys.set(this.itlKeys);
+        this.itlKeys = itlKeys;
+        const throughputKeys = new Int32Array(2 * c * CHUNK);
+        throughputKeys.set(this.throughputKeys);
+        this.throughputKeys = throughputKeys;
       }
     }
     this.next[c] = -1;
