@@ -1,4 +1,5 @@
-import { DDSketch } from "./ddsketch.js";
+import type { DDSketch } from "./ddsketch.js";
+import { GapRuns, HeldGaps } from "./tokenGaps.js";
 
 /** Terminal status of a request (aisimulate.md §6.3 `terminal_status`). */
 export const Terminal = {
@@ -15,15 +16,6 @@ export const Terminal = {
 
 export const TERMINAL_NAMES = ["", "completed", "rejected", "canceled"] as const;
 
-/**
- * Records what happens to each request, as columns indexed by request row (mocker.md §4.4,
- * aisimulate.md §5.5). Latency distributions are derived once at the end (`summary.ts`).
- *
- * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
- * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
- * held per request and folded in at completion, so only completed requests contribute (as the
- * reference folds gaps at terminal time).
- */
 /** Per-request hand-off timeline of a disaggregated deployment. */
 export class HandoffColumns {
   readonly decodeWorker: Int32Array;
@@ -85,6 +77,16 @@ export class HandoffColumns {
   }
 }
 
+/**
+ * Records what happens to each request, as columns indexed by request row (mocker.md §4.4,
+ * aisimulate.md §5.5). Latency distributions are derived once at the end (`summary.ts`).
+ *
+ * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
+ * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
+ * held per request and folded in at completion, so only completed requests contribute (as the
+ * reference folds gaps at terminal time). Gaps go in per run of equal gaps (`tokenGaps.ts`: one weighted insert per pass and gap, exactly
+ * the sketches of token-by-token folding); held gaps live in a chunked arena (`HeldGaps`).
+ */
 export class Collector {
   readonly arrival: Float64Array;
   readonly dispatched: Float64Array;
@@ -107,12 +109,12 @@ export class Collector {
   readonly status: Uint8Array;
   /** Per-admission history (only kept when per-request records are captured). */
   readonly admissionLog: { ordinal: number; at: number; reused: number }[][] | null;
-  readonly itl = new DDSketch();
-  readonly perUserThroughput = new DDSketch();
   arrived = 0;
   /** Admissions over the run (1-based ordinal of the latest). */
   admissionCount = 0;
-  private readonly heldGaps: (number[] | null)[] | null;
+  private readonly gaps = new GapRuns();
+  /** Gaps held per request until its terminal state; null when they stream straight in. */
+  private readonly heldGaps: HeldGaps | null;
 
   constructor(
     count: number,
@@ -134,8 +136,18 @@ export class Collector {
     this.routeOverlapTokens = new Int32Array(count);
     this.handoff = opts.disaggregated ? new HandoffColumns(count) : null;
     this.status = new Uint8Array(count);
-    this.heldGaps = opts.holdGapsUntilTerminal ? new Array<number[] | null>(count).fill(null) : null;
+    this.heldGaps = opts.holdGapsUntilTerminal ? new HeldGaps(count) : null;
     this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;
+  }
+
+  /** Streaming ITL sketch (ms), every gap folded so far included. */
+  get itl(): DDSketch {
+    return this.gaps.itl;
+  }
+
+  /** Streaming per-user output throughput sketch (tokens/s), every gap folded so far included. */
+  get perUserThroughput(): DDSketch {
+    return this.gaps.perUserThroughput;
   }
 
   onArrival(req: number, t: number): void {
@@ -170,14 +182,12 @@ export class Collector {
       if (n === 1) this.secondToken[req] = t;
       const gap = t - this.lastToken[req];
       if (this.heldGaps === null) {
-        this.foldGap(gap);
+        this.gaps.fold(gap);
       } else {
-        let held = this.heldGaps[req];
-        if (held === null) {
-          held = [];
-          this.heldGaps[req] = held;
-        }
-        held.push(gap);
+        // Keys now, once per pass and gap; the gap waits for the request's terminal state.
+        const runs = this.gaps;
+        runs.keysOf(gap);
+        this.heldGaps.push(req, gap, runs.itlKey, runs.throughputKey);
       }
     }
     this.lastToken[req] = t;
@@ -186,17 +196,6 @@ export class Collector {
   onTerminal(req: number, t: number, status: number): void {
     this.terminal[req] = t;
     this.status[req] = status;
-    if (this.heldGaps !== null) {
-      const held = this.heldGaps[req];
-      if (held !== null) {
-        if (status === Terminal.Completed) for (let i = 0; i < held.length; i++) this.foldGap(held[i]);
-        this.heldGaps[req] = null;
-      }
-    }
-  }
-
-  private foldGap(gap: number): void {
-    this.itl.add(gap);
-    if (gap > 0) this.perUserThroughput.add(1000 / gap);
+    this.heldGaps?.release(req, status === Terminal.Completed ? this.gaps : null);
   }
 }

@@ -18,7 +18,9 @@
  * 128-bin growth-step quirks).
  *
  * `count`, `min`, `max` and `sum` are exact; `mean` and (population) `variance` use Welford's
- * update, weighted for `addMany`.
+ * update, stepped once per sample (also within `addMany`), so `addMany(v, c)` leaves exactly the
+ * state of `c` × `add(v)`: bin counts are integers and order-free, the moments see the same
+ * additions in the same order.
  */
 
 export interface DDSketchOptions {
@@ -34,6 +36,12 @@ export const DEFAULT_RELATIVE_ACCURACY = 0.001;
 export const DEFAULT_MAX_BINS = 32_768;
 export const DEFAULT_MIN_VALUE = 1e-9;
 const INITIAL_BINS = 128;
+
+function checkCount(count: number): void {
+  if (!Number.isSafeInteger(count) || count < 0) {
+    throw new RangeError(`count must be a non-negative integer, got ${count}`);
+  }
+}
 
 export class DDSketch {
   readonly relativeAccuracy: number;
@@ -118,21 +126,104 @@ export class DDSketch {
     this.addMany(value, 1);
   }
 
-  /** Adds `value` `count` times in O(1) (amortised). `count` must be a non-negative safe integer. */
+  /**
+   * Adds `value` `count` times: bit-identical to `count` × `add(value)`, with one bin insert (no
+   * logarithm per sample) and only the moments stepped per sample. `count` must be a non-negative
+   * safe integer.
+   */
   addMany(value: number, count: number): void {
-    if (!Number.isSafeInteger(count) || count < 0) {
-      throw new RangeError(`count must be a non-negative integer, got ${count}`);
-    }
+    checkCount(count);
     if (count === 0 || !Number.isFinite(value)) return;
-    if (value > this.minValue) this.addKey(this.key(value), count);
-    else this.zeroCount += count;
-
-    const n = this.n + count;
-    const delta = value - this.wMean;
-    this.wMean += (delta * count) / n;
-    this.wM2 += delta * (value - this.wMean) * count;
+    this.insert(value, count);
+    // Welford, one step per sample: the same additions in the same order as single adds.
+    let n = this.n;
+    let mean = this.wMean;
+    let m2 = this.wM2;
+    let total = this.total;
+    for (let i = 0; i < count; i++) {
+      n++;
+      const delta = value - mean;
+      mean += delta / n;
+      m2 += delta * (value - mean);
+      total += value;
+    }
     this.n = n;
-    this.total += value * count;
+    this.wMean = mean;
+    this.wM2 = m2;
+    this.total = total;
+  }
+
+  /**
+   * `a.addMany(va, count)` and `b.addMany(vb, count)` (two distinct sketches), bit-identical to
+   * them, with both moment chains stepped in one loop: each step waits on its division, so two
+   * independent chains run in about the time of one.
+   */
+  static addManyPair(a: DDSketch, va: number, b: DDSketch, vb: number, count: number): void {
+    DDSketch.addManyPairAtKeys(a, va, a.key(va), b, vb, b.key(vb), count);
+  }
+
+  /**
+   * `addManyPair` with the bucket keys already known (`ka = a.key(va)`, `kb = b.key(vb)`; a key
+   * depends only on the value and the sketch's options), so a caller that holds samples can take
+   * their keys once per run of equal values.
+   */
+  static addManyPairAtKeys(
+    a: DDSketch,
+    va: number,
+    ka: number,
+    b: DDSketch,
+    vb: number,
+    kb: number,
+    count: number,
+  ): void {
+    if (!Number.isFinite(va) || !Number.isFinite(vb) || a === b) {
+      a.addMany(va, count);
+      b.addMany(vb, count);
+      return;
+    }
+    checkCount(count);
+    if (count === 0) return;
+    a.insertAt(va, ka, count);
+    b.insertAt(vb, kb, count);
+    let na = a.n;
+    let meanA = a.wMean;
+    let m2A = a.wM2;
+    let totalA = a.total;
+    let nb = b.n;
+    let meanB = b.wMean;
+    let m2B = b.wM2;
+    let totalB = b.total;
+    for (let i = 0; i < count; i++) {
+      na++;
+      nb++;
+      const deltaA = va - meanA;
+      const deltaB = vb - meanB;
+      meanA += deltaA / na;
+      meanB += deltaB / nb;
+      m2A += deltaA * (va - meanA);
+      m2B += deltaB * (vb - meanB);
+      totalA += va;
+      totalB += vb;
+    }
+    a.n = na;
+    a.wMean = meanA;
+    a.wM2 = m2A;
+    a.total = totalA;
+    b.n = nb;
+    b.wMean = meanB;
+    b.wM2 = m2B;
+    b.total = totalB;
+  }
+
+  /** The order-free part of adding a finite `value` `count` times: its bin (or the zero bucket), min and max. */
+  private insert(value: number, count: number): void {
+    this.insertAt(value, value > this.minValue ? this.key(value) : 0, count);
+  }
+
+  /** `insert` with `key = this.key(value)` given. */
+  private insertAt(value: number, key: number, count: number): void {
+    if (value > this.minValue) this.addKey(key, count);
+    else this.zeroCount += count;
     if (value < this.minV) this.minV = value;
     if (value > this.maxV) this.maxV = value;
   }

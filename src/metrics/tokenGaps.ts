@@ -1,0 +1,196 @@
+import { DDSketch } from "./ddsketch.js";
+
+/**
+ * Token gaps into the ITL and per-user output throughput sketches, one weighted insert per run of
+ * equal gaps instead of two inserts per token: the tokens of one pass share their gap, so
+ * consecutive equal gaps are only counted, and the run goes into each sketch with one
+ * `DDSketch.addMany` when the gap changes or a sketch is read. `addMany` is bit-identical to
+ * single adds (integer bin counts; the moments stepped per sample in the same order), so every
+ * percentile and mean is exactly that of folding token by token
+ * (test/metrics/collector.gaps.property.test.ts keeps that reference).
+ */
+export class GapRuns {
+  private readonly itlSketch = new DDSketch();
+  private readonly throughputSketch = new DDSketch();
+  /** The run of equal gaps folded but not yet in the sketches (`runCount` × `runGap`, its two keys). */
+  private runGap = Number.NaN;
+  private runCount = 0;
+  private runItlKey = 0;
+  private runThroughputKey = 0;
+  /** Keys of the latest gap `keysOf` was asked for (a pass's held gaps share them). */
+  private keyedGap = Number.NaN;
+  itlKey = 0;
+  throughputKey = 0;
+
+  /** ITL sketch (ms), every gap folded so far included. */
+  get itl(): DDSketch {
+    this.flush();
+    return this.itlSketch;
+  }
+
+  /** Per-user output throughput sketch (tokens/s, 1000 / gap for gaps > 0), every gap so far included. */
+  get perUserThroughput(): DDSketch {
+    this.flush();
+    return this.throughputSketch;
+  }
+
+  fold(gap: number): void {
+    if (gap === this.runGap) {
+      this.runCount++;
+      return;
+    }
+    this.keysOf(gap);
+    this.foldAtKeys(gap, this.itlKey, this.throughputKey);
+  }
+
+  /**
+   * Sets `itlKey` and `throughputKey` to the sketch keys of `gap` (and of `1000 / gap`), with one
+   * logarithm each per run of equal gaps asked for.
+   */
+  keysOf(gap: number): void {
+    if (gap === this.keyedGap) return;
+    this.keyedGap = gap;
+    this.itlKey = this.itlSketch.key(gap);
+    this.throughputKey = gap > 0 ? this.throughputSketch.key(1000 / gap) : 0;
+  }
+
+  /** `fold(gap)` with its keys from `keysOf(gap)` (held gaps keep them). */
+  foldAtKeys(gap: number, itlKey: number, throughputKey: number): void {
+    if (gap === this.runGap) {
+      this.runCount++;
+      return;
+    }
+    this.flush();
+    this.runGap = gap;
+    this.runCount = 1;
+    this.runItlKey = itlKey;
+    this.runThroughputKey = throughputKey;
+  }
+
+  /** Puts the pending run into the sketches: one weighted insert each. */
+  private flush(): void {
+    const count = this.runCount;
+    if (count === 0) return;
+    const gap = this.runGap;
+    if (gap > 0) {
+      DDSketch.addManyPairAtKeys(
+        this.itlSketch,
+        gap,
+        this.runItlKey,
+        this.throughputSketch,
+        1000 / gap,
+        this.runThroughputKey,
+        count,
+      );
+    } else {
+      this.itlSketch.addMany(gap, count);
+    }
+    this.runCount = 0;
+    this.runGap = Number.NaN;
+  }
+}
+
+/** Gaps per chunk of the arena. */
+const CHUNK = 32;
+const INITIAL_CHUNKS = 64;
+
+/**
+ * Token gaps held per request until its terminal state (when a request may be cut off), in one
+ * chunked `Float64Array` arena instead of an array per request: each request's gaps are a linked
+ * list of chunks of `CHUNK`, recycled through a free list at its terminal state, so memory follows
+ * the gaps in flight and holding a gap allocates nothing (the arena grows by doubling).
+ */
+export class HeldGaps {
+  private gaps = new Float64Array(INITIAL_CHUNKS * CHUNK);
+  /** Each gap's ITL and throughput sketch keys (`GapRuns.keysOf`), taken when it is held. */
+  private itlKeys = new Int32Array(INITIAL_CHUNKS * CHUNK);
+  private throughputKeys = new Int32Array(INITIAL_CHUNKS * CHUNK);
+  /** Next chunk of the same request; -1 at its tail. Free chunks link the free list. */
+  private next = new Int32Array(INITIAL_CHUNKS);
+  /** Chunks ever handed out (the arena's high-water mark); `freeHead` heads the recycled ones. */
+  private used = 0;
+  private freeHead = -1;
+  private readonly head: Int32Array;
+  private readonly tail: Int32Array;
+  /** Gaps in the tail chunk of each request. */
+  private readonly fill: Int32Array;
+
+  constructor(count: number) {
+    this.head = new Int32Array(count).fill(-1);
+    this.tail = new Int32Array(count).fill(-1);
+    this.fill = new Int32Array(count);
+  }
+
+  /** Holds `gap` of `req` with its keys (`itlKey = itl.key(gap)`, `throughputKey` that of `1000 / gap`). */
+  push(req: number, gap: number, itlKey: number, throughputKey: number): void {
+    let c = this.tail[req];
+    let f = this.fill[req];
+    if (c < 0) {
+      c = this.allocate();
+      this.head[req] = c;
+      this.tail[req] = c;
+      f = 0;
+    } else if (f === CHUNK) {
+      const n = this.allocate();
+      this.next[c] = n;
+      this.tail[req] = n;
+      c = n;
+      f = 0;
+    }
+    const at = c * CHUNK + f;
+    this.gaps[at] = gap;
+    this.itlKeys[at] = itlKey;
+    this.throughputKeys[at] = throughputKey;
+    this.fill[req] = f + 1;
+  }
+
+  /** Folds `req`'s held gaps into `runs` in token order (none when `runs` is null) and frees them. */
+  release(req: number, runs: GapRuns | null): void {
+    let c = this.head[req];
+    if (c < 0) return;
+    const last = this.tail[req];
+    const gaps = this.gaps;
+    const itlKeys = this.itlKeys;
+    const throughputKeys = this.throughputKeys;
+    const next = this.next;
+    for (;;) {
+      const n = c === last ? this.fill[req] : CHUNK;
+      if (runs !== null)
+        for (let i = c * CHUNK, end = i + n; i < end; i++)
+          runs.foldAtKeys(gaps[i], itlKeys[i], throughputKeys[i]);
+      const following = next[c];
+      next[c] = this.freeHead;
+      this.freeHead = c;
+      if (c === last) break;
+      c = following;
+    }
+    this.head[req] = -1;
+    this.tail[req] = -1;
+    this.fill[req] = 0;
+  }
+
+  private allocate(): number {
+    let c = this.freeHead;
+    if (c >= 0) {
+      this.freeHead = this.next[c];
+    } else {
+      c = this.used++;
+      if (c === this.next.length) {
+        const next = new Int32Array(2 * c);
+        next.set(this.next);
+        this.next = next;
+        const gaps = new Float64Array(2 * c * CHUNK);
+        gaps.set(this.gaps);
+        this.gaps = gaps;
+        const itlKeys = new Int32Array(2 * c * CHUNK);
+        itlKeys.set(this.itlKeys);
+        this.itlKeys = itlKeys;
+        const throughputKeys = new Int32Array(2 * c * CHUNK);
+        throughputKeys.set(this.throughputKeys);
+        this.throughputKeys = throughputKeys;
+      }
+    }
+    this.next[c] = -1;
+    return c;
+  }
+}
