@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { convertMooncakeToDynamo, DEFAULT_ORIGIN_UNIX_MS } from "../src/traffic/dynamoTraceConvert.js";
+import { writeRepeatedTrace } from "./repeatedTrace.js";
 
 const { values } = parseArgs({
   options: { only: { type: "string" }, "skip-1m": { type: "boolean", default: false } },
@@ -54,24 +55,6 @@ async function mooncake(path: string, rows: number, meanInput: number, ratePerS:
     const group = Math.floor(rnd() * 50);
     const ids = Array.from({ length: Math.ceil(input / 512) }, (_, b) => (b < 2 ? group * 10 + b : next++));
     buf += `${JSON.stringify({ timestamp: Math.round((i * 1000) / ratePerS), input_length: input, output_length: output, hash_ids: ids })}\n`;
-    if (buf.length > 1 << 20) {
-      out.write(buf);
-      buf = "";
-    }
-  }
-  out.write(buf);
-  await new Promise<void>((res) => out.end(res));
-}
-
-/** The conversation trace repeated until `rows` rows, each copy one hour after the previous. */
-async function repeated(path: string, rows: number): Promise<void> {
-  const lines = readFileSync(CONVERSATION, "utf8").trimEnd().split("\n");
-  const out = createWriteStream(path);
-  let buf = "";
-  for (let n = 0; n < rows; n++) {
-    const row = JSON.parse(lines[n % lines.length]);
-    row.timestamp += Math.floor(n / lines.length) * 3_600_000;
-    buf += `${JSON.stringify(row)}\n`;
     if (buf.length > 1 << 20) {
       out.write(buf);
       buf = "";
@@ -167,7 +150,7 @@ const CASES: Case[] = [
   {
     name: "conversation-1m-planner",
     needsShared: true,
-    prepare: () => repeated(join(dir, "conversation-1m.jsonl"), 1_000_000),
+    prepare: () => writeRepeatedTrace(CONVERSATION, join(dir, "conversation-1m.jsonl"), 1_000_000),
     yaml: () =>
       `${SEED_AGG.replace(/paths: \[[^\]]*\]/, "paths: [conversation-1m.jsonl]").replace(
         /max_virtual_time_seconds: \d+/,

@@ -15,13 +15,14 @@
  *              (generated into a temporary folder, deterministic), 4 workers, no Planner, one round.
  */
 import { spawnSync } from "node:child_process";
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX, type StartupProbe } from "../src/cli/startupProbe.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
+import { writeRepeatedTrace } from "./repeatedTrace.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const TRACE_IN_SHARED = join("shared", "traces", "mooncake-fast25", "conversation_trace.jsonl");
@@ -83,24 +84,6 @@ engine:
       kv_cache: { block_size: 64, prefix_caching: true, capacity: { type: default, memory_fraction: 0.9 } }
       timing: { type: default }
 `;
-
-/** The trace repeated to `rows` rows, each copy one hour after the previous (as bench/memory.ts). */
-async function repeatedTrace(path: string, rows: number): Promise<void> {
-  const lines = readFileSync(trace, "utf8").trimEnd().split("\n");
-  const out = createWriteStream(path);
-  let buf = "";
-  for (let n = 0; n < rows; n++) {
-    const row = JSON.parse(lines[n % lines.length]);
-    row.timestamp += Math.floor(n / lines.length) * 3_600_000;
-    buf += `${JSON.stringify(row)}\n`;
-    if (buf.length > 1 << 20) {
-      out.write(buf);
-      buf = "";
-    }
-  }
-  out.write(buf);
-  await new Promise<void>((res) => out.end(res));
-}
 
 type Goal =
   | { readonly kind: "none" }
@@ -172,7 +155,7 @@ if (values["with-1m"]) {
     name: "1M requests, 4 workers",
     config: async () => {
       const path = join(dir, "conversation-1m.jsonl");
-      if (!existsSync(path)) await repeatedTrace(path, 1_000_000);
+      if (!existsSync(path)) await writeRepeatedTrace(trace, path, 1_000_000);
       return seed("seed-aggregated.yaml", path);
     },
     sets: [
