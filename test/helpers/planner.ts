@@ -13,46 +13,26 @@ export function knobDefaults(): KnobSettings {
 }
 
 /**
- * Planner test fixtures: fully specified objects with neutral defaults (a disaggregated,
- * load-only deployment with PlannerConfig's default knobs, no budget). Each test file overrides
- * what its cases are about.
+ * Planner test fixtures: fully specified objects with neutral defaults — every knob at its table
+ * default, then a disaggregated, load-only deployment (constant predictor, no GPU budget) with
+ * PlannerConfig's SLA targets and no load thresholds. Each test file overrides what its cases are
+ * about.
  */
 export function plannerSettings(over: Partial<PlannerSettings> = {}): PlannerSettings {
   return {
     ...knobDefaults(),
     mode: "disagg",
-    optimizationTarget: "throughput",
     enableThroughputScaling: false,
     enableLoadScaling: true,
-    throughputAdjustmentIntervalS: 180,
-    loadAdjustmentIntervalS: 5,
     scaleIntervalS: 5,
-    maxThroughputScalingReplicas: 8,
     maxGpuBudget: -1,
-    minGpuBudget: -1,
-    minEndpoint: 1,
-    prefillMinEndpoint: null,
-    decodeMinEndpoint: null,
     ttftMs: 500,
     itlMs: 50,
-    loadScalingDownSensitivity: 80,
-    loadMinObservations: 5,
-    maxNumFpmSamples: 64,
-    fpmSampleBucketSize: 16,
     prefillScaleUpQueueTokens: null,
     prefillScaleDownQueueTokens: null,
     decodeScaleUpKvRate: null,
     decodeScaleDownKvRate: null,
-    speculativeNextn: 0,
     loadPredictor: "constant",
-    loadPredictorLog1p: false,
-    prophetWindowSize: 50,
-    kalmanQLevel: 1,
-    kalmanQTrend: 0.1,
-    kalmanR: 10,
-    kalmanMinPoints: 5,
-    loadPredictorWarmupTrace: null,
-    advisory: false,
     ...over,
   };
 }
