@@ -1,4 +1,5 @@
 import type { DDSketch } from "./ddsketch.js";
+import { type DistStats, sketchStats } from "./distribution.js";
 import { GapRuns, HeldGaps } from "./tokenGaps.js";
 
 /** Terminal status of a request (aisimulate.md §6.3 `terminal_status`). */
@@ -84,8 +85,10 @@ export class HandoffColumns {
  * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
  * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
  * held per request and folded in at completion, so only completed requests contribute (as the
- * reference folds gaps at terminal time). Gaps go in per run of equal gaps (`tokenGaps.ts`: one weighted insert per pass and gap, exactly
- * the sketches of token-by-token folding); held gaps live in a chunked arena (`HeldGaps`).
+ * reference folds gaps at terminal time). Gaps go into the bins per run of equal gaps
+ * (`tokenGaps.ts`: one weighted insert per pass and gap, exactly the sketches of token-by-token
+ * folding) and into the moments per worker (`partitionOf`), so that mean and std do not depend on
+ * how the replay interleaves workers; held gaps live in a chunked arena (`HeldGaps`).
  */
 export class Collector {
   readonly arrival: Float64Array;
@@ -140,14 +143,34 @@ export class Collector {
     this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;
   }
 
-  /** Streaming ITL sketch (ms), every gap folded so far included. */
+  /** Streaming ITL sketch (ms), every gap folded so far included: bins, count, min, max (`itlStats` has the moments). */
   get itl(): DDSketch {
     return this.gaps.itl;
   }
 
-  /** Streaming per-user output throughput sketch (tokens/s), every gap folded so far included. */
+  /** Streaming per-user output throughput sketch (tokens/s), as `itl`. */
   get perUserThroughput(): DDSketch {
     return this.gaps.perUserThroughput;
+  }
+
+  /** ITL statistics (ms): percentiles from the sketch, mean and std from the per-worker moments. */
+  itlStats(): DistStats {
+    return sketchStats(this.gaps.itl, this.gaps.itlMoments.combined());
+  }
+
+  /** Per-user output throughput statistics (tokens/s), as `itlStats`. */
+  perUserThroughputStats(): DistStats {
+    return sketchStats(this.gaps.perUserThroughput, this.gaps.throughputMoments.combined());
+  }
+
+  /**
+   * The moments partition of `req`'s gaps: the worker that delivers its tokens (the decode worker
+   * of a hand-off), + 1 so that a request never dispatched (unit tests) has partition 0. A worker's
+   * tokens arrive in one order however the replay steps the fleet (metrics/moments.ts).
+   */
+  private partitionOf(req: number): number {
+    const h = this.handoff;
+    return (h !== null && h.decodeWorker[req] >= 0 ? h.decodeWorker[req] : this.worker[req]) + 1;
   }
 
   onArrival(req: number, t: number): void {
@@ -182,7 +205,7 @@ export class Collector {
       if (n === 1) this.secondToken[req] = t;
       const gap = t - this.lastToken[req];
       if (this.heldGaps === null) {
-        this.gaps.fold(gap);
+        this.gaps.fold(gap, this.partitionOf(req));
       } else {
         // Keys now, once per pass and gap; the gap waits for the request's terminal state.
         const runs = this.gaps;
@@ -196,6 +219,6 @@ export class Collector {
   onTerminal(req: number, t: number, status: number): void {
     this.terminal[req] = t;
     this.status[req] = status;
-    this.heldGaps?.release(req, status === Terminal.Completed ? this.gaps : null);
+    this.heldGaps?.release(req, status === Terminal.Completed ? this.gaps : null, this.partitionOf(req));
   }
 }

@@ -215,6 +215,19 @@ export class DDSketch {
     b.total = totalB;
   }
 
+  /**
+   * The order-free part of `addMany(value, count)` alone — bins, count, min and max — with
+   * `key = this.key(value)` given; mean, variance and sum are left as they are. For owners that
+   * keep the moments of their samples themselves (metrics/tokenGaps.ts: per worker, so that they
+   * do not depend on how workers' samples interleave).
+   */
+  addCountAtKey(value: number, key: number, count: number): void {
+    checkCount(count);
+    if (count === 0 || !Number.isFinite(value)) return;
+    this.insertAt(value, key, count);
+    this.n += count;
+  }
+
   /** The order-free part of adding a finite `value` `count` times: its bin (or the zero bucket), min and max. */
   private insert(value: number, count: number): void {
     this.insertAt(value, value > this.minValue ? this.key(value) : 0, count);

@@ -88,13 +88,19 @@ export function sketchQuantileFor(n: number, p: number): number {
   return n <= 1 || rank >= n - 1 ? 1.0 : (rank + 0.5) / (n - 1);
 }
 
-/** Statistics of a DDSketch with the same rounded-rank percentile definition as `exactStats`. */
-export function sketchStats(s: DDSketch): DistStats {
+/**
+ * Statistics of a DDSketch with the same rounded-rank percentile definition as `exactStats`; mean
+ * and std from `moments` when the sketch's owner keeps them itself (metrics/tokenGaps.ts).
+ */
+export function sketchStats(
+  s: DDSketch,
+  moments: { readonly mean: number; readonly variance: number } = s,
+): DistStats {
   const n = s.count;
   if (n === 0) return emptyStats();
   const at = (p: number): number => s.quantile(sketchQuantileFor(n, p));
   return {
-    mean: s.mean,
+    mean: moments.mean,
     min: s.min,
     max: s.max,
     median: at(50),
@@ -102,7 +108,7 @@ export function sketchStats(s: DDSketch): DistStats {
     p90: at(90),
     p95: at(95),
     p99: at(99),
-    std: Math.sqrt(s.variance),
+    std: Math.sqrt(moments.variance),
   };
 }
 

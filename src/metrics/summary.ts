@@ -1,7 +1,7 @@
 import type { Summary } from "../output/summary.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { type Collector, Terminal } from "./collector.js";
-import { exactStats, sketchStats, statKeys } from "./distribution.js";
+import { exactStats, statKeys } from "./distribution.js";
 import { hasSla, isGood, type SlaThresholds } from "./goodput.js";
 import { judgeSaturation, type SaturationJudgement } from "./saturation.js";
 import type { TimelineSamples } from "./timeline.js";
@@ -131,9 +131,9 @@ export function buildSummary(result: SummaryInput, sla: SlaThresholds | null): S
     ...statKeys("ttft_ms", exactStats(ttft, nTtft)),
     ...statKeys("ttst_ms", exactStats(ttst, nTtst)),
     ...statKeys("tpot_ms", exactStats(tpot, nTpot)),
-    ...statKeys("itl_ms", sketchStats(c.itl)),
+    ...statKeys("itl_ms", c.itlStats()),
     ...statKeys("e2e_latency_ms", exactStats(e2e, nTtft)),
-    ...statKeys("output_token_throughput_per_user", sketchStats(c.perUserThroughput)),
+    ...statKeys("output_token_throughput_per_user", c.perUserThroughputStats()),
     saturated: sat.saturated ? 1 : 0,
     saturation_backlog_growth: sat.growth,
     saturation_window_ms: sat.windowMs,

@@ -1,46 +1,54 @@
 import { DDSketch } from "./ddsketch.js";
+import { PartitionedMoments } from "./moments.js";
 
 /**
- * Token gaps into the ITL and per-user output throughput sketches, one weighted insert per run of
- * equal gaps instead of two inserts per token: the tokens of one pass share their gap, so
- * consecutive equal gaps are only counted, and the run goes into each sketch with one
- * `DDSketch.addMany` when the gap changes or a sketch is read. `addMany` is bit-identical to
- * single adds (integer bin counts; the moments stepped per sample in the same order), so every
- * percentile and mean is exactly that of folding token by token
- * (test/metrics/collector.gaps.property.test.ts keeps that reference).
+ * Token gaps into the ITL and per-user output throughput distributions.
+ *
+ * Bins: one weighted insert per run of equal gaps instead of two inserts per token — the tokens of
+ * one pass share their gap, so consecutive equal gaps are only counted, and the run goes into each
+ * sketch with one `DDSketch.addCountAtKey` when the gap changes or a sketch is read. Bin counts,
+ * min and max do not depend on the order of the samples.
+ *
+ * Moments (mean, std): Welford per *partition* — the worker whose pass delivered the token — and
+ * combined in partition order when read (metrics/moments.ts), so they do not depend on how the
+ * replay interleaves workers either (test/metrics/collector.gaps.property.test.ts keeps the
+ * token-by-token reference).
  */
 export class GapRuns {
   private readonly itlSketch = new DDSketch();
   private readonly throughputSketch = new DDSketch();
+  readonly itlMoments = new PartitionedMoments();
+  readonly throughputMoments = new PartitionedMoments();
   /** The run of equal gaps folded but not yet in the sketches (`runCount` × `runGap`, its two keys). */
   private runGap = Number.NaN;
   private runCount = 0;
   private runItlKey = 0;
   private runThroughputKey = 0;
-  /** Keys of the latest gap `keysOf` was asked for (a pass's held gaps share them). */
+  /** Keys of the latest gap `keysOf` was asked for (a pass's held gaps share them), and `1000 / gap`. */
   private keyedGap = Number.NaN;
+  private keyedRate = 0;
   itlKey = 0;
   throughputKey = 0;
 
-  /** ITL sketch (ms), every gap folded so far included. */
+  /** ITL sketch (ms), every gap folded so far included; its own moments are not kept (`itlMoments`). */
   get itl(): DDSketch {
     this.flush();
     return this.itlSketch;
   }
 
-  /** Per-user output throughput sketch (tokens/s, 1000 / gap for gaps > 0), every gap so far included. */
+  /**
+   * Per-user output throughput sketch (tokens/s, 1000 / gap for gaps > 0), every gap so far
+   * included; its own moments are not kept (`throughputMoments`).
+   */
   get perUserThroughput(): DDSketch {
     this.flush();
     return this.throughputSketch;
   }
 
-  fold(gap: number): void {
-    if (gap === this.runGap) {
-      this.runCount++;
-      return;
-    }
+  /** Folds one gap delivered by partition `partition`. */
+  fold(gap: number, partition: number): void {
     this.keysOf(gap);
-    this.foldAtKeys(gap, this.itlKey, this.throughputKey);
+    this.foldAtKeys(gap, this.itlKey, this.throughputKey, partition);
   }
 
   /**
@@ -50,12 +58,17 @@ export class GapRuns {
   keysOf(gap: number): void {
     if (gap === this.keyedGap) return;
     this.keyedGap = gap;
+    this.keyedRate = gap > 0 ? 1000 / gap : 0;
     this.itlKey = this.itlSketch.key(gap);
-    this.throughputKey = gap > 0 ? this.throughputSketch.key(1000 / gap) : 0;
+    this.throughputKey = gap > 0 ? this.throughputSketch.key(this.keyedRate) : 0;
   }
 
-  /** `fold(gap)` with its keys from `keysOf(gap)` (held gaps keep them). */
-  foldAtKeys(gap: number, itlKey: number, throughputKey: number): void {
+  /** `fold(gap, partition)` with its keys from `keysOf(gap)` (held gaps keep them). */
+  foldAtKeys(gap: number, itlKey: number, throughputKey: number, partition: number): void {
+    if (Number.isFinite(gap)) {
+      this.itlMoments.add(partition, gap);
+      if (gap > 0) this.throughputMoments.add(partition, gap === this.keyedGap ? this.keyedRate : 1000 / gap);
+    }
     if (gap === this.runGap) {
       this.runCount++;
       return;
@@ -72,19 +85,9 @@ export class GapRuns {
     const count = this.runCount;
     if (count === 0) return;
     const gap = this.runGap;
-    if (gap > 0) {
-      DDSketch.addManyPairAtKeys(
-        this.itlSketch,
-        gap,
-        this.runItlKey,
-        this.throughputSketch,
-        1000 / gap,
-        this.runThroughputKey,
-        count,
-      );
-    } else {
-      this.itlSketch.addMany(gap, count);
-    }
+    // A key is ignored for values in the zero bucket (gap ≤ minValue).
+    this.itlSketch.addCountAtKey(gap, this.runItlKey, count);
+    if (gap > 0) this.throughputSketch.addCountAtKey(1000 / gap, this.runThroughputKey, count);
     this.runCount = 0;
     this.runGap = Number.NaN;
   }
@@ -144,8 +147,11 @@ export class HeldGaps {
     this.fill[req] = f + 1;
   }
 
-  /** Folds `req`'s held gaps into `runs` in token order (none when `runs` is null) and frees them. */
-  release(req: number, runs: GapRuns | null): void {
+  /**
+   * Folds `req`'s held gaps into `runs` in token order, as delivered by `partition` (none when
+   * `runs` is null), and frees them.
+   */
+  release(req: number, runs: GapRuns | null, partition: number): void {
     let c = this.head[req];
     if (c < 0) return;
     const last = this.tail[req];
@@ -157,7 +163,7 @@ export class HeldGaps {
       const n = c === last ? this.fill[req] : CHUNK;
       if (runs !== null)
         for (let i = c * CHUNK, end = i + n; i < end; i++)
-          runs.foldAtKeys(gaps[i], itlKeys[i], throughputKeys[i]);
+          runs.foldAtKeys(gaps[i], itlKeys[i], throughputKeys[i], partition);
       const following = next[c];
       next[c] = this.freeHead;
       this.freeHead = c;
