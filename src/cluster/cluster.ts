@@ -1,5 +1,5 @@
 import type { Sequence } from "../engine/sequence.js";
-import { Signal, VllmEngine } from "../engine/vllmEngine.js";
+import { type PlainPassSink, Signal, VllmEngine } from "../engine/vllmEngine.js";
 import { type Collector, Terminal } from "../metrics/collector.js";
 import type { SampledPoolSource } from "../metrics/timeline.js";
 import type { RouterCostParameters } from "../router/placement.js";
@@ -27,7 +27,7 @@ export interface ClusterContext {
  * then worker-id order. Events the cluster needs (pass ends, worker startups, KV transfers) go
  * through the host, which owns the clock and orders them.
  */
-export abstract class Cluster implements DrainRule {
+export abstract class Cluster implements DrainRule, PlainPassSink {
   /** The pool requests arrive at: aggregated, or prefill. */
   readonly front: WorkerPool;
   /** Every pool, front first; a pool's index is its id. */
@@ -39,6 +39,8 @@ export abstract class Cluster implements DrainRule {
   readonly lifecycle: LifecycleLog;
   /** Worker passes started over the run. */
   passes = 0;
+  /** Of `passes`, those whose ends were delivered within runs (`runDecodes`). */
+  passesInRuns = 0;
   protected readonly table: RequestTable;
   protected readonly collector: Collector;
   protected readonly host: ClusterHost;
@@ -54,6 +56,11 @@ export abstract class Cluster implements DrainRule {
   private readonly cancelAtPassEnd: number[][][];
   /** Cancellations waiting in `cancelAtPassEnd`: the run is not over while an engine still holds one. */
   private deferredCancels = 0;
+  /**
+   * Workers (pool id · POOL_ID_SPAN + worker) whose next pass is a plain decode pass: `drive`
+   * gives them their runs after every other worker started its pass.
+   */
+  private readonly runCandidates: number[] = [];
 
   protected constructor(ctx: ClusterContext, pools: readonly WorkerPool[], frontOutputCap: number) {
     this.table = ctx.table;
@@ -65,6 +72,20 @@ export abstract class Cluster implements DrainRule {
     this.maxModelLen = this.front.spec.maxModelLen;
     this.frontOutputCap = frontOutputCap;
     this.cancelAtPassEnd = pools.map(() => []);
+  }
+
+  /**
+   * Pools whose pass ends can change the batch of a worker of `pool` (bit per pool id): a run of
+   * its decode passes stops before the next of them (disaggregated: prefill ends reserve KV on
+   * decode workers). None by default.
+   */
+  protected runBlockingPools(_pool: WorkerPool): number {
+    return 0;
+  }
+
+  /** Whether worker `w` of `pool` may advance through a run now (disaggregated: no hand-off waits for its capacity). */
+  protected runAllowed(_pool: WorkerPool, _w: number): boolean {
+    return true;
   }
 
   /** A pass on a slot of `pool` ended or a request left it: capacity there may have freed. */
@@ -187,6 +208,44 @@ export abstract class Cluster implements DrainRule {
   drive(t: number): void {
     const pools = this.pools;
     for (let p = 0; p < pools.length; p++) this.driveWorkers(pools[p], t);
+    const candidates = this.runCandidates;
+    for (let i = 0; i < candidates.length; i++) this.runDecodes(candidates[i], t);
+    candidates.length = 0;
+  }
+
+  /**
+   * Decode-run merging (docs/architecture.md "Decode-run merging"): worker `payload`'s next pass
+   * is a plain decode pass, which touches nothing but its own engine and its requests' columns;
+   * it runs through the plain passes that end inside the host's window — each pass end is what
+   * `completePass` would do for it (its tokens) followed by the next pass — then starts the next
+   * pass through `startPass` and queues its end as usual.
+   */
+  private runDecodes(payload: number, t: number): void {
+    const pool = this.poolOf(payload);
+    const w = payload - pool.id * POOL_ID_SPAN;
+    const engine = pool.engines[w];
+    const window = this.host.runWindow(this.runBlockingPools(pool));
+    let start = t;
+    if (window.limitMs > t) {
+      const n = engine.runPlainDecodes(t, window, this);
+      if (n > 0) {
+        this.passes += n;
+        this.passesInRuns += n;
+        start = engine.lastPassEnd;
+        this.host.noteRunEnd(start);
+      }
+    }
+    const duration = engine.startPass(start);
+    if (!engine.lastPassProgressed) throw new Error("internal: a plain decode pass made no progress");
+    pool.busy[w] = 1;
+    this.passes++;
+    this.host.schedulePassEnd(start + duration, payload);
+  }
+
+  /** A pass of a run ended at `endMs`: its tokens, as `deliverSignals` hands them over. */
+  onPlainPass(rows: Int32Array, count: number, endMs: number): void {
+    const host = this.host;
+    for (let i = 0; i < count; i++) host.onToken(rows[i], endMs);
   }
 
   private driveWorkers(pool: WorkerPool, t: number): void {
@@ -194,9 +253,24 @@ export abstract class Cluster implements DrainRule {
     const D = pool.ranksPerWorker;
     const dirty = pool.dirty;
     const busy = pool.busy;
+    const runs = D === 1 && this.host.runsEnabled;
     for (let w = 0; w < pool.workerCount; w++) {
       if (dirty[w] === 0 || busy[w] === 1) continue;
       dirty[w] = 0;
+      if (
+        runs &&
+        pool.state[w] === WorkerState.Ready &&
+        engines[w].canRunPlainDecodes() &&
+        this.runAllowed(pool, w)
+      ) {
+        // Unless runs are independent, only the last such worker runs ahead: the others' plain
+        // passes go into the queue, where its window sees them.
+        const candidates = this.runCandidates;
+        if (!this.host.runsIndependent && candidates.length > 0)
+          this.startQueuedPlainPass(candidates.pop()!, t);
+        candidates.push(pool.id * POOL_ID_SPAN + w);
+        continue;
+      }
       let progressed = false;
       let duration = 0;
       for (let r = 0; r < D; r++) {
@@ -213,6 +287,16 @@ export abstract class Cluster implements DrainRule {
       this.passes++;
       this.host.schedulePassEnd(t + duration, pool.id * POOL_ID_SPAN + w);
     }
+  }
+
+  /** A run candidate's plain pass, started and queued like any other (it commutes with every other start at `t`). */
+  private startQueuedPlainPass(payload: number, t: number): void {
+    const pool = this.poolOf(payload);
+    const w = payload - pool.id * POOL_ID_SPAN;
+    const duration = pool.engines[w].startPass(t);
+    pool.busy[w] = 1;
+    this.passes++;
+    this.host.schedulePassEnd(t + duration, payload);
   }
 
   private poolOf(payload: number): WorkerPool {

@@ -116,6 +116,16 @@ export class DisaggregatedCluster extends Cluster {
     return pool === this.back ? this.decodeSlotOf[row] : super.slotHolding(pool, row);
   }
 
+  /** A prefill pass end reserves KV on a decode worker (`prefillDone`): decode runs stop before the next one. */
+  protected override runBlockingPools(pool: WorkerPool): number {
+    return pool === this.back ? 1 << this.front.id : 0;
+  }
+
+  /** A decode worker with hand-offs waiting for its capacity retries them at every pass end: no run. */
+  protected override runAllowed(pool: WorkerPool, w: number): boolean {
+    return pool !== this.back || this.reservationsWaiting(w * pool.ranksPerWorker) === 0;
+  }
+
   /** Capacity may have freed on a decode worker: retry the hand-offs waiting for it. */
   protected slotFreed(pool: WorkerPool, slot: number, t: number): void {
     if (pool === this.back) this.drainReservations(slot, t);

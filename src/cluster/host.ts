@@ -1,3 +1,5 @@
+import type { RunWindow } from "../engine/vllmEngine.js";
+
 /**
  * What a cluster needs from the event loop that drives it (sim/replay.ts implements it). The
  * loop owns the clock, the event heap and its same-timestamp phase order, and the client side
@@ -17,6 +19,18 @@ export interface ClusterHost {
   onLastToken(row: number, t: number): void;
   /** The engine side ended `row` at `t` (Terminal.Completed or Terminal.Rejected). */
   onEnded(row: number, t: number, status: number): void;
+  /** Decode-run merging is on (not the pass-by-pass reference stepper). */
+  readonly runsEnabled: boolean;
+  /** Whether several workers may run ahead of each other in one `drive` (no request is made ready by another's end). */
+  readonly runsIndependent: boolean;
+  /**
+   * Where a worker's run of plain decode passes may go now: `passPoolMask` has bit `q` set for
+   * each pool whose pass ends can change the worker's batch (refilled object; docs/architecture.md
+   * "Decode-run merging").
+   */
+  runWindow(passPoolMask: number): RunWindow;
+  /** A run delivered pass ends up to `t`. */
+  noteRunEnd(t: number): void;
 }
 
 /** Pool id × POOL_ID_SPAN + worker id: the payload of a pass-completion or worker-ready event. */

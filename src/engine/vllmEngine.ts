@@ -36,6 +36,25 @@ export interface AdmissionObserver {
   onAdmit(req: number, timeMs: number, reusedTokens: number): void;
 }
 
+/**
+ * Where a run of plain decode passes may go (`VllmEngine.runPlainDecodes`), filled by the replay
+ * for each run: a pass may end within the run only if its end is before `limitMs` (the next event
+ * that could change this worker's batch), at most `capMs` (the virtual-time cap), and its tokens,
+ * seen by the client at end + `responseMs`, reach it by `deadlineMs` (the earliest open client
+ * deadline).
+ */
+export interface RunWindow {
+  limitMs: number;
+  capMs: number;
+  deadlineMs: number;
+  responseMs: number;
+}
+
+/** Receives the tokens of each pass of a run, at its end (the batch's rows, in batch order). */
+export interface PlainPassSink {
+  onPlainPass(rows: Int32Array, count: number, endMs: number): void;
+}
+
 /** What a pass emits, delivered by the replay loop at pass end. */
 export const Signal = {
   /** One output token. */
@@ -105,6 +124,8 @@ export class VllmEngine {
   /** Passes started so far, and when the latest one ends (async scheduling's visibility rule). */
   private passSerial = 0;
   private lastPassEndMs = Number.NEGATIVE_INFINITY;
+  /** The rows of a run's batch (`runPlainDecodes`), grown to the largest batch. */
+  private runRows = new Int32Array(64);
 
   constructor(
     private readonly config: EngineConfig,
@@ -406,6 +427,110 @@ export class VllmEngine {
     stats.wallTimeS = ms / 1000;
     this.lastPassEndMs = now + ms;
     return ms;
+  }
+
+  /**
+   * Decode-run merging (issue 16 item 1): executes, from `now`, the run of *plain* decode passes
+   * that `startPass` would execute one by one — every running request decodes one token and none
+   * completes, nothing is admitted, nothing preempted — as long as each pass ends inside `window`,
+   * and hands each pass's tokens to `sink` at its end. Returns the passes executed; the next pass
+   * (plain or not) starts at `lastPassEnd` through `startPass`, which also prices a pass whose end
+   * falls outside the window.
+   *
+   * Each pass does exactly what `startPass` does for such a batch, in the same order: per request
+   * in batch order a block when a token starts one (`ensureBlocks`), the token's KV and newly full
+   * blocks registered (`compute`), then the tokens; the same `passMs` arguments; the same pass
+   * serials. Only the signal buffers, the pass statistics (the next pass's replace them before
+   * anything reads them) and the event queue are skipped. test/sim/decodeRuns.property.test.ts
+   * compares it with pass-by-pass stepping byte for byte.
+   */
+  runPlainDecodes(now: number, window: RunWindow, sink: PlainPassSink): number {
+    const passesLeft = this.plainPassesAhead();
+    if (passesLeft === 0) return 0;
+    const cfg = this.config;
+    const running = this.running;
+    const batch = running.length;
+    let activeKv = 0;
+    for (let i = 0; i < batch; i++) activeKv += running[i].length;
+    if (this.runRows.length < batch) this.runRows = new Int32Array(Math.max(batch, 2 * this.runRows.length));
+    const rows = this.runRows;
+    for (let i = 0; i < batch; i++) rows[i] = running[i].req;
+    const bs = cfg.blockSize;
+    const pool = this.pool;
+    const totalKv = cfg.numGpuBlocks * bs;
+    const { limitMs, capMs, deadlineMs, responseMs } = window;
+    let t = now;
+    let passes = 0;
+    while (passes < passesLeft) {
+      // Blocks this pass allocates (at most one per request); more than the pool can give means a preemption.
+      let need = 0;
+      for (let i = 0; i < batch; i++) {
+        const s = running[i];
+        if (s.blocks.length * bs < s.numComputed + 1) need++;
+      }
+      if (need > pool.availableBlocks) break;
+      const ms = this.timing.passMs(0, 0, 0, batch, activeKv, activeKv / batch, totalKv);
+      if (!(ms >= 0) || !Number.isFinite(ms)) {
+        throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
+      }
+      const end = t + ms;
+      if (!(end < limitMs) || end > capMs || end + responseMs > deadlineMs) break;
+      this.passSerial++;
+      for (let i = 0; i < batch; i++) {
+        const s = running[i];
+        if (!this.ensureBlocks(s, s.numComputed + 1)) {
+          throw new Error("internal: a plain decode pass could not allocate the blocks it counted");
+        }
+        this.compute(s, 1);
+      }
+      for (let i = 0; i < batch; i++) running[i].generated++;
+      this.lastPassEndMs = end;
+      sink.onPlainPass(rows, batch, end);
+      activeKv += batch;
+      t = end;
+      passes++;
+    }
+    return passes;
+  }
+
+  /** Whether the next pass is a plain decode pass (`runPlainDecodes` would run it, given room). */
+  canRunPlainDecodes(): boolean {
+    return this.plainPassesAhead() > 0;
+  }
+
+  /**
+   * Plain decode passes the batch can run before one of its requests completes (0 when the next
+   * pass is not one: admission would be tried, a request is not decode-ready, or the token budget
+   * does not cover the batch). Whether the KV cache has the blocks is checked pass by pass.
+   */
+  private plainPassesAhead(): number {
+    const cfg = this.config;
+    const running = this.running;
+    const batch = running.length;
+    if (cfg.role === "prefill" || batch === 0 || batch > cfg.maxBatchedTokens) return 0;
+    // Admission would run (startPass step 2): the queue heads are tried, not a plain pass.
+    if (
+      batch < cfg.maxSequences &&
+      batch < cfg.maxBatchedTokens &&
+      (this.waiting.length > 0 || this.remoteReady.length > 0)
+    ) {
+      return 0;
+    }
+    let passesLeft = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < batch; i++) {
+      const s = running[i];
+      // Decode-ready: exactly the last generated token's KV to compute — not a prefill chunk (the
+      // last one may be a single token too), not a hand-off's first pass (nothing to compute).
+      if (s.numComputed !== s.length - 1 || s.numComputed < s.prefillTarget) return 0;
+      const left = s.maxOutput - s.generated - 1;
+      if (left < passesLeft) passesLeft = left;
+    }
+    return passesLeft > 0 ? passesLeft : 0;
+  }
+
+  /** When the latest pass ends (or ended). */
+  get lastPassEnd(): number {
+    return this.lastPassEndMs;
   }
 
   /**

@@ -26,6 +26,17 @@ export class ArrivalPlan {
     this.concurrency = load.type === "concurrency" ? load.concurrency : 0;
   }
 
+  /**
+   * Whether a request's end can make another request ready (a session's later turn, or the next
+   * session of a closed loop): then any pass end may schedule an arrival.
+   */
+  get hasDependentArrivals(): boolean {
+    if (this.closedLoop) return true;
+    const next = this.table.nextTurnRow;
+    for (let r = 0; r < next.length; r++) if (next[r] >= 0) return true;
+    return false;
+  }
+
   /** Calls `schedule(row, time)` for every request that is ready at the start. */
   seed(schedule: (row: number, time: number) => void): void {
     const t = this.table;

@@ -1,9 +1,9 @@
 import type { Cluster } from "../cluster/cluster.js";
 import { createCluster, deploymentRoles } from "../cluster/create.js";
-import type { ClusterHost } from "../cluster/host.js";
+import { type ClusterHost, POOL_ID_SPAN } from "../cluster/host.js";
 import { poolName } from "../cluster/lifecycle.js";
 import { DEFAULT_CLIENT, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
-import { cappedOutputTokens, type VllmEngine } from "../engine/vllmEngine.js";
+import { cappedOutputTokens, type RunWindow, type VllmEngine } from "../engine/vllmEngine.js";
 import { Collector, Terminal } from "../metrics/collector.js";
 import { TimelineSampler } from "../metrics/timeline.js";
 import type { RoleTimings } from "../timing/index.js";
@@ -23,6 +23,18 @@ export interface ReplayOptions {
   readonly scaling?: ScalingPolicy | null;
   /** Check bookkeeping invariants while running (sim/invariants.ts); default: FLEETSIM_CHECK_INVARIANTS. */
   readonly checkInvariants?: boolean;
+  /**
+   * Step every pass through the event queue (the reference stepper) instead of merging runs of
+   * plain decode passes (docs/architecture.md "Decode-run merging"); the results are identical.
+   * Default: FLEETSIM_REFERENCE_STEPPER.
+   */
+  readonly referenceStepper?: boolean;
+}
+
+/** Whether replays use the pass-by-pass reference stepper by default (FLEETSIM_REFERENCE_STEPPER=1). */
+export function referenceStepperByEnv(): boolean {
+  const v = process.env.FLEETSIM_REFERENCE_STEPPER;
+  return v !== undefined && v !== "" && v !== "0";
 }
 
 /**
@@ -66,7 +78,26 @@ function contextMayOutgrowCache(table: RequestTable, role: WorkerRoleSpec): bool
  * worker, request row, session), never by insertion order.
  */
 export class Replay implements ClusterHost {
+  /** Every event but pass completions. */
   private readonly heap = new EventHeap(4096);
+  /**
+   * Pass completions, one queue per pool: a run of decode passes may look past the pass ends of
+   * pools that cannot change its worker's batch (`runWindow`). Pass completions are the first
+   * phase of a timestamp and pool 0's come before pool 1's, as one queue would order them.
+   */
+  private readonly passHeaps: EventHeap[];
+  /** Decode-run merging is on (not the reference stepper). */
+  readonly runsEnabled: boolean;
+  /**
+   * Whether one worker's pass end can only change another worker's batch through events in the
+   * queue (no request is made ready by another's end: no sessions' later turns, no closed loop),
+   * so that several workers may run ahead of each other (cluster/cluster.ts `drive`).
+   */
+  readonly runsIndependent: boolean;
+  /** The window handed to each run (one object, refilled). */
+  private readonly window: RunWindow;
+  /** The latest pass end delivered within a run (the run's end time counts it). */
+  private runEndMs = 0;
   private readonly cluster: Cluster;
   private readonly plan: ArrivalPlan;
   readonly collector: Collector;
@@ -150,7 +181,16 @@ export class Replay implements ClusterHost {
       spec.router,
     );
     this.cluster = cluster;
+    this.passHeaps = cluster.pools.map(() => new EventHeap(64));
     this.plan = new ArrivalPlan(table, spec.load);
+    this.runsEnabled = !(opts.referenceStepper ?? referenceStepperByEnv());
+    this.runsIndependent = !this.plan.hasDependentArrivals;
+    this.window = {
+      limitMs: Number.NEGATIVE_INFINITY,
+      capMs: this.maxTimeMs ?? Number.POSITIVE_INFINITY,
+      deadlineMs: Number.POSITIVE_INFINITY,
+      responseMs: this.responseMs,
+    };
     this.scheduleArrival = (row, time) => {
       this.queuedArrivalEvents++;
       this.heap.push(time, eventOrder(Phase.Arrival, table.session[row]), row);
@@ -235,15 +275,15 @@ export class Replay implements ClusterHost {
   /** Processes up to `maxTimestamps` distinct timestamps; false when the run is over. */
   step(maxTimestamps: number): boolean {
     const heap = this.heap;
+    const passHeaps = this.passHeaps;
     const cluster = this.cluster;
-    const readyOrder = eventOrder(Phase.WorkerReady, 0);
     const transferOrder = eventOrder(Phase.TransferComplete, 0);
     const arrivalOrder = eventOrder(Phase.Arrival, 0);
     const scalingOrder = eventOrder(Phase.Scaling, 0);
     for (let k = 0; k < maxTimestamps; k++) {
       // Scaling starved a pool for good (checkStall): the waiting requests stay unfinished.
       if (this.stall !== null) return false;
-      const t = Math.min(heap.peekTime(), this.nextDeadline());
+      const t = Math.min(this.nextEventTime(), this.nextDeadline());
       // With scaling, only ticks and startups may remain once all traffic is served: done then.
       const finished =
         this.scaling !== null &&
@@ -262,12 +302,20 @@ export class Replay implements ClusterHost {
       if (t >= this.timeline.nextBoundaryMs) this.timeline.sampleUntil(t);
       this.now = t;
       do {
+        // Pass completions first (their phase is the first), pool by pool; only `drive` adds more.
+        for (let q = 0; q < passHeaps.length; q++) {
+          const passes = passHeaps[q];
+          while (passes.peekTime() === t) {
+            const payload = passes.peekPayload();
+            passes.pop();
+            cluster.completePass(payload, t);
+          }
+        }
         while (heap.peekTime() === t) {
           const order = heap.peekOrder();
           const payload = heap.peekPayload();
           heap.pop();
-          if (order < readyOrder) cluster.completePass(payload, t);
-          else if (order < transferOrder) cluster.workerReady(payload, t);
+          if (order < transferOrder) cluster.workerReady(payload, t);
           else if (order < arrivalOrder) cluster.completeTransfer(payload, t);
           else if (order < scalingOrder) {
             if (payload < 0) {
@@ -282,7 +330,7 @@ export class Replay implements ClusterHost {
         if (this.nextDeadline() === t) this.expire(t);
         cluster.drive(t);
         // Scaling ticks run last, so the policy sees a settled timestamp (aisimulate.md §5.2).
-        if (this.tickDue && heap.peekTime() !== t) {
+        if (this.tickDue && this.nextEventTime() !== t) {
           this.tickDue = false;
           this.tick(t);
           cluster.drive(t);
@@ -290,16 +338,66 @@ export class Replay implements ClusterHost {
           // The tick started asynchronous work: return so that `run` awaits it before going on.
           if (this.work !== null) return true;
         }
-      } while (heap.peekTime() === t || this.tickDue || this.nextDeadline() === t);
+      } while (this.nextEventTime() === t || this.tickDue || this.nextDeadline() === t);
       this.invariants?.afterTimestamp(t);
     }
     return true;
   }
 
+  /** The time of the next queued event (+∞ when none). */
+  private nextEventTime(): number {
+    let t = this.heap.peekTime();
+    const passHeaps = this.passHeaps;
+    for (let q = 0; q < passHeaps.length; q++) {
+      const p = passHeaps[q].peekTime();
+      if (p < t) t = p;
+    }
+    return t;
+  }
+
+  /** Events queued, pass completions included. */
+  private get queuedEvents(): number {
+    let n = this.heap.size;
+    for (const p of this.passHeaps) n += p.size;
+    return n;
+  }
+
   // ClusterHost: the cluster's events go into the heap in their phase; its outputs reach the client.
 
   schedulePassEnd(atMs: number, payload: number): void {
-    this.heap.push(atMs, eventOrder(Phase.PassCompletion, payload), payload);
+    const pool = payload >= POOL_ID_SPAN ? 1 : 0;
+    this.passHeaps[pool].push(atMs, eventOrder(Phase.PassCompletion, payload), payload);
+  }
+
+  /**
+   * Where a run of plain decode passes of a worker may go (docs/architecture.md "Decode-run
+   * merging"): pass ends strictly before the next event that could change the worker's batch —
+   * any queued event but the pass completions of pools outside `passPoolMask` (with independent
+   * runs; otherwise every pass completion), the next time-series boundary (it samples the state
+   * before its events) and the next client deadline — and never when a scaling tick is due at this
+   * timestamp (it observes the state first).
+   */
+  runWindow(passPoolMask: number): RunWindow {
+    const w = this.window;
+    if (this.tickDue || !this.runsEnabled) {
+      w.limitMs = Number.NEGATIVE_INFINITY;
+      return w;
+    }
+    const deadline = this.nextDeadline();
+    let limit = Math.min(this.heap.peekTime(), this.timeline.nextBoundaryMs, deadline);
+    const passHeaps = this.passHeaps;
+    for (let q = 0; q < passHeaps.length; q++) {
+      if (this.runsIndependent && (passPoolMask & (1 << q)) === 0) continue;
+      const p = passHeaps[q].peekTime();
+      if (p < limit) limit = p;
+    }
+    w.limitMs = limit;
+    w.deadlineMs = deadline;
+    return w;
+  }
+
+  noteRunEnd(t: number): void {
+    if (t > this.runEndMs) this.runEndMs = t;
   }
 
   scheduleWorkerReady(atMs: number, payload: number): void {
@@ -419,7 +517,7 @@ export class Replay implements ClusterHost {
    */
   private checkStall(t: number): void {
     const starved =
-      this.heap.size === 0 && this.work === null && this.nextDeadline() === Number.POSITIVE_INFINITY
+      this.queuedEvents === 0 && this.work === null && this.nextDeadline() === Number.POSITIVE_INFINITY
         ? this.cluster.starvedPool()
         : null;
     if (starved === null) {
@@ -447,6 +545,8 @@ export class Replay implements ClusterHost {
 
   private result(wallTimeMs: number): ReplayResult {
     const cluster = this.cluster;
+    // Pass ends delivered within runs are timestamps the replay processed, as in pass-by-pass stepping.
+    if (this.runEndMs > this.now) this.now = this.runEndMs;
     cluster.accrue(this.now);
     const lifecycle = cluster.lifecycle.operations;
     if (this.invariants !== null) {
@@ -471,6 +571,7 @@ export class Replay implements ClusterHost {
       wallTimeMs,
       preemptions,
       passes: cluster.passes,
+      passesInRuns: cluster.passesInRuns,
       disaggregated: prefill !== null,
       lifecycleOperations: lifecycle,
       timeline: this.timeline.finish(this.now),

@@ -18,6 +18,8 @@ export interface ReplayResult {
   readonly wallTimeMs: number;
   readonly preemptions: number;
   readonly passes: number;
+  /** Of `passes`, those delivered within runs of plain decode passes (decode-run merging; 0 with the reference stepper). */
+  readonly passesInRuns: number;
   readonly disaggregated: boolean;
   /** Worker transitions caused by scaling (empty for a fixed deployment). */
   readonly lifecycleOperations: readonly LifecycleOperation[];

@@ -11,6 +11,7 @@ import { createCluster } from "../../src/cluster/create.js";
 import { DisaggregatedCluster } from "../../src/cluster/disaggregated.js";
 import type { ClusterHost } from "../../src/cluster/host.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
+import type { RunWindow } from "../../src/engine/vllmEngine.js";
 import { Collector } from "../../src/metrics/collector.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
@@ -19,6 +20,15 @@ import { disaggSpec, role, traceSpec, writeTrace } from "../helpers/specs.js";
 /** Records what the cluster asks of the loop. */
 class RecordingHost implements ClusterHost {
   readonly calls: string[] = [];
+  /** Pass by pass: every pass end is a call here. */
+  readonly runsEnabled = false;
+  readonly runsIndependent = true;
+  runWindow(): RunWindow {
+    return { limitMs: Number.NEGATIVE_INFINITY, capMs: 0, deadlineMs: 0, responseMs: 0 };
+  }
+  noteRunEnd(t: number): void {
+    this.calls.push(`run end @${t}`);
+  }
   schedulePassEnd(atMs: number, payload: number): void {
     this.calls.push(`pass ${payload} @${atMs}`);
   }
