@@ -525,7 +525,7 @@ export class VllmEngine {
       const left = s.maxOutput - s.generated - 1;
       if (left < passesLeft) passesLeft = left;
     }
-    return passesLeft > 0 ? passesLeft : 0;
+    return Math.max(0, passesLeft);
   }
 
   /** When the latest pass ends (or ended). */

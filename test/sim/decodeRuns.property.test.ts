@@ -9,8 +9,8 @@
  * records, the time series, the lifecycle records, the pass count, the end time — is compared
  * byte for byte between the two steppers.
  */
-import { fc, test } from "@fast-check/vitest";
-import { describe, expect } from "vitest";
+import { fc } from "@fast-check/vitest";
+import { describe, expect, it } from "vitest";
 import type { ClientSpec, LoadSpec, RunSpec, WorkerRoleSpec } from "../../src/config/runSpec.js";
 import { buildSummary } from "../../src/metrics/summary.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
@@ -173,27 +173,24 @@ async function replay(spec: RunSpec, c: Setup, referenceStepper: boolean): Promi
   }).runSync();
 }
 
-let mergedPasses = 0;
-let runsCompared = 0;
-
 describe("decode-run merging ≡ pass-by-pass stepping", () => {
-  test.prop([setup], { seed: 20261202, numRuns: 300 })(
-    "random workloads and deployments give byte-identical results with either stepper",
-    async (c) => {
-      const spec = specOf(c);
-      const reference = await replay(spec, c, true);
-      const merged = await replay(spec, c, false);
-      expect(reference.passesInRuns).toBe(0);
-      expect(merged.passes).toBe(reference.passes);
-      expect(fingerprint(spec, merged)).toBe(fingerprint(spec, reference));
-      mergedPasses += merged.passesInRuns;
-      runsCompared++;
-    },
-  );
-
-  test.prop([fc.constant(0)], { numRuns: 1 })("the comparisons above exercised runs", () => {
-    // Not vacuous: most of the random workloads' decode passes went through runs.
-    expect(runsCompared).toBe(300);
-    expect(mergedPasses).toBeGreaterThan(1000);
+  it("random workloads and deployments give byte-identical results with either stepper", async () => {
+    let mergedPasses = 0;
+    let passes = 0;
+    await fc.assert(
+      fc.asyncProperty(setup, async (c) => {
+        const spec = specOf(c);
+        const reference = await replay(spec, c, true);
+        const merged = await replay(spec, c, false);
+        expect(reference.passesInRuns).toBe(0);
+        expect(merged.passes).toBe(reference.passes);
+        expect(fingerprint(spec, merged)).toBe(fingerprint(spec, reference));
+        mergedPasses += merged.passesInRuns;
+        passes += merged.passes;
+      }),
+      { seed: 20261202, numRuns: 300 },
+    );
+    // Not vacuous: a good share of the random workloads' passes went through runs.
+    expect(mergedPasses).toBeGreaterThan(0.2 * passes);
   });
 });
