@@ -244,8 +244,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
 
   /** A pass of a run ended at `endMs`: its tokens, as `deliverSignals` hands them over. */
   onPlainPass(rows: Int32Array, count: number, endMs: number): void {
-    const host = this.host;
-    for (let i = 0; i < count; i++) host.onToken(rows[i], endMs);
+    this.host.onRunTokens(rows, count, endMs);
   }
 
   private driveWorkers(pool: WorkerPool, t: number): void {

@@ -33,6 +33,16 @@ export class BlockHashIndex {
     this.table.payload[i] = value;
   }
 
+  /** Stores `value` under `key` unless `key` is present (one probe); true when it stored. */
+  setIfAbsent(key: number, value: number): boolean {
+    const table = this.table;
+    const before = table.size;
+    const i = table.insert(key);
+    if (table.size === before) return false;
+    table.payload[i] = value;
+    return true;
+  }
+
   /** Removes `key` if present. */
   delete(key: number): void {
     const i = this.table.find(key);

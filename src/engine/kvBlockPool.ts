@@ -120,9 +120,8 @@ export class KvBlockPool {
    * prefix lookups. Returns false (block stays private) when the hash already has a copy.
    */
   register(block: number, hash: number): boolean {
-    if (this.blockHash[block] >= 0 || this.byHash.has(hash)) return false;
+    if (this.blockHash[block] >= 0 || !this.byHash.setIfAbsent(hash, block)) return false;
     this.blockHash[block] = hash;
-    this.byHash.set(hash, block);
     if (this.listener !== null) this.listener.onBlockStored(hash);
     return true;
   }

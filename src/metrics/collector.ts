@@ -216,6 +216,11 @@ export class Collector {
     this.lastToken[req] = t;
   }
 
+  /** `onToken(rows[i], t)` for each of `rows[0 .. count)` (the tokens of one pass). */
+  onTokens(rows: Int32Array, count: number, t: number): void {
+    for (let i = 0; i < count; i++) this.onToken(rows[i], t);
+  }
+
   onTerminal(req: number, t: number, status: number): void {
     this.terminal[req] = t;
     this.status[req] = status;

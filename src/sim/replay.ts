@@ -413,6 +413,11 @@ export class Replay implements ClusterHost {
     if (t + this.responseMs <= this.deadlineOf(row)) this.collector.onToken(row, t + this.responseMs);
   }
 
+  onRunTokens(rows: Int32Array, count: number, t: number): void {
+    // `runWindow` keeps the pass end + response time within every open deadline.
+    this.collector.onTokens(rows, count, t + this.responseMs);
+  }
+
   onLastToken(row: number, t: number): void {
     this.collector.onToken(row, t + this.responseMs);
     this.onEnded(row, t, Terminal.Completed);
