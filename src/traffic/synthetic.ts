@@ -4,7 +4,7 @@
  * request its own single-turn session, prompts unique per request (no prefix sharing).
  */
 import { Prng } from "../util/prng.js";
-import { fullBlockCount, hashPrompts } from "./blockHashes.js";
+import { fullBlockCount } from "./blockHashes.js";
 import type { RequestTable } from "./requests.js";
 
 export type SyntheticArrivals =
@@ -30,9 +30,9 @@ export interface SyntheticOptions {
 }
 
 /**
- * Materializes the synthetic requests. Each request's prompt is `ceil(inputTokens / engineBlockSize)`
- * globally unique hash ids (a counter from 1, trace block = engine block), so no two requests share a
- * block hash (up to the 2^-53-scale collision odds documented in blockHashes.ts).
+ * Materializes the synthetic requests. Every full prompt block of the workload has its own hash (a
+ * counter from 1), so no two requests share a block hash; output blocks chain their 53-bit hashes on
+ * them (up to the 2^-53-scale collision odds documented in blockHashes.ts).
  * Request ids are `synthetic-<i>`; sessions have no authored id.
  */
 export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
@@ -56,25 +56,25 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
     throw new RangeError("inputLengths and outputLengths must have one entry per request");
   }
 
-  // Hash ids: a counter from 1, ceil(len / E) ids per request (all of them when lengths are fixed).
-  const idOffsets = new Int32Array(count + 1);
-  let idCount = 0;
+  // Every prompt block is unique by construction (no two requests share one), so its hash needs no
+  // chained hashing of ids: block k of the workload (counting full blocks request by request) gets
+  // hash k + 1. Distinct ids ⇔ distinct hashes is all the prefix cache and the KV router use, and
+  // a run is the same as with the chained hashes of counter ids (only hash values differ; none is
+  // shared either way). Output blocks chain their own 53-bit hashes on these (engine/outputHashes.ts).
+  const offsets = new Int32Array(count + 1);
+  let total = 0;
   for (let i = 0; i < count; i++) {
     const len = inputLength[i];
     if (!(len >= 1)) throw new RangeError(`request ${i}: input length must be ≥ 1, got ${len}`);
     if (!(outputLength[i] >= 0)) throw new RangeError(`request ${i}: output length must be ≥ 0`);
-    idOffsets[i] = idCount;
-    idCount += Math.ceil(len / E);
-    if (idCount >= 0xffffffff) throw new RangeError("synthetic workload too large for u32 hash ids");
+    offsets[i] = total;
+    total += fullBlockCount(len, E);
+    if (total > 0x7fffffff) throw new RangeError(`too many engine blocks (${total})`);
   }
-  idOffsets[count] = idCount;
-  const ids = new Uint32Array(idCount);
-  for (let k = 0; k < ids.length; k++) ids[k] = k + 1;
-  const packed = hashPrompts(count, ids, idOffsets, inputLength, E, E);
-  // Sanity: every fixed-length request owns exactly fullBlockCount(inputTokens, E) hashes.
-  if (opts.inputLengths === undefined && packed.hashes.length !== count * fullBlockCount(inputTokens, E))
-    throw new Error("synthetic hash count mismatch");
-
+  offsets[count] = total;
+  const hashes = new Float64Array(total);
+  for (let k = 0; k < total; k++) hashes[k] = k + 1;
+  const packed = { offsets, hashes };
   return singleTurnTable(count, timestampMs, inputLength, outputLength, packed.offsets, packed.hashes, E);
 }
 

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { fullBlockCount } from "../../src/traffic/blockHashes.js";
+import { buildSummary } from "../../src/metrics/summary.js";
+import { createRoleTimings } from "../../src/pipeline/timings.js";
+import { Replay } from "../../src/sim/replay.js";
+import { fullBlockCount, hashPrompts } from "../../src/traffic/blockHashes.js";
 import { arrivalTimes, makeSyntheticTable } from "../../src/traffic/synthetic.js";
 import { Prng } from "../../src/util/prng.js";
+import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 describe("Prng", () => {
   it("is deterministic with fixed golden values (sfc32 seeded by splitmix32)", () => {
@@ -112,5 +116,41 @@ describe("makeSyntheticTable", () => {
     expect(() =>
       makeSyntheticTable({ ...base, arrivals: { type: "constant_rate", requestsPerSecond: Number.NaN } }),
     ).toThrow(RangeError);
+  });
+});
+
+describe("synthetic prompt hashes", () => {
+  it("are a counter (unique by construction) and give the run chained hashes of the same ids give", async () => {
+    const E = 4;
+    const table = makeSyntheticTable({
+      inputTokens: 30,
+      outputTokens: 9,
+      requests: 40,
+      engineBlockSize: E,
+      arrivals: { type: "constant_rate", requestsPerSecond: 400 },
+    });
+    expect(Array.from(table.blockHashes.subarray(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 1 + 7]);
+    // The hashes the synthetic source used to carry: chained over counter ids, one per engine block.
+    const perRequest = Math.ceil(30 / E);
+    const ids = new Uint32Array(40 * perRequest).map((_, k) => k + 1);
+    const idOffsets = new Int32Array(41).map((_, i) => i * perRequest);
+    const chained = hashPrompts(40, ids, idOffsets, table.inputLength, E, E);
+    expect(Array.from(chained.offsets)).toEqual(Array.from(table.blockOffsets));
+    // A cache small enough to preempt, so requests re-hit their own cached blocks on readmission.
+    const spec = traceSpec(writeTrace([{ timestamp: 0, input_length: 1, output_length: 1, hash_ids: [1] }]), {
+      role: { replicas: 2, blockSize: E, numGpuBlocks: 40, maxSequences: 8 },
+    });
+    const summaryOf = async (blockHashes: Float64Array) => {
+      const run = new Replay(spec, { ...table, blockHashes }, await createRoleTimings(spec.engine), {
+        capturePerRequest: false,
+      }).runSync();
+      const s: Record<string, unknown> = { ...buildSummary(run, null) };
+      for (const k of ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"])
+        delete s[k];
+      return { s, preemptions: run.preemptions };
+    };
+    const counter = await summaryOf(table.blockHashes);
+    expect(counter.preemptions).toBeGreaterThan(0);
+    expect(counter).toEqual(await summaryOf(chained.hashes));
   });
 });
