@@ -198,6 +198,11 @@ export class Collector {
   }
 
   onToken(req: number, t: number): void {
+    this.tokenAt(req, t, this.partitionOf(req));
+  }
+
+  /** A token of `req` at `t`, delivered by the worker of moments partition `partition`. */
+  private tokenAt(req: number, t: number, partition: number): void {
     const n = this.tokens[req]++;
     if (n === 0) {
       this.firstToken[req] = t;
@@ -205,7 +210,7 @@ export class Collector {
       if (n === 1) this.secondToken[req] = t;
       const gap = t - this.lastToken[req];
       if (this.heldGaps === null) {
-        this.gaps.fold(gap, this.partitionOf(req));
+        this.gaps.fold(gap, partition);
       } else {
         // Keys now, once per pass and gap; the gap waits for the request's terminal state.
         const runs = this.gaps;
@@ -216,9 +221,12 @@ export class Collector {
     this.lastToken[req] = t;
   }
 
-  /** `onToken(rows[i], t)` for each of `rows[0 .. count)` (the tokens of one pass). */
+  /** `onToken(rows[i], t)` for each of `rows[0 .. count)`: the tokens of one pass of one worker. */
   onTokens(rows: Int32Array, count: number, t: number): void {
-    for (let i = 0; i < count; i++) this.onToken(rows[i], t);
+    if (count === 0) return;
+    // One worker's pass: one moments partition.
+    const partition = this.partitionOf(rows[0]);
+    for (let i = 0; i < count; i++) this.tokenAt(rows[i], t, partition);
   }
 
   onTerminal(req: number, t: number, status: number): void {

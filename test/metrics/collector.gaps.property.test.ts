@@ -6,62 +6,62 @@ import { type DistStats, sketchStats } from "../../src/metrics/distribution.js";
 
 /**
  * The collector folds token gaps into the bins per run of equal gaps (one weighted insert per pass
- * and gap) and into the moments per worker; this reference folds them token by token: every token
- * one `DDSketch.add` into each sketch, the moments by the original weighted-Welford formula with
- * weight 1 in one stream per worker, combined in worker order by Chan's pairwise update.
- * Percentiles, means and std must be bit-identical on any gap stream, streamed or held per request
- * until a terminal state that may cut them off.
+ * and gap) and into the moments per worker, per run of equal gaps; this reference folds them token
+ * by token into the sketches (`DDSketch.add`) and keeps every gap per worker, grouping consecutive
+ * equal gaps into batches only when read. Percentiles, means and std must be bit-identical on any
+ * gap stream, streamed or held per request until a terminal state that may cut them off, and
+ * whenever they are read.
  */
 class Moments {
   n = 0;
   mean = 0;
   m2 = 0;
-  add(value: number): void {
-    const count = 1;
-    const n = this.n + count;
-    const delta = value - this.mean;
-    this.mean += (delta * count) / n;
-    this.m2 += delta * (value - this.mean) * count;
-    this.n = n;
-  }
 }
 
-/** Per-worker streams combined in worker order (Chan, Golub & LeVeque). */
+/**
+ * Per-worker streams: consecutive equal values as one batch (the pairwise update of k equal values),
+ * workers combined in worker order (Chan, Golub & LeVeque).
+ */
 class WorkerMoments {
-  private readonly byWorker = new Map<number, Moments>();
+  private readonly byWorker = new Map<number, number[]>();
   add(worker: number, value: number): void {
-    let m = this.byWorker.get(worker);
-    if (m === undefined) {
-      m = new Moments();
-      this.byWorker.set(worker, m);
-    }
-    m.add(value);
+    const values = this.byWorker.get(worker) ?? [];
+    values.push(value);
+    this.byWorker.set(worker, values);
   }
   get n(): number {
     let n = 0;
-    for (const m of this.byWorker.values()) n += m.n;
+    for (const v of this.byWorker.values()) n += v.length;
     return n;
   }
   combined(): { mean: number; variance: number } {
-    let n = 0;
-    let mean = 0;
-    let m2 = 0;
-    for (const w of [...this.byWorker.keys()].sort((a, b) => a - b)) {
-      const b = this.byWorker.get(w)!;
-      if (b.n === 0) continue;
-      if (n === 0) {
-        n = b.n;
-        mean = b.mean;
-        m2 = b.m2;
-        continue;
+    const merge = (a: Moments, nb: number, meanB: number, m2B: number): void => {
+      if (nb === 0) return;
+      if (a.n === 0) {
+        a.n = nb;
+        a.mean = meanB;
+        a.m2 = m2B;
+        return;
       }
-      const total = n + b.n;
-      const delta = b.mean - mean;
-      mean += (delta * b.n) / total;
-      m2 += b.m2 + (delta * delta * n * b.n) / total;
-      n = total;
+      const total = a.n + nb;
+      const delta = meanB - a.mean;
+      a.mean += (delta * nb) / total;
+      a.m2 += m2B + (delta * delta * a.n * nb) / total;
+      a.n = total;
+    };
+    const all = new Moments();
+    for (const w of [...this.byWorker.keys()].sort((a, b) => a - b)) {
+      const values = this.byWorker.get(w)!;
+      const mine = new Moments();
+      for (let i = 0; i < values.length; ) {
+        let j = i;
+        while (j < values.length && values[j] === values[i]) j++;
+        merge(mine, j - i, values[i], 0);
+        i = j;
+      }
+      merge(all, mine.n, mine.mean, mine.m2);
     }
-    return { mean, variance: n === 0 ? 0 : Math.max(0, m2 / n) };
+    return { mean: all.mean, variance: all.n === 0 ? 0 : Math.max(0, all.m2 / all.n) };
   }
 }
 
