@@ -226,6 +226,25 @@ export class Collector {
     if (count === 0) return;
     // One worker's pass: one moments partition.
     const partition = this.partitionOf(rows[0]);
+    const tokens = this.tokens;
+    const lastToken = this.lastToken;
+    if (this.heldGaps === null) {
+      // Every request's previous token came at the same time (the previous pass of a run): one
+      // gap for all, folded at once — exactly what token by token would fold.
+      const previous = lastToken[rows[0]];
+      let shared = true;
+      for (let i = 0; i < count && shared; i++)
+        shared = tokens[rows[i]] > 0 && lastToken[rows[i]] === previous;
+      if (shared) {
+        this.gaps.foldMany(t - previous, partition, count);
+        for (let i = 0; i < count; i++) {
+          const req = rows[i];
+          if (tokens[req]++ === 1) this.secondToken[req] = t;
+          lastToken[req] = t;
+        }
+        return;
+      }
+    }
     for (let i = 0; i < count; i++) this.tokenAt(rows[i], t, partition);
   }
 

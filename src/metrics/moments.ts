@@ -67,14 +67,19 @@ export class PartitionedMoments {
 
   /** Adds one sample to partition `p` (a non-negative integer). */
   add(p: number, value: number): void {
+    this.addMany(p, value, 1);
+  }
+
+  /** Adds `k` samples equal to `value` to partition `p`: exactly `k` × `add(p, value)`. */
+  addMany(p: number, value: number, k: number): void {
     if (p >= this.used) this.grow(p);
     if (value === this.runValue[p]) {
-      this.runCount[p]++;
+      this.runCount[p] += k;
       return;
     }
     this.flush(p);
     this.runValue[p] = value;
-    this.runCount[p] = 1;
+    this.runCount[p] = k;
   }
 
   /** Samples over all partitions. */

@@ -47,8 +47,13 @@ export class GapRuns {
 
   /** Folds one gap delivered by partition `partition`. */
   fold(gap: number, partition: number): void {
+    this.foldMany(gap, partition, 1);
+  }
+
+  /** Folds `count` equal gaps delivered by `partition` (the tokens of one pass): exactly `count` × `fold`. */
+  foldMany(gap: number, partition: number, count: number): void {
     this.keysOf(gap);
-    this.foldAtKeys(gap, this.itlKey, this.throughputKey, partition);
+    this.foldManyAtKeys(gap, this.itlKey, this.throughputKey, partition, count);
   }
 
   /**
@@ -65,17 +70,28 @@ export class GapRuns {
 
   /** `fold(gap, partition)` with its keys from `keysOf(gap)` (held gaps keep them). */
   foldAtKeys(gap: number, itlKey: number, throughputKey: number, partition: number): void {
+    this.foldManyAtKeys(gap, itlKey, throughputKey, partition, 1);
+  }
+
+  private foldManyAtKeys(
+    gap: number,
+    itlKey: number,
+    throughputKey: number,
+    partition: number,
+    count: number,
+  ): void {
     if (Number.isFinite(gap)) {
-      this.itlMoments.add(partition, gap);
-      if (gap > 0) this.throughputMoments.add(partition, gap === this.keyedGap ? this.keyedRate : 1000 / gap);
+      this.itlMoments.addMany(partition, gap, count);
+      if (gap > 0)
+        this.throughputMoments.addMany(partition, gap === this.keyedGap ? this.keyedRate : 1000 / gap, count);
     }
     if (gap === this.runGap) {
-      this.runCount++;
+      this.runCount += count;
       return;
     }
     this.flush();
     this.runGap = gap;
-    this.runCount = 1;
+    this.runCount = count;
     this.runItlKey = itlKey;
     this.runThroughputKey = throughputKey;
   }
