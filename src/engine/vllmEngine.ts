@@ -1,6 +1,7 @@
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
+import { BlockBoundaries } from "./blockBoundaries.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { outputBlockHash } from "./outputHashes.js";
 import { PassStats } from "./passStats.js";
@@ -126,6 +127,8 @@ export class VllmEngine {
   private lastPassEndMs = Number.NEGATIVE_INFINITY;
   /** The rows of a run's batch (`runPlainDecodes`), grown to the largest batch. */
   private runRows = new Int32Array(64);
+  /** Where a run's requests cross block boundaries (`runPlainDecodes`). */
+  private readonly boundaries = new BlockBoundaries();
 
   constructor(
     private readonly config: EngineConfig,
@@ -456,19 +459,20 @@ export class VllmEngine {
     const rows = this.runRows;
     for (let i = 0; i < batch; i++) rows[i] = running[i].req;
     const bs = cfg.blockSize;
+    const boundaries = this.boundaries;
+    if (!boundaries.plan(running, batch, bs, cfg.prefixCaching)) return 0;
+    const { allocStart, allocRows, fillStart, fillRows } = boundaries;
     const pool = this.pool;
     const totalKv = cfg.numGpuBlocks * bs;
     const { limitMs, capMs, deadlineMs, responseMs } = window;
     let t = now;
     let passes = 0;
+    // Requests' numComputed and generated stay at their start values during the run (each pass
+    // adds one to both; set at the end): block work reads `numComputed + passes`.
     while (passes < passesLeft) {
-      // Blocks this pass allocates (at most one per request); more than the pool can give means a preemption.
-      let need = 0;
-      for (let i = 0; i < batch; i++) {
-        const s = running[i];
-        if (s.blocks.length * bs < s.numComputed + 1) need++;
-      }
-      if (need > pool.availableBlocks) break;
+      const r = passes % bs;
+      // Blocks this pass allocates; more than the pool can give means a preemption: not plain.
+      if (allocStart[r + 1] - allocStart[r] > pool.availableBlocks) break;
       const ms = this.timing.passMs(0, 0, 0, batch, activeKv, activeKv / batch, totalKv);
       if (!(ms >= 0) || !Number.isFinite(ms)) {
         throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
@@ -476,19 +480,39 @@ export class VllmEngine {
       const end = t + ms;
       if (!(end < limitMs) || end > capMs || end + responseMs > deadlineMs) break;
       this.passSerial++;
-      for (let i = 0; i < batch; i++) {
-        const s = running[i];
-        if (!this.ensureBlocks(s, s.numComputed + 1)) {
-          throw new Error("internal: a plain decode pass could not allocate the blocks it counted");
+      // The requests at a block boundary, in batch order as startPass visits them: a block
+      // allocated before its token is computed (ensureBlocks), a filled block registered after
+      // (compute).
+      let a = allocStart[r];
+      const aEnd = allocStart[r + 1];
+      let f = fillStart[r];
+      const fEnd = fillStart[r + 1];
+      while (a < aEnd || f < fEnd) {
+        const ia = a < aEnd ? allocRows[a] : batch;
+        const iff = f < fEnd ? fillRows[f] : batch;
+        if (ia <= iff) {
+          const s = running[ia];
+          if (!this.ensureBlocks(s, s.numComputed + passes + 1)) {
+            throw new Error("internal: a plain decode pass could not allocate the blocks it counted");
+          }
+          a++;
+        } else {
+          const s = running[iff];
+          const before = s.numComputed + passes;
+          this.registerFullBlocks(s, before, before + 1);
+          f++;
         }
-        this.compute(s, 1);
       }
-      for (let i = 0; i < batch; i++) running[i].generated++;
       this.lastPassEndMs = end;
       sink.onPlainPass(rows, batch, end);
       activeKv += batch;
       t = end;
       passes++;
+    }
+    for (let i = 0; i < batch; i++) {
+      const s = running[i];
+      s.numComputed += passes;
+      s.generated += passes;
     }
     return passes;
   }

@@ -32,7 +32,7 @@ const setup = fc.record({
   kvRouter: fc.boolean(),
   replicas: fc.integer({ min: 1, max: 3 }),
   decodeReplicas: fc.integer({ min: 1, max: 3 }),
-  blockSize: fc.constantFrom(2, 4, 16),
+  blockSize: fc.constantFrom(1, 2, 4, 16),
   numGpuBlocks: fc.integer({ min: 8, max: 300 }),
   maxSequences: fc.integer({ min: 1, max: 12 }),
   maxBatchedTokens: fc.constantFrom(4, 16, 64, 8192),
