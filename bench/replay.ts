@@ -23,13 +23,9 @@ import { parseArgs } from "node:util";
 import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX, type StartupProbe } from "../src/cli/startupProbe.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
 import { writeRepeatedTrace } from "./repeatedTrace.js";
+import { DEFAULT_TRACE } from "./sharedTrace.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const TRACE_IN_SHARED = join("shared", "traces", "mooncake-fast25", "conversation_trace.jsonl");
-/** The shared data folder beside the repository (or beside the folder of its worktrees). */
-const DEFAULT_TRACE =
-  [resolve(ROOT, "..", TRACE_IN_SHARED), resolve(ROOT, "..", "..", TRACE_IN_SHARED)].find(existsSync) ??
-  resolve(ROOT, "..", TRACE_IN_SHARED);
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,47 @@
-import type { CandidateReplays, ReplayJob, ReplayJobOutput } from "../sim/candidateReplays.js";
-import { sweep } from "./sweepTasks.js";
+/**
+ * Retune's candidate replays as `replay` sweep jobs (docs/retune.md §12), in one pool of worker
+ * processes kept for the whole run: a worker starts once, and keeps the timing models it built,
+ * for every window. Each window's request table is built here, once, from the run's own table (the
+ * window's rows, traffic/tableRows.ts), and sent once to each worker as the sweep's shared input,
+ * so no worker reads the trace.
+ */
+import type { CandidateReplays, ReplayJobOutput } from "../sim/candidateReplays.js";
+import { describeError } from "../sweep/protocol.js";
+import type { RequestTable } from "../traffic/requests.js";
+import { selectRows } from "../traffic/tableRows.js";
+import type { ReplayShared } from "./replayTask.js";
+import { sweepPool } from "./sweepTasks.js";
 
-/** Retune's candidate replays as `replay` sweep jobs, each in a worker process (docs/retune.md §12). */
-export const sweepCandidateReplays: CandidateReplays = (jobs, opts) =>
-  sweep<ReplayJob, ReplayJobOutput>(jobs, { ...opts, task: "replay" });
+export interface CandidateReplayPool {
+  readonly replays: CandidateReplays;
+  /** Lets the workers go; resolves once every one has exited. */
+  close(): Promise<void>;
+}
+
+/**
+ * The candidate replays of a run replaying `table`. `needTimestamps` (open-loop load): every
+ * session's first row in a window must have a timestamp (`selectRows`).
+ */
+export function candidateReplayPool(table: RequestTable, needTimestamps: boolean): CandidateReplayPool {
+  const pool = sweepPool("replay");
+  const replays: CandidateReplays = async ({ rows, jobs }, opts) => {
+    const t0 = performance.now();
+    let shared: ReplayShared;
+    try {
+      shared = { table: selectRows(table, rows, needTimestamps) };
+    } catch (e) {
+      // A window the rows cannot replay fails every candidate alike, as it would in each worker.
+      const error = describeError(e);
+      return {
+        results: jobs.map(() => ({ status: "failed", error })),
+        processesStarted: 0,
+        pids: [],
+        timedOut: false,
+        wallMs: performance.now() - t0,
+        sharedBytes: 0,
+      };
+    }
+    return pool.sweep<ReplayJobOutput>(jobs, { ...opts, shared });
+  };
+  return { replays, close: () => pool.close() };
+}

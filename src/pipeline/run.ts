@@ -9,7 +9,7 @@ import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
 import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
 import type { RequestTable } from "../traffic/requests.js";
-import { sweepCandidateReplays } from "./candidateReplays.js";
+import { candidateReplayPool } from "./candidateReplays.js";
 import { simulate } from "./simulate.js";
 import { createRoleTimings } from "./timings.js";
 import { loadRetuneWorkload, loadWorkload } from "./workload.js";
@@ -52,17 +52,26 @@ export async function runPrediction(
     createRoleTimings(spec.engine),
   ]);
   const { table, requests } = workload;
-  const { prediction, result, planner } = await simulate(spec, table, timings, {
-    capturePerRequest: opts.capturePerRequest,
-    retune: requests === null ? null : { requests, replays: sweepCandidateReplays, log: hooks.log },
-    messages: { warn: hooks.warn },
-    onStart: (replay, planner) => hooks.onStart?.(replay, table, planner?.retune ?? null),
-    onReplayEnd: (result) => {
-      hooks.onReplayEnd?.();
-      warnRejected(result, spec, hooks.warn);
-      if (result.stalled !== null) hooks.warn?.(stallMessage(result.stalled, spec));
-    },
-  });
+  // Retune's sweep workers live for the whole run (one pool for every window), no longer.
+  const pool = requests === null ? null : candidateReplayPool(table, spec.load.type !== "concurrency");
+  let simulation: Awaited<ReturnType<typeof simulate>>;
+  try {
+    simulation = await simulate(spec, table, timings, {
+      capturePerRequest: opts.capturePerRequest,
+      retune: requests === null || pool === null ? null : { requests, replays: pool.replays, log: hooks.log },
+      messages: { warn: hooks.warn },
+      onStart: (replay, planner) => hooks.onStart?.(replay, table, planner?.retune ?? null),
+      onReplayEnd: (result) => {
+        void pool?.close(); // no sweep follows the replay's end: the workers can go now
+        hooks.onReplayEnd?.();
+        warnRejected(result, spec, hooks.warn);
+        if (result.stalled !== null) hooks.warn?.(stallMessage(result.stalled, spec));
+      },
+    });
+  } finally {
+    await pool?.close();
+  }
+  const { prediction, result, planner } = simulation;
   warnClientOutcome(prediction.summary, spec, hooks.warn);
   const sweeps = planner?.retune?.sweepInfo;
   return sweeps === undefined ? { prediction, result } : { prediction, result, retuneSweeps: sweeps };

@@ -6,13 +6,14 @@
  *
  * To add a task: write a module exporting `run(input)`, and add one line here.
  */
+import { SweepPool } from "../sweep/pool.js";
 import { sweepWith } from "../sweep/sweep.js";
 import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../sweep/types.js";
 import { workerLaunch } from "../sweep/workerEntry.js";
 
 export const TASKS = {
   replay: () => import("./replayTask.js"),
-} as const satisfies Record<string, () => Promise<SweepTask<never, unknown>>>;
+} as const satisfies Record<string, () => Promise<SweepTask<never, unknown, never>>>;
 
 export type TaskName = keyof typeof TASKS;
 
@@ -22,12 +23,22 @@ export function isTaskName(name: string): name is TaskName {
   return Object.hasOwn(TASKS, name);
 }
 
+function checkTask(task: string): void {
+  if (!isTaskName(task)) {
+    throw new Error(`unknown sweep task '${task}' (known: ${TASK_NAMES.join(", ")})`);
+  }
+}
+
 /** Runs every job of one of the tasks above in worker processes (see `sweepWith`). */
 export function sweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepOutcome<O>> {
-  if (!isTaskName(opts.task)) {
-    throw new Error(`unknown sweep task '${opts.task}' (known: ${TASK_NAMES.join(", ")})`);
-  }
+  checkTask(opts.task);
   return sweepWith(workerLaunch(import.meta.url, "sweepWorker"), jobs, opts);
+}
+
+/** A pool of workers of one of the tasks above for a series of sweeps; `close()` it after the last. */
+export function sweepPool(task: TaskName): SweepPool {
+  checkTask(task);
+  return new SweepPool(workerLaunch(import.meta.url, "sweepWorker"), task);
 }
 
 /** `sweep`'s results alone, in job order. */

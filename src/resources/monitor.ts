@@ -1,9 +1,11 @@
 /**
  * Process-tree RSS monitor (docs/resources.md §3): samples the resident memory of this process
  * plus the descendants it owns every `intervalMs` (50 ms) and reports the first sample above the
- * budget. Linux: descendants are found through the ppid field of /proc/<pid>/stat and measured by
- * VmRSS of /proc/<pid>/status. Elsewhere (no /proc) only `process.memoryUsage.rss()` of this
- * process is counted.
+ * budget. Linux: descendants are found by walking /proc/<pid>/task/<tid>/children down from this
+ * process (a few small files per process of the tree; where the kernel lacks them, through the
+ * ppid field of every /proc/<pid>/stat, several times the cost) and measured by VmRSS of
+ * /proc/<pid>/status. Elsewhere (no /proc) only `process.memoryUsage.rss()` of this process is
+ * counted.
  *
  * "Owned" descendants are those that did not exist when the monitor started: a process that was
  * already a child (say, a test runner's helper) is neither counted nor killed.
@@ -27,24 +29,34 @@ export const IDLE_SCAN_INTERVAL_MS = 1000;
  * children); null where the main thread's file cannot be read (no /proc, or a kernel without it).
  */
 export function hasChildProcesses(): boolean | null {
+  const children = childrenOf(process.pid);
+  return children === null ? null : children.length > 0;
+}
+
+/**
+ * The children of process `pid`, from each of its threads' /proc/<pid>/task/<tid>/children; null
+ * where the main thread's file cannot be read (no /proc, a kernel without it, or `pid` is gone).
+ */
+function childrenOf(pid: number): number[] | null {
   let tasks: string[];
   try {
-    tasks = readdirSync("/proc/self/task");
+    tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
     return null;
   }
-  const main = String(process.pid);
+  const main = String(pid);
+  const out: number[] = [];
   for (const tid of tasks) {
     let children: string;
     try {
-      children = readFileSync(`/proc/self/task/${tid}/children`, "utf8");
+      children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8");
     } catch {
       if (tid === main) return null;
       continue; // a thread that exited meanwhile
     }
-    if (children.trim() !== "") return true;
+    for (const word of children.split(" ")) if (word.trim() !== "") out.push(Number(word));
   }
-  return false;
+  return out;
 }
 
 /** This process's kernel high-water mark of resident memory, bytes (getrusage `maxrss` is in KiB). */
@@ -77,6 +89,22 @@ function readParents(): Map<number, number> | null {
 
 /** All descendants of `root` (children, grandchildren, …), or null without /proc. */
 export function descendantPids(root: number = process.pid): number[] | null {
+  // Sampled every 50 ms for as long as sweep workers live: walk the tree's own children files
+  // rather than read every process's stat.
+  const direct = childrenOf(root);
+  if (direct === null) return descendantsByScan(root);
+  const out: number[] = [];
+  const stack = direct;
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    out.push(pid);
+    stack.push(...(childrenOf(pid) ?? [])); // null: it exited meanwhile
+  }
+  return out;
+}
+
+/** `descendantPids` from the ppid of every process in /proc, or null without /proc. */
+function descendantsByScan(root: number): number[] | null {
   const parents = readParents();
   if (parents === null) return null;
   const children = new Map<number, number[]>();

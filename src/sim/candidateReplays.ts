@@ -9,11 +9,9 @@ import type { Summary } from "../metrics/summary.js";
 import type { WarmupWindow } from "../planner/predictors/series.js";
 import type { SweepOutcome } from "../sweep/types.js";
 
-/** One candidate replay: a spec (plain data, sent to a worker process) and the rows to replay. */
-export interface ReplayJob {
+/** One candidate replay of a window: a spec (plain data, sent to a worker process). */
+export interface CandidateJob {
   readonly spec: RunSpec;
-  /** Strictly increasing request rows to replay (traffic/tableRows.ts); absent = every row. */
-  readonly rows?: readonly number[];
   /** Per-request records are never shipped back: a sweep scores summaries. */
   readonly capturePerRequest: false;
   /**
@@ -21,6 +19,13 @@ export interface ReplayJob {
    * candidate's history buckets, docs/retune.md §5), used instead of `load_predictor_warmup_trace`.
    */
   readonly plannerWarmup?: readonly WarmupWindow[];
+}
+
+/** A window's candidate replays: every job replays the same rows of the run's request table. */
+export interface CandidateBatch {
+  /** Strictly increasing rows of the replayed table (traffic/tableRows.ts). */
+  readonly rows: readonly number[];
+  readonly jobs: readonly CandidateJob[];
 }
 
 export interface ReplayJobOutput {
@@ -36,8 +41,8 @@ export interface CandidateReplayOptions {
   readonly signal: AbortSignal;
 }
 
-/** Runs a batch of candidate replays; one result per job, in job order. */
+/** Runs a window's candidate replays; one result per job, in job order. */
 export type CandidateReplays = (
-  jobs: readonly ReplayJob[],
+  batch: CandidateBatch,
   opts: CandidateReplayOptions,
 ) => Promise<SweepOutcome<ReplayJobOutput>>;

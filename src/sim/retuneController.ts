@@ -48,7 +48,7 @@ import {
 } from "../planner/retune/index.js";
 import type { PlannerSettings, RetuneSettings } from "../planner/types.js";
 import type { DynamoRequests } from "../traffic/dynamoTrace.js";
-import type { CandidateReplays, ReplayJob } from "./candidateReplays.js";
+import type { CandidateJob, CandidateReplays } from "./candidateReplays.js";
 
 /** Ready worker counts of one tick (prefill null in an aggregated deployment). */
 export interface ReadyCounts {
@@ -60,7 +60,12 @@ export interface ReadyCounts {
 export interface RetuneSweepInfo {
   readonly windowIndex: number;
   readonly jobs: number;
+  /** Worker processes it started: its pool's first sweep starts them, later ones reuse them. */
   readonly processesStarted: number;
+  /** Worker processes that ran its jobs. */
+  readonly workers: number;
+  /** Size of the window's request table as sent to each worker (serialized), bytes. */
+  readonly tableBytes: number;
   readonly wallS: number;
   readonly timedOut: boolean;
 }
@@ -359,19 +364,21 @@ export class RetuneController {
     }
     const groups = replayGroups(candidates);
     const innerWarmup = traffic?.toWindowStart;
-    const jobs: ReplayJob[] = groups.map((g) => ({
+    const jobs: CandidateJob[] = groups.map((g) => ({
       spec: this.candidateSpec(candidates[g.indices[0]].point, counts),
-      rows,
       capturePerRequest: false,
       ...(innerWarmup === undefined ? {} : { plannerWarmup: innerWarmup }),
     }));
     const started = performance.now();
     this.inFlight = { windowIndex: window.index, candidates: candidates.length };
-    this.work = this.replays(jobs, {
-      maxParallel: this.retune.maxParallel,
-      timeoutMs: this.retune.timeoutS * 1000,
-      signal: this.aborter.signal,
-    })
+    this.work = this.replays(
+      { rows, jobs },
+      {
+        maxParallel: this.retune.maxParallel,
+        timeoutMs: this.retune.timeoutS * 1000,
+        signal: this.aborter.signal,
+      },
+    )
       .then(
         (outcome) => {
           const results: CandidateResult[] = new Array(candidates.length);
@@ -388,6 +395,8 @@ export class RetuneController {
             windowIndex: window.index,
             jobs: jobs.length,
             processesStarted: outcome.processesStarted,
+            workers: outcome.pids.length,
+            tableBytes: outcome.sharedBytes,
             wallS,
             timedOut: outcome.timedOut,
           });

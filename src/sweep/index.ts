@@ -1,5 +1,6 @@
 /** The sweep executor (docs/sweep.md): a generic pool of worker processes. */
+export { SweepPool } from "./pool.js";
 export { sweepWith } from "./sweep.js";
-export type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "./types.js";
+export type { PoolSweepOptions, SweepOptions, SweepOutcome, SweepResult, SweepTask } from "./types.js";
 export { type WorkerLaunch, workerLaunch } from "./workerEntry.js";
 export { serveTasks, type TaskTable } from "./workerLoop.js";

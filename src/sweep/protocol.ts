@@ -4,11 +4,22 @@
  * would not. Parsing is defensive: a message is `unknown` until its shape has been checked.
  */
 
-/** Parent → worker: run job `index` on `input`. */
+/**
+ * Parent → worker: run job `index` on `input`. `shared` comes with a worker's first job of a sweep:
+ * the sweep's shared value, v8-serialized (null: the sweep has none); later jobs of the same sweep
+ * omit it and use the one the worker kept.
+ */
 export interface JobMessage {
   readonly type: "job";
   readonly index: number;
   readonly input: unknown;
+  readonly shared?: SharedPayload;
+}
+
+export interface SharedPayload {
+  /** The sweep it belongs to (pool-unique). */
+  readonly id: number;
+  readonly bytes: Uint8Array | null;
 }
 
 /** Worker → parent: the job's value, or why it failed. */
@@ -26,7 +37,12 @@ function isIndex(v: unknown): v is number {
 
 export function parseJobMessage(msg: unknown): JobMessage | null {
   if (!isRecord(msg) || msg["type"] !== "job" || !isIndex(msg["index"])) return null;
-  return { type: "job", index: msg["index"], input: msg["input"] };
+  const shared = msg["shared"];
+  if (shared === undefined) return { type: "job", index: msg["index"], input: msg["input"] };
+  if (!isRecord(shared) || !isIndex(shared["id"])) return null;
+  const bytes = shared["bytes"];
+  if (bytes !== null && !(bytes instanceof Uint8Array)) return null;
+  return { type: "job", index: msg["index"], input: msg["input"], shared: { id: shared["id"], bytes } };
 }
 
 export function parseResultMessage(msg: unknown): ResultMessage | null {

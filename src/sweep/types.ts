@@ -22,23 +22,43 @@ export interface SweepOptions {
    * job is `timeout` (Ctrl-C during a retune sweep).
    */
   readonly signal?: AbortSignal;
+  /**
+   * Plain data that every job of the sweep reads (a retune window's request table): serialized
+   * once, sent once to each worker that runs a job of the sweep, and passed to the task's `run` as
+   * its second argument. A worker keeps only the latest sweep's value.
+   */
+  readonly shared?: unknown;
 }
+
+/** The options of one sweep of a `SweepPool`, whose task is fixed when the pool is made. */
+export type PoolSweepOptions = Omit<SweepOptions, "task">;
 
 /** Everything a sweep observed; `runSweep` returns only `results`. */
 export interface SweepOutcome<O> {
   /** One per job, in job order. */
   readonly results: SweepResult<O>[];
-  /** Worker processes started, replacements for crashed workers included. */
+  /**
+   * Worker processes this sweep started, replacements for crashed workers included (a pool's
+   * later sweeps reuse its idle workers and start fewer, often none).
+   */
   readonly processesStarted: number;
-  /** Their process ids in start order (all have exited by the time the outcome is returned). */
+  /**
+   * The process ids of the workers that ran its jobs, in the order they joined the sweep. A one-off
+   * sweep's have all exited by the time the outcome is returned; a pool's live until it closes.
+   */
   readonly pids: readonly number[];
   /** Whether the timeout fired (workers were killed). */
   readonly timedOut: boolean;
-  /** Host wall time of the sweep, start to the last worker's exit, ms. */
+  /** Host wall time of the sweep, from its start until no worker runs one of its jobs, ms. */
   readonly wallMs: number;
+  /** Size of the serialized shared value (sent once to each of `pids`), bytes; 0 without one. */
+  readonly sharedBytes: number;
 }
 
-/** A task module: one pure-ish function of a structured-clone-able input. */
-export interface SweepTask<I, O> {
-  run(input: I): Promise<O> | O;
+/**
+ * A task module: one pure-ish function of a structured-clone-able input and of the sweep's shared
+ * value (`SweepOptions.shared`; undefined when the sweep has none).
+ */
+export interface SweepTask<I, O, S = undefined> {
+  run(input: I, shared: S | undefined): Promise<O> | O;
 }

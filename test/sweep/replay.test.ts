@@ -84,6 +84,35 @@ describe("replay task", () => {
     });
   });
 
+  it("replays the sweep's shared request table (rows select from it) as it replays its own workload", async () => {
+    const s = spec();
+    const table = await loadWorkload(s);
+    const even = Array.from({ length: table.count }, (_, r) => r).filter((r) => table.session[r] % 2 === 0);
+    const window = selectRows(table, even, true);
+    const firstHalf = Array.from({ length: Math.floor(window.count / 2) }, (_, r) => r);
+    const other = spec("engine.workers.aggregated.kv_cache.block_size=32");
+    const jobs: ReplayJob[] = [
+      { spec: s, capturePerRequest: false },
+      { spec: s, rows: firstHalf, capturePerRequest: false },
+      { spec: other, capturePerRequest: false },
+    ];
+    const out = await sweep<ReplayJob, ReplayJobOutput>(jobs, {
+      maxParallel: 1,
+      timeoutMs: 60_000,
+      task: "replay",
+      shared: { table: window },
+    });
+    const own = await replayJob({ spec: s, rows: even, capturePerRequest: false });
+    expect(stable(ok(out.results[0]).summary)).toStrictEqual(stable(own.summary));
+    const half = await replayJob({ spec: s, rows: firstHalf, capturePerRequest: false }, { table: window });
+    expect(stable(ok(out.results[1]).summary)).toStrictEqual(stable(half.summary));
+    expect(ok(out.results[1]).summary.completed_requests).toBe(firstHalf.length);
+    expect(out.results[2]).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/hashed for 64-token blocks, the spec's engine uses 32/),
+    });
+  });
+
   it("refuses a spec that still carries planner.retune", async () => {
     const s = spec();
     const withRetune = { ...s, planner: { ...(s.planner ?? {}), retune: {} } } as unknown as RunSpec;

@@ -6,28 +6,11 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { sweep } from "../../src/pipeline/sweepTasks.js";
-import type { SweepResult } from "../../src/sweep/index.js";
 import { firstNonPlain } from "../../src/sweep/plainData.js";
 import { workerLaunch } from "../../src/sweep/workerEntry.js";
 import type { EchoInput, EchoOutput } from "../helpers/sweepTasks/echo.js";
-import { testRunSweep, testSweep } from "../helpers/sweepTasks/index.js";
+import { alive, testRunSweep, testSweep, okValues as values } from "../helpers/sweepTasks/index.js";
 import type { SleepInput, SleepOutput } from "../helpers/sweepTasks/sleep.js";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function values<O>(results: SweepResult<O>[]): O[] {
-  return results.map((r) => {
-    if (r.status !== "ok") throw new Error(`expected ok, got ${JSON.stringify(r)}`);
-    return r.value;
-  });
-}
 
 describe("runSweep", () => {
   it("returns results in job order whatever order they finish in", async () => {

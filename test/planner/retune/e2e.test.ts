@@ -108,11 +108,12 @@ describe("retune-only router retune (seed 000 Scenario 1)", () => {
       expect(Object.keys(t.runtime_decision.router_parameters ?? {})).toEqual(["aggregated"]);
       expect(t.router_policies?.map((p) => p.worker_type)).toEqual(["aggregated"]);
     }
-    // One sweep per window, one process each (max_parallel 1), two replays each.
-    expect(out.retuneSweeps?.map((x) => [x.windowIndex, x.jobs, x.processesStarted])).toEqual([
-      [0, 2, 1],
-      [1, 2, 1],
-      [2, 2, 1],
+    // One sweep per window, two replays each, in one worker process (max_parallel 1) that the
+    // first sweep starts and the later ones reuse.
+    expect(out.retuneSweeps?.map((x) => [x.windowIndex, x.jobs, x.workers, x.processesStarted])).toEqual([
+      [0, 2, 1, 1],
+      [1, 2, 1, 0],
+      [2, 2, 1, 0],
     ]);
   }, 60_000);
 
@@ -186,9 +187,10 @@ describe("retune-only router retune (seed 000 Scenario 1)", () => {
     }
   }, 60_000);
 
-  it("max_parallel 2 starts 2 worker processes per sweep", async () => {
+  it("max_parallel 2 runs each sweep in 2 worker processes, started once for the run", async () => {
     const out = await runPrediction(spec(TWO_POINTS, ["planner.retune.max_parallel=2"]), RUN);
-    expect(out.retuneSweeps?.map((x) => x.processesStarted)).toEqual([2, 2, 2]);
+    expect(out.retuneSweeps?.map((x) => x.workers)).toEqual([2, 2, 2]);
+    expect(out.retuneSweeps?.map((x) => x.processesStarted)).toEqual([2, 0, 0]);
     expect(events(out)).toHaveLength(3);
   }, 60_000);
 
@@ -250,11 +252,12 @@ describe("retune of a disaggregated deployment", () => {
       revision: before[1].revision + 1,
       parameters: { ...chosen, overlap_score_credit: 0 },
     });
-    // One sweep per window, one process (max_parallel 1), one replay per distinct candidate.
-    expect(out.retuneSweeps?.map((x) => [x.windowIndex, x.jobs, x.processesStarted])).toEqual([
-      [0, 12, 1],
-      [1, 12, 1],
-      [2, 12, 1],
+    // One sweep per window, one process (max_parallel 1, started once), one replay per distinct
+    // candidate.
+    expect(out.retuneSweeps?.map((x) => [x.windowIndex, x.jobs, x.workers, x.processesStarted])).toEqual([
+      [0, 12, 1, 1],
+      [1, 12, 1, 0],
+      [2, 12, 1, 0],
     ]);
   }, 60_000);
 
