@@ -14,8 +14,9 @@ import { stableStringify } from "../../src/report/json.js";
 import { buildPerRequest } from "../../src/report/perRequest.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
-import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
+import type { ScalingPolicy } from "../../src/sim/scaling.js";
 import { Prng } from "../../src/util/prng.js";
+import { RandomScaling } from "../helpers/randomTraffic.js";
 import { disaggSpec, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const withTimeout = (spec: RunSpec, timeoutMs: number, requestMs = 0, responseMs = 0): RunSpec => ({
@@ -208,28 +209,6 @@ describe("disaggregated: abandoned wherever it is, both sides freed", () => {
   });
 });
 
-/** A scaling policy that asks for random sizes every `periodMs`. */
-class RandomScaling implements ScalingPolicy {
-  private readonly rng: Prng;
-  constructor(
-    seed: number,
-    private readonly disaggregated: boolean,
-  ) {
-    this.rng = new Prng(seed);
-  }
-  initialTickMs(): number {
-    return 40;
-  }
-  onTick(s: TickSnapshot): ScalingAction {
-    const size = () => 1 + Math.floor(this.rng.nextFloat() * 3);
-    return {
-      targetPrefill: this.disaggregated && this.rng.nextFloat() < 0.7 ? size() : null,
-      targetDecode: this.rng.nextFloat() < 0.7 ? size() : null,
-      nextTickMs: s.nowMs + 40,
-    };
-  }
-}
-
 describe("timeouts under random traffic and scaling keep every invariant", () => {
   test.prop(
     [
@@ -284,7 +263,7 @@ describe("timeouts under random traffic and scaling keep every invariant", () =>
         }
       : { policy: "round_robin" };
     const spec = withTimeout({ ...base, router }, p.timeoutMs, p.requestMs, p.responseMs);
-    const replay = await replayOf(spec, p.scaling ? new RandomScaling(p.seed, p.disaggregated) : null);
+    const replay = await replayOf(spec, p.scaling ? new RandomScaling(p.seed, 40, 3, p.disaggregated) : null);
     const result = await replay.run();
     const c = result.collector;
     let timedOut = 0;

@@ -18,8 +18,7 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { stableStringify } from "../../src/report/json.js";
 import { buildPerRequest } from "../../src/report/perRequest.js";
 import { Replay, type ReplayResult } from "../../src/sim/replay.js";
-import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
-import { Prng } from "../../src/util/prng.js";
+import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
 import { disaggSpec, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const setup = fc.record({
@@ -50,29 +49,8 @@ const setup = fc.record({
 });
 type Setup = typeof setup extends fc.Arbitrary<infer T> ? T : never;
 
-/** Mooncake rows with bursty gaps and prompts sharing prefixes. */
-function rowsOf(c: Setup): Record<string, unknown>[] {
-  const rng = new Prng(c.seed);
-  let ts = 0;
-  const rows: Record<string, unknown>[] = [];
-  for (let i = 0; i < c.requests; i++) {
-    ts += Math.floor(rng.nextFloat() * 2 * c.meanGapMs) * (rng.nextFloat() < 0.2 ? 4 : 1);
-    const input = 1 + Math.floor(rng.nextFloat() * c.maxInput);
-    const ids: number[] = [];
-    for (let k = 0; k < Math.ceil(input / 4); k++)
-      ids.push(Math.floor(rng.nextFloat() * 3) + (k > 2 ? 10 * i : 0));
-    rows.push({
-      timestamp: ts,
-      input_length: input,
-      output_length: Math.floor(rng.nextFloat() * (c.maxOutput + 1)),
-      hash_ids: ids,
-    });
-  }
-  return rows;
-}
-
 function specOf(c: Setup): RunSpec {
-  const path = writeTrace(rowsOf(c));
+  const path = writeTrace(randomRows({ ...c, lullFactor: 4, alphabet: 3 }));
   const common: Partial<WorkerRoleSpec> = {
     blockSize: c.blockSize,
     numGpuBlocks: c.numGpuBlocks,
@@ -115,28 +93,6 @@ function specOf(c: Setup): RunSpec {
   };
 }
 
-/** Random pool sizes every 250 ms (scale-ups, startups, drains), from a fixed seed. */
-class RandomScaling implements ScalingPolicy {
-  private readonly rng: Prng;
-  constructor(
-    seed: number,
-    private readonly disaggregated: boolean,
-  ) {
-    this.rng = new Prng(seed);
-  }
-  initialTickMs(): number {
-    return 250;
-  }
-  onTick(s: TickSnapshot): ScalingAction {
-    const size = () => 1 + Math.floor(this.rng.nextFloat() * 3);
-    return {
-      targetPrefill: this.disaggregated && this.rng.nextFloat() < 0.6 ? size() : null,
-      targetDecode: this.rng.nextFloat() < 0.6 ? size() : null,
-      nextTickMs: s.nowMs + 250,
-    };
-  }
-}
-
 /** Everything a replay produced, as one string (sorted keys), host time left out. */
 function fingerprint(spec: RunSpec, r: ReplayResult): string {
   const c = r.collector;
@@ -164,7 +120,7 @@ function fingerprint(spec: RunSpec, r: ReplayResult): string {
 
 async function replay(spec: RunSpec, c: Setup, referenceStepper: boolean): Promise<ReplayResult> {
   const table = await loadWorkload(spec);
-  const scaling = c.scaling ? new RandomScaling(c.seed, c.disaggregated) : null;
+  const scaling = c.scaling ? new RandomScaling(c.seed, 250, 3, c.disaggregated, 0.6) : null;
   return new Replay(spec, table, await createRoleTimings(spec.engine), {
     capturePerRequest: true,
     scaling,

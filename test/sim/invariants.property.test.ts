@@ -19,9 +19,8 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import type { Prediction } from "../../src/report/prediction.js";
 import { InvariantChecker, InvariantViolation } from "../../src/sim/invariants.js";
 import { Replay } from "../../src/sim/replay.js";
-import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
-import { Prng } from "../../src/util/prng.js";
 import { plannerSettings } from "../helpers/planner.js";
+import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
 import { disaggSpec, role, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const traffic = fc.record({
@@ -44,27 +43,6 @@ const deployment = fc.record({
   // Slow transfers keep prefill copies held long after the prefill pass (the regression's path).
   bandwidthGBps: fc.constantFrom(null, 0.05, 1),
 });
-
-/** Mooncake rows with bursty gaps and prompts sharing prefixes. */
-function rowsOf(t: typeof traffic extends fc.Arbitrary<infer T> ? T : never): Record<string, unknown>[] {
-  const rng = new Prng(t.seed);
-  let ts = 0;
-  const rows: Record<string, unknown>[] = [];
-  for (let i = 0; i < t.requests; i++) {
-    ts += Math.floor(rng.nextFloat() * 2 * t.meanGapMs) * (rng.nextFloat() < 0.2 ? 5 : 1);
-    const input = 1 + Math.floor(rng.nextFloat() * t.maxInput);
-    const ids: number[] = [];
-    for (let k = 0; k < Math.ceil(input / 4); k++)
-      ids.push(Math.floor(rng.nextFloat() * 4) + (k > 2 ? 10 * i : 0));
-    rows.push({
-      timestamp: ts,
-      input_length: input,
-      output_length: Math.floor(rng.nextFloat() * (t.maxOutput + 1)),
-      hash_ids: ids,
-    });
-  }
-  return rows;
-}
 
 function specOf(
   rows: Record<string, unknown>[],
@@ -96,30 +74,6 @@ function specOf(
     transfer: { bytesPerToken: 1e6, bandwidthGBps: d.bandwidthGBps },
   });
   return { ...spec, router };
-}
-
-/** A scaling policy that asks for random sizes every `periodMs`: scale-ups, cancelled startups, drains. */
-class RandomScaling implements ScalingPolicy {
-  private readonly rng: Prng;
-  constructor(
-    seed: number,
-    private readonly periodMs: number,
-    private readonly maxWorkers: number,
-    private readonly disaggregated: boolean,
-  ) {
-    this.rng = new Prng(seed);
-  }
-  initialTickMs(): number {
-    return this.periodMs;
-  }
-  onTick(s: TickSnapshot): ScalingAction {
-    const size = () => 1 + Math.floor(this.rng.nextFloat() * this.maxWorkers);
-    return {
-      targetPrefill: this.disaggregated && this.rng.nextFloat() < 0.7 ? size() : null,
-      targetDecode: this.rng.nextFloat() < 0.7 ? size() : null,
-      nextTickMs: s.nowMs + this.periodMs,
-    };
-  }
 }
 
 /** ∫ provisioned GPUs dt over prediction.json's lifecycle records, in GPU-hours. */
@@ -184,7 +138,7 @@ describe("replay invariants under random traffic and scaling", () => {
   test.prop([traffic, deployment, fc.integer({ min: 1, max: 1 << 30 })], { seed: 20261201, numRuns: 120 })(
     "random scaling (both modes, startup delays): checker passes, gpu_hours = records, drains end",
     async (t, d, scalingSeed) => {
-      const rows = rowsOf(t);
+      const rows = randomRows({ ...t, lullFactor: 5, alphabet: 4 });
       const spec = specOf(rows, d);
       const table = await loadWorkload(spec);
       const disagg = spec.engine.mode === "disaggregated";
@@ -216,7 +170,7 @@ describe("replay invariants under random traffic and scaling", () => {
   })(
     "the Planner in the loop (load loop, budgets): the written gpu_hours = provisioned GPU time",
     async (t, d, withPlanner, extra) => {
-      const rows = rowsOf(t);
+      const rows = randomRows({ ...t, lullFactor: 5, alphabet: 4 });
       const base = specOf(rows, d);
       const mode = base.engine.mode === "disaggregated" ? "disagg" : "agg";
       const oneOfEach = (mode === "disagg" ? 2 : 1) * d.gpusPerWorker;
