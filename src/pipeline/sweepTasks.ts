@@ -9,6 +9,7 @@
 import { sweepWith } from "../sweep/sweep.js";
 import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../sweep/types.js";
 import { workerLaunch } from "../sweep/workerEntry.js";
+import { BUNDLE_DIR, BUNDLED, packageRootUrl } from "../util/packageRoot.js";
 
 export const TASKS = {
   replay: () => import("./replayTask.js"),
@@ -22,12 +23,21 @@ export function isTaskName(name: string): name is TaskName {
   return Object.hasOwn(TASKS, name);
 }
 
+/**
+ * Where the worker module lies: beside this module in the sources and in tsc's output; the
+ * bundled CLI forks the bundle's own worker entry (`dist/bundle/sweepWorker.js`, which shares
+ * the CLI's chunks) instead of tsc's unbundled one.
+ */
+function workerBeside(): string {
+  return BUNDLED ? new URL(BUNDLE_DIR, packageRootUrl()).href : import.meta.url;
+}
+
 /** Runs every job of one of the tasks above in worker processes (see `sweepWith`). */
 export function sweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepOutcome<O>> {
   if (!isTaskName(opts.task)) {
     throw new Error(`unknown sweep task '${opts.task}' (known: ${TASK_NAMES.join(", ")})`);
   }
-  return sweepWith(workerLaunch(import.meta.url, "sweepWorker"), jobs, opts);
+  return sweepWith(workerLaunch(workerBeside(), "sweepWorker"), jobs, opts);
 }
 
 /** `sweep`'s results alone, in job order. */
