@@ -14,14 +14,10 @@
 // themselves (op tables, the charts asset, package.json) are read from tsc's copies in dist/
 // (util/packageRoot.ts), so the bundle needs tsc's output beside it: build with `npm run build`.
 import { chmodSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..");
-const DIST = join(ROOT, "dist");
-/** util/packageRoot.ts's BUNDLE_DIR. */
-const BUNDLE = join(DIST, "bundle");
-const BIN = join(DIST, "cli", "bin.js");
 
 // CommonJS dependencies (commander, cli-table3, cli-progress) call `require` for Node built-ins;
 // an ES module has none, so every output file gets one.
@@ -29,18 +25,23 @@ const REQUIRE_SHIM =
   'import { createRequire as __fleetsimCreateRequire } from "node:module";\n' +
   "const require = __fleetsimCreateRequire(import.meta.url);";
 
-export async function buildCli() {
+/**
+ * Writes the bundle into `dist` (default: the repository's dist/, after tsc). Returns the CLI
+ * entry's path. test/cli/bundle.test.ts builds into a temporary package root instead.
+ */
+export async function buildCli({ dist = join(ROOT, "dist") } = {}) {
   // esbuild is a dev dependency: imported only when building.
   const { build } = await import("esbuild");
-  // Chunk names carry a content hash: clear the old ones rather than leave them in the package.
-  rmSync(BUNDLE, { recursive: true, force: true });
+  // util/packageRoot.ts's BUNDLE_DIR. Chunk names carry a content hash: clear the old ones
+  // rather than leave them in the package.
+  rmSync(join(dist, "bundle"), { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: [
       { in: "src/cli/bin.ts", out: "cli/bin" },
       { in: "src/pipeline/sweepWorker.ts", out: "bundle/sweepWorker" },
     ],
-    outdir: DIST,
+    outdir: dist,
     chunkNames: "bundle/chunks/[name]-[hash]",
     bundle: true,
     splitting: true,
@@ -48,7 +49,7 @@ export async function buildCli() {
     platform: "node",
     target: "node20",
     // Whitespace and syntax only: identifiers keep their names, so stack traces (FLEETSIM_DEBUG)
-    // and error names stay readable.
+    // stay readable; renaming them too measured no faster start (docs/performance.md).
     minifyWhitespace: true,
     minifySyntax: true,
     sourcemap: "linked",
@@ -60,10 +61,12 @@ export async function buildCli() {
   });
   if (result.errors.length > 0) throw new Error("esbuild failed");
   // The shebang of src/cli/bin.ts comes through; npm links `bin` as is.
-  chmodSync(BIN, 0o755);
+  const bin = join(dist, "cli", "bin.js");
+  chmodSync(bin, 0o755);
+  return bin;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await buildCli();
-  console.log(`cli bundle: ${BIN} + ${BUNDLE}/`);
+  const bin = await buildCli();
+  console.log(`cli bundle: ${bin} + ${join(dirname(dirname(bin)), "bundle")}/`);
 }
