@@ -4,7 +4,7 @@
 // does: the library API through the package entry, and the `fleetsim` binary. Dependencies
 // resolve through the repository's node_modules (the consumer lives below it), so no network.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
@@ -45,6 +45,25 @@ console.log("library API: ok");
     encoding: "utf8",
   }).trim();
   console.log(`fleetsim binary: ${version}`);
+  // The binary is the bundled CLI (scripts/build-cli.mjs): a run reads the op tables and the
+  // report's charts asset from the installed package's dist/, as the bundle finds them there.
+  const out = join(consumer, "out");
+  execFileSync(
+    process.execPath,
+    [
+      join(installed, "dist", "cli", "bin.js"),
+      "predict",
+      "-c",
+      join(installed, "examples", "aggregated.yaml"),
+    ].concat(["--output-dir", out, "--html", "--format", "json", "--progress", "none"]),
+    { cwd: consumer, stdio: "ignore" },
+  );
+  const prediction = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
+  if (prediction.summary.completed_requests <= 0) throw new Error("the binary's run completed no request");
+  if (!readFileSync(join(out, "report.html"), "utf8").includes("echarts")) {
+    throw new Error("the binary's report lacks its charts bundle");
+  }
+  console.log("fleetsim binary: predict --html ok");
 } finally {
   rmSync(consumer, { recursive: true, force: true });
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The `fleetsim` executable: only wires the CLI to the process.
+// The `fleetsim` executable: only wires the CLI to the process. `npm run build` bundles it, with
+// everything it imports, into dist/cli/bin.js (scripts/build-cli.mjs; docs/cli.md "The executable").
 import { ExitCode } from "./exitCodes.js";
 import { runCli } from "./main.js";
 

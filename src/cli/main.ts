@@ -1,20 +1,16 @@
-import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { ConfigError } from "../config/errors.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import type { ResourceHooks } from "../resources/runtime.js";
 import { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamoTraceConvert.js";
+import { packageVersion } from "../util/packageRoot.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
 import type { ProgressSettings } from "./progress.js";
 import { DEFAULT_STACK, onlineRefusal, STACK_HELP } from "./stack.js";
 import type { Streams } from "./streams.js";
 import { isUserError } from "./userErrors.js";
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  }
-).version;
+const VERSION = packageVersion();
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

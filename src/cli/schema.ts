@@ -9,7 +9,10 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
+// The classes themselves from zod's core module: reading them through `z.core` would keep all of
+// `z.core` (every locale) in the bundled CLI (scripts/build-cli.mjs).
+import { $ZodOptional, $ZodPipe, $ZodUnknown } from "zod/v4/core";
 import { expandPlaceholders } from "../config/issues.js";
 import { PredictConfig } from "../config/schema.js";
 import { Engine } from "../config/schemaEngine.js";
@@ -102,9 +105,8 @@ const PROBES: readonly unknown[] = [null, 0, "x", {}, []];
  * (e.g. `planner.retune.planner`), and only their parse results tell the two apart.
  */
 function rejectionMessage(schema: z.core.$ZodTypes): string | undefined {
-  const inner = schema instanceof z.core.$ZodOptional ? schema._zod.def.innerType : schema;
-  if (!(inner instanceof z.core.$ZodPipe) || !(inner._zod.def.in instanceof z.core.$ZodUnknown))
-    return undefined;
+  const inner = schema instanceof $ZodOptional ? schema._zod.def.innerType : schema;
+  if (!(inner instanceof $ZodPipe) || !(inner._zod.def.in instanceof $ZodUnknown)) return undefined;
   let message: string | undefined;
   for (const probe of PROBES) {
     const result = z.safeParse(inner, probe);

@@ -2,7 +2,10 @@
  * Zod issues → fleetsim's path-addressed issues, with pydantic-like wording so messages read like
  * the reference's (`Extra inputs are not permitted`, `Field required`, `Input should be ...`).
  */
-import { z } from "zod";
+import type * as z from "zod";
+// The class itself from zod's core module: reading it as `z.core.$ZodObject` would keep all of
+// `z.core` (every locale) in the bundled CLI (scripts/build-cli.mjs).
+import { $ZodObject } from "zod/v4/core";
 import { AT_KEY, describeValue, orList } from "./schemaPrimitives.js";
 import { closestMatch, didYouMean } from "./suggest.js";
 
@@ -74,8 +77,7 @@ export function dotted(path: readonly PathSegment[]): string {
 const acceptedKeysOf = new WeakMap<readonly string[], readonly string[]>();
 
 function rememberAcceptedKeys(iss: z.core.$ZodRawIssue<z.core.$ZodIssueUnrecognizedKeys>): void {
-  if (iss.inst instanceof z.core.$ZodObject)
-    acceptedKeysOf.set(iss.keys, Object.keys(iss.inst._zod.def.shape));
+  if (iss.inst instanceof $ZodObject) acceptedKeysOf.set(iss.keys, Object.keys(iss.inst._zod.def.shape));
 }
 
 /**

@@ -3,7 +3,7 @@
  * defaults. `validateConfig` is the entry point: it applies the stack's section rules the way the
  * reference splits adapter sections off before validating, then runs the Zod schema.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { fromZodIssues, type PathIssue, zodMessage } from "./issues.js";
 import { isMapping, type Mapping, setOwn } from "./mapping.js";
 import type { Stack } from "./runSpec.js";

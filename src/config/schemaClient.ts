@@ -3,7 +3,7 @@
  * such section, docs/client.md). Every default leaves the reference's numbers unchanged: no
  * overhead, no timeout.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { nonNegNum, posNum } from "./schemaPrimitives.js";
 
 /** Longest overhead accepted: one minute per request leg (anything larger is a unit slip). */

@@ -8,7 +8,7 @@
  * `mode` picks one before anything else is validated: a config is judged by the rules of the
  * mode it asks for, and a wrong mode is one error rather than one per misplaced key.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { isMapping } from "./mapping.js";
 import {
   fail,

@@ -30,7 +30,7 @@
  * ticks every `load_adjustment_interval_seconds`. The flags therefore stay optional in the object
  * schema, and the section's transform records whether they were written before filling defaults.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   DEFAULT_LOAD_INTERVAL_S,
   DEFAULT_THROUGHPUT_INTERVAL_S,

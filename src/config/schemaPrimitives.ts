@@ -5,7 +5,7 @@
  * config/ uses them too) and are re-exported here; see that module for the placeholder and
  * `continue: false` rules.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { AT_KEY, PATH } from "../util/schemaValues.js";
 
 export {

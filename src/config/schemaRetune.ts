@@ -9,7 +9,7 @@
  * Fleetsim choices (the seeds give none): `interval_seconds` is required, `max_parallel` 4,
  * `max_candidates` 128, `decision_latency_scale` 1.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   type GridKnobRow,
   PLANNER_KNOBS,

@@ -11,7 +11,7 @@
  *   `step` and a linear scale: retune searches a grid, not a continuous space).
  * A bare YAML list is never a domain. A preset group takes `default` or `{preset: [names]}`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Preset } from "../planner/retune/presets.js";
 import { zodMessage } from "./issues.js";
 import { isMapping } from "./mapping.js";

@@ -6,7 +6,7 @@
  * them (or refuses what fleetsim cannot price, e.g. the FPM forward model).
  */
 
-import { z } from "zod";
+import * as z from "zod";
 import type { WorkerRole } from "../util/workerRole.js";
 import {
   fail,

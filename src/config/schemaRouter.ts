@@ -3,7 +3,7 @@
  * rejected under `round_robin` rather than ignored (as the reference does), so a config never
  * appears to tune a router it does not use; under `kv_router` their defaults are filled in.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { fail, nonNegNum, PATH } from "./schemaPrimitives.js";
 
 /** Dynamo `KvRouterConfig` defaults (mocker.md §5.1). */

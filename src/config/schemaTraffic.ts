@@ -7,7 +7,7 @@
  * fleetsim extensions (docs/traffic.md): `synthetic-shared-prefix` sources, distribution-valued
  * token lengths (`schemaTrafficLength.ts`), `source.seed`, and `load.stages`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { fixedLength, type LengthSpec } from "../traffic/lengthDistribution.js";
 import { expectedStagedArrivals, MAX_STAGED_ARRIVALS } from "../traffic/stagedArrivals.js";
 import {

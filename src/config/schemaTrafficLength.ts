@@ -10,7 +10,7 @@
  * Samples are rounded and clamped to [min, max]; `min` defaults to (and may not go below) the
  * field's floor: 1 for prompt and output lengths, 0 for a shared-prefix question.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type LengthSpec, MAX_LENGTH } from "../traffic/lengthDistribution.js";
 import {
   describeValue,

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { besideModule } from "../util/packageRoot.js";
 import { gpuSpec, knownGpuIds, tableSystem } from "./catalog.js";
 import { type CompactJson, decodeCompact } from "./compact.js";
 import { HardwareError } from "./errors.js";
@@ -22,7 +23,7 @@ export type CommittedCalibration = [
 /** The committed compact table data of `gpu` (`src/hardware/calibration/<gpu>.json`). */
 export function readCompactJson(gpu: string): CompactJson {
   const spec = gpuSpec(tableSystem(gpu));
-  const url = new URL(`./calibration/${spec.id}.json`, import.meta.url);
+  const url = besideModule(import.meta.url, "hardware", `calibration/${spec.id}.json`);
   if (!existsSync(url)) {
     throw new HardwareError(`no compact op tables for '${gpu}' (have: ${knownGpuIds().join(", ")})`);
   }

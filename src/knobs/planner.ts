@@ -22,7 +22,7 @@
  * planner/ sits below config/ (docs/architecture.md), so this module uses only zod and
  * util/schemaValues.ts.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { fail, int, nonNegInt, PATH, posInt, posNum } from "../util/schemaValues.js";
 
 export const PLANNER_TARGETS = ["throughput", "latency", "load", "sla"] as const;

@@ -3,7 +3,7 @@
  * (`predictionSchema`) that test/output/schema.test.ts checks every golden against: `fleetsim
  * schema --prediction` prints it, for tools that read fleetsim's output.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { predictionSchema } from "./prediction.js";
 
 /** `$id` of the generated schema; versioned with the package so a cached copy is never stale. */

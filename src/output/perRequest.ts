@@ -2,7 +2,7 @@
  * One per-request record (aisimulate.md §6.3): a line of requests.jsonl, and an element of
  * `prediction.per_request` with `--capture-per-request`.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const ms = z.number().nullable();
 

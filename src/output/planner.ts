@@ -4,7 +4,7 @@
  * the scaling events, the worker lifecycle, and with retune its decisions. Null with
  * `planner.policy: disabled`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type PlannerConfigPayload, plannerConfigPayloadShape } from "../knobs/planner.js";
 import { retuneEventSchema } from "./retune.js";
 

@@ -3,7 +3,7 @@
  * `timeseries`; docs/output.md): the strict schema of the whole document, from which the types
  * the writers build come. An unknown key or a missing required key fails `predictionSchema`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { perRequestRecordSchema } from "./perRequest.js";
 import { plannerReportSchema } from "./planner.js";
 import { runInfoSchema } from "./run.js";

@@ -5,7 +5,7 @@
  * HTML report draws what an older or foreign file has and leaves out what it lacks. The summary
  * is read as every finite number it holds, whatever its keys (foreign files have their own).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type Prediction, predictionSchema } from "./prediction.js";
 import { type Tolerant, tolerantShape } from "./tolerant.js";
 

@@ -3,7 +3,7 @@
  * shown by live names (`router_temperature`, `load_predictor`, …); the knob table that owns the
  * retunable fields decides which of them a point carries, so the maps are typed by value here.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const liveValueSchema = z.union([z.number(), z.string(), z.boolean()]);
 export type LiveValue = z.infer<typeof liveValueSchema>;

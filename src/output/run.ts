@@ -2,7 +2,7 @@
  * `prediction.run` (a fleetsim extension, docs/metrics.md "What was simulated"): the deployment,
  * router, Planner and traffic a prediction describes. Deterministic: no host time, no absolute path.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const ENGINE_ROLES = ["aggregated", "prefill", "decode"] as const;
 export const engineRoleSchema = z.enum(ENGINE_ROLES);

@@ -4,7 +4,7 @@
  * `SUMMARY_STAT_NAMES` × `SUMMARY_DISTRIBUTIONS`, so adding a statistic or a distribution is one
  * entry.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Statistic names in serialization order (the `{mean,…,std}_<name>` families of §6.2). */
 export const SUMMARY_STAT_NAMES = [

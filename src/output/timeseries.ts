@@ -1,5 +1,5 @@
 /** `prediction.timeseries` (a fleetsim extension; docs/metrics.md "Time series"). */
-import { z } from "zod";
+import * as z from "zod";
 import { engineRoleSchema } from "./run.js";
 
 /** Per-bucket values; null where a bucket has no sample. */

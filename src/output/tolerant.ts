@@ -6,7 +6,7 @@
  * read. Arrays of numbers (time series) stay whole: one bad element drops the series, as a chart
  * drawn from a shifted series would be wrong.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** What `tolerant(schema)` reads: `T` with every object field optional, all the way down. */
 export type Tolerant<T> = T extends readonly (infer E)[]

@@ -10,6 +10,7 @@ import { SweepPool } from "../sweep/pool.js";
 import { sweepWith } from "../sweep/sweep.js";
 import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../sweep/types.js";
 import { workerLaunch } from "../sweep/workerEntry.js";
+import { BUNDLE_DIR, BUNDLED, packageRootUrl } from "../util/packageRoot.js";
 
 export const TASKS = {
   replay: () => import("./replayTask.js"),
@@ -29,16 +30,25 @@ function checkTask(task: string): void {
   }
 }
 
+/**
+ * Where the worker module lies: beside this module in the sources and in tsc's output; the
+ * bundled CLI forks the bundle's own worker entry (`dist/bundle/sweepWorker.js`, which shares
+ * the CLI's chunks) instead of tsc's unbundled one.
+ */
+function workerBeside(): string {
+  return BUNDLED ? new URL(BUNDLE_DIR, packageRootUrl()).href : import.meta.url;
+}
+
 /** Runs every job of one of the tasks above in worker processes (see `sweepWith`). */
 export function sweep<I, O>(jobs: readonly I[], opts: SweepOptions): Promise<SweepOutcome<O>> {
   checkTask(opts.task);
-  return sweepWith(workerLaunch(import.meta.url, "sweepWorker"), jobs, opts);
+  return sweepWith(workerLaunch(workerBeside(), "sweepWorker"), jobs, opts);
 }
 
 /** A pool of workers of one of the tasks above for a series of sweeps; `close()` it after the last. */
 export function sweepPool(task: TaskName): SweepPool {
   checkTask(task);
-  return new SweepPool(workerLaunch(import.meta.url, "sweepWorker"), task);
+  return new SweepPool(workerLaunch(workerBeside(), "sweepWorker"), task);
 }
 
 /** `sweep`'s results alone, in job order. */

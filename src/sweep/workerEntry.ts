@@ -13,8 +13,8 @@ export interface WorkerLaunch {
 
 /**
  * How to start the worker module `name` (without extension) that lies next to the module at
- * `selfUrl` (the caller's `import.meta.url`): `name.ts` through tsx from the sources, `name.js`
- * from `dist/`.
+ * `selfUrl` (the caller's `import.meta.url`, or a folder URL ending in `/`): `name.ts` through tsx
+ * from the sources, `name.js` from `dist/` or the bundled CLI's folder.
  */
 export function workerLaunch(selfUrl: string, name: string): WorkerLaunch {
   const fromSources = new URL(selfUrl).pathname.endsWith(".ts");

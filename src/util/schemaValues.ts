@@ -10,7 +10,7 @@
  * objects' refinements, handing them the *untransformed* value of the failed part, which yields
  * follow-on errors (and would break their typed assumptions).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Replaced by the issue's full dotted path. */
 export const PATH = "{path}";

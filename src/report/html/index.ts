@@ -4,11 +4,11 @@
  * `fleetsim predict --html` and the library API.
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Prediction } from "../../output/prediction.js";
 import type { ReadPrediction } from "../../output/read.js";
+import { packageVersion } from "../../util/packageRoot.js";
 import { chartsLibrary } from "./asset.js";
 import { buildChartSections, type ChartSection, timeUnitFor } from "./charts.js";
 import { formatDuration, formatNumber } from "./format.js";
@@ -75,9 +75,7 @@ export async function writeHtmlReport(
   }
 }
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+const VERSION = packageVersion();
 
 function subtitle(model: ReportModel): string {
   const parts = [`${formatDuration(model.durationMs)} of simulated time`];

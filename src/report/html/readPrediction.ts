@@ -1,6 +1,6 @@
 /** Reading a prediction.json for the report, with errors that name the file and the position. */
 import { readFileSync } from "node:fs";
-import type { z } from "zod";
+import type * as z from "zod";
 import { predictionFileSchema, predictionReadSchema, type ReadPrediction } from "../../output/read.js";
 import { UserError } from "../../util/userError.js";
 
