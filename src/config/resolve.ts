@@ -74,7 +74,7 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
   };
 }
 
-function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
+export function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
   const r = config.execution.resources;
   return {
     resources: {
