@@ -30,6 +30,13 @@ describe("scoring", () => {
     expect(s("ttft")).toMatchObject({ score: -100 });
     expect(s("e2e_latency")).toMatchObject({ score: -900 });
     expect(s("min_gpus")).toMatchObject({ score: -4 });
+    expect(
+      scoreCandidate(
+        { ...settings, target: "cost_per_good_request" },
+        { ...base, goodput_completed_requests: 5, cost_per_good_request_usd: 0.25 },
+        4,
+      ),
+    ).toMatchObject({ score: -0.25 });
     expect(s("pareto")).toMatchObject({
       score: 250,
       objectives: { throughput_per_gpu: 250, throughput_per_user: 50 },
