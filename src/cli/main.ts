@@ -85,6 +85,7 @@ Examples:
   fleetsim predict -c examples/aggregated.yaml --output-dir out/ --overwrite
   fleetsim recommend -c examples/recommend/recommendation.yaml --output-dir rec/ --overwrite
   fleetsim report out/prediction.json
+  fleetsim compare out/prediction.json best/prediction.json -o compare.html
   fleetsim schema -o fleetsim.schema.json
   fleetsim <command> --help`,
     );
@@ -246,6 +247,28 @@ Examples:
           },
           io,
         ),
+      );
+    });
+
+  program
+    .command("compare")
+    .description("Compare two or more prediction.json files side by side, with deltas (and an HTML page)")
+    .argument("<prediction-json...>", "prediction.json files; the first is the base of the deltas")
+    .option("-o, --output <file>", "also write a self-contained HTML page overlaying the runs")
+    .addHelpText(
+      "after",
+      `
+Prints throughput, goodput, SLA attainment, latency, GPU-hours and cost of each run and the
+change of each later run against the first; -o writes one HTML page with every run overlaid
+(replicas, provisioned GPUs and GPU-hours, TTFT/ITL over time, SLA attainment; docs/report.md).
+
+Examples:
+  fleetsim compare base/prediction.json candidate/prediction.json
+  fleetsim compare a/prediction.json b/prediction.json c/prediction.json -o compare.html`,
+    )
+    .action(async (inputs, opts) => {
+      exitCode = await guarded(io, "compare", async () =>
+        (await import("./compare.js")).compareCommand({ inputs, output: opts.output }, io),
       );
     });
 

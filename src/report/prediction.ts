@@ -30,6 +30,6 @@ export function buildPrediction(
       per_request_records: perRequest === null ? 0 : perRequest.length,
     },
     run: { ...buildRunInfo(spec, result.table), ...runCost(spec) },
-    timeseries: buildTimeseries(result.timeline, result.collector),
+    timeseries: buildTimeseries(result.timeline, result.collector, spec.sla),
   };
 }

@@ -10,7 +10,7 @@
  * test/shared-data/report.oneHour.test.ts.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -54,6 +54,8 @@ interface Run {
   report: string;
   charts: string[];
   screenshot: string;
+  /** A `fleetsim compare -o` page of these runs' predictions instead of a predict run. */
+  compareOf?: string[];
 }
 
 const RUNS: Run[] = [
@@ -88,13 +90,39 @@ const RUNS: Run[] = [
     name: "no planner",
     config: "examples/aggregated.yaml",
     report: "",
-    charts: ["replicas", "ttft", "itl", "throughput", "queue-depth", "kv-utilization"],
+    charts: ["replicas", "ttft", "itl", "throughput", "sla-attainment", "queue-depth", "kv-utilization"],
     screenshot: join(SCREENSHOTS, "report-screenshot-no-planner.png"),
+  },
+  {
+    // fleetsim compare -o: the Planner run and the fixed one overlaid.
+    name: "compare",
+    config: "",
+    report: "",
+    charts: [
+      "compare-replicas",
+      "compare-gpus",
+      "compare-gpu-hours",
+      "compare-ttft",
+      "compare-itl",
+      "compare-sla",
+    ],
+    screenshot: join(SCREENSHOTS, "compare-screenshot.png"),
+    compareOf: ["planner", "no planner"],
   },
 ];
 
 beforeAll(async () => {
   for (const run of RUNS) {
+    if (run.compareOf !== undefined) {
+      const inputs = run.compareOf.map((name) =>
+        join(dirname(RUNS.find((r) => r.name === name)?.report ?? ""), "prediction.json"),
+      );
+      const page = join(tempDir("fleetsim-compare-browser-"), "compare.html");
+      const r = await cli("compare", ...inputs, "-o", page);
+      expect(r.code).toBe(0);
+      run.report = page;
+      continue;
+    }
     const out = join(tempDir("fleetsim-report-browser-"), "out");
     const sets = (run.sets ?? []).flatMap((s) => ["--set", s]);
     const r = await cli("predict", "-c", join(ROOT, run.config), ...sets, "--output-dir", out, "--html");

@@ -185,6 +185,7 @@ export const PLANNER_CHARTS = [
   "ttft",
   "itl",
   "throughput",
+  "sla-attainment",
   "load-rate",
   "load-lengths",
   "queue-depth",

@@ -104,3 +104,17 @@ describe("cost of a run (docs/cost.md)", () => {
     expect(r.err).toContain("did you mean 'h100_sxm'?");
   });
 });
+
+describe("timeseries.good_completions (docs/metrics.md)", () => {
+  it("counts good requests per completion bucket, summing to the summary's goodput counts", async () => {
+    const doc = await predict(project(AGG));
+    const t = doc.timeseries;
+    const sum = (xs: readonly number[] | undefined) => (xs ?? []).reduce((a, b) => a + b, 0);
+    expect(t.good_completions?.length).toBe(t.completions.length);
+    expect(sum(t.good_completions)).toBe(doc.summary.goodput_completed_requests);
+    for (const [i, g] of (t.good_completions ?? []).entries())
+      expect(g).toBeLessThanOrEqual(t.completions[i]);
+    const goodTokens = (doc.summary.goodput_output_throughput_tok_s ?? 0) * (doc.summary.duration_ms / 1000);
+    expect(sum(t.good_output_tokens)).toBeCloseTo(goodTokens, 6);
+  });
+});
