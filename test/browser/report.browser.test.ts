@@ -56,6 +56,10 @@ interface Run {
   screenshot: string;
   /** A `fleetsim compare -o` page of these runs' predictions instead of a predict run. */
   compareOf?: string[];
+  /** `fleetsim report` of a recommendation.json from `fleetsim recommend -c config` instead. */
+  recommend?: boolean;
+  /** The tooltip's head (default: virtual time). */
+  tooltipHead?: RegExp;
 }
 
 const RUNS: Run[] = [
@@ -109,10 +113,35 @@ const RUNS: Run[] = [
     screenshot: join(SCREENSHOTS, "compare-screenshot.png"),
     compareOf: ["planner", "no planner"],
   },
+  {
+    // fleetsim report of a recommendation.json: the Pareto plane with the chosen point pinned.
+    name: "recommendation",
+    config: "examples/recommend/recommendation.yaml",
+    sets: [
+      "optimizer={algorithm: bayesian, max_trials: 4, parallelism: 2, seed: 3}",
+      "engine.workers.aggregated.scheduler.max_batched_tokens=8192",
+      "traffic.load.speedup=64",
+    ],
+    report: "",
+    charts: ["pareto"],
+    screenshot: join(SCREENSHOTS, "recommendation-screenshot.png"),
+    recommend: true,
+    tooltipHead: /^per user = [0-9.,]+ tok\/s\/user$/,
+  },
 ];
 
 beforeAll(async () => {
   for (const run of RUNS) {
+    if (run.recommend === true) {
+      const out = join(tempDir("fleetsim-recommend-browser-"), "rec");
+      const sets = (run.sets ?? []).flatMap((s) => ["--set", s]);
+      const r = await cli("recommend", "-c", join(ROOT, run.config), ...sets, "--output-dir", out);
+      expect(r.code).toBe(0);
+      const page = await cli("report", join(out, "recommendation.json"));
+      expect(page.code).toBe(0);
+      run.report = join(out, "recommendation.html");
+      continue;
+    }
     if (run.compareOf !== undefined) {
       const inputs = run.compareOf.map((name) =>
         join(dirname(RUNS.find((r) => r.name === name)?.report ?? ""), "prediction.json"),
@@ -210,23 +239,26 @@ describe("the report in headless Chromium", () => {
         await page.mouse.move(box.x + box.width * 0.55, box.y + box.height * 0.5, { steps: 5 });
         await expect
           .poll(() => page.locator(`#chart-${c.id} .tt-head`).first().textContent(), { timeout: 5000 })
-          .toMatch(/^t = [0-9.,]+ (s|min|h)$/);
+          .toMatch(run.tooltipHead ?? /^t = [0-9.,]+ (s|min|h)$/);
       }
       await page.mouse.move(0, 0);
       // Tooltips fade out over 0.2 s: let them go before the screenshot.
       await page.waitForTimeout(500);
 
-      // Zooming one chart zooms the others (charts are connected).
-      const zoomed = await page.evaluate(() => {
-        const g = globalThis as unknown as PageGlobals;
-        const ids = g.__fleetsimCharts.map((c) => c.id);
-        const chartOf = (id: string) => g.echarts.getInstanceByDom(g.document.getElementById(`chart-${id}`));
-        chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 20, end: 60 });
-        const other = chartOf(ids[ids.length - 1]).getOption().dataZoom[0];
-        chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 0, end: 100 });
-        return [other.start, other.end];
-      });
-      expect(zoomed).toEqual([20, 60]);
+      // Zooming one chart zooms the others (charts are connected); a one-chart page has none to link.
+      if (run.charts.length > 1) {
+        const zoomed = await page.evaluate(() => {
+          const g = globalThis as unknown as PageGlobals;
+          const ids = g.__fleetsimCharts.map((c) => c.id);
+          const chartOf = (id: string) =>
+            g.echarts.getInstanceByDom(g.document.getElementById(`chart-${id}`));
+          chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 20, end: 60 });
+          const other = chartOf(ids[ids.length - 1]).getOption().dataZoom[0];
+          chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 0, end: 100 });
+          return [other.start, other.end];
+        });
+        expect(zoomed).toEqual([20, 60]);
+      }
 
       mkdirSync(SCREENSHOTS, { recursive: true });
       await page.screenshot({ path: run.screenshot, fullPage: true });
