@@ -19,7 +19,7 @@ import { cli } from "../helpers/cli.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
 import { tempDir } from "../helpers/specs.js";
 import { findChromium } from "./chromium.js";
-import { externalReferences, PLANNER_CHARTS } from "./reportFixture.js";
+import { externalReferences, PLANNER_CHARTS_WITH_SLA } from "./reportFixture.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SCREENSHOTS = join(ROOT, ".tmp");
@@ -69,7 +69,7 @@ const RUNS: Run[] = [
     config: "examples/seed-aggregated.yaml",
     sets: [FIXTURE_TRACE],
     report: "",
-    charts: PLANNER_CHARTS,
+    charts: PLANNER_CHARTS_WITH_SLA,
     screenshot: join(SCREENSHOTS, "report-screenshot.png"),
   },
   {
@@ -78,7 +78,7 @@ const RUNS: Run[] = [
     config: "examples/seed-disaggregated.yaml",
     sets: [FIXTURE_TRACE],
     report: "",
-    charts: PLANNER_CHARTS,
+    charts: PLANNER_CHARTS_WITH_SLA,
     screenshot: join(SCREENSHOTS, "report-screenshot-disaggregated.png"),
   },
   {
@@ -87,7 +87,7 @@ const RUNS: Run[] = [
     config: "examples/seed-aggregated.yaml",
     sets: [FIXTURE_TRACE, "planner.advisory=true"],
     report: "",
-    charts: PLANNER_CHARTS,
+    charts: PLANNER_CHARTS_WITH_SLA,
     screenshot: join(SCREENSHOTS, "report-screenshot-advisory.png"),
   },
   {

@@ -185,9 +185,13 @@ export const PLANNER_CHARTS = [
   "ttft",
   "itl",
   "throughput",
-  "sla-attainment",
   "load-rate",
   "load-lengths",
   "queue-depth",
   "kv-utilization",
 ];
+
+/** The same for a run with an SLA: the SLA attainment chart follows the throughput chart. */
+export const PLANNER_CHARTS_WITH_SLA = PLANNER_CHARTS.flatMap((id) =>
+  id === "throughput" ? [id, "sla-attainment"] : [id],
+);
