@@ -24,6 +24,13 @@ import { replayWave } from "./replays.js";
 import { type Metrics, type ScoreSettings, scoreCandidate } from "./score.js";
 import type { Assignment } from "./space.js";
 
+/** The run was stopped (Ctrl-C) before it finished: nothing is written. */
+export class RecommendAborted extends Error {
+  constructor() {
+    super("recommendation aborted");
+  }
+}
+
 /** One row of the candidate ledger. */
 export interface CandidateRecord {
   readonly id: string;
@@ -119,7 +126,12 @@ export class Evaluator {
       }
       toRun.push({ item, spec: resolved.spec, usedGpus: resolved.usedGpus, bytes });
     }
-    for (const wave of this.waves(toRun)) await this.runWave(wave);
+    for (const wave of this.waves(toRun)) {
+      // A stopped run (Ctrl-C) starts no more replays; nothing of it is written.
+      if (this.opts.signal.aborted) throw new RecommendAborted();
+      await this.runWave(wave);
+    }
+    if (this.opts.signal.aborted) throw new RecommendAborted();
     return items.map((item) => {
       const record = this.cache.get(item.key);
       if (record === undefined) throw new Error("internal: a suggestion was left without a result");

@@ -31,7 +31,7 @@ import {
 import { stableLine } from "../report/json.js";
 import { probeHost, resolveBudget } from "../resources/budget.js";
 import { extractSearch, mappingAt, type SearchInput } from "./document.js";
-import { Evaluator } from "./evaluate.js";
+import { Evaluator, RecommendAborted } from "./evaluate.js";
 import { CandidateBuilder, type Study } from "./materialize.js";
 import { createOptimizer } from "./optimizer.js";
 import { buildResult, type RecommendationResult } from "./result.js";
@@ -60,12 +60,7 @@ export interface RecommendOutcome extends RecommendationResult {
   readonly exitCode: 0 | 1 | 3;
 }
 
-/** The run was stopped (Ctrl-C) before it finished: nothing is written. */
-export class RecommendAborted extends Error {
-  constructor() {
-    super("recommendation aborted");
-  }
-}
+export { RecommendAborted };
 
 /** A checked recommendation input, ready to search. */
 export interface RecommendPlan {
@@ -118,6 +113,13 @@ export function planRecommendation(
     engine["hardware"] = optimization.hardware;
   }
 
+  const planner = mappingAt(data, ["planner"]);
+  if (planner !== null && planner["retune"] !== undefined && planner["retune"] !== null) {
+    fail(
+      ["planner", "retune"],
+      "planner.retune cannot be part of a recommendation (each candidate is one replay); remove it",
+    );
+  }
   const search = extractSearch(data, issues);
   if (issues.length > 0) throw configIssues(doc, issues);
   if (target === "min_gpus") checkMinGpus(doc, search, optimization);

@@ -118,7 +118,7 @@ const RUNS: Run[] = [
     name: "recommendation",
     config: "examples/recommend/recommendation.yaml",
     sets: [
-      "optimizer={algorithm: bayesian, max_trials: 4, parallelism: 2, seed: 3}",
+      "optimizer={algorithm: random, max_trials: 2, parallelism: 2, seed: 3}",
       "engine.workers.aggregated.scheduler.max_batched_tokens=8192",
       "traffic.load.speedup=64",
     ],

@@ -188,7 +188,7 @@ describe("fleetsim recommend", () => {
     const p = project();
     writeFileSync(
       p.config,
-      readFileSync(p.config, "utf8").replace("{cpu_limit: 3}", "{cpu_limit: 2, memory_limit_gb: 0.001}"),
+      readFileSync(p.config, "utf8").replace("{cpu_limit: 2}", "{cpu_limit: 2, memory_limit_gb: 0.001}"),
     );
     const r = await cli("recommend", "-c", p.config, "--output-dir", p.out);
     expect(r.code).toBe(3);

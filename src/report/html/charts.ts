@@ -388,19 +388,10 @@ function slaChart(ctx: Ctx): ChartSpec | null {
   const t = ctx.model.timeline;
   if (t === null || t.goodCompletions === null || t.completions === null) return null;
   const bin = rateBin(t);
-  const attainment: Point[] = [];
-  for (let i = 0; i < t.completions.length; i += bin) {
-    const end = Math.min(t.completions.length, i + bin);
-    let good = 0;
-    let done = 0;
-    for (let k = i; k < end; k++) {
-      good += t.goodCompletions[k];
-      done += t.completions[k];
-    }
-    attainment.push([x(t.tMs[i], ctx.unit), done === 0 ? null : round((100 * good) / done)]);
-  }
   const series: LineSeriesOption[] = [
-    sparseAware(line("SLA attainment %", attainment, "#0f766e")),
+    sparseAware(
+      line("SLA attainment %", attainmentPoints(ctx, t, t.goodCompletions, t.completions), "#0f766e"),
+    ),
     {
       ...line("goodput req/s", ratePoints(ctx, t, t.goodCompletions, bin), "#2563eb"),
       yAxisIndex: 1,
@@ -421,6 +412,28 @@ function slaChart(ctx: Ctx): ChartSpec | null {
       ],
     }),
   };
+}
+
+/** Percent of the completions of each `rateBin` window that were good (null: none completed). */
+export function attainmentPoints(
+  ctx: { readonly unit: TimeUnit },
+  t: Timeline,
+  good: readonly number[],
+  completions: readonly number[],
+): Point[] {
+  const bin = rateBin(t);
+  const out: Point[] = [];
+  for (let i = 0; i < completions.length; i += bin) {
+    const end = Math.min(completions.length, i + bin);
+    let g = 0;
+    let done = 0;
+    for (let k = i; k < end; k++) {
+      g += good[k];
+      done += completions[k];
+    }
+    out.push([x(t.tMs[i], ctx.unit), done === 0 ? null : round((100 * g) / done)]);
+  }
+  return out;
 }
 
 /**

@@ -8,13 +8,13 @@ import type { LineSeriesOption } from "echarts";
 import { type CompareRow, type CompareRun, delta, formatDelta, formatValue } from "../compare.js";
 import { chartsLibrary } from "./asset.js";
 import {
+  attainmentPoints,
   type ChartSection,
   type ChartSpec,
   chartOption,
   hasPoints,
   line,
   type Point,
-  rateBin,
   round,
   sparseAware,
   stepLine,
@@ -220,18 +220,7 @@ function attainmentChart(ctx: Ctx, runs: readonly CompareRun[]): ChartSpec | nul
   const series = runs.flatMap((r, i) => {
     const t = r.model.timeline;
     if (t === null || t.goodCompletions === null || t.completions === null) return [];
-    const bin = rateBin(t);
-    const data: Point[] = [];
-    for (let k = 0; k < t.completions.length; k += bin) {
-      const end = Math.min(t.completions.length, k + bin);
-      let good = 0;
-      let done = 0;
-      for (let j = k; j < end; j++) {
-        good += t.goodCompletions[j];
-        done += t.completions[j];
-      }
-      data.push([x(t.tMs[k], ctx.unit), done === 0 ? null : round((100 * good) / done)]);
-    }
+    const data = attainmentPoints(ctx, t, t.goodCompletions, t.completions);
     return [sparseAware(line(r.label, data, color(i)))];
   });
   return chart(ctx, {
