@@ -26,6 +26,7 @@ const LAYERS = [
   ["report"], // prediction document, per-request records, HTML report, output directory
   ["pipeline"], // spec → workload → timing → policy → replay → prediction document
   ["resources"], // host limits, preflight, process supervision
+  ["recommend"], // deployment search: domains, studies, optimizers, candidate sweeps, result files
   ["api"],
   ["cli"],
   ["index.ts"], // the package's entry point, above everything it re-exports

@@ -79,7 +79,9 @@ Exit codes: 0 ok, 1 execution failure, 2 usage or config error, 3 resource limit
 Examples:
   fleetsim validate -c examples/aggregated.yaml
   fleetsim predict -c examples/aggregated.yaml --output-dir out/ --overwrite
+  fleetsim recommend -c examples/recommend/recommendation.yaml --output-dir rec/ --overwrite
   fleetsim report out/prediction.json
+  fleetsim compare out/prediction.json best/prediction.json -o compare.html
   fleetsim schema -o fleetsim.schema.json
   fleetsim <command> --help`,
     );
@@ -148,6 +150,60 @@ Examples:
     });
 
   program
+    .command("recommend")
+    .description(
+      "Search deployments for an objective under an SLA and write ranked, runnable predict configs",
+    )
+    .requiredOption(
+      "-c, --config <path>",
+      "recommendation YAML: a predict config with search domains (docs/recommend.md)",
+    )
+    .option(
+      "--set <PATH=YAML_VALUE>",
+      "override a config value after loading (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .option(
+      "--output-dir <dir>",
+      "directory for recommendation.json/.csv and recommendations/",
+      "./fleetsim-output",
+    )
+    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
+    .addOption(
+      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
+    )
+    .addOption(
+      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
+    )
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 a configuration was selected, 1 none was feasible, 2 config error,
+3 candidates were resource-limited (the files are written in all three cases).
+
+Examples:
+  fleetsim recommend -c examples/recommend/recommendation.yaml --output-dir rec/ --overwrite
+  fleetsim predict -c rec/recommendations/0001.yaml --output-dir best/
+  fleetsim recommend -c recommendation.yaml --set optimizer.max_trials=64 --set optimization.target=goodput_per_gpu`,
+    )
+    .action(async (opts) => {
+      exitCode = await guarded(io, "recommend", async () =>
+        (await import("./recommend.js")).recommendCommand(
+          {
+            config: opts.config,
+            set: opts.set,
+            outputDir: opts.outputDir,
+            overwrite: opts.overwrite,
+            format: opts.format,
+            stack: opts.stack,
+          },
+          io,
+        ),
+      );
+    });
+
+  program
     .command("report")
     .description("Render a prediction.json as a self-contained HTML report (charts inline, works offline)")
     .argument("<prediction-json>", "prediction.json written by fleetsim predict")
@@ -187,6 +243,28 @@ Examples:
           },
           io,
         ),
+      );
+    });
+
+  program
+    .command("compare")
+    .description("Compare two or more prediction.json files side by side, with deltas (and an HTML page)")
+    .argument("<prediction-json...>", "prediction.json files; the first is the base of the deltas")
+    .option("-o, --output <file>", "also write a self-contained HTML page overlaying the runs")
+    .addHelpText(
+      "after",
+      `
+Prints throughput, goodput, SLA attainment, latency, GPU-hours and cost of each run and the
+change of each later run against the first; -o writes one HTML page with every run overlaid
+(replicas, provisioned GPUs and GPU-hours, TTFT/ITL over time, SLA attainment; docs/report.md).
+
+Examples:
+  fleetsim compare base/prediction.json candidate/prediction.json
+  fleetsim compare a/prediction.json b/prediction.json c/prediction.json -o compare.html`,
+    )
+    .action(async (inputs, opts) => {
+      exitCode = await guarded(io, "compare", async () =>
+        (await import("./compare.js")).compareCommand({ inputs, output: opts.output }, io),
       );
     });
 
@@ -385,10 +463,15 @@ Examples:
  * command's module is imported only when that command runs (start-up, docs/performance.md), so
  * the replay's `ReplayAborted` is looked up only for an error.
  */
-async function guarded(io: Streams, command: string, body: () => Promise<void>): Promise<number> {
+async function guarded(
+  io: Streams,
+  command: string,
+  /** Resolves to the exit code, or to anything else for success. */
+  body: () => Promise<unknown>,
+): Promise<number> {
   try {
-    await body();
-    return ExitCode.Ok;
+    const code = await body();
+    return typeof code === "number" ? code : ExitCode.Ok;
   } catch (err) {
     if (err instanceof ConfigError) {
       io.err(`fleetsim: error: ${err.format()}\n`);

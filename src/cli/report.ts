@@ -1,15 +1,21 @@
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { SlaSpec } from "../config/runSpec.js";
 import { chartsLibrary } from "../report/html/asset.js";
 import { type HtmlReportOptions, renderHtmlReport, writeHtmlReport } from "../report/html/index.js";
 import { PredictionFileError, readPredictionFile } from "../report/html/readPrediction.js";
+import { isRecommendation } from "../report/html/recommendation.js";
 import type { OutputFile } from "../report/outputDir.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Streams } from "./streams.js";
 
 /** The report's file name, in an output directory and next to a prediction.json. */
 export const REPORT_FILE = "report.html";
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 export interface ReportOptions {
   readonly input: string;
@@ -22,6 +28,14 @@ export interface ReportOptions {
 
 /** `fleetsim report`: render a prediction.json as a self-contained HTML page. */
 export async function reportCommand(opts: ReportOptions, io: Streams): Promise<void> {
+  const recommendation = readRecommendation(opts.input);
+  if (recommendation !== null) {
+    const { renderRecommendationPage } = await import("../report/html/recommendation.js");
+    const target = reportPath(opts, RECOMMENDATION_REPORT_FILE);
+    await writeReport(target, renderRecommendationPage(recommendation, opts.input, VERSION));
+    io.out(`Saved HTML report to: ${target}\n`);
+    return;
+  }
   const prediction = readPredictionFile(opts.input);
   const target = reportPath(opts);
   const options: HtmlReportOptions = {
@@ -47,10 +61,33 @@ export async function reportCommand(opts: ReportOptions, io: Streams): Promise<v
   io.out(`Saved HTML report to: ${target}\n`);
 }
 
-function reportPath(opts: ReportOptions): string {
-  if (opts.output === undefined) return join(dirname(opts.input), REPORT_FILE);
+/** The page of a recommendation.json, next to it by default. */
+export const RECOMMENDATION_REPORT_FILE = "recommendation.html";
+
+/** A recommendation.json's document, or null for anything else (read as a prediction). */
+function readRecommendation(path: string): unknown {
+  let doc: unknown;
   try {
-    if (statSync(opts.output).isDirectory()) return join(opts.output, REPORT_FILE);
+    doc = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return null; // readPredictionFile says what is wrong with the file
+  }
+  return isRecommendation(doc) ? doc : null;
+}
+
+async function writeReport(target: string, html: string): Promise<void> {
+  try {
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, html);
+  } catch (err) {
+    throw new PredictionFileError(`cannot write ${target}: ${(err as Error).message}`);
+  }
+}
+
+function reportPath(opts: ReportOptions, file = REPORT_FILE): string {
+  if (opts.output === undefined) return join(dirname(opts.input), file);
+  try {
+    if (statSync(opts.output).isDirectory()) return join(opts.output, file);
   } catch {
     // not there yet: a file path
   }

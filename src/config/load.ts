@@ -7,7 +7,7 @@ import { homedir } from "node:os";
 import { dirname } from "node:path";
 import { ConfigError, type ConfigIssue, validationSummary } from "./errors.js";
 import { dotted, type PathIssue, type PathSegment } from "./issues.js";
-import { isMapping } from "./mapping.js";
+import { isMapping, type Mapping } from "./mapping.js";
 import { applyOverride, type Override, parseOverride } from "./overrides.js";
 import { resolveRunSpec } from "./resolve.js";
 import type { RunSpec, Stack } from "./runSpec.js";
@@ -26,7 +26,21 @@ export interface LoadConfigOptions {
 }
 
 export function loadConfig(opts: LoadConfigOptions): RunSpec {
-  const { configPath } = opts;
+  const doc = readConfigDocument(opts.configPath, opts.sets);
+  return resolveConfigDocument(doc, doc.data, opts);
+}
+
+/** A config file after its `--set` overrides, before validation: what `recommend` searches over. */
+export interface ConfigDocument {
+  readonly configPath: string;
+  readonly source: YamlSource;
+  /** The top-level mapping with the overrides applied (a fresh object, the caller may edit it). */
+  readonly data: Mapping;
+  readonly overrides: readonly Override[];
+}
+
+/** Reads the YAML and applies `--set` flags in order; every failure is a ConfigError. */
+export function readConfigDocument(configPath: string, sets: readonly string[]): ConfigDocument {
   const source = readYamlSource(configPath);
   if (!isMapping(source.data)) {
     // readYamlSource already rejects non-mapping documents; this narrows the type.
@@ -38,7 +52,7 @@ export function loadConfig(opts: LoadConfigOptions): RunSpec {
 
   const overrides: Override[] = [];
   const overrideIssues: ConfigIssue[] = [];
-  for (const spec of opts.sets) {
+  for (const spec of sets) {
     const parsed = parseOverride(spec);
     if (!parsed.ok) {
       overrideIssues.push(parsed.issue);
@@ -55,15 +69,21 @@ export function loadConfig(opts: LoadConfigOptions): RunSpec {
       `invalid --set override${overrideIssues.length > 1 ? "s" : ""}`,
     );
   }
+  return { configPath, source, data, overrides };
+}
 
+/**
+ * Validates `data` (the document of `doc`, or a concrete document derived from it, as a
+ * recommendation candidate is) and resolves it to a RunSpec. Issues are placed in `doc`'s file.
+ */
+export function resolveConfigDocument(
+  doc: ConfigDocument,
+  data: unknown,
+  opts: Omit<LoadConfigOptions, "configPath" | "sets">,
+): RunSpec {
+  const { configPath } = doc;
   const validated = validateConfig(data, opts.stack);
-  if (!validated.ok) {
-    throw new ConfigError(
-      configPath,
-      placeIssues(validated.issues, source, overrides),
-      validationSummary(validated.issues.length),
-    );
-  }
+  if (!validated.ok) throw configIssues(doc, validated.issues);
 
   const env = opts.env ?? process.env;
   const configDir = dirname(configPath);
@@ -78,14 +98,17 @@ export function loadConfig(opts: LoadConfigOptions): RunSpec {
       baseDirs: [process.cwd(), configDir],
     },
   });
-  if (!resolved.ok) {
-    throw new ConfigError(
-      configPath,
-      placeIssues(resolved.issues, source, overrides),
-      validationSummary(resolved.issues.length),
-    );
-  }
+  if (!resolved.ok) throw configIssues(doc, resolved.issues);
   return resolved.spec;
+}
+
+/** A ConfigError of path issues, each placed in `doc`'s file or at the `--set` that made it. */
+export function configIssues(doc: ConfigDocument, issues: readonly PathIssue[]): ConfigError {
+  return new ConfigError(
+    doc.configPath,
+    placeIssues(issues, doc.source, doc.overrides),
+    validationSummary(issues.length),
+  );
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
+import { DEFAULT_USD_PER_GPU_HOUR } from "../hardware/prices.js";
 import { expandTracePath } from "../traffic/dynamoTracePaths.js";
 import { TraceError } from "../traffic/traceError.js";
 import type { ContextLengthLookup } from "./contextLength.js";
@@ -70,11 +71,20 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
       planner,
       execution: resolveExecution(config),
       client: resolveClient(config),
+      cost: { usdPerGpuHour: resolvePrices(config) },
     },
   };
 }
 
-function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
+/** The default GPU-hour prices with the config's overrides (docs/cost.md). */
+function resolvePrices(config: PredictConfigOutput): Record<string, number> {
+  const out: Record<string, number> = { ...DEFAULT_USD_PER_GPU_HOUR };
+  for (const [id, price] of Object.entries(config.cost.usd_per_gpu_hour))
+    if (price !== undefined) out[id] = price;
+  return out;
+}
+
+export function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
   const r = config.execution.resources;
   return {
     resources: {

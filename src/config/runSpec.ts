@@ -134,11 +134,20 @@ export interface RunSpec {
    * `DEFAULT_EXECUTION`.
    */
   readonly execution?: ExecutionSpec;
+  /**
+   * `cost:` (fleetsim extension, docs/cost.md): USD per GPU-hour of each GPU system, the defaults
+   * with the config's overrides. Absent (specs built in code) = the defaults.
+   */
+  readonly cost?: CostSpec;
   /** `client:` (fleetsim extension, docs/client.md). Absent (specs built in code) = `DEFAULT_CLIENT`. */
   readonly client?: ClientSpec;
 }
 
 /** What the benchmark client adds and when it gives up (docs/client.md). */
+export interface CostSpec {
+  readonly usdPerGpuHour: Readonly<Record<string, number>>;
+}
+
 export interface ClientSpec {
   /** Client send → the request reaches the router, ms: the fleet sees it this much later. */
   readonly requestMs: number;

@@ -8,6 +8,7 @@ import { fromZodIssues, type PathIssue, zodMessage } from "./issues.js";
 import { isMapping, type Mapping, setOwn } from "./mapping.js";
 import type { Stack } from "./runSpec.js";
 import { Client } from "./schemaClient.js";
+import { Cost } from "./schemaCost.js";
 import { Engine } from "./schemaEngine.js";
 import { checkPlannerDocument, Planner, plannerDocumentWhen } from "./schemaPlanner.js";
 import { fail, fraction, nonNegNum, PATH, positiveOr, posNum } from "./schemaPrimitives.js";
@@ -54,6 +55,8 @@ export const PredictConfig = z
     execution: Execution.prefault({}),
     /** fleetsim extension: client overhead and timeout (docs/client.md); defaults change nothing. */
     client: Client.prefault({}),
+    /** fleetsim extension: GPU-hour prices (docs/cost.md); only prices the run, never changes it. */
+    cost: Cost.prefault({}),
   })
   .superRefine(checkPlannerDocument, plannerDocumentWhen);
 

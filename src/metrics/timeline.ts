@@ -20,6 +20,7 @@ import type {
 import type { WorkerRole } from "../util/workerRole.js";
 import { type Collector, Terminal } from "./collector.js";
 import { nearestRank } from "./distribution.js";
+import { hasSla, isGood, type SlaThresholds } from "./goodput.js";
 
 /** The bucket count the interval aims at (one hour ⇒ 5 s buckets). */
 export const TARGET_BUCKETS = 720;
@@ -281,8 +282,17 @@ const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 const round4 = (x: number): number => Math.round(x * 10000) / 10000;
 
 /** Builds the `timeseries` report from the sampled state and the per-request columns. */
-export function buildTimeseries(samples: TimelineSamples, columns: TimelineColumns): TimeseriesReport {
+export function buildTimeseries(
+  samples: TimelineSamples,
+  columns: TimelineColumns,
+  sla: SlaThresholds | null = null,
+): TimeseriesReport {
   const n = samples.count;
+  // With an SLA: the completions and output tokens of good requests (the summary's goodput rule),
+  // so attainment and goodput can be read per bucket; they sum to the summary's goodput counts.
+  const slaSet = hasSla(sla);
+  const goodCompletions = new Array<number>(slaSet ? n : 0).fill(0);
+  const goodOutputTokens = new Array<number>(slaSet ? n : 0).fill(0);
   const interval = samples.intervalMs;
   const bucketOf = (time: number): number => Math.min(n - 1, Math.floor(time / interval));
   const arrivals = new Array<number>(n).fill(0);
@@ -302,6 +312,14 @@ export function buildTimeseries(samples: TimelineSamples, columns: TimelineColum
     const tokens = columns.tokens[r];
     completions[done]++;
     outputTokens[done] += tokens;
+    if (slaSet) {
+      const ttft = tokens >= 1 ? Math.max(0, columns.firstToken[r] - arrival) : null;
+      const e2e = tokens >= 1 ? columns.lastToken[r] - arrival : null;
+      if (isGood(sla, ttft, e2e, tokens)) {
+        goodCompletions[done]++;
+        goodOutputTokens[done] += tokens;
+      }
+    }
     if (tokens >= 1) {
       ttftBucket[r] = bucketOf(columns.firstToken[r]);
       ttftValue[r] = Math.max(0, columns.firstToken[r] - arrival);
@@ -331,6 +349,7 @@ export function buildTimeseries(samples: TimelineSamples, columns: TimelineColum
     arrivals,
     completions,
     output_tokens: outputTokens,
+    ...(slaSet ? { good_completions: goodCompletions, good_output_tokens: goodOutputTokens } : {}),
     ttft_ms: bucketPercentiles(ttftBucket, ttftValue, n),
     itl_ms: bucketPercentiles(itlBucket, itlValue, n),
     active_workers: active,

@@ -135,5 +135,7 @@ export const runInfoSchema = z.strictObject({
   client: z
     .strictObject({ request_ms: z.number(), response_ms: z.number(), timeout_seconds: z.number().nullable() })
     .optional(),
+  /** The GPU-hour price of each GPU system the run provisions, USD (docs/cost.md); absent when one has none. */
+  cost: z.strictObject({ usd_per_gpu_hour: z.record(z.string(), z.number()) }).optional(),
 });
 export type RunInfo = z.infer<typeof runInfoSchema>;

@@ -75,6 +75,14 @@ const WITH_SLA = [
   "goodput_output_throughput_tok_s",
 ] as const;
 
+/**
+ * fleetsim extension (docs/cost.md): the run priced at `cost.usd_per_gpu_hour`, written when every
+ * GPU system of the run has a price; the per-unit keys only when their unit count is positive
+ * (output tokens; good requests, which need an SLA).
+ */
+const COST = ["cost_usd", "cost_per_million_output_tokens_usd", "cost_per_good_request_usd"] as const;
+export type CostKey = (typeof COST)[number];
+
 /** Summary keys that depend on host speed; they are the only keys that differ between two runs. */
 export const HOST_TIME_KEYS = [
   "wall_time_ms",
@@ -83,7 +91,7 @@ export const HOST_TIME_KEYS = [
 ] as const satisfies readonly (typeof ALWAYS)[number][];
 
 type Shape = { [K in (typeof ALWAYS)[number] | StatKey<SummaryDistribution>]: z.ZodNumber } & {
-  [K in (typeof WITH_SLA)[number]]: z.ZodOptional<z.ZodNumber>;
+  [K in (typeof WITH_SLA)[number] | CostKey]: z.ZodOptional<z.ZodNumber>;
 };
 
 function shape(): Shape {
@@ -91,6 +99,7 @@ function shape(): Shape {
   for (const k of ALWAYS) out[k] = z.number();
   for (const d of SUMMARY_DISTRIBUTIONS) for (const s of SUMMARY_STAT_NAMES) out[`${s}_${d}`] = z.number();
   for (const k of WITH_SLA) out[k] = z.number().optional();
+  for (const k of COST) out[k] = z.number().optional();
   return out as Shape;
 }
 

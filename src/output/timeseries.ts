@@ -36,6 +36,10 @@ export const timeseriesSchema = z.strictObject({
   arrivals: z.array(z.number()),
   completions: z.array(z.number()),
   output_tokens: z.array(z.number()),
+  /** With an SLA: completed requests that met it, per bucket of completion (sum: goodput_completed_requests). */
+  good_completions: z.array(z.number()).optional(),
+  /** With an SLA: their output tokens, per bucket. */
+  good_output_tokens: z.array(z.number()).optional(),
   ttft_ms: percentileSeriesSchema,
   itl_ms: percentileSeriesSchema,
   active_workers: z.strictObject({

@@ -61,6 +61,8 @@ export interface FleetFacts {
   notCompleted: number | null;
   /** Of those, abandoned by their client (`timed_out_requests`, docs/client.md); null when not reported. */
   timedOut: number | null;
+  /** What the run cost (docs/cost.md); null when the file has no cost keys. */
+  cost: { usd: number; perMillionOutputTokens: number | null; perGoodRequest: number | null } | null;
 }
 
 type Doc = ReadPrediction;
@@ -106,6 +108,14 @@ export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
     gpuSteps: steps,
     notCompleted: notCompletedOf(num("num_requests"), num("completed_requests")),
     timedOut: num("timed_out_requests"),
+    cost:
+      num("cost_usd") === null
+        ? null
+        : {
+            usd: num("cost_usd") as number,
+            perMillionOutputTokens: num("cost_per_million_output_tokens_usd"),
+            perGoodRequest: num("cost_per_good_request_usd"),
+          },
   };
 }
 

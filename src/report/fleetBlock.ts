@@ -28,6 +28,19 @@ function minutes(ms: number): string {
   return ms >= 120_000 ? `${Number((ms / 60_000).toFixed(1))} min` : `${Number((ms / 1000).toFixed(1))} s`;
 }
 
+/** `Cost (USD): 0.42 (2.79 per 1M output tokens, 0.0026 per good request)` (docs/cost.md). */
+export function costLine(c: NonNullable<FleetFacts["cost"]>): string {
+  const per: string[] = [];
+  if (c.perMillionOutputTokens !== null) per.push(`${usd(c.perMillionOutputTokens)} per 1M output tokens`);
+  if (c.perGoodRequest !== null) per.push(`${usd(c.perGoodRequest)} per good request`);
+  return `Cost (USD): ${usd(c.usd)}${per.length > 0 ? ` (${per.join(", ")})` : ""}`;
+}
+
+/** Dollars with two decimals, or four significant digits below one cent. */
+export function usd(x: number): string {
+  return Math.abs(x) >= 0.01 || x === 0 ? formatNumber(x) : Number(x.toPrecision(4)).toString();
+}
+
 /** The block's lines (joined with `\n`, no trailing newline). */
 export function renderFleetBlock(prediction: unknown): string {
   return fleetLines(fleetFacts(prediction)).join("\n");
@@ -40,6 +53,7 @@ export function fleetLines(f: FleetFacts): string[] {
     hours += ` (prefill ${formatNumber(f.prefillGpuHours)}, decode ${formatNumber(f.decodeGpuHours)})`;
   }
   lines.push(hours);
+  if (f.cost !== null) lines.push(costLine(f.cost));
   const provisioned = [
     `peak ${f.peakGpus === null ? "N/A" : gpus(f.peakGpus)}`,
     `mean ${formatNumber(f.meanGpus)}`,

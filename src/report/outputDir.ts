@@ -335,6 +335,8 @@ export async function writeOutputs(
     mkdirSync(stage);
     let sliceEnd = performance.now() + YIELD_EVERY_MS;
     for (const file of files) {
+      // A name may hold one folder level (recommendations/NNNN.yaml).
+      mkdirSync(dirname(join(stage, file.name)), { recursive: true });
       const fd = openSync(join(stage, file.name), "w");
       try {
         for (const chunk of file.chunks) {
@@ -367,6 +369,7 @@ export async function writeOutputs(
     for (const file of files) {
       const dest = join(dir, file.name);
       if (!overwrite && existsSync(dest)) throw new OutputDirError(`${dest} appeared during the run`);
+      mkdirSync(dirname(dest), { recursive: true });
       renameSync(join(stage, file.name), dest);
       placed.push(dest);
     }

@@ -4,6 +4,7 @@ import { buildTimeseries } from "../metrics/timeline.js";
 import type { PlannerReport } from "../output/planner.js";
 import type { Prediction } from "../output/prediction.js";
 import type { ReplayResult } from "../sim/result.js";
+import { costKeys, runCost } from "./cost.js";
 import { buildPerRequest } from "./perRequest.js";
 import { buildRunInfo } from "./runInfo.js";
 
@@ -17,8 +18,9 @@ export function buildPrediction(
   planner: PlannerReport | null = null,
 ): Prediction {
   const perRequest = capturePerRequest ? buildPerRequest(result) : null;
+  const summary = buildSummary(result, spec.sla);
   return {
-    summary: buildSummary(result, spec.sla),
+    summary: { ...summary, ...costKeys(spec, summary) },
     planner,
     per_request: perRequest,
     coverage: {
@@ -27,7 +29,7 @@ export function buildPrediction(
       capture_canonical_evidence: false,
       per_request_records: perRequest === null ? 0 : perRequest.length,
     },
-    run: buildRunInfo(spec, result.table),
-    timeseries: buildTimeseries(result.timeline, result.collector),
+    run: { ...buildRunInfo(spec, result.table), ...runCost(spec) },
+    timeseries: buildTimeseries(result.timeline, result.collector, spec.sla),
   };
 }

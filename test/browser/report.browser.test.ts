@@ -10,7 +10,7 @@
  * test/shared-data/report.oneHour.test.ts.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,7 +19,7 @@ import { cli } from "../helpers/cli.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
 import { tempDir } from "../helpers/specs.js";
 import { findChromium } from "./chromium.js";
-import { externalReferences, PLANNER_CHARTS } from "./reportFixture.js";
+import { externalReferences, PLANNER_CHARTS_WITH_SLA } from "./reportFixture.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SCREENSHOTS = join(ROOT, ".tmp");
@@ -54,6 +54,12 @@ interface Run {
   report: string;
   charts: string[];
   screenshot: string;
+  /** A `fleetsim compare -o` page of these runs' predictions instead of a predict run. */
+  compareOf?: string[];
+  /** `fleetsim report` of a recommendation.json from `fleetsim recommend -c config` instead. */
+  recommend?: boolean;
+  /** The tooltip's head (default: virtual time). */
+  tooltipHead?: RegExp;
 }
 
 const RUNS: Run[] = [
@@ -63,7 +69,7 @@ const RUNS: Run[] = [
     config: "examples/seed-aggregated.yaml",
     sets: [FIXTURE_TRACE],
     report: "",
-    charts: PLANNER_CHARTS,
+    charts: PLANNER_CHARTS_WITH_SLA,
     screenshot: join(SCREENSHOTS, "report-screenshot.png"),
   },
   {
@@ -72,7 +78,7 @@ const RUNS: Run[] = [
     config: "examples/seed-disaggregated.yaml",
     sets: [FIXTURE_TRACE],
     report: "",
-    charts: PLANNER_CHARTS,
+    charts: PLANNER_CHARTS_WITH_SLA,
     screenshot: join(SCREENSHOTS, "report-screenshot-disaggregated.png"),
   },
   {
@@ -81,20 +87,71 @@ const RUNS: Run[] = [
     config: "examples/seed-aggregated.yaml",
     sets: [FIXTURE_TRACE, "planner.advisory=true"],
     report: "",
-    charts: PLANNER_CHARTS,
+    charts: PLANNER_CHARTS_WITH_SLA,
     screenshot: join(SCREENSHOTS, "report-screenshot-advisory.png"),
   },
   {
     name: "no planner",
     config: "examples/aggregated.yaml",
     report: "",
-    charts: ["replicas", "ttft", "itl", "throughput", "queue-depth", "kv-utilization"],
+    charts: ["replicas", "ttft", "itl", "throughput", "sla-attainment", "queue-depth", "kv-utilization"],
     screenshot: join(SCREENSHOTS, "report-screenshot-no-planner.png"),
+  },
+  {
+    // fleetsim compare -o: the Planner run and the fixed one overlaid.
+    name: "compare",
+    config: "",
+    report: "",
+    charts: [
+      "compare-replicas",
+      "compare-gpus",
+      "compare-gpu-hours",
+      "compare-ttft",
+      "compare-itl",
+      "compare-sla",
+    ],
+    screenshot: join(SCREENSHOTS, "compare-screenshot.png"),
+    compareOf: ["planner", "no planner"],
+  },
+  {
+    // fleetsim report of a recommendation.json: the Pareto plane with the chosen point pinned.
+    name: "recommendation",
+    config: "examples/recommend/recommendation.yaml",
+    sets: [
+      "optimizer={algorithm: random, max_trials: 2, parallelism: 2, seed: 3}",
+      "engine.workers.aggregated.scheduler.max_batched_tokens=8192",
+      "traffic.load.speedup=64",
+    ],
+    report: "",
+    charts: ["pareto"],
+    screenshot: join(SCREENSHOTS, "recommendation-screenshot.png"),
+    recommend: true,
+    tooltipHead: /^per user = [0-9.,]+ tok\/s\/user$/,
   },
 ];
 
 beforeAll(async () => {
   for (const run of RUNS) {
+    if (run.recommend === true) {
+      const out = join(tempDir("fleetsim-recommend-browser-"), "rec");
+      const sets = (run.sets ?? []).flatMap((s) => ["--set", s]);
+      const r = await cli("recommend", "-c", join(ROOT, run.config), ...sets, "--output-dir", out);
+      expect(r.code).toBe(0);
+      const page = await cli("report", join(out, "recommendation.json"));
+      expect(page.code).toBe(0);
+      run.report = join(out, "recommendation.html");
+      continue;
+    }
+    if (run.compareOf !== undefined) {
+      const inputs = run.compareOf.map((name) =>
+        join(dirname(RUNS.find((r) => r.name === name)?.report ?? ""), "prediction.json"),
+      );
+      const page = join(tempDir("fleetsim-compare-browser-"), "compare.html");
+      const r = await cli("compare", ...inputs, "-o", page);
+      expect(r.code).toBe(0);
+      run.report = page;
+      continue;
+    }
     const out = join(tempDir("fleetsim-report-browser-"), "out");
     const sets = (run.sets ?? []).flatMap((s) => ["--set", s]);
     const r = await cli("predict", "-c", join(ROOT, run.config), ...sets, "--output-dir", out, "--html");
@@ -182,23 +239,26 @@ describe("the report in headless Chromium", () => {
         await page.mouse.move(box.x + box.width * 0.55, box.y + box.height * 0.5, { steps: 5 });
         await expect
           .poll(() => page.locator(`#chart-${c.id} .tt-head`).first().textContent(), { timeout: 5000 })
-          .toMatch(/^t = [0-9.,]+ (s|min|h)$/);
+          .toMatch(run.tooltipHead ?? /^t = [0-9.,]+ (s|min|h)$/);
       }
       await page.mouse.move(0, 0);
       // Tooltips fade out over 0.2 s: let them go before the screenshot.
       await page.waitForTimeout(500);
 
-      // Zooming one chart zooms the others (charts are connected).
-      const zoomed = await page.evaluate(() => {
-        const g = globalThis as unknown as PageGlobals;
-        const ids = g.__fleetsimCharts.map((c) => c.id);
-        const chartOf = (id: string) => g.echarts.getInstanceByDom(g.document.getElementById(`chart-${id}`));
-        chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 20, end: 60 });
-        const other = chartOf(ids[ids.length - 1]).getOption().dataZoom[0];
-        chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 0, end: 100 });
-        return [other.start, other.end];
-      });
-      expect(zoomed).toEqual([20, 60]);
+      // Zooming one chart zooms the others (charts are connected); a one-chart page has none to link.
+      if (run.charts.length > 1) {
+        const zoomed = await page.evaluate(() => {
+          const g = globalThis as unknown as PageGlobals;
+          const ids = g.__fleetsimCharts.map((c) => c.id);
+          const chartOf = (id: string) =>
+            g.echarts.getInstanceByDom(g.document.getElementById(`chart-${id}`));
+          chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 20, end: 60 });
+          const other = chartOf(ids[ids.length - 1]).getOption().dataZoom[0];
+          chartOf(ids[1]).dispatchAction({ type: "dataZoom", start: 0, end: 100 });
+          return [other.start, other.end];
+        });
+        expect(zoomed).toEqual([20, 60]);
+      }
 
       mkdirSync(SCREENSHOTS, { recursive: true });
       await page.screenshot({ path: run.screenshot, fullPage: true });

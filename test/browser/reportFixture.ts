@@ -190,3 +190,8 @@ export const PLANNER_CHARTS = [
   "queue-depth",
   "kv-utilization",
 ];
+
+/** The same for a run with an SLA: the SLA attainment chart follows the throughput chart. */
+export const PLANNER_CHARTS_WITH_SLA = PLANNER_CHARTS.flatMap((id) =>
+  id === "throughput" ? [id, "sla-attainment"] : [id],
+);

@@ -110,7 +110,15 @@ describe("fleetsim predict --html", () => {
     const html = readFileSync(join(out, "report.html"), "utf8");
     // examples/aggregated.yaml: no Planner, evaluation.sla {ttft_ms: 1500, itl_ms: 50}
     const ids = payloadOf(html).charts.map((c) => c.id);
-    expect(ids).toEqual(["replicas", "ttft", "itl", "throughput", "queue-depth", "kv-utilization"]);
+    expect(ids).toEqual([
+      "replicas",
+      "ttft",
+      "itl",
+      "throughput",
+      "sla-attainment",
+      "queue-depth",
+      "kv-utilization",
+    ]);
     expect(
       payloadOf(html)
         .charts.find((c) => c.id === "itl")

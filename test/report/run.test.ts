@@ -118,6 +118,7 @@ describe("prediction.json `run`: what was simulated", () => {
         max_virtual_time_seconds: 3600,
       },
       sla: null,
+      cost: { usd_per_gpu_hour: { h200_sxm: 3.6 } },
     });
     // Existing keys are unchanged; `run` is one more top-level key.
     expect(Object.keys(doc)).toEqual(["coverage", "per_request", "planner", "run", "summary", "timeseries"]);

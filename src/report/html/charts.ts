@@ -30,7 +30,7 @@ export interface ChartSection {
   charts: ChartSpec[];
 }
 
-type Point = [number, number | null];
+export type Point = [number, number | null];
 
 /** The x axis unit: seconds for short runs, minutes up to a day, hours beyond. */
 export interface TimeUnit {
@@ -71,7 +71,10 @@ export function buildChartSections(model: ReportModel): ChartSection[] {
   const sections: ChartSection[] = [
     { title: "Fleet", charts: present([replicasChart(ctx), gpusChart(ctx)]) },
     { title: "Latency", charts: present([ttftChart(ctx), itlChart(ctx)]) },
-    { title: "Throughput and load", charts: present([throughputChart(ctx), ...loadCharts(ctx)]) },
+    {
+      title: "Throughput and load",
+      charts: present([throughputChart(ctx), slaChart(ctx), ...loadCharts(ctx)]),
+    },
     { title: "Workers", charts: present([queueDepthChart(ctx), kvUtilizationChart(ctx)]) },
   ];
   return sections.filter((s) => s.charts.length > 0);
@@ -378,6 +381,62 @@ function throughputChart(ctx: Ctx): ChartSpec | null {
 }
 
 /**
+ * SLA attainment and goodput per time window (with an SLA): the share of the requests completed in
+ * a window that met the SLA, and good requests per second, in the throughput chart's bins.
+ */
+function slaChart(ctx: Ctx): ChartSpec | null {
+  const t = ctx.model.timeline;
+  if (t === null || t.goodCompletions === null || t.completions === null) return null;
+  const bin = rateBin(t);
+  const series: LineSeriesOption[] = [
+    sparseAware(
+      line("SLA attainment %", attainmentPoints(ctx, t, t.goodCompletions, t.completions), "#0f766e"),
+    ),
+    {
+      ...line("goodput req/s", ratePoints(ctx, t, t.goodCompletions, bin), "#2563eb"),
+      yAxisIndex: 1,
+      lineStyle: { width: 1 },
+      areaStyle: { opacity: 0.1 },
+    },
+  ];
+  if (!series.some(hasPoints)) return null;
+  return {
+    id: "sla-attainment",
+    title: "SLA attainment and goodput",
+    note: `Share of the requests completed in each window that met the SLA, and good requests per second (${formatInterval(bin * t.intervalMs)} windows).`,
+    wide: true,
+    option: chartOption(ctx, series, {
+      yAxis: [
+        { type: "value", name: "% within SLA", min: 0, max: 100 },
+        { type: "value", name: "good req/s", min: 0, splitLine: { show: false } },
+      ],
+    }),
+  };
+}
+
+/** Percent of the completions of each `rateBin` window that were good (null: none completed). */
+export function attainmentPoints(
+  ctx: { readonly unit: TimeUnit },
+  t: Timeline,
+  good: readonly number[],
+  completions: readonly number[],
+): Point[] {
+  const bin = rateBin(t);
+  const out: Point[] = [];
+  for (let i = 0; i < completions.length; i += bin) {
+    const end = Math.min(completions.length, i + bin);
+    let g = 0;
+    let done = 0;
+    for (let k = i; k < end; k++) {
+      g += good[k];
+      done += completions[k];
+    }
+    out.push([x(t.tMs[i], ctx.unit), done === 0 ? null : round((100 * g) / done)]);
+  }
+  return out;
+}
+
+/**
  * Buckets merged per rate point. A rate over a bucket with a handful of arrivals is mostly noise,
  * so buckets are summed into bins of about ten arrivals each, keeping 40 to 240 bins.
  */
@@ -560,8 +619,9 @@ function kvUtilizationChart(ctx: Ctx): ChartSpec | null {
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 
-function chartOption(
-  ctx: Ctx,
+/** A chart over virtual time from 0 to `endX` (in `unit`), zoom linked across the page. */
+export function chartOption(
+  ctx: { readonly unit: TimeUnit; readonly endX: number },
   series: (LineSeriesOption | ScatterSeriesOption)[],
   axes: { yAxis: YAXisComponentOption | YAXisComponentOption[] },
 ): EChartsOption {
@@ -590,7 +650,7 @@ function chartOption(
   };
 }
 
-const LEGEND = {
+export const LEGEND = {
   type: "scroll",
   top: 0,
   left: 0,
@@ -604,7 +664,7 @@ function countAxis(name: string): YAXisComponentOption {
   return { type: "value", name, min: 0, minInterval: 1 };
 }
 
-function line(name: string, data: Point[], color: string | undefined): LineSeriesOption {
+export function line(name: string, data: Point[], color: string | undefined): LineSeriesOption {
   return {
     type: "line",
     name,
@@ -620,7 +680,7 @@ function line(name: string, data: Point[], color: string | undefined): LineSerie
   };
 }
 
-function stepLine(name: string, data: Point[], color: string): LineSeriesOption {
+export function stepLine(name: string, data: Point[], color: string): LineSeriesOption {
   // A value holds until the next point; LTTB would cut corners of a staircase.
   const { sampling: _lttb, ...base } = line(name, data, color);
   return { ...base, step: "end", lineStyle: { width: 2 } };
@@ -630,7 +690,7 @@ function stepLine(name: string, data: Point[], color: string): LineSeriesOption 
  * Percentiles of buckets without requests are null. Lines join the buckets that have data, and
  * when most buckets are empty (a light load in fine buckets) each bucket also gets a dot.
  */
-function sparseAware(s: LineSeriesOption): LineSeriesOption {
+export function sparseAware(s: LineSeriesOption): LineSeriesOption {
   const points = s.data as Point[];
   const filled = points.filter((p) => p[1] !== null).length;
   const sparse = filled < 0.5 * points.length || filled < 200;
@@ -645,7 +705,7 @@ function dashed(s: LineSeriesOption): LineSeriesOption {
   return { ...s, lineStyle: { width: 2, type: "dashed" } };
 }
 
-function hasPoints(s: LineSeriesOption): boolean {
+export function hasPoints(s: LineSeriesOption): boolean {
   return (s.data as Point[]).some((p) => p[1] !== null);
 }
 
@@ -673,12 +733,12 @@ function rolesOf(roles: Role[]): Role[] {
   return (["aggregated", "prefill", "decode"] as const).filter((r) => roles.includes(r));
 }
 
-function x(ms: number, unit: TimeUnit): number {
+export function x(ms: number, unit: TimeUnit): number {
   return Number((ms / unit.ms).toFixed(4));
 }
 
 /** Four significant digits: plenty on screen, and it keeps the inlined JSON small. */
-function round(v: number | null): number | null {
+export function round(v: number | null): number | null {
   return v === null ? null : Number(v.toPrecision(4));
 }
 

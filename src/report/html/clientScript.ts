@@ -35,7 +35,7 @@ export const CLIENT_SCRIPT = `
       var label = p.data && !Array.isArray(p.data) && p.data.name ? " " + esc(p.data.name) : "";
       return p.marker + esc(p.seriesName) + label + ": <b>" + fmt(p.value) + "</b>";
     });
-    return '<div class="tt-head">t = ' + fmt(x) + " " + esc(unit) + "</div>" + rows.join("<br>");
+    return '<div class="tt-head">' + esc(payload.xLabel || "t") + " = " + fmt(x) + " " + esc(unit) + "</div>" + rows.join("<br>");
   }
 
   var charts = [];

@@ -32,6 +32,9 @@ export interface Timeline {
   arrivals: number[] | null;
   completions: number[] | null;
   outputTokens: number[] | null;
+  /** With an SLA: good completions and their output tokens per bucket; null otherwise or in older files. */
+  goodCompletions: number[] | null;
+  goodOutputTokens: number[] | null;
   ttft: Percentiles | null;
   itl: Percentiles | null;
   activeWorkers: { role: Role; counts: number[] }[];
@@ -304,6 +307,8 @@ function readTimeline(ts: Read<TimeseriesReport> | undefined): Timeline | null {
     arrivals: aligned(ts.arrivals, n),
     completions: aligned(ts.completions, n),
     outputTokens: aligned(ts.output_tokens, n),
+    goodCompletions: aligned(ts.good_completions, n),
+    goodOutputTokens: aligned(ts.good_output_tokens, n),
     ttft: readPercentiles(ts.ttft_ms, n),
     itl: readPercentiles(ts.itl_ms, n),
     activeWorkers,

@@ -18,6 +18,8 @@ export interface PageParts {
   /** The retune decisions table (HTML), "" when the run did not retune. */
   retuneHtml: string;
   timeUnit: string;
+  /** What the tooltip's head names the x value (default `t`, virtual time). */
+  xLabel?: string;
   footer: string;
   chartsLibrary: string;
 }
@@ -25,6 +27,7 @@ export interface PageParts {
 export function renderPage(p: PageParts): string {
   const payload = {
     timeUnit: p.timeUnit,
+    xLabel: p.xLabel ?? "t",
     charts: p.sections.flatMap((s) => s.charts.map((c) => ({ id: c.id, title: c.title, option: c.option }))),
   };
   const facts = p.facts

@@ -1,6 +1,7 @@
 /** The report's text parts: run facts, the KPI strip and the summary tables (HTML fragments). */
 
 import { HOST_TIME_KEYS } from "../../metrics/summary.js";
+import { usd } from "../fleetBlock.js";
 import { escapeHtml, formatDuration, formatMs, formatNumber, formatPercent } from "./format.js";
 import type { ReportModel } from "./model.js";
 
@@ -120,6 +121,7 @@ export function kpis(model: ReportModel): Kpi[] {
       detail: workerSeconds(s),
     },
     provisionedKpi(model),
+    ...costKpi(model),
     {
       label: "TTFT p50",
       value: formatMs(s["median_ttft_ms"]),
@@ -137,6 +139,16 @@ export function kpis(model: ReportModel): Kpi[] {
     },
   ];
   return out;
+}
+
+/** What the run cost (docs/cost.md); none for a file without cost keys. */
+function costKpi(model: ReportModel): Kpi[] {
+  const c = model.fleet.cost;
+  if (c === null) return [];
+  const per: string[] = [];
+  if (c.perMillionOutputTokens !== null) per.push(`$${usd(c.perMillionOutputTokens)} / 1M output tokens`);
+  if (c.perGoodRequest !== null) per.push(`$${usd(c.perGoodRequest)} / good request`);
+  return [{ label: "Cost", value: `$${usd(c.usd)}`, detail: per.join(" · ") || "at cost.usd_per_gpu_hour" }];
 }
 
 function provisionedKpi(model: ReportModel): Kpi {
