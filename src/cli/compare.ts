@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { compareRows, compareRuns, renderCompareTable } from "../report/compare.js";
 import { PredictionFileError, readPredictionFile } from "../report/html/readPrediction.js";
+import { packageVersion } from "../util/packageRoot.js";
 import { UserError } from "../util/userError.js";
 import type { Streams } from "./streams.js";
 
@@ -28,6 +28,4 @@ export async function compareCommand(opts: CompareOptions, io: Streams): Promise
   io.out(`Saved comparison page to: ${opts.output}\n`);
 }
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+const VERSION = packageVersion();

@@ -8,14 +8,13 @@ import { PredictionFileError, readPredictionFile } from "../report/html/readPred
 import { isRecommendation } from "../report/html/recommendation.js";
 import type { OutputFile } from "../report/outputDir.js";
 import type { Prediction } from "../report/prediction.js";
+import { packageVersion } from "../util/packageRoot.js";
 import type { Streams } from "./streams.js";
 
 /** The report's file name, in an output directory and next to a prediction.json. */
 export const REPORT_FILE = "report.html";
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+const VERSION = packageVersion();
 
 export interface ReportOptions {
   readonly input: string;

@@ -3,7 +3,7 @@
  * dollars, over the defaults of `hardware/prices.ts`. The reference has no such section. One key
  * per built-in GPU system, so a misspelt system is an unknown key with a did-you-mean hint.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { knownGpuIds } from "../hardware/catalog.js";
 import { posNum } from "./schemaPrimitives.js";
 

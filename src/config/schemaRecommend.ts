@@ -4,7 +4,7 @@
  * never searched. Cross-section rules that need the rest of the document (an SLA for goodput
  * targets, `hardware: auto`) are checked by the recommend command, which sees both.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { fail, nonNegInt, PATH, posInt, posNum } from "./schemaPrimitives.js";
 
 /** Scalar targets and their direction; `pareto` is the fixed two-objective frontier. */

@@ -4,7 +4,7 @@
  * views (`top_n` best first for a scalar target, `pareto_front` for `pareto`), and the run's
  * provenance. Deterministic: no host time, no absolute path written by fleetsim itself (docs/recommend.md).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const CANDIDATE_STATUSES = [
   "feasible",

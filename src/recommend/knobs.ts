@@ -8,7 +8,7 @@
  * `{range: {min, max, step?, scale: linear|log}}` over a numeric knob (integer linear ranges need a
  * step; log needs min > 0 and takes no step). A bare YAML list is never a domain.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { PathIssue, PathSegment } from "../config/issues.js";
 import { zodMessage } from "../config/issues.js";
 import { isMapping } from "../config/mapping.js";

@@ -4,10 +4,10 @@
  * study per deployment mode, let the optimizer suggest batches, evaluate them in sweep worker
  * processes, and build the result files. Writing them and printing are the caller's.
  */
+
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { z } from "zod";
+import type * as z from "zod";
 import { ConfigError } from "../config/errors.js";
 import type { PathIssue } from "../config/issues.js";
 import { fromZodIssues, zodMessage } from "../config/issues.js";
@@ -30,6 +30,7 @@ import {
 } from "../config/schemaRecommend.js";
 import { stableLine } from "../report/json.js";
 import { probeHost, resolveBudget } from "../resources/budget.js";
+import { packageVersion } from "../util/packageRoot.js";
 import { extractSearch, mappingAt, type SearchInput } from "./document.js";
 import { Evaluator, RecommendAborted } from "./evaluate.js";
 import { CandidateBuilder, type Study } from "./materialize.js";
@@ -38,9 +39,7 @@ import { buildResult, type RecommendationResult } from "./result.js";
 import type { ScoreSettings } from "./score.js";
 import type { Assignment } from "./space.js";
 
-const VERSION = (
-  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
+const VERSION = packageVersion();
 
 export interface RecommendOptions {
   readonly configPath: string;
