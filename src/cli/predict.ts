@@ -11,7 +11,6 @@ import {
   type OutputFile,
   writeOutputs,
 } from "../report/outputDir.js";
-import { renderSummaryTable } from "../report/table.js";
 import type { ResourceHooks } from "../resources/runtime.js";
 import { StopSignals } from "../resources/stopSignals.js";
 import { RunSupervisor } from "../resources/supervisor.js";
@@ -178,6 +177,8 @@ async function predictLocked(
     io.err(`${saved}\n`);
   } else {
     // The AIPerf table as the reference prints it, then fleetsim's fleet block (docs/metrics.md).
+    // cli-table3 loads only for the table (start-up, docs/performance.md).
+    const { renderSummaryTable } = await import("../report/table.js");
     io.out(`${renderSummaryTable(prediction.summary)}\n\n${renderFleetBlock(prediction)}\n${saved}\n`);
   }
 }

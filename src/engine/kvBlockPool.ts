@@ -4,7 +4,7 @@ import { BlockHashIndex } from "./blockHashIndex.js";
  * Paged KV cache of one worker (attention-DP rank) with prefix caching (mocker.md §1.4).
  *
  * Every physical block is in exactly one of three states:
- *  - free:     unused, on the free stack;
+ *  - free:     unused: on the free stack, or never handed out yet;
  *  - active:   refCount > 0 (owned by ≥1 running request), cached (has a hash) or private;
  *  - inactive: refCount == 0 but cached (hash registered), on the LRU list, reusable by a
  *              prefix hit and evictable. Inactive blocks count as free capacity for admission.
@@ -32,8 +32,15 @@ export class KvBlockPool {
   private readonly lruNext: Int32Array;
   private lruHead = -1;
   private lruTail = -1;
+  /** Released private blocks, reused last-in first-out before any never-used block. */
   private readonly freeStack: Int32Array;
-  private freeTop: number;
+  private freeTop = 0;
+  /**
+   * Blocks `neverUsed..capacity-1` have never been handed out. They are the bottom of the free
+   * stack in effect (taken in order 0, 1, 2, … once the stack is empty), kept as a counter so that
+   * a pool costs no O(capacity) loop to build (start-up, docs/performance.md).
+   */
+  private neverUsed = 0;
   private inactive = 0;
   private readonly byHash: BlockHashIndex;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
@@ -48,9 +55,6 @@ export class KvBlockPool {
     this.lruPrev = new Int32Array(capacity).fill(-1);
     this.lruNext = new Int32Array(capacity).fill(-1);
     this.freeStack = new Int32Array(capacity);
-    // Pop order 0, 1, 2, … for readable tests.
-    for (let i = 0; i < capacity; i++) this.freeStack[i] = capacity - 1 - i;
-    this.freeTop = capacity;
     this.byHash = new BlockHashIndex(capacity);
   }
 
@@ -61,7 +65,7 @@ export class KvBlockPool {
 
   /** Blocks held by running requests. */
   get activeBlocks(): number {
-    return this.capacity - this.freeTop - this.inactive;
+    return this.neverUsed - this.freeTop - this.inactive;
   }
 
   /** Cached blocks with no owner (reusable, evictable). */
@@ -70,12 +74,12 @@ export class KvBlockPool {
   }
 
   get freeBlocks(): number {
-    return this.freeTop;
+    return this.freeTop + this.capacity - this.neverUsed;
   }
 
   /** Blocks an admission may claim: free plus inactive cached. */
   get availableBlocks(): number {
-    return this.freeTop + this.inactive;
+    return this.freeTop + this.capacity - this.neverUsed + this.inactive;
   }
 
   /** Physical block registered under `hash`, or -1. */
@@ -100,6 +104,8 @@ export class KvBlockPool {
     let block: number;
     if (this.freeTop > 0) {
       block = this.freeStack[--this.freeTop];
+    } else if (this.neverUsed < this.capacity) {
+      block = this.neverUsed++;
     } else if (this.lruHead >= 0) {
       block = this.lruHead;
       this.unlinkLru(block);
@@ -177,9 +183,13 @@ export class KvBlockPool {
     const seen = new Uint8Array(cap);
     for (let i = 0; i < this.freeTop; i++) {
       const b = this.freeStack[i];
+      if (b >= this.neverUsed) return `block ${b} is on the free stack but was never handed out`;
       if (seen[b] !== 0) return `block ${b} is on the free stack twice`;
       seen[b] = 1;
-      if (this.refCount[b] !== 0 || this.blockHash[b] >= 0)
+    }
+    for (let b = this.neverUsed; b < cap; b++) seen[b] = 1;
+    for (let b = 0; b < cap; b++) {
+      if (seen[b] === 1 && (this.refCount[b] !== 0 || this.blockHash[b] >= 0))
         return `free block ${b} is referenced or registered`;
     }
     let lru = 0;

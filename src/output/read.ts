@@ -22,9 +22,19 @@ const readSummarySchema = z.record(z.string(), z.unknown()).transform((r) => {
 /** A prediction as the report reads it: every part optional, parts that do not read left out. */
 export type ReadPrediction = Tolerant<Omit<Prediction, "summary">> & { summary?: Record<string, number> };
 
-export const predictionReadSchema = z
-  .object({
-    ...tolerantShape(predictionSchema.shape),
-    summary: readSummarySchema.optional().catch(undefined),
-  })
-  .catch({}) as unknown as z.ZodType<ReadPrediction>;
+let readSchema: z.ZodType<ReadPrediction> | null = null;
+
+/**
+ * The tolerant read schema, built on first use: deriving it walks the whole output contract
+ * (hundreds of zod schemas), which `predict` — it only writes — should not pay at start-up
+ * (docs/performance.md "Start-up").
+ */
+export function predictionReadSchema(): z.ZodType<ReadPrediction> {
+  readSchema ??= z
+    .object({
+      ...tolerantShape(predictionSchema.shape),
+      summary: readSummarySchema.optional().catch(undefined),
+    })
+    .catch({}) as unknown as z.ZodType<ReadPrediction>;
+  return readSchema;
+}

@@ -7,8 +7,8 @@
 import { basename, dirname } from "node:path";
 import type { ReadPrediction } from "../output/read.js";
 import { usd } from "./fleetBlock.js";
+import { formatNumber } from "./formatNumber.js";
 import { type ReportModel, readReportModel } from "./html/model.js";
-import { formatNumber } from "./table.js";
 
 export interface CompareRun {
   readonly label: string;

@@ -69,7 +69,7 @@ type Doc = ReadPrediction;
 
 /** The facts of `document`, read through the contract's tolerant schema (src/output/read.ts). */
 export function fleetFacts(document: unknown): FleetFacts {
-  return fleetFactsOf(predictionReadSchema.parse(document));
+  return fleetFactsOf(predictionReadSchema().parse(document));
 }
 
 /** The facts of a document already read through the tolerant schema. */

@@ -3,7 +3,7 @@
  * the fleet cost and delivered. The table above it stays as the reference prints it.
  */
 import { type FleetFacts, fleetFacts } from "./fleet.js";
-import { formatNumber } from "./table.js";
+import { formatNumber } from "./formatNumber.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
 

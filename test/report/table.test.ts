@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatNumber, renderSummaryTable, SUMMARY_TITLE } from "../../src/report/table.js";
+import { formatNumber } from "../../src/report/formatNumber.js";
+import { renderSummaryTable, SUMMARY_TITLE } from "../../src/report/table.js";
 
 describe('formatNumber (Python f"{v:,.2f}")', () => {
   it.each([

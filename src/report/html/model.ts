@@ -171,7 +171,7 @@ export interface ReportModel {
 
 /** `doc` read through the contract's tolerant schema (src/output/read.ts): parts that do not read are left out. */
 export function readReportModel(doc: unknown, slaOverride: Partial<Sla> = {}): ReportModel {
-  const root = predictionReadSchema.parse(doc);
+  const root = predictionReadSchema().parse(doc);
   const summary = root.summary ?? {};
   const timeline = readTimeline(root.timeseries);
   const planner = root.planner ?? null;

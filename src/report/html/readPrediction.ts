@@ -38,7 +38,7 @@ export function readPredictionFile(path: string): ReadPrediction {
       `${path} is not a fleetsim prediction.json: expected an object with a "summary" object${where(identity.error)}`,
     );
   }
-  return predictionReadSchema.parse(doc);
+  return predictionReadSchema().parse(doc);
 }
 
 /** ` (at summary: …)`: the JSON path of the first issue, when it is below the document's root. */
