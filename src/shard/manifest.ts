@@ -1,0 +1,134 @@
+/**
+ * The sweep directory's manifest (docs/sweep.md "The sweep directory"): `manifest.json`, the
+ * planned points in index order, each with the overrides that make it from the base config and
+ * its content hash. A point's hash covers everything its result depends on — the fleetsim
+ * version, the stack, the concrete predict document and the content of every input file it reads
+ * — and nothing about where or when it runs, so it names the point's result file
+ * (`results/<hash>.json`) on any executor. The manifest carries its own hash, so a truncated or
+ * edited manifest is refused rather than run.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as z from "zod";
+import type { Mapping } from "../config/mapping.js";
+import type { Stack } from "../config/runSpec.js";
+import { Optimization } from "../config/schemaRecommend.js";
+import { stableLine } from "../report/json.js";
+import { UserError } from "../util/userError.js";
+import type { InputFile } from "./inputs.js";
+
+export const MANIFEST_FILE = "manifest.json";
+export const MANIFEST_SCHEMA = "fleetsim.sweep-manifest.v1";
+
+/** The sweep directory cannot be used: no manifest, a corrupt one, another version's (exit 2). */
+export class SweepDirError extends UserError {}
+
+const json = z.json();
+const inputFile = z.strictObject({ path: z.string(), sha256: z.string(), bytes: z.number() });
+const setEntry = z.strictObject({ path: z.string(), value: json });
+
+const pointSchema = z.strictObject({
+  index: z.number().int().min(0),
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Each axis's value at this point, by axis path. */
+  values: z.record(z.string(), json),
+  /** Applied to the base config in order: the sweep's `set`, the axis values, then the input paths. */
+  set: z.array(setEntry),
+  /** Indices into the manifest's `inputs` of the files this point reads. */
+  inputs: z.array(z.number().int().min(0)),
+  /** The resource preflight's estimate of one run of this point's peak memory (docs/resources.md). */
+  estimated_bytes: z.number(),
+  /** Processes a run of this point uses at once: itself and its retune sweep workers. */
+  processes: z.number().int().min(1),
+});
+
+export const manifestSchema = z.strictObject({
+  schema: z.literal(MANIFEST_SCHEMA),
+  fleetsim_version: z.string(),
+  stack: z.enum(["engine", "dynamo"]),
+  /** The base config's copy, relative to the sweep directory. */
+  base: z.strictObject({ file: z.string(), sha256: z.string() }),
+  inputs_mode: z.enum(["copy", "reference"]),
+  inputs: z.array(inputFile),
+  axes: z.array(z.strictObject({ path: z.string(), values: z.array(json) })),
+  optimization: Optimization,
+  points: z.array(pointSchema),
+  /** SHA-256 of this document without this key (stableLine). */
+  manifest_hash: z.string(),
+});
+
+export type Manifest = z.infer<typeof manifestSchema>;
+export type ManifestPoint = Manifest["points"][number];
+export type ManifestBody = Omit<Manifest, "manifest_hash">;
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/**
+ * A point's content hash: the version, the stack, the concrete predict document (sorted keys) and
+ * its inputs' content hashes.
+ */
+export function pointHash(
+  version: string,
+  stack: Stack,
+  document: Mapping,
+  inputs: readonly InputFile[],
+): string {
+  return sha256Hex(
+    stableLine({ fleetsim_version: version, stack, document, inputs: inputs.map((i) => i.sha256) }),
+  );
+}
+
+export function withManifestHash(body: ManifestBody): Manifest {
+  return { ...body, manifest_hash: sha256Hex(stableLine(body)) };
+}
+
+/** Reads and checks `dir/manifest.json`; `version`: the running fleetsim's, which must be the plan's. */
+export function readManifest(dir: string, version: string): Manifest {
+  const path = join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      throw new SweepDirError(
+        `${dir} is not a sweep directory: no ${MANIFEST_FILE} (run fleetsim sweep plan -c SWEEP.yaml -o ${dir})`,
+      );
+    }
+    throw new SweepDirError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new SweepDirError(`${path} is not valid JSON; plan the sweep again`);
+  }
+  const parsed = manifestSchema.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SweepDirError(
+      `${path} is not a fleetsim sweep manifest (${MANIFEST_SCHEMA}) at ${issue.path.join(".") || "the top"}: ${issue.message}`,
+    );
+  }
+  const m = parsed.data;
+  const { manifest_hash, ...body } = m;
+  if (sha256Hex(stableLine(body)) !== manifest_hash) {
+    throw new SweepDirError(
+      `${path} does not match its manifest_hash (edited or truncated); plan the sweep again`,
+    );
+  }
+  if (m.fleetsim_version !== version) {
+    throw new SweepDirError(
+      `${dir} was planned with fleetsim ${m.fleetsim_version}; this is fleetsim ${version}: a point's result ` +
+        "depends on the version, so plan the sweep again with this one (or run the planning version's image)",
+    );
+  }
+  m.points.forEach((p, i) => {
+    if (p.index !== i)
+      throw new SweepDirError(`${path}: point ${i} has index ${p.index}; plan the sweep again`);
+  });
+  return m;
+}
