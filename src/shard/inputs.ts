@@ -11,13 +11,14 @@ import {
   closeSync,
   copyFileSync,
   existsSync,
+  mkdirSync,
   openSync,
   readSync,
   renameSync,
   rmSync,
   statSync,
 } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { UserError } from "../util/userError.js";
 
 /** A planned input file (manifest.json `inputs`). */
@@ -55,9 +56,12 @@ export function fileSha256(path: string): { sha256: string; bytes: number } {
   return { sha256: hash.digest("hex"), bytes };
 }
 
-/** The content-addressed name a copied file gets: `<first 16 hex of its hash>-<its name>`. */
+/**
+ * Where a copied file goes below `inputs/`: a folder named by the first 16 hex digits of its hash,
+ * the file keeping its own name (a prediction's `run` block names the trace by its file name).
+ */
 export function copiedName(sha256: string, file: string): string {
-  return `${sha256.slice(0, 16)}-${basename(file)}`;
+  return join(sha256.slice(0, 16), basename(file));
 }
 
 /**
@@ -69,6 +73,7 @@ export function copyInput(dir: string, file: string, sha256: string): string {
   const rel = join(INPUTS_DIR, copiedName(sha256, file));
   const dest = join(dir, rel);
   if (existsSync(dest)) return rel;
+  mkdirSync(dirname(dest), { recursive: true });
   const tmp = `${dest}.${process.pid}.tmp`;
   try {
     copyFileSync(file, tmp);

@@ -115,7 +115,7 @@ export async function mergeSweep(opts: MergeOptions): Promise<MergeOutcome> {
       point.set.map((s) => ({ ...s, origin: s.path })),
     ).data;
     const common = {
-      id: `point-${String(point.index).padStart(6, "0")}`,
+      id: candidateId(point.index),
       usedGpus,
       metrics,
       config: { ...point.values },
@@ -206,7 +206,7 @@ function* tableChunks(
   yield `${header.map(csvCell).join(",")}\n`;
   const byId = new Map(candidates.map((c) => [c.candidate_id, c]));
   for (const point of manifest.points) {
-    const id = `point-${String(point.index).padStart(6, "0")}`;
+    const id = candidateId(point.index);
     const c = byId.get(id);
     const result = results[point.index];
     const summary = (result?.prediction["summary"] ?? {}) as Record<string, number | undefined>;
@@ -234,7 +234,7 @@ async function comparePage(
   selected: readonly string[],
   opts: MergeOptions,
 ): Promise<string | null> {
-  const ranked = selected.map((id) => Number(id.slice("point-".length)));
+  const ranked = selected.map((id) => Number(id.slice("candidate-".length)));
   const order =
     ranked.length > 0 ? ranked : manifest.points.filter((p) => results[p.index] !== null).map((p) => p.index);
   const shown = order.slice(0, Math.max(0, opts.compareTop));
@@ -264,4 +264,9 @@ export function indexRanges(indices: readonly number[]): string {
     i = j + 1;
   }
   return parts.join(", ");
+}
+
+/** A point's candidate id in recommend's files: `candidate-` and its index (0-based, as in the plan). */
+export function candidateId(index: number): string {
+  return `candidate-${String(index).padStart(6, "0")}`;
 }

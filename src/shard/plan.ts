@@ -16,7 +16,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type * as z from "zod";
 import { ConfigError } from "../config/errors.js";
 import { getOwn, isMapping, type Mapping } from "../config/mapping.js";
@@ -114,11 +114,12 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
     mkdirSync(join(opts.outDir, RESULTS_DIR), { recursive: true });
     const baseHash = fileSha256(file.basePath).sha256;
     const baseRel = join(INPUTS_DIR, copiedName(baseHash, file.basePath));
+    mkdirSync(dirname(join(opts.outDir, baseRel)), { recursive: true });
     placeCopy(file.basePath, join(opts.outDir, baseRel));
     const baseCopy = join(opts.outDir, baseRel);
     const copySource = readYamlSource(baseCopy);
 
-    const inputs = new InputTable(opts.outDir, mode, file.basePath);
+    const inputs = new InputTable(opts.outDir, mode, file.basePath, baseRel);
     const planned: Planned[] = first.map(({ overrides, spec, values, label }) => {
       const { pins, used } = inputs.pin(spec, pointDocument(file.basePath, base, overrides).data);
       const set = [...overrides, ...pins];
@@ -256,6 +257,8 @@ class InputTable {
     private readonly mode: InputsMode,
     /** The user's base config, whose folder relative paths in it resolve against. */
     private readonly basePath: string,
+    /** The base's copy, relative to the sweep directory. */
+    private readonly baseCopy: string,
   ) {}
 
   /** `document`: the point before pinning (its original relative paths, for the model and perf data). */
@@ -271,8 +274,10 @@ class InputTable {
       const paths = files.map((f) => {
         const i = this.add(f, this.mode);
         used.push(i);
-        // The base's copy lies in inputs/, so a copied trace is a sibling of it.
-        return this.mode === "copy" ? basename(this.files[i].path) : this.files[i].path;
+        // Relative to the base's copy (in its own folder of inputs/), as predict resolves it.
+        return this.mode === "copy"
+          ? relative(dirname(this.baseCopy), this.files[i].path)
+          : this.files[i].path;
       });
       pin("traffic.source.paths", paths, `the trace files as planned (inputs: ${this.mode})`);
     }
@@ -295,7 +300,8 @@ class InputTable {
       if (typeof model === "string" && !isAbsolute(model)) {
         const local = [process.cwd(), dirname(this.basePath)]
           .map((d) => resolve(d, model))
-          .find((p) => isDir(p));
+          // As model/resolve.ts finds a local checkpoint: a folder with a config.json.
+          .find((p) => isFile(join(p, "config.json")));
         if (local !== undefined) pin("engine.model", local, "the local model directory by absolute path");
       }
     }
@@ -313,9 +319,9 @@ class InputTable {
   }
 }
 
-function isDir(p: string): boolean {
+function isFile(p: string): boolean {
   try {
-    return statSync(p).isDirectory();
+    return statSync(p).isFile();
   } catch {
     return false;
   }

@@ -15,12 +15,13 @@ import {
   existsSync,
   fsyncSync,
   linkSync,
+  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
   rmSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as z from "zod";
 import { HOST_TIME_KEYS } from "../output/summary.js";
 import { stableStringify } from "../report/json.js";
@@ -83,6 +84,7 @@ let published = 0;
 export function publishResult(dir: string, result: PointResult): PublishOutcome {
   const final = resultPath(dir, result.point_hash);
   if (existsSync(final)) return "kept";
+  mkdirSync(dirname(final), { recursive: true });
   // `.` first, `.tmp` last: never a `<hash>.json` name, so a reader cannot mistake it.
   const tmp = join(dir, "results", `.${result.point_hash}.${process.pid}.${++published}.tmp`);
   const fd = openSync(tmp, "wx");

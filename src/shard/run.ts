@@ -64,6 +64,7 @@ export async function runPoints(opts: RunOptions): Promise<RunSummary> {
       if (opts.signal?.aborted === true) break;
       const wave = todo.slice(start, start + WAVE);
       const jobs: PredictJob[] = wave.map((i) => ({ spec: resolver.spec(i) }));
+      opts.log?.(`running point${wave.length === 1 ? "" : "s"} ${wave.join(", ")}`);
       const outcome = await executor.sweep<PredictJobOutput>(jobs, {
         maxParallel: Math.max(1, Math.min(opts.parallel, jobs.length)),
         timeoutMs: Math.max(1, opts.timeoutMs - (performance.now() - t0)),
