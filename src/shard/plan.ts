@@ -51,10 +51,12 @@ export const RESULTS_DIR = "results";
 /**
  * The resident memory of a fleetsim process with the simulator loaded, before its workload: the
  * base of each point's estimate instead of the planning process's own RSS, so the estimate (and
- * the Kubernetes requests made from it) is the same on every host. Measured: a `fleetsim sweep run
- * --index` process reaches 90–100 MiB before it reads a trace (docs/sweep.md "Resources").
+ * the Kubernetes requests made from it) is the same on every host. Measured with the bundled CLI
+ * (Node 20, docs/sweep.md "Resources"): `fleetsim sweep run --index` of a five-request polynomial
+ * point peaks at 66 MiB; of the bundled example (op-level timing, 315 requests) at 84–88 MiB,
+ * which the preflight estimates at 106 MiB from this base.
  */
-export const POINT_PROCESS_BYTES = 100 * MIB;
+export const POINT_PROCESS_BYTES = 64 * MIB;
 
 export interface PlanOptions {
   readonly sweepPath: string;
