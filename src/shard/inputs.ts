@@ -60,7 +60,7 @@ export function fileSha256(path: string): { sha256: string; bytes: number } {
  * Where a copied file goes below `inputs/`: a folder named by the first 16 hex digits of its hash,
  * the file keeping its own name (a prediction's `run` block names the trace by its file name).
  */
-export function copiedName(sha256: string, file: string): string {
+function copiedName(sha256: string, file: string): string {
   return join(sha256.slice(0, 16), basename(file));
 }
 

@@ -6,16 +6,7 @@
  * point's overrides are pinned to those copies, and `manifest.json` is written last (through a
  * rename): a directory with a manifest is a complete plan.
  */
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type * as z from "zod";
 import { ConfigError } from "../config/errors.js";
@@ -34,7 +25,7 @@ import {
   type WorkloadSize,
 } from "../resources/preflight.js";
 import { warmupTraceFiles } from "../traffic/warmupTraceFiles.js";
-import { copiedName, copyInput, fileSha256, INPUTS_DIR, type InputFile } from "./inputs.js";
+import { copyInput, fileSha256, INPUTS_DIR, type InputFile } from "./inputs.js";
 import {
   MANIFEST_FILE,
   MANIFEST_SCHEMA,
@@ -115,9 +106,8 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
     mkdirSync(join(opts.outDir, INPUTS_DIR), { recursive: true });
     mkdirSync(join(opts.outDir, RESULTS_DIR), { recursive: true });
     const baseHash = fileSha256(file.basePath).sha256;
-    const baseRel = join(INPUTS_DIR, copiedName(baseHash, file.basePath));
-    mkdirSync(dirname(join(opts.outDir, baseRel)), { recursive: true });
-    placeCopy(file.basePath, join(opts.outDir, baseRel));
+    // The base config is an input like a trace: copied under its content hash.
+    const baseRel = copyInput(opts.outDir, file.basePath, baseHash);
     const baseCopy = join(opts.outDir, baseRel);
     const copySource = readYamlSource(baseCopy);
 
@@ -326,18 +316,6 @@ function isFile(p: string): boolean {
     return statSync(p).isFile();
   } catch {
     return false;
-  }
-}
-
-/** A byte copy through a temporary and a rename (a content-addressed name: kept if present). */
-function placeCopy(from: string, to: string): void {
-  if (existsSync(to)) return;
-  const tmp = `${to}.${process.pid}.tmp`;
-  try {
-    copyFileSync(from, tmp);
-    renameSync(tmp, to);
-  } finally {
-    rmSync(tmp, { force: true });
   }
 }
 
