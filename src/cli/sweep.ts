@@ -74,7 +74,14 @@ export async function sweepRunCommand(opts: SweepRunOptions, io: Streams): Promi
   const signals = new StopSignals((signal) => {
     process.exit(signal === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted);
   }).install();
-  signals.onStop(() => abort.abort());
+  signals.onStop(() => {
+    abort.abort();
+    // A point in this process cannot be stopped half-way, and nothing of it is published until it
+    // ends: leave now (a pod's SIGTERM), keeping the points already published.
+    if (executor.kind === "inline") {
+      process.exit(signals.stopped === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted);
+    }
+  });
   try {
     const summary = await runPoints({
       dir: opts.dir,

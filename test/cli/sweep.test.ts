@@ -153,6 +153,16 @@ describe("fleetsim sweep", () => {
     );
     expect(killed.signal).toBe("SIGKILL");
     expect(readdirSync(results).filter((f) => f.endsWith(".json"))).toEqual([`${m.points[0].hash}.json`]);
+    // A pod's SIGTERM (eviction): exit 143 at once, nothing of the point published.
+    const evicted = await fleetsimProcess(
+      ["sweep", "run", dir, "--index", "1"],
+      {},
+      {
+        killAfterLine: { text: "running point 1", ms: 1000, signal: "SIGTERM" },
+      },
+    );
+    expect(evicted.code).toBe(143);
+    expect(readdirSync(results).filter((f) => f.endsWith(".json"))).toEqual([`${m.points[0].hash}.json`]);
     const out = join(p.dir, "out");
     const incomplete = await cli("sweep", "merge", dir, "-o", out);
     expect(incomplete.code).toBe(2);

@@ -80,7 +80,10 @@ export interface ProcessRun {
 export function fleetsimProcess(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
-  opts: { killAfterMs?: number; killAfterLine?: { readonly text: string; readonly ms: number } } = {},
+  opts: {
+    killAfterMs?: number;
+    killAfterLine?: { readonly text: string; readonly ms: number; readonly signal?: NodeJS.Signals };
+  } = {},
 ): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...BIN, ...args], {
@@ -98,7 +101,7 @@ export function fleetsimProcess(
       const line = opts.killAfterLine;
       if (line !== undefined && !armed && err.includes(line.text)) {
         armed = true;
-        setTimeout(() => child.kill("SIGKILL"), line.ms);
+        setTimeout(() => child.kill(line.signal ?? "SIGKILL"), line.ms);
       }
     });
     if (opts.killAfterMs !== undefined) setTimeout(() => child.kill("SIGKILL"), opts.killAfterMs);
