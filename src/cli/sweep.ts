@@ -4,7 +4,7 @@ import type { Stack } from "../config/runSpec.js";
 import { renderRanking } from "../recommend/result.js";
 import { checkOutputDir, OutputCancelled, OutputDirLock, writeOutputs } from "../report/outputDir.js";
 import { StopSignals } from "../resources/stopSignals.js";
-import { readManifest } from "../shard/manifest.js";
+import { loadManifest, readManifest } from "../shard/manifest.js";
 import { planSweep } from "../shard/plan.js";
 import { runPoints } from "../shard/run.js";
 import { shardIndex } from "../shard/shardIndex.js";
@@ -66,7 +66,7 @@ export interface SweepRunOptions {
  */
 export async function sweepRunCommand(opts: SweepRunOptions, io: Streams): Promise<number> {
   const executorSpec = opts.executor === undefined ? null : parseExecutor(opts.executor);
-  const manifest = readManifest(opts.dir, VERSION);
+  const manifest = loadManifest(opts.dir, VERSION);
   const shard = shardIndex(opts.index, opts.env ?? process.env, manifest.points.length);
   const executor =
     executorSpec ?? (shard === null ? { kind: "local" as const } : { kind: "inline" as const });
@@ -85,6 +85,7 @@ export async function sweepRunCommand(opts: SweepRunOptions, io: Streams): Promi
   try {
     const summary = await runPoints({
       dir: opts.dir,
+      manifest,
       index: shard?.index ?? null,
       executor,
       parallel: opts.parallel ?? Math.max(1, availableParallelism() - 1),

@@ -24,7 +24,12 @@ export const MANIFEST_SCHEMA = "fleetsim.sweep-manifest.v1";
 /** The sweep directory cannot be used: no manifest, a corrupt one, another version's (exit 2). */
 export class SweepDirError extends UserError {}
 
-const json = z.json();
+/**
+ * Config values as the plan wrote them (JSON by construction). Not checked value by value with
+ * `z.json()`: that costs a pod most of its start-up on a large plan, and `manifest_hash` already
+ * proves the document is the one the plan wrote.
+ */
+const json = z.unknown();
 const inputFile = z.strictObject({ path: z.string(), sha256: z.string(), bytes: z.number() });
 const setEntry = z.strictObject({ path: z.string(), value: json });
 
@@ -43,7 +48,7 @@ const pointSchema = z.strictObject({
   processes: z.number().int().min(1),
 });
 
-export const manifestSchema = z.strictObject({
+const envelopeShape = {
   schema: z.literal(MANIFEST_SCHEMA),
   fleetsim_version: z.string(),
   stack: z.enum(["engine", "dynamo"]),
@@ -53,10 +58,15 @@ export const manifestSchema = z.strictObject({
   inputs: z.array(inputFile),
   axes: z.array(z.strictObject({ path: z.string(), values: z.array(json) })),
   optimization: Optimization,
-  points: z.array(pointSchema),
   /** SHA-256 of this document without this key (stableLine). */
   manifest_hash: z.string(),
-});
+};
+
+export const manifestSchema = z.strictObject({ ...envelopeShape, points: z.array(pointSchema) });
+
+/** The manifest with its points not yet checked one by one (`checkManifest`, `manifestPoint`). */
+const loadedSchema = z.strictObject({ ...envelopeShape, points: z.array(z.unknown()) });
+export type LoadedManifest = z.infer<typeof loadedSchema> & { readonly path: string };
 
 export type Manifest = z.infer<typeof manifestSchema>;
 export type ManifestPoint = Manifest["points"][number];
@@ -85,8 +95,13 @@ export function withManifestHash(body: ManifestBody): Manifest {
   return { ...body, manifest_hash: sha256Hex(stableLine(body)) };
 }
 
-/** Reads and checks `dir/manifest.json`; `version`: the running fleetsim's, which must be the plan's. */
-export function readManifest(dir: string, version: string): Manifest {
+/**
+ * Reads `dir/manifest.json` and checks everything but the points (`version`: the running
+ * fleetsim's, which must be the plan's). A worker that runs one point checks only that one
+ * (`manifestPoint`): the point's own hash, recomputed from the base copy before it runs, proves
+ * it; the whole document's hash (`checkManifest`) is for those that read every point.
+ */
+export function loadManifest(dir: string, version: string): LoadedManifest {
   const path = join(dir, MANIFEST_FILE);
   let text: string;
   try {
@@ -104,15 +119,25 @@ export function readManifest(dir: string, version: string): Manifest {
   try {
     doc = JSON.parse(text);
   } catch {
-    throw new SweepDirError(`${path} is not valid JSON; plan the sweep again`);
+    throw new SweepDirError(`${path} is not valid JSON (cut short?); plan the sweep again`);
   }
-  const parsed = manifestSchema.safeParse(doc);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+  const parsed = loadedSchema.safeParse(doc);
+  if (!parsed.success) throw notAManifest(path, parsed.error);
+  const m = parsed.data;
+  if (m.fleetsim_version !== version) {
     throw new SweepDirError(
-      `${path} is not a fleetsim sweep manifest (${MANIFEST_SCHEMA}) at ${issue.path.join(".") || "the top"}: ${issue.message}`,
+      `${dir} was planned with fleetsim ${m.fleetsim_version}; this is fleetsim ${version}: a point's result ` +
+        "depends on the version, so plan the sweep again with this one (or run the planning version's image)",
     );
   }
+  return { ...m, path };
+}
+
+/** Every point checked, and the document against its `manifest_hash`. */
+export function checkManifest(loaded: LoadedManifest): Manifest {
+  const { path, ...doc } = loaded;
+  const parsed = manifestSchema.safeParse(doc);
+  if (!parsed.success) throw notAManifest(path, parsed.error);
   const m = parsed.data;
   const { manifest_hash, ...body } = m;
   if (sha256Hex(stableLine(body)) !== manifest_hash) {
@@ -120,15 +145,30 @@ export function readManifest(dir: string, version: string): Manifest {
       `${path} does not match its manifest_hash (edited or truncated); plan the sweep again`,
     );
   }
-  if (m.fleetsim_version !== version) {
-    throw new SweepDirError(
-      `${dir} was planned with fleetsim ${m.fleetsim_version}; this is fleetsim ${version}: a point's result ` +
-        "depends on the version, so plan the sweep again with this one (or run the planning version's image)",
-    );
-  }
   m.points.forEach((p, i) => {
     if (p.index !== i)
       throw new SweepDirError(`${path}: point ${i} has index ${p.index}; plan the sweep again`);
   });
   return m;
+}
+
+/** Point `index` of a loaded manifest, checked alone. */
+export function manifestPoint(loaded: LoadedManifest, index: number): ManifestPoint {
+  const parsed = pointSchema.safeParse(loaded.points[index]);
+  if (!parsed.success || parsed.data.index !== index) {
+    throw new SweepDirError(`${loaded.path}: point ${index} is damaged; plan the sweep again`);
+  }
+  return parsed.data;
+}
+
+/** `loadManifest` and `checkManifest`: the whole manifest, checked. */
+export function readManifest(dir: string, version: string): Manifest {
+  return checkManifest(loadManifest(dir, version));
+}
+
+function notAManifest(path: string, error: z.ZodError): SweepDirError {
+  const issue = error.issues[0];
+  return new SweepDirError(
+    `${path} is not a fleetsim sweep manifest (${MANIFEST_SCHEMA}) at ${issue.path.join(".") || "the top"}: ${issue.message}`,
+  );
 }

@@ -8,7 +8,6 @@
  */
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type * as z from "zod";
 import { ConfigError } from "../config/errors.js";
 import { getOwn, isMapping, type Mapping } from "../config/mapping.js";
 import { parseOverride } from "../config/overrides.js";
@@ -156,8 +155,8 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
       points.push({
         index,
         hash,
-        values: p.values as Record<string, z.core.util.JSONType>,
-        set: p.set as { path: string; value: z.core.util.JSONType }[],
+        values: p.values,
+        set: p.set,
         inputs: p.inputs,
         estimated_bytes: estimate,
         processes: 1 + plannedWorkerProcesses(p.spec),
@@ -170,7 +169,7 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
       base: { file: baseRel, sha256: baseHash },
       inputs_mode: mode,
       inputs: inputs.files,
-      axes: file.axes.map((a) => ({ path: a.path, values: a.values as z.core.util.JSONType[] })),
+      axes: file.axes.map((a) => ({ path: a.path, values: [...a.values] })),
       optimization: file.optimization,
       points,
     });

@@ -15,12 +15,21 @@ import type { PredictJob, PredictJobOutput } from "../pipeline/predictTask.js";
 import { sweepExecutor } from "../pipeline/sweepTasks.js";
 import type { ExecutorSpec } from "../sweep/executor.js";
 import { checkInputs } from "./inputs.js";
-import { type Manifest, pointHash, readManifest, SweepDirError } from "./manifest.js";
+import {
+  checkManifest,
+  type LoadedManifest,
+  type ManifestPoint,
+  manifestPoint,
+  pointHash,
+  SweepDirError,
+} from "./manifest.js";
 import { pointDocument, resolvePoint } from "./point.js";
 import { publishResult, resultDocument, resultPath } from "./results.js";
 
 export interface RunOptions {
   readonly dir: string;
+  /** The sweep directory's manifest (`loadManifest`). */
+  readonly manifest: LoadedManifest;
   /** One point, or null for every point of the plan. */
   readonly index: number | null;
   readonly executor: ExecutorSpec;
@@ -48,22 +57,25 @@ const WAVE = 32;
 
 export async function runPoints(opts: RunOptions): Promise<RunSummary> {
   const t0 = performance.now();
-  const manifest = readManifest(opts.dir, opts.version);
-  const indices = opts.index === null ? manifest.points.map((p) => p.index) : [opts.index];
-  const todo = indices.filter((i) => !existsSync(resultPath(opts.dir, manifest.points[i].hash)));
+  // One point: that point checked alone (a pod of a large plan reads no more); all: everything.
+  const points =
+    opts.index === null ? checkManifest(opts.manifest).points : [manifestPoint(opts.manifest, opts.index)];
+  const byIndex = new Map(points.map((p) => [p.index, p]));
+  const indices = points.map((p) => p.index);
+  const todo = indices.filter((i) => !existsSync(resultPath(opts.dir, byIndex.get(i)!.hash)));
   let kept = indices.length - todo.length;
   let written = 0;
   const failed: { index: number; error: string }[] = [];
   if (todo.length === 0) {
     return { points: indices.length, written, kept, failed, wallMs: performance.now() - t0 };
   }
-  const resolver = new PointResolver(opts.dir, manifest, opts.version);
+  const resolver = new PointResolver(opts.dir, opts.manifest, opts.version);
   const executor = sweepExecutor("predict", opts.executor);
   try {
     for (let start = 0; start < todo.length; start += WAVE) {
       if (opts.signal?.aborted === true) break;
       const wave = todo.slice(start, start + WAVE);
-      const jobs: PredictJob[] = wave.map((i) => ({ spec: resolver.spec(i) }));
+      const jobs: PredictJob[] = wave.map((i) => ({ spec: resolver.spec(byIndex.get(i)!) }));
       opts.log?.(`running point${wave.length === 1 ? "" : "s"} ${wave.join(", ")}`);
       const outcome = await executor.sweep<PredictJobOutput>(jobs, {
         maxParallel: Math.max(1, Math.min(opts.parallel, jobs.length)),
@@ -76,7 +88,7 @@ export async function runPoints(opts: RunOptions): Promise<RunSummary> {
             return;
           }
           const value = result.value as PredictJobOutput;
-          const hash = manifest.points[index].hash;
+          const hash = byIndex.get(index)!.hash;
           const outcome = publishResult(
             opts.dir,
             resultDocument(hash, opts.version, value.prediction, value.warnings),
@@ -108,15 +120,15 @@ export class PointResolver {
 
   constructor(
     private readonly dir: string,
-    private readonly manifest: Manifest,
+    private readonly manifest: LoadedManifest,
     private readonly version: string,
   ) {
     this.basePath = join(dir, manifest.base.file);
     this.source = readYamlSource(this.basePath);
   }
 
-  spec(index: number): RunSpec {
-    const point = this.manifest.points[index];
+  spec(point: ManifestPoint): RunSpec {
+    const { index } = point;
     const sets = point.set.map((s) => ({ ...s, origin: `${this.dir} point ${index}: ${s.path}` }));
     const doc = pointDocument(this.basePath, this.source, sets);
     const inputs = point.inputs.map((i) => this.manifest.inputs[i]);

@@ -223,6 +223,29 @@ describe("fleetsim sweep", () => {
     expect((await cli("sweep", "run", okDir, "--index", "1")).out).toContain("1 already had a result");
   }, 60_000);
 
+  it("an edited manifest is refused: a changed point by its own hash, the whole document by manifest_hash, another version's plan", async () => {
+    const p = sweepProject("  engine.workers.aggregated.parallelism.replicas: [1, 2]");
+    const dir = join(p.dir, "plan");
+    expect((await cli("sweep", "plan", "-c", p.sweepFile, "-o", dir)).code).toBe(0);
+    const path = join(dir, "manifest.json");
+    const original = readFileSync(path, "utf8");
+    const doc = JSON.parse(original);
+    doc.points[1].set[1].value = 5; // replicas 2 → 5: no longer the planned point
+    writeFileSync(path, JSON.stringify(doc));
+    const one = await cli("sweep", "run", dir, "--index", "1");
+    expect(one.code).toBe(2);
+    expect(one.err).toContain("no longer makes point 1");
+    const all = await cli("sweep", "merge", dir, "-o", join(p.dir, "out"));
+    expect(all.code).toBe(2);
+    expect(all.err).toContain("does not match its manifest_hash");
+    writeFileSync(path, original.replace('"fleetsim_version": "', '"fleetsim_version": "0.0.0-'));
+    const version = await cli("sweep", "run", dir);
+    expect(version.code).toBe(2);
+    expect(version.err).toMatch(/was planned with fleetsim 0\.0\.0-.*; this is fleetsim/);
+    writeFileSync(path, original.slice(0, 200));
+    expect((await cli("sweep", "run", dir, "--index", "0")).err).toContain("is not valid JSON (cut short?)");
+  }, 60_000);
+
   it("checks a point's inputs before it runs: a changed trace is refused, a moved sweep directory still runs", async () => {
     const p = sweepProject("  engine.workers.aggregated.parallelism.replicas: [1]", "inputs: reference\n");
     const dir = join(p.dir, "plan");
