@@ -27,6 +27,7 @@ const LAYERS = [
   ["pipeline"], // spec → workload → timing → policy → replay → prediction document
   ["resources"], // host limits, preflight, process supervision
   ["recommend"], // deployment search: domains, studies, optimizers, candidate sweeps, result files
+  ["shard"], // sweep plans: manifest, shard-index runs, atomic results, merge, Kubernetes Job
   ["api"],
   ["cli"],
   ["index.ts"], // the package's entry point, above everything it re-exports

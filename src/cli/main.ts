@@ -82,6 +82,7 @@ Examples:
   fleetsim recommend -c examples/recommend/recommendation.yaml --output-dir rec/ --overwrite
   fleetsim report out/prediction.json
   fleetsim compare out/prediction.json best/prediction.json -o compare.html
+  fleetsim sweep plan -c sweep.yaml -o sweep-dir && fleetsim sweep run sweep-dir
   fleetsim schema -o fleetsim.schema.json
   fleetsim <command> --help`,
     );
@@ -265,6 +266,215 @@ Examples:
     .action(async (inputs, opts) => {
       exitCode = await guarded(io, "compare", async () =>
         (await import("./compare.js")).compareCommand({ inputs, output: opts.output }, io),
+      );
+    });
+
+  const sweep = program
+    .command("sweep")
+    .description(
+      "Plan a grid of predict runs, run its points anywhere (one per shard index), merge the results",
+    )
+    .addHelpText(
+      "after",
+      `
+A sweep directory holds a content-hashed manifest of points; any worker that mounts it runs point I
+(--index I, or JOB_COMPLETION_INDEX / SLURM_ARRAY_TASK_ID / AWS_BATCH_JOB_ARRAY_INDEX) and writes
+results/<point-hash>.json atomically; merge writes the same bytes however the points ran
+(docs/sweep.md).
+
+Examples:
+  fleetsim sweep plan -c sweep.yaml -o sweep-dir
+  fleetsim sweep run sweep-dir                       # every point, worker processes here
+  fleetsim sweep run sweep-dir --index 3             # one point
+  fleetsim sweep k8s sweep-dir --image registry/fleetsim:0.1.0 --parallelism 50 > job.yaml
+  fleetsim sweep merge sweep-dir -o sweep-out`,
+    );
+
+  sweep
+    .command("plan")
+    .description(
+      "Write a sweep directory: the manifest of every point of a sweep file, its base config and traces",
+    )
+    .requiredOption("-c, --config <path>", "sweep file: base, set, vary (docs/sweep.md)")
+    .requiredOption("-o, --output <dir>", "the sweep directory to write")
+    .option(
+      "--set <PATH=YAML_VALUE>",
+      "override a value of every point, after the file's set (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .addOption(
+      new Option(
+        "--stack <stack>",
+        `${STACK_HELP} (default: the file's stack, else dynamo when a point has a router or planner section)`,
+      ).choices(["dynamo", "engine"] as const),
+    )
+    .addOption(
+      new Option(
+        "--inputs <mode>",
+        "copy the trace files into the directory, or reference them by absolute path (default: the file's, else copy)",
+      ).choices(["copy", "reference"] as const),
+    )
+    .option("--overwrite", "plan again over an earlier plan in the directory (its results are kept)", false)
+    .action(async (opts) => {
+      exitCode = await guarded(io, "sweep plan", async () =>
+        (await import("./sweep.js")).sweepPlanCommand(
+          {
+            config: opts.config,
+            output: opts.output,
+            set: opts.set,
+            stack: opts.stack,
+            inputs: opts.inputs,
+            overwrite: opts.overwrite,
+          },
+          io,
+        ),
+      );
+    });
+
+  sweep
+    .command("run")
+    .description("Run the points of a sweep directory that have no result yet (all, or one shard index)")
+    .argument("<dir>", "a directory written by fleetsim sweep plan")
+    .option(
+      "--index <i>",
+      "run point I only (default: JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX; none: every point)",
+    )
+    .option(
+      "--executor <executor>",
+      "local (worker processes here; default for all points), inline (this process; default for one point) or redis://HOST:PORT",
+    )
+    .option(
+      "--parallel <n>",
+      "worker processes at most with the local executor (default: CPUs - 1)",
+      intOption("--parallel"),
+    )
+    .option(
+      "--timeout-seconds <s>",
+      "wall-clock bound of the whole run (default: none)",
+      positiveNumber("--timeout-seconds"),
+    )
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 every point has its result, 1 some point failed (the others are kept), 2 usage,
+sweep directory or index error, 130/143 interrupted (finished points are kept).
+
+Examples:
+  fleetsim sweep run sweep-dir --parallel 4
+  JOB_COMPLETION_INDEX=7 fleetsim sweep run /sweep
+  sbatch --array=0-99 --wrap 'fleetsim sweep run /shared/sweep-dir'`,
+    )
+    .action(async (dir, opts) => {
+      exitCode = await guarded(io, "sweep run", async () =>
+        (await import("./sweep.js")).sweepRunCommand(
+          {
+            dir,
+            index: opts.index,
+            executor: opts.executor,
+            parallel: opts.parallel,
+            timeoutSeconds: opts.timeoutSeconds,
+          },
+          io,
+        ),
+      );
+    });
+
+  sweep
+    .command("merge")
+    .description("Merge a sweep's results: sweep.csv, a recommendation-style ranking and a comparison page")
+    .argument("<dir>", "a directory written by fleetsim sweep plan")
+    .option(
+      "-o, --output <dir>",
+      "directory for sweep.csv, recommendation.json/.csv, recommendations/ and compare.html",
+      "./fleetsim-sweep",
+    )
+    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
+    .option(
+      "--allow-missing",
+      "merge the points that have results instead of refusing when some have none",
+      false,
+    )
+    .option("--compare-top <n>", "best-ranked points on the comparison page", intOption("--compare-top"), 8)
+    .addOption(
+      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
+    )
+    .addHelpText(
+      "after",
+      `
+The points are ranked by the sweep file's optimization section (recommend's targets; default
+throughput). Same results in, same bytes out, however the points were run. Exit 2 when points
+have no result (listed) unless --allow-missing.
+
+Examples:
+  fleetsim sweep merge sweep-dir -o sweep-out
+  fleetsim sweep merge sweep-dir -o sweep-out --overwrite --allow-missing`,
+    )
+    .action(async (dir, opts) => {
+      exitCode = await guarded(io, "sweep merge", async () =>
+        (await import("./sweep.js")).sweepMergeCommand(
+          {
+            dir,
+            output: opts.output,
+            overwrite: opts.overwrite,
+            allowMissing: opts.allowMissing,
+            compareTop: opts.compareTop,
+            format: opts.format,
+          },
+          io,
+        ),
+      );
+    });
+
+  sweep
+    .command("k8s")
+    .description(
+      "Print a Kubernetes Indexed Job that runs every point of a sweep directory, one pod per index",
+    )
+    .argument("<dir>", "a directory written by fleetsim sweep plan, on the volume the pods mount")
+    .requiredOption(
+      "--image <image>",
+      "container image with fleetsim as its entrypoint (--dockerfile writes one)",
+    )
+    .requiredOption("--parallelism <p>", "pods at once", intOption("--parallelism"))
+    .option(
+      "--claim <name>",
+      "PersistentVolumeClaim (ReadWriteMany) that holds the sweep directory",
+      "fleetsim-sweep",
+    )
+    .option("--sub-path <path>", "the sweep directory's path inside that volume (default: its root)", "")
+    .option("--name <name>", "Job name (default: fleetsim-sweep-<manifest hash>)")
+    .option("--namespace <ns>", "namespace of the Job")
+    .option(
+      "--retries <n>",
+      "retries of a failed point (backoffLimitPerIndex)",
+      intOption("--retries", true),
+      2,
+    )
+    .option("--dockerfile <file>", "also write the Dockerfile of the image (node:20-slim + npm pack)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  fleetsim sweep k8s sweep-dir --image registry.example/fleetsim:0.1.0 --parallelism 100 > job.yaml
+  fleetsim sweep k8s sweep-dir --image fleetsim:0.1.0 --parallelism 8 --dockerfile Dockerfile --claim sweeps --sub-path team/sweep-dir`,
+    )
+    .action(async (dir, opts) => {
+      exitCode = await guarded(io, "sweep k8s", async () =>
+        (await import("./sweep.js")).sweepK8sCommand(
+          {
+            dir,
+            image: opts.image,
+            parallelism: opts.parallelism,
+            claim: opts.claim,
+            subPath: opts.subPath,
+            name: opts.name,
+            namespace: opts.namespace,
+            retries: opts.retries,
+            dockerfile: opts.dockerfile,
+          },
+          io,
+        ),
       );
     });
 

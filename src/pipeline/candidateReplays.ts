@@ -6,11 +6,12 @@
  * so no worker reads the trace.
  */
 import type { CandidateReplays, ReplayJobOutput } from "../sim/candidateReplays.js";
+import type { SweepExecutor } from "../sweep/executor.js";
 import { describeError } from "../sweep/protocol.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { selectRows } from "../traffic/tableRows.js";
 import type { ReplayShared } from "./replayTask.js";
-import { sweepPool } from "./sweepTasks.js";
+import { sweepPool } from "./sweepWorkers.js";
 
 export interface CandidateReplayPool {
   readonly replays: CandidateReplays;
@@ -23,7 +24,8 @@ export interface CandidateReplayPool {
  * session's first row in a window must have a timestamp (`selectRows`).
  */
 export function candidateReplayPool(table: RequestTable, needTimestamps: boolean): CandidateReplayPool {
-  const pool = sweepPool("replay");
+  // A `SweepExecutor` (sweep/executor.ts), local worker processes: retune always sweeps here.
+  const pool: SweepExecutor = sweepPool("replay");
   const replays: CandidateReplays = async ({ rows, jobs }, opts) => {
     const t0 = performance.now();
     let shared: ReplayShared;

@@ -46,6 +46,8 @@ export const KNOWN_OUTPUT_FILES = [
   "execution-events.jsonl",
   "afd-replay-spec.json",
   "afd-qualification.json",
+  "sweep.csv",
+  "compare.html",
 ] as const;
 
 const RECOMMENDATION_FILE = /^[0-9]{4}\.yaml$/;

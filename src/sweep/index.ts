@@ -1,4 +1,12 @@
 /** The sweep executor (docs/sweep.md): a generic pool of worker processes. */
+export {
+  ExecutorError,
+  type ExecutorSpec,
+  parseExecutor,
+  redisUnavailable,
+  type SweepExecutor,
+} from "./executor.js";
+export { InlineExecutor } from "./inline.js";
 export { SweepPool } from "./pool.js";
 export { sweepWith } from "./sweep.js";
 export type { PoolSweepOptions, SweepOptions, SweepOutcome, SweepResult, SweepTask } from "./types.js";

@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { serialize } from "node:v8";
+import type { SweepExecutor } from "./executor.js";
 import { firstNonPlain } from "./plainData.js";
 import { describeError, type JobMessage, parseResultMessage } from "./protocol.js";
 import type { PoolSweepOptions, SweepOutcome, SweepResult } from "./types.js";
@@ -62,7 +63,7 @@ export function checkOptions(opts: PoolSweepOptions): void {
  * `serveTasks`), for a series of sweeps. `close()` must follow the last sweep: it lets the idle
  * workers go and resolves once every process has exited.
  */
-export class SweepPool {
+export class SweepPool implements SweepExecutor {
   private readonly workers = new Set<Worker>();
   private current: Sweep | null = null;
   private sweeps = 0;
@@ -141,6 +142,10 @@ export class SweepPool {
       done,
     };
     this.current = s;
+    // Jobs that failed before any worker saw them (bad input, bad shared value) are known now.
+    results.forEach((r, i) => {
+      if (r !== undefined) opts.onResult?.(i, r);
+    });
     s.timer = setTimeout(() => this.timeout(s), opts.timeoutMs);
     const signal = opts.signal;
     if (signal?.aborted === true) {
@@ -223,7 +228,7 @@ export class SweepPool {
     const msg: JobMessage = { type: "job", index, input: s.jobs[index], shared };
     const fail = (e: Error): void => {
       if (s.results[index] !== undefined) return;
-      s.results[index] = { status: "failed", error: `could not send the job: ${e.message}` };
+      this.record(s, index, { status: "failed", error: `could not send the job: ${e.message}` });
       w.child.kill("SIGKILL"); // its exit frees the slot for a replacement
     };
     try {
@@ -239,10 +244,18 @@ export class SweepPool {
     const msg = parseResultMessage(raw);
     const busy = w.busy;
     if (msg === null || busy === null || msg.index !== busy.index || busy.sweep.timedOut) return;
-    busy.sweep.results[msg.index] = msg.ok
-      ? { status: "ok", value: msg.value }
-      : { status: "failed", error: msg.error };
+    this.record(
+      busy.sweep,
+      msg.index,
+      msg.ok ? { status: "ok", value: msg.value } : { status: "failed", error: msg.error },
+    );
     this.feed(w);
+  }
+
+  /** Stores a job's result and tells the caller's `onResult` at once. */
+  private record(s: Sweep, index: number, result: SweepResult<unknown>): void {
+    s.results[index] = result;
+    s.opts.onResult?.(index, result);
   }
 
   /** Workers that can take a job now, in start order. */
@@ -265,7 +278,7 @@ export class SweepPool {
     if (busy !== null) {
       const s = busy.sweep;
       if (s.results[busy.index] === undefined && !s.timedOut) {
-        s.results[busy.index] = { status: "failed", error: why };
+        this.record(s, busy.index, { status: "failed", error: why });
       }
       if (!s.timedOut && s.queue.length > 0 && !this.closed) {
         // Its slot goes to an idle worker of the pool if one is left, else to a new process.

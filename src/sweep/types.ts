@@ -28,6 +28,12 @@ export interface SweepOptions {
    * its second argument. A worker keeps only the latest sweep's value.
    */
   readonly shared?: unknown;
+  /**
+   * Called once per job as soon as its result is known (`ok` or `failed`; not for jobs that time
+   * out), in completion order: a caller that keeps results on disk writes each one at once, so a
+   * sweep stopped half-way keeps what had finished.
+   */
+  readonly onResult?: (index: number, result: SweepResult<unknown>) => void;
 }
 
 /** The options of one sweep of a `SweepPool`, whose task is fixed when the pool is made. */

@@ -160,7 +160,7 @@ describe("runSweep", () => {
 
   it("registers only real tasks in production: the test tasks are unknown to `sweep`", () => {
     expect(() => sweep([1], { maxParallel: 1, timeoutMs: 1_000, task: "echo" })).toThrow(
-      "unknown sweep task 'echo' (known: replay)",
+      "unknown sweep task 'echo' (known: replay, predict)",
     );
   });
 });
