@@ -99,7 +99,7 @@ export async function mergeSweep(opts: MergeOptions): Promise<MergeOutcome> {
   const present = manifest.points.filter((p) => results[p.index] !== null);
   for (const point of present) {
     const result = results[point.index] as PointResult;
-    const prediction = predictionReadSchema.parse(result.prediction);
+    const prediction = predictionReadSchema().parse(result.prediction);
     const run = prediction.run as
       | { mode?: string; starting_gpus?: number; sla?: Record<string, number> | null }
       | undefined;
