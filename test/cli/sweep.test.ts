@@ -199,6 +199,16 @@ describe("fleetsim sweep", () => {
     );
     expect(() => readdirSync(dir)).toThrow();
 
+    // Two points of one configuration (the second axis overwrites what the first varies):
+    // refused, nothing written.
+    const dup = sweepProject(`  engine.workers.aggregated.parallelism: [{replicas: 1}, {replicas: 2}]
+  engine.workers.aggregated.parallelism.replicas: [3]`);
+    const dupDir = join(dup.dir, "plan");
+    const d = await cli("sweep", "plan", "-c", dup.sweepFile, "-o", dupDir);
+    expect(d.code).toBe(2);
+    expect(d.err).toContain("is the same configuration as point 0");
+    expect(() => readdirSync(dupDir)).toThrow();
+
     const typo = sweepProject("  engine.workers.aggregated.parallelism.replicas: {choices: []}");
     const r = await cli("sweep", "plan", "-c", typo.sweepFile, "-o", join(typo.dir, "plan"));
     expect(r.code).toBe(2);
