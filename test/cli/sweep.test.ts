@@ -231,6 +231,9 @@ describe("fleetsim sweep", () => {
     expect((await cli("sweep", "run", okDir, "--index", "1")).code).toBe(0);
     expect((await cli("sweep", "plan", "-c", ok.sweepFile, "-o", okDir, "--overwrite")).code).toBe(0);
     expect((await cli("sweep", "run", okDir, "--index", "1")).out).toContain("1 already had a result");
+    // Refused before any work, also when there is nothing left to run.
+    const late = await cli("sweep", "run", okDir, "--index", "1", "--executor", "redis://queue:6379");
+    expect(late.code).toBe(2);
   }, 60_000);
 
   it("an edited manifest is refused: a changed point by its own hash, the whole document by manifest_hash, another version's plan", async () => {
