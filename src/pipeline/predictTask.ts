@@ -7,6 +7,7 @@
 import type { RunSpec } from "../config/runSpec.js";
 import type { Prediction } from "../report/prediction.js";
 import { runPrediction } from "./run.js";
+import { hasSpec } from "./taskInput.js";
 
 export interface PredictJob {
   readonly spec: RunSpec;
@@ -19,15 +20,7 @@ export interface PredictJobOutput {
 }
 
 export async function run(job: PredictJob): Promise<PredictJobOutput> {
-  // The worker has only the parent's word for the input's type: fail with a clear message.
-  const j: unknown = job;
-  if (
-    typeof j !== "object" ||
-    j === null ||
-    !("spec" in j) ||
-    typeof j.spec !== "object" ||
-    j.spec === null
-  ) {
+  if (!hasSpec(job)) {
     throw new TypeError("predict task: the input must be {spec: RunSpec}");
   }
   return predictJob(job);

@@ -15,6 +15,7 @@ import type { RequestTable } from "../traffic/requests.js";
 import { selectRows } from "../traffic/tableRows.js";
 import { ReplayCaches } from "./replayCaches.js";
 import { simulate } from "./simulate.js";
+import { hasSpec } from "./taskInput.js";
 import { createRoleTimings } from "./timings.js";
 import { loadWorkload } from "./workload.js";
 
@@ -33,15 +34,7 @@ export interface ReplayShared {
 }
 
 export async function run(job: ReplayJob, shared: ReplayShared | undefined): Promise<ReplayJobOutput> {
-  // The worker has only the parent's word for the input's type: fail with a clear message.
-  const j: unknown = job;
-  if (
-    typeof j !== "object" ||
-    j === null ||
-    !("spec" in j) ||
-    typeof j.spec !== "object" ||
-    j.spec === null
-  ) {
+  if (!hasSpec(job)) {
     throw new TypeError(
       "replay task: the input must be {spec: RunSpec, rows?: number[], capturePerRequest: false}",
     );

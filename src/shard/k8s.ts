@@ -113,7 +113,8 @@ export function jobYaml(manifest: Manifest, opts: JobOptions): string {
     `# fleetsim sweep: ${spec.completions} points, ${spec.parallelism} pods at once, results in ` +
     `${MOUNT_PATH}/results/ on PVC ${opts.claim}${opts.subPath === "" ? "" : ` (sub-path ${opts.subPath})`}.\n` +
     "# Start: kubectl apply -f job.yaml; when it completes: fleetsim sweep merge DIR -o OUT (docs/sweep.md)\n" +
-    stringify(job, { lineWidth: 0 })
+    // No anchors: the labels appear twice as plain mappings, as kubectl users write them.
+    stringify(job, { lineWidth: 0, aliasDuplicateObjects: false })
   );
 }
 

@@ -6,14 +6,14 @@
  * point's overrides are pinned to those copies, and `manifest.json` is written last (through a
  * rename): a directory with a manifest is a complete plan.
  */
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ConfigError } from "../config/errors.js";
 import { getOwn, isMapping, type Mapping } from "../config/mapping.js";
 import { parseOverride } from "../config/overrides.js";
 import { DEFAULT_EXECUTION, type RunSpec, type Stack } from "../config/runSpec.js";
 import { readYamlSource } from "../config/yamlSource.js";
-import { stableStringify } from "../report/json.js";
+import { stableLine, stableStringify } from "../report/json.js";
 import { OutputDirError, OutputDirLock } from "../report/outputDir.js";
 import { probeHost, resolveBudget } from "../resources/budget.js";
 import {
@@ -91,15 +91,34 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
     values: Record<string, unknown>;
     label: string;
   }[] = [];
+  // Two points of one configuration before pinning are one after it (the pins follow the spec).
+  const seen = new Map<string, number>();
   for (const [index, values] of gridValues(file).entries()) {
     const overrides = pointOverrides(file, cliSets, values);
     const label = pointLabel(index, file, values);
     const doc = pointDocument(file.basePath, base, overrides);
+    const key = stableLine(doc.data);
+    const twin = seen.get(key);
+    if (twin !== undefined) {
+      throw new ConfigError(
+        opts.sweepPath,
+        [
+          {
+            path: "vary",
+            message: `${label} is the same configuration as point ${twin}: an axis value restates what the base or another axis already sets`,
+          },
+        ],
+        "duplicate points",
+      );
+    }
+    seen.set(key, index);
     first.push({ overrides, spec: resolvePoint(doc, stack, label, workDir), values, label });
   }
 
+  const created = !existsSync(opts.outDir);
   mkdirSync(opts.outDir, { recursive: true });
   const lock = OutputDirLock.acquire(opts.outDir);
+  let complete = false;
   try {
     checkSweepDir(opts.outDir, opts.overwrite);
     mkdirSync(join(opts.outDir, INPUTS_DIR), { recursive: true });
@@ -128,7 +147,6 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
     });
 
     const points: ManifestPoint[] = [];
-    const byHash = new Map<string, number>();
     const workloads = new Map<string, Promise<WorkloadSize>>();
     for (const [index, p] of planned.entries()) {
       const hash = pointHash(
@@ -137,20 +155,6 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
         p.document,
         p.inputs.map((i) => inputs.files[i]),
       );
-      const twin = byHash.get(hash);
-      if (twin !== undefined) {
-        throw new ConfigError(
-          opts.sweepPath,
-          [
-            {
-              path: "vary",
-              message: `${p.label} is the same configuration as point ${twin}: an axis value restates what the base or another axis already sets`,
-            },
-          ],
-          "duplicate points",
-        );
-      }
-      byHash.set(hash, index);
       const estimate = await estimateBytes(p.spec, workloads);
       points.push({
         index,
@@ -181,9 +185,12 @@ export async function planSweep(opts: PlanOptions): Promise<PlanOutcome> {
     } finally {
       rmSync(tmp, { force: true });
     }
+    complete = true;
     return { manifest, manifestPath };
   } finally {
     lock.release();
+    // A plan that failed half-way leaves no directory it created (an earlier plan's stays as it was).
+    if (!complete && created) rmSync(opts.outDir, { recursive: true, force: true });
   }
 }
 
@@ -334,6 +341,8 @@ function checkSweepDir(dir: string, overwrite: boolean): void {
     throw new OutputDirError(`cannot read ${dir}: ${(err as Error).message}`);
   }
   if (entries.length === 0) return;
+  // Only what a plan writes, without its manifest: a plan that did not finish; plan over it.
+  if (entries.every((n) => n === INPUTS_DIR || n === RESULTS_DIR)) return;
   if (!entries.includes(MANIFEST_FILE)) {
     throw new OutputDirError(`${dir} is not empty and holds no sweep plan; choose an empty or new directory`);
   }

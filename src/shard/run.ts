@@ -13,7 +13,7 @@ import type { RunSpec } from "../config/runSpec.js";
 import { readYamlSource } from "../config/yamlSource.js";
 import type { PredictJob, PredictJobOutput } from "../pipeline/predictTask.js";
 import { sweepExecutor } from "../pipeline/sweepTasks.js";
-import type { ExecutorSpec } from "../sweep/executor.js";
+import type { ExecutorSpec, SweepExecutor } from "../sweep/executor.js";
 import { checkInputs } from "./inputs.js";
 import {
   checkManifest,
@@ -57,6 +57,16 @@ const WAVE = 32;
 
 export async function runPoints(opts: RunOptions): Promise<RunSummary> {
   const t0 = performance.now();
+  // Made first (it starts nothing yet): an executor this build refuses is refused before any work.
+  const executor = sweepExecutor("predict", opts.executor);
+  try {
+    return await runWith(executor, opts, t0);
+  } finally {
+    await executor.close();
+  }
+}
+
+async function runWith(executor: SweepExecutor, opts: RunOptions, t0: number): Promise<RunSummary> {
   // One point: that point checked alone (a pod of a large plan reads no more); all: everything.
   const points =
     opts.index === null ? checkManifest(opts.manifest).points : [manifestPoint(opts.manifest, opts.index)];
@@ -70,43 +80,36 @@ export async function runPoints(opts: RunOptions): Promise<RunSummary> {
     return { points: indices.length, written, kept, failed, wallMs: performance.now() - t0 };
   }
   const resolver = new PointResolver(opts.dir, opts.manifest, opts.version);
-  const executor = sweepExecutor("predict", opts.executor);
-  try {
-    for (let start = 0; start < todo.length; start += WAVE) {
-      if (opts.signal?.aborted === true) break;
-      const wave = todo.slice(start, start + WAVE);
-      const jobs: PredictJob[] = wave.map((i) => ({ spec: resolver.spec(byIndex.get(i)!) }));
-      opts.log?.(`running point${wave.length === 1 ? "" : "s"} ${wave.join(", ")}`);
-      const outcome = await executor.sweep<PredictJobOutput>(jobs, {
-        maxParallel: Math.max(1, Math.min(opts.parallel, jobs.length)),
-        timeoutMs: Math.max(1, opts.timeoutMs - (performance.now() - t0)),
-        signal: opts.signal,
-        onResult: (j, result) => {
-          const index = wave[j];
-          if (result.status !== "ok") {
-            if (result.status === "failed") failed.push({ index, error: result.error });
-            return;
-          }
-          const value = result.value as PredictJobOutput;
-          const hash = byIndex.get(index)!.hash;
-          const outcome = publishResult(
-            opts.dir,
-            resultDocument(hash, opts.version, value.prediction, value.warnings),
-          );
-          if (outcome === "written") written++;
-          else kept++;
-          opts.log?.(
-            `point ${index} ${outcome === "written" ? "done" : "already done"}: results/${hash}.json`,
-          );
-        },
-      });
-      outcome.results.forEach((r, j) => {
-        if (r.status === "timeout")
-          failed.push({ index: wave[j], error: "stopped before it finished (timeout or signal)" });
-      });
-    }
-  } finally {
-    await executor.close();
+  for (let start = 0; start < todo.length; start += WAVE) {
+    if (opts.signal?.aborted === true) break;
+    const wave = todo.slice(start, start + WAVE);
+    const jobs: PredictJob[] = wave.map((i) => ({ spec: resolver.spec(byIndex.get(i)!) }));
+    opts.log?.(`running point${wave.length === 1 ? "" : "s"} ${wave.join(", ")}`);
+    const outcome = await executor.sweep<PredictJobOutput>(jobs, {
+      maxParallel: Math.max(1, Math.min(opts.parallel, jobs.length)),
+      timeoutMs: Math.max(1, opts.timeoutMs - (performance.now() - t0)),
+      signal: opts.signal,
+      onResult: (j, result) => {
+        const index = wave[j];
+        if (result.status !== "ok") {
+          if (result.status === "failed") failed.push({ index, error: result.error });
+          return;
+        }
+        const value = result.value as PredictJobOutput;
+        const hash = byIndex.get(index)!.hash;
+        const outcome = publishResult(
+          opts.dir,
+          resultDocument(hash, opts.version, value.prediction, value.warnings),
+        );
+        if (outcome === "written") written++;
+        else kept++;
+        opts.log?.(`point ${index} ${outcome === "written" ? "done" : "already done"}: results/${hash}.json`);
+      },
+    });
+    outcome.results.forEach((r, j) => {
+      if (r.status === "timeout")
+        failed.push({ index: wave[j], error: "stopped before it finished (timeout or signal)" });
+    });
   }
   failed.sort((a, b) => a.index - b.index);
   return { points: indices.length, written, kept, failed, wallMs: performance.now() - t0 };

@@ -125,7 +125,9 @@ function readSets(raw: unknown, issues: PathIssue[]): SweepSet[] {
         issues.push({ path: ["set", i], message: parsed.issue.message, at: "value" });
         return;
       }
-      out.push({ path: parsed.override.path.join("."), value: parsed.override.value });
+      const bad = jsonProblem(parsed.override.value);
+      if (bad !== null) issues.push({ path: ["set", i], message: bad, at: "value" });
+      else out.push({ path: parsed.override.path.join("."), value: parsed.override.value });
       return;
     }
     if (!isMapping(item) || Object.keys(item).length !== 1) {
@@ -138,7 +140,9 @@ function readSets(raw: unknown, issues: PathIssue[]): SweepSet[] {
     }
     const [path, value] = Object.entries(item)[0];
     const problem = pathProblem(path);
+    const bad = jsonProblem(value);
     if (problem !== null) issues.push({ path: ["set", i, path], message: problem, at: "key" });
+    else if (bad !== null) issues.push({ path: ["set", i, path], message: bad, at: "value" });
     else out.push({ path, value });
   });
   return out;
@@ -213,6 +217,11 @@ function axisValues(
   }
   const seen = new Map<string, number>();
   for (const [i, v] of values.entries()) {
+    const bad = jsonProblem(v);
+    if (bad !== null) {
+      issues.push({ path: Array.isArray(spec) ? [...where, i] : where, message: bad, at: "value" });
+      return undefined;
+    }
     const key = JSON.stringify(v);
     if (seen.has(key)) {
       issues.push({
@@ -240,6 +249,31 @@ function ruleFor(path: string): KnobRule {
       return PARALLELISM_RULE;
   }
   return { value: z.unknown(), numeric: "number" };
+}
+
+/**
+ * Why `value` cannot go into the manifest as it is (JSON: finite numbers, no `.inf`/`.nan`), or
+ * null. The manifest and the point hashes are JSON; a value JSON cannot hold would change on the
+ * way.
+ */
+export function jsonProblem(value: unknown): string | null {
+  if (typeof value === "number") return Number.isFinite(value) ? null : `${value} is not a finite number`;
+  if (value === null || typeof value === "string" || typeof value === "boolean") return null;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const p = jsonProblem(v);
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  if (isMapping(value)) {
+    for (const v of Object.values(value)) {
+      const p = jsonProblem(v);
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  return `${describeValue(value)} is not a JSON value`;
 }
 
 /** Why `path` cannot be a `--set` path, or null (the rules of config/overrides.ts). */

@@ -199,6 +199,16 @@ describe("fleetsim sweep", () => {
     );
     expect(() => readdirSync(dir)).toThrow();
 
+    // Two points of one configuration (the second axis overwrites what the first varies):
+    // refused, nothing written.
+    const dup = sweepProject(`  engine.workers.aggregated.parallelism: [{replicas: 1}, {replicas: 2}]
+  engine.workers.aggregated.parallelism.replicas: [3]`);
+    const dupDir = join(dup.dir, "plan");
+    const d = await cli("sweep", "plan", "-c", dup.sweepFile, "-o", dupDir);
+    expect(d.code).toBe(2);
+    expect(d.err).toContain("is the same configuration as point 0");
+    expect(() => readdirSync(dupDir)).toThrow();
+
     const typo = sweepProject("  engine.workers.aggregated.parallelism.replicas: {choices: []}");
     const r = await cli("sweep", "plan", "-c", typo.sweepFile, "-o", join(typo.dir, "plan"));
     expect(r.code).toBe(2);
@@ -221,6 +231,9 @@ describe("fleetsim sweep", () => {
     expect((await cli("sweep", "run", okDir, "--index", "1")).code).toBe(0);
     expect((await cli("sweep", "plan", "-c", ok.sweepFile, "-o", okDir, "--overwrite")).code).toBe(0);
     expect((await cli("sweep", "run", okDir, "--index", "1")).out).toContain("1 already had a result");
+    // Refused before any work, also when there is nothing left to run.
+    const late = await cli("sweep", "run", okDir, "--index", "1", "--executor", "redis://queue:6379");
+    expect(late.code).toBe(2);
   }, 60_000);
 
   it("an edited manifest is refused: a changed point by its own hash, the whole document by manifest_hash, another version's plan", async () => {

@@ -61,6 +61,8 @@ describe("fleetsim sweep k8s", () => {
       "team/sweep",
     );
     expect(r.code, r.err).toBe(0);
+    // Plain YAML: no anchors or aliases for the repeated labels.
+    expect(r.out).not.toMatch(/[&*]a\d/);
     const doc = parse(r.out);
     // Throws with the failing path when the document breaks the schema.
     new Job(doc).validate();

@@ -97,5 +97,12 @@ optimization: {target: goodput_per_gpu}
     expect(errorOf("base: p.yaml\nset:\n  - {a: 1, b: 2}\n")).toContain("Input should be a one-key mapping");
     expect(errorOf("base: p.yaml\nstack: k8s\n")).toContain("Input should be 'engine' or 'dynamo'");
     expect(errorOf("base: p.yaml\noptimization: {target: fastest}\n")).toContain("optimization.target");
+    // The manifest is JSON: a value it cannot hold is refused, not silently turned into null.
+    expect(errorOf("base: p.yaml\nvary:\n  traffic.load.speedup: [1, .inf]\n")).toContain(
+      "Infinity is not a finite number (line 3, column 29)",
+    );
+    expect(errorOf("base: p.yaml\nset:\n  - {traffic.load.speedup: .nan}\n")).toContain(
+      "NaN is not a finite number",
+    );
   });
 });
