@@ -4,8 +4,9 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // Tests on the project data beside the repository (../shared) run in `npm run test:shared`
-    // (vitest.shared.config.ts): `npm test` passes in a clone with nothing beside it.
-    exclude: [...configDefaults.exclude, "test/shared-data/**"],
+    // (vitest.shared.config.ts), and those needing a redis-server in `npm run test:redis`
+    // (vitest.redis.config.ts): `npm test` passes in a clone with nothing beside it.
+    exclude: [...configDefaults.exclude, "test/shared-data/**", "test/redis/**"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ["default"],

@@ -5,6 +5,7 @@
 //
 //   dist/cli/bin.js              the CLI entry (replaces tsc's bin.js; package.json `bin`)
 //   dist/bundle/sweepWorker.js   the sweep worker entry the bundled CLI forks (pipeline/sweepTasks.ts)
+//   dist/bundle/redisProcessor.js  the sandboxed processor BullMQ forks for `fleetsim worker --redis`
 //   dist/bundle/chunks/*.js      code shared by the two entries, and the lazily imported parts
 //                                (each command, the HTML report, the parquet reader) as their own
 //                                chunks, loaded only when used
@@ -40,7 +41,12 @@ export async function buildCli({ dist = join(ROOT, "dist") } = {}) {
     entryPoints: [
       { in: "src/cli/bin.ts", out: "cli/bin" },
       { in: "src/pipeline/sweepWorker.ts", out: "bundle/sweepWorker" },
+      { in: "src/pipeline/redisProcessor.ts", out: "bundle/redisProcessor" },
     ],
+    // BullMQ forks its sandbox runner from its own package folder and loads its Lua scripts from
+    // there: it (and the ioredis client it is given) stays a normal dependency, loaded from
+    // node_modules only by the Redis executor and `fleetsim worker`.
+    external: ["bullmq", "ioredis"],
     outdir: dist,
     chunkNames: "bundle/chunks/[name]-[hash]",
     bundle: true,

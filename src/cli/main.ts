@@ -177,6 +177,10 @@ Examples:
     .addOption(
       new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
     )
+    .option(
+      "--executor <executor>",
+      "where candidates replay: local (worker processes here, the default) or redis://HOST:PORT (fleetsim worker processes)",
+    )
     .addHelpText(
       "after",
       `
@@ -198,6 +202,7 @@ Examples:
             overwrite: opts.overwrite,
             format: opts.format,
             stack: opts.stack,
+            executor: opts.executor,
           },
           io,
         ),
@@ -625,6 +630,44 @@ Examples:
       exitCode = await guarded(io, "validate", async () =>
         (await import("./validate.js")).validateCommand(
           { config: opts.config, set: opts.set, stack: opts.stack, format: opts.format },
+          io,
+        ),
+      );
+    });
+
+  program
+    .command("worker")
+    .description(
+      "Serve sweep jobs from a Redis queue (recommend and sweep run with --executor redis://HOST:PORT)",
+    )
+    .requiredOption("--redis <url>", "the Redis server of the queue: redis://HOST:PORT")
+    .option(
+      "--concurrency <n>",
+      "jobs at once per task queue, each in its own process",
+      intOption("--concurrency"),
+      1,
+    )
+    .option(
+      "--lock-seconds <s>",
+      "a job whose worker stops renewing its lock this long is handed to another worker",
+      positiveNumber("--lock-seconds"),
+      30,
+    )
+    .addHelpText(
+      "after",
+      `
+Runs until SIGINT/SIGTERM, then finishes its running jobs and exits 0 (a second signal exits at
+once; the unfinished jobs go to another worker). A job that throws is retried, then fails with
+its reason; a worker killed mid-job has its job re-run by another after --lock-seconds.
+
+Examples:
+  fleetsim worker --redis redis://queue.internal:6379 --concurrency 2
+  fleetsim sweep run sweep-dir --executor redis://queue.internal:6379`,
+    )
+    .action(async (opts) => {
+      exitCode = await guarded(io, "worker", async () =>
+        (await import("./worker.js")).workerCommand(
+          { redis: opts.redis, concurrency: opts.concurrency, lockSeconds: opts.lockSeconds },
           io,
         ),
       );

@@ -4,6 +4,7 @@ import { planRecommendation, RecommendAborted, runRecommendation } from "../reco
 import { renderRanking } from "../recommend/result.js";
 import { checkOutputDir, OutputCancelled, OutputDirLock, writeOutputs } from "../report/outputDir.js";
 import { StopSignals } from "../resources/stopSignals.js";
+import { parseExecutor } from "../sweep/executor.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
 import type { Streams } from "./streams.js";
 
@@ -14,6 +15,8 @@ export interface RecommendCommandOptions {
   readonly overwrite: boolean;
   readonly format: "table" | "json";
   readonly stack: Stack;
+  /** `--executor` (docs/sweep.md "Executors"): local worker processes unless given. */
+  readonly executor?: string;
 }
 
 /**
@@ -23,6 +26,7 @@ export interface RecommendCommandOptions {
  * with a selection, 1 with none, 3 when candidates were resource-limited.
  */
 export async function recommendCommand(opts: RecommendCommandOptions, io: Streams): Promise<number> {
+  const executor = opts.executor === undefined ? undefined : parseExecutor(opts.executor);
   const plan = planRecommendation({ configPath: opts.config, sets: opts.set, stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
   const lock = OutputDirLock.acquire(opts.outputDir);
@@ -41,6 +45,7 @@ export async function recommendCommand(opts: RecommendCommandOptions, io: Stream
         stack: opts.stack,
         outputDir: opts.outputDir,
         signal: abort.signal,
+        executor,
         log: (line) => io.err(`fleetsim: info: ${line}\n`),
       },
       plan,

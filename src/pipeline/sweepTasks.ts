@@ -7,8 +7,9 @@
  * To add a task: write a module exporting `run(input)`, add one line here and its name to
  * `TASK_NAMES` (sweepWorkers.ts).
  */
-import { type ExecutorSpec, redisUnavailable, type SweepExecutor } from "../sweep/executor.js";
+import type { ExecutorSpec, SweepExecutor } from "../sweep/executor.js";
 import { InlineExecutor } from "../sweep/inline.js";
+import { RedisExecutor } from "../sweep/redisExecutor.js";
 import { sweepWith } from "../sweep/sweep.js";
 import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../sweep/types.js";
 import { workerLaunch } from "../sweep/workerEntry.js";
@@ -34,8 +35,8 @@ export async function runSweep<I, O>(jobs: readonly I[], opts: SweepOptions): Pr
 
 /**
  * The executor `spec` names for one of the tasks above (docs/sweep.md "Executors"): worker
- * processes here (`local`, a `sweepPool`), this process (`inline`), or a Redis queue, which this
- * build refuses (`ExecutorError`, exit 2). `close()` it after the last sweep.
+ * processes here (`local`, a `sweepPool`), this process (`inline`), or a BullMQ queue on Redis
+ * served by `fleetsim worker` processes (`redis`). `close()` it after the last sweep.
  */
 export function sweepExecutor(task: TaskName, spec: ExecutorSpec = { kind: "local" }): SweepExecutor {
   checkTask(task);
@@ -45,6 +46,15 @@ export function sweepExecutor(task: TaskName, spec: ExecutorSpec = { kind: "loca
     case "inline":
       return new InlineExecutor(TASKS[task]);
     case "redis":
-      throw redisUnavailable(spec.url);
+      return new RedisExecutor(spec.url, task);
   }
+}
+
+/**
+ * The sandboxed processor module `fleetsim worker --redis` has BullMQ fork (redisProcessor.ts):
+ * the bundle's own entry for the bundled CLI, else the module beside this one (`.ts` from the
+ * sources, where the worker runs under tsx and its forks inherit the loader).
+ */
+export function redisProcessorPath(): string {
+  return workerLaunch(workerBeside(), "redisProcessor").modulePath;
 }

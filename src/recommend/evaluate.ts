@@ -18,6 +18,7 @@ import {
   planResources,
   type WorkloadSize,
 } from "../resources/preflight.js";
+import type { ExecutorSpec } from "../sweep/executor.js";
 import type { CandidateBuilder, CandidateStatus, ReasonCategory, Study } from "./materialize.js";
 import type { Outcome } from "./optimizer.js";
 import { CandidateReplayer } from "./replays.js";
@@ -63,6 +64,8 @@ export interface EvaluatorOptions {
   readonly candidateTimeoutMs: number;
   readonly budget: ResourceBudget;
   readonly signal: AbortSignal;
+  /** Where candidates replay (docs/sweep.md "Executors"); worker processes here by default. */
+  readonly executor?: ExecutorSpec;
 }
 
 export interface Counts {
@@ -82,9 +85,11 @@ export class Evaluator {
   readonly counts: Counts = { cacheHits: 0 };
   private readonly cache = new Map<string, CandidateRecord>();
   private readonly workloads = new Map<string, Promise<WorkloadSize>>();
-  private readonly replayer = new CandidateReplayer();
+  private readonly replayer: CandidateReplayer;
 
-  constructor(private readonly opts: EvaluatorOptions) {}
+  constructor(private readonly opts: EvaluatorOptions) {
+    this.replayer = new CandidateReplayer(opts.executor);
+  }
 
   /** Lets the replay workers go (after the last batch, or when the search stops). */
   close(): Promise<void> {

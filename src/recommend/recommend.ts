@@ -30,6 +30,7 @@ import {
 } from "../config/schemaRecommend.js";
 import { stableLine } from "../report/json.js";
 import { probeHost, resolveBudget } from "../resources/budget.js";
+import type { ExecutorSpec } from "../sweep/executor.js";
 import { packageVersion } from "../util/packageRoot.js";
 import { extractSearch, mappingAt, type SearchInput } from "./document.js";
 import { Evaluator, RecommendAborted } from "./evaluate.js";
@@ -52,6 +53,8 @@ export interface RecommendOptions {
   readonly log?: (line: string) => void;
   /** Host probe for the CPU and memory budget (tests pin it). */
   readonly host?: ReturnType<typeof probeHost>;
+  /** `--executor`: where candidates replay (default: worker processes here). */
+  readonly executor?: ExecutorSpec;
 }
 
 export interface RecommendOutcome extends RecommendationResult {
@@ -164,6 +167,7 @@ export async function runRecommendation(
     candidateTimeoutMs: optimizer.candidate_timeout_seconds * 1000,
     budget,
     signal,
+    executor: opts.executor,
   });
   const studies = builder.studies;
   const trials = splitTrials(optimizer.max_trials, studies.length);

@@ -50,15 +50,3 @@ export function parseExecutor(text: string): ExecutorSpec {
     `--executor ${text}: expected local (worker processes here), inline (this process) or redis://HOST:PORT`,
   );
 }
-
-/**
- * The Redis/BullMQ executor is not part of this build: asking for it is refused (exit 2) before any
- * work, with what to do instead.
- */
-export function redisUnavailable(url: string): ExecutorError {
-  return new ExecutorError(
-    `--executor ${url}: the Redis (BullMQ) executor is not available in this fleetsim build; run the ` +
-      "points here (omit --executor) or one per cluster task with --index / JOB_COMPLETION_INDEX " +
-      "(docs/sweep.md)",
-  );
-}

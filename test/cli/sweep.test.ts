@@ -216,24 +216,25 @@ describe("fleetsim sweep", () => {
       /vary\.engine\.workers\.aggregated\.parallelism\.replicas\.choices\n {2}Input should be a non-empty list.*\(line 6, column/,
     );
 
-    // An index outside the plan, and the Redis executor of a later build.
+    // An index outside the plan, and a Redis that does not answer (test/redis/ runs a real one).
     const ok = sweepProject("  engine.workers.aggregated.parallelism.replicas: [1, 2]");
     const okDir = join(ok.dir, "plan");
     expect((await cli("sweep", "plan", "-c", ok.sweepFile, "-o", okDir)).code).toBe(0);
     const outside = await cli("sweep", "run", okDir, "--index", "2");
     expect(outside.code).toBe(2);
     expect(outside.err).toContain("--index=2: the plan has 2 points (indices 0 to 1)");
-    const redis = await cli("sweep", "run", okDir, "--executor", "redis://127.0.0.1:6379");
+    const redis = await cli("sweep", "run", okDir, "--executor", "redis://127.0.0.1:1");
     expect(redis.code).toBe(2);
-    expect(redis.err).toContain("the Redis (BullMQ) executor is not available");
+    expect(redis.err).toContain("cannot reach Redis at redis://127.0.0.1:1");
     // A plan over a plan needs --overwrite; it keeps the results.
     expect((await cli("sweep", "plan", "-c", ok.sweepFile, "-o", okDir)).code).toBe(2);
     expect((await cli("sweep", "run", okDir, "--index", "1")).code).toBe(0);
     expect((await cli("sweep", "plan", "-c", ok.sweepFile, "-o", okDir, "--overwrite")).code).toBe(0);
     expect((await cli("sweep", "run", okDir, "--index", "1")).out).toContain("1 already had a result");
-    // Refused before any work, also when there is nothing left to run.
-    const late = await cli("sweep", "run", okDir, "--index", "1", "--executor", "redis://queue:6379");
+    // A malformed executor is refused before any work, also when there is nothing left to run.
+    const late = await cli("sweep", "run", okDir, "--index", "1", "--executor", "redis://");
     expect(late.code).toBe(2);
+    expect(late.err).toContain("--executor redis://");
   }, 60_000);
 
   it("an edited manifest is refused: a changed point by its own hash, the whole document by manifest_hash, another version's plan", async () => {

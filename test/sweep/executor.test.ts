@@ -4,7 +4,7 @@
  * timeouts for the jobs not started), `onResult` of the process pool, and `--executor` parsing.
  */
 import { describe, expect, it } from "vitest";
-import { ExecutorError, parseExecutor, redisUnavailable } from "../../src/sweep/executor.js";
+import { ExecutorError, parseExecutor } from "../../src/sweep/executor.js";
 import { InlineExecutor } from "../../src/sweep/inline.js";
 import type { SweepResult } from "../../src/sweep/types.js";
 import type { EchoInput, EchoOutput } from "../helpers/sweepTasks/echo.js";
@@ -97,14 +97,11 @@ describe("SweepPool onResult", () => {
 });
 
 describe("parseExecutor", () => {
-  it("reads local, inline and redis URLs; refuses anything else; the Redis executor is refused by this build", () => {
+  it("reads local, inline and redis URLs; refuses anything else", () => {
     expect(parseExecutor("local")).toEqual({ kind: "local" });
     expect(parseExecutor("inline")).toEqual({ kind: "inline" });
     expect(parseExecutor("redis://queue:6379")).toEqual({ kind: "redis", url: "redis://queue:6379" });
     expect(() => parseExecutor("k8s")).toThrow(ExecutorError);
     expect(() => parseExecutor("redis://")).toThrow(/names no host|not a valid URL/);
-    expect(redisUnavailable("redis://q:1").message).toContain(
-      "--executor redis://q:1: the Redis (BullMQ) executor is not available",
-    );
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * `fleetsim worker --redis URL` (docs/sweep.md "With Redis"): serves the queues of the simulator's
+ * sweep tasks — candidate replays of `recommend --executor redis://…`, points of `sweep run
+ * --executor redis://…` — until SIGINT or SIGTERM, then stops taking jobs, lets the running ones
+ * finish and exits 0. A second signal exits at once: BullMQ hands the unfinished jobs to another
+ * worker when their locks expire.
+ */
+import { redisProcessorPath, TASK_NAMES } from "../pipeline/sweepTasks.js";
+import { StopSignals } from "../resources/stopSignals.js";
+import { parseExecutor } from "../sweep/executor.js";
+import { serveRedis } from "../sweep/redisWorker.js";
+import { UserError } from "../util/userError.js";
+import { ExitCode } from "./exitCodes.js";
+import type { Streams } from "./streams.js";
+
+export interface WorkerCommandOptions {
+  readonly redis: string;
+  /** Jobs at once per task queue (default 1: one replay per CPU is the caller's choice). */
+  readonly concurrency: number;
+  readonly lockSeconds: number;
+}
+
+export async function workerCommand(opts: WorkerCommandOptions, io: Streams): Promise<number> {
+  const spec = parseExecutor(opts.redis);
+  if (spec.kind !== "redis") throw new UserError(`--redis ${opts.redis}: expected redis://HOST:PORT`);
+  const log = (line: string): void => io.err(`fleetsim: info: ${line}\n`);
+  const handle = await serveRedis({
+    url: spec.url,
+    tasks: TASK_NAMES,
+    processorPath: redisProcessorPath(),
+    concurrency: opts.concurrency,
+    lockMs: Math.round(opts.lockSeconds * 1000),
+    log,
+  });
+  log(
+    `worker ${process.pid} serving ${TASK_NAMES.map((t) => `fleetsim-${t}`).join(", ")} on ${spec.url} ` +
+      `(${opts.concurrency} job${opts.concurrency === 1 ? "" : "s"} at once per queue); Ctrl-C to stop`,
+  );
+  const stopped = new Promise<"SIGINT" | "SIGTERM">((resolve) => {
+    const signals = new StopSignals((signal) => {
+      process.exit(signal === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted);
+    }).install();
+    signals.onStop(() => resolve(signals.stopped ?? "SIGTERM"));
+  });
+  const signal = await stopped;
+  log(`${signal}: finishing the running jobs (a second signal exits now)`);
+  await handle.close();
+  return ExitCode.Ok;
+}
