@@ -11,8 +11,10 @@ import {
   readDynamoRequests,
 } from "../traffic/dynamoTrace.js";
 import { loadMooncakeTrace } from "../traffic/mooncake.js";
+import type { RequestSource } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { makeSyntheticWorkload } from "../traffic/syntheticWorkload.js";
+import { TableSource } from "../traffic/tableSource.js";
 import { TraceError } from "../traffic/traceError.js";
 
 /**
@@ -36,6 +38,14 @@ export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void)
     });
   }
   return makeSyntheticWorkload(source, spec.load, spec.stop, blockSize);
+}
+
+/**
+ * The workload of a replay as it reads it: a streamed Mooncake trace when the trace allows it
+ * (traffic/mooncakeStream.ts), else the whole table (`loadWorkload`).
+ */
+export async function openWorkload(spec: RunSpec, warn?: (line: string) => void): Promise<RequestSource> {
+  return new TableSource(await loadWorkload(spec, warn));
 }
 
 /** Says how many `request_end` rows without `output_tokens` the reader dropped (none: nothing). */

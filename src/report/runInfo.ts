@@ -8,11 +8,11 @@
 import { basename } from "node:path";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic } from "../output/run.js";
-import type { RequestTable } from "../traffic/requests.js";
+import type { WorkloadInfo } from "../traffic/requestSource.js";
 
 export type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic };
 
-export function buildRunInfo(spec: RunSpec, table: RequestTable): RunInfo {
+export function buildRunInfo(spec: RunSpec, table: Pick<WorkloadInfo, "count" | "sessionCount">): RunInfo {
   const engine = spec.engine;
   const roles: [keyof RunInfo["topology"], WorkerRoleSpec][] =
     engine.mode === "aggregated"
@@ -105,7 +105,7 @@ function runPlanner(spec: RunSpec): RunPlanner | null {
   };
 }
 
-function runTraffic(spec: RunSpec, table: RequestTable): RunTraffic {
+function runTraffic(spec: RunSpec, table: Pick<WorkloadInfo, "count" | "sessionCount">): RunTraffic {
   const src = spec.source;
   const load = spec.load;
   const synthetic = src.type !== "trace";

@@ -95,8 +95,13 @@ function specOf(c: Setup): RunSpec {
 
 /** Everything a replay produced, as one string (sorted keys), host time left out. */
 function fingerprint(spec: RunSpec, r: ReplayResult): string {
-  const c = r.collector;
-  const columns: Record<string, unknown> = {};
+  // Every request's columns as the log holds them (every collector column), and the counters.
+  const c = r.requests.columns();
+  const columns: Record<string, unknown> = {
+    arrived: r.collector.arrived,
+    terminated: r.collector.terminated,
+    admissionCount: r.collector.admissionCount,
+  };
   for (const [k, v] of Object.entries(c)) {
     if (ArrayBuffer.isView(v))
       columns[k] = Array.from(v as unknown as ArrayLike<number>, (x) => (Number.isNaN(x) ? "NaN" : x));
