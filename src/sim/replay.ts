@@ -255,6 +255,14 @@ export class Replay implements ClusterHost {
 
   /** Runs to the end, yielding to the Node event loop about every 50 ms of host time. */
   async run(): Promise<ReplayResult> {
+    try {
+      return await this.runSteps();
+    } finally {
+      this.source.close();
+    }
+  }
+
+  private async runSteps(): Promise<ReplayResult> {
     const start = performance.now();
     let sliceEnd = start + 50;
     if (this.aborted) throw new ReplayAborted();
@@ -344,7 +352,9 @@ export class Replay implements ClusterHost {
         ready <= (this.maxTimeMs ?? Number.POSITIVE_INFINITY) &&
         ready !== Number.POSITIVE_INFINITY
       ) {
-        this.fillUntilMs = Math.min(t, this.maxTimeMs ?? Number.POSITIVE_INFINITY);
+        // Only past the arrivals known: a chunk of the trace at a time, not up to t (which may be
+        // far ahead, or +∞ with nothing queued), so the rows read ahead stay few.
+        this.fillUntilMs = ready;
         return true;
       }
       // With scaling, only ticks and startups may remain once all traffic is served: done then.

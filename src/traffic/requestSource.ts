@@ -58,4 +58,6 @@ export interface RequestSource {
   turn(row: number): number;
   /** The replay released the row: its state may go. */
   release(row: number): void;
+  /** The replay is over (finished, cut off or aborted): an open file is closed. */
+  close(): void;
 }

@@ -87,6 +87,8 @@ export class TableSource implements RequestSource {
   }
 
   release(_row: number): void {}
+
+  close(): void {}
 }
 
 /** The source of a workload given as a table or already as a source. */
