@@ -72,7 +72,6 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
     const row = timestamp.length;
     const ts = f.timestampMs;
     const authoredDelay = f.delayMs;
-    const delayKey = f.delayKey;
     const sessionKey = f.sessionId;
     const existing = sessionKey === null ? undefined : sessionByKey.get(sessionKey);
 

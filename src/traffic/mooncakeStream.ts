@@ -56,7 +56,6 @@ async function firstPass(path: string, traceBlockSize: number): Promise<FirstPas
   let firstMs = Number.NaN;
   let lastMs = Number.NaN;
   let longest = -1;
-  const streamable = true;
   try {
     await readJsonlLines(path, (text, lineNo) => {
       ids.length = 0;
