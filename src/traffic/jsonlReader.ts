@@ -37,9 +37,10 @@ export interface TraceStream {
   close(): void;
 }
 
-export async function openTraceStream(path: string): Promise<TraceStream> {
+/** `chunkBytes`: the size of each read (tests: small, to stream a small file in many pieces). */
+export async function openTraceStream(path: string, chunkBytes = CHUNK): Promise<TraceStream> {
   const gzip = await isGzipFile(path);
-  const source = createReadStream(path, { highWaterMark: CHUNK });
+  const source = createReadStream(path, { highWaterMark: chunkBytes });
   const close = (): void => {
     source.destroy();
   };
@@ -81,8 +82,8 @@ export class JsonlLineReader {
     private readonly chunks: AsyncIterator<Buffer>,
   ) {}
 
-  static async open(path: string): Promise<JsonlLineReader> {
-    const trace = await openTraceStream(path);
+  static async open(path: string, chunkBytes?: number): Promise<JsonlLineReader> {
+    const trace = await openTraceStream(path, chunkBytes);
     const chunks = (trace.stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     return new JsonlLineReader(path, trace, chunks);
   }

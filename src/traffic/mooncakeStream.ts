@@ -34,6 +34,8 @@ export interface MooncakeStreamOptions {
   readonly initialWindowRows?: number;
   /** Doubles per hash chunk (tests: small). */
   readonly hashChunkSize?: number;
+  /** Bytes of the trace read at a time (default 1 MiB; tests: small, to stream a small file). */
+  readonly readChunkBytes?: number;
 }
 
 /** What the first pass learned. */
@@ -150,6 +152,7 @@ export class MooncakeStream implements RequestSource {
   /** The first pass's first timestamp: every row shifts by it (the loader's normalization). */
   private readonly shiftMs: number;
   private readonly rows: number;
+  private readonly readChunkBytes: number | undefined;
   private reader: JsonlLineReader | null = null;
   private readonly parser: MooncakeRowParser;
   private readonly ids = new GrowableU32(256);
@@ -175,6 +178,7 @@ export class MooncakeStream implements RequestSource {
     this.speedup = opts.speedup;
     this.rows = pass.rows;
     this.shiftMs = pass.firstMs;
+    this.readChunkBytes = opts.readChunkBytes;
     this.chunks = new HashChunks(opts.hashChunkSize ?? DEFAULT_HASH_CHUNK);
     this.info = {
       count: pass.rows,
@@ -215,7 +219,8 @@ export class MooncakeStream implements RequestSource {
   }
 
   async fill(untilMs: number): Promise<void> {
-    if (this.reader === null && this.window.read === 0) this.reader = await JsonlLineReader.open(this.path);
+    if (this.reader === null && this.window.read === 0)
+      this.reader = await JsonlLineReader.open(this.path, this.readChunkBytes);
     const reader = this.reader;
     while (this.readyUntilMs <= untilMs && this.readyUntilMs !== Number.POSITIVE_INFINITY) {
       if (reader === null || !(await reader.readChunk(this.onLine))) this.end();
