@@ -10,7 +10,7 @@
  * Hand-written rather than cli-progress: one line, redrawn in place, is all it needs, and a pure
  * `renderProgressLine` is easy to test. The replay runs on the main thread and yields to the event
  * loop about every 50 ms; a timer (at most ~10 redraws/s) reads its virtual clock and the
- * collector between slices, so the bar costs the hot loop nothing. Nothing is drawn for runs
+ * collector's count of ended requests between slices, so the bar costs the hot loop nothing. Nothing is drawn for runs
  * shorter than `delayMs` (no flicker on small runs), and `stop()` erases the line before anything
  * else is printed.
  */

@@ -257,18 +257,20 @@ export class RequestLog implements RequestRows {
 
   /** One value of a logged row (tests and diagnostics: a spilled row costs a read). */
   get(column: LogColumn, row: number): number {
-    if (!(row >= 0 && row < this.count))
+    if (!(Number.isInteger(row) && row >= 0 && row < this.count))
       throw new RangeError(`request log: no row ${row} (${this.count} rows)`);
-    let value = Number.NaN;
-    const chunk = Math.floor(row / this.chunkRows);
-    let first = 0;
-    this.scan([column], (c, _rows, firstRow) => {
-      if (firstRow === chunk * this.chunkRows && first === 0) {
-        value = c[column][row - firstRow];
-        first = 1;
-      }
-    });
-    return value;
+    const k = Math.floor(row / this.chunkRows);
+    const at = row - k * this.chunkRows;
+    if (k >= this.spilled) {
+      const chunk = k - this.spilled < this.resident.length ? this.resident[k - this.spilled] : this.tail;
+      return chunk[column][at];
+    }
+    const one = newChunk(1);
+    const bytes = bytesOf(one[column]);
+    const position = k * this.chunkBytes + this.offsets.get(column)! + at * bytes.length;
+    const fd = this.fd!;
+    this.io(() => readSync(fd, bytes, 0, bytes.length, position));
+    return one[column][0];
   }
 
   /** Every column as whole-run arrays (tests; per-request records of a capture run). */

@@ -2,7 +2,7 @@
  * The `run` block of prediction.json (a fleetsim extension, docs/metrics.md "What was
  * simulated"): the deployment, router, Planner and traffic a prediction describes, so a
  * prediction.json read on its own (or its HTML report) says what produced it. Built from the
- * resolved run spec and the request table only: a deterministic function of config and trace,
+ * resolved run spec and the workload's counts only: a deterministic function of config and trace,
  * with no host-time value and no absolute path. The block's contract is src/output/run.ts.
  */
 import { basename } from "node:path";

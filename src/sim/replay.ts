@@ -257,6 +257,10 @@ export class Replay implements ClusterHost {
   async run(): Promise<ReplayResult> {
     try {
       return await this.runSteps();
+    } catch (err) {
+      // No result will close the log's spill file: close it here.
+      this.requests.close();
+      throw err;
     } finally {
       this.source.close();
     }
