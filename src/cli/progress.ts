@@ -10,13 +10,13 @@
  * Hand-written rather than cli-progress: one line, redrawn in place, is all it needs, and a pure
  * `renderProgressLine` is easy to test. The replay runs on the main thread and yields to the event
  * loop about every 50 ms; a timer (at most ~10 redraws/s) reads its virtual clock and the
- * collector between slices, so the bar costs the hot loop nothing. Nothing is drawn for runs
+ * collector's count of ended requests between slices, so the bar costs the hot loop nothing. Nothing is drawn for runs
  * shorter than `delayMs` (no flicker on small runs), and `stop()` erases the line before anything
  * else is printed.
  */
 import type { LoadSpec, RunSpec } from "../config/runSpec.js";
 import { launchTickS, retuneWindow } from "../planner/retune/windows.js";
-import type { RequestTable } from "../traffic/requests.js";
+import type { WorkloadInfo } from "../traffic/requestSource.js";
 
 /** Where the bar is drawn: process.stderr in production, a fake terminal in tests. */
 export interface ProgressTerminal {
@@ -70,7 +70,7 @@ export interface RunExtent {
  * turn completes, only add to it: an estimate either way), or the virtual-time cap when it comes
  * first (the run ends there at the latest, earlier if every request is done).
  */
-export function runExtent(spec: RunSpec, table: RequestTable): RunExtent {
+export function runExtent(spec: RunSpec, table: WorkloadInfo): RunExtent {
   const lastArrival = lastOpenLoopArrivalMs(spec.load, table);
   const cap = spec.stop.maxVirtualTimeMs;
   if (cap !== null && (lastArrival === null || cap < lastArrival)) {
@@ -79,14 +79,10 @@ export function runExtent(spec: RunSpec, table: RequestTable): RunExtent {
   return { requests: table.count, simulatedMs: lastArrival, estimated: true };
 }
 
-function lastOpenLoopArrivalMs(load: LoadSpec, table: RequestTable): number | null {
+function lastOpenLoopArrivalMs(load: LoadSpec, table: WorkloadInfo): number | null {
   if (load.type === "concurrency") return null;
   const speedup = load.type === "trace_timestamps" ? load.speedup : 1;
-  let last = Number.NEGATIVE_INFINITY;
-  for (let s = 0; s < table.sessionCount; s++) {
-    const t = table.timestampMs[table.sessionFirstRow[s]];
-    if (t > last) last = t; // a missing timestamp (NaN) compares false and is skipped
-  }
+  const last = table.lastFirstTurnMs;
   return Number.isFinite(last) && last > 0 ? last / speedup : null;
 }
 
@@ -198,7 +194,7 @@ function formatSpeed(factor: number): string {
 /** What the bar reads from the running replay (Replay satisfies it). */
 export interface ProgressSource {
   readonly virtualTimeMs: number;
-  readonly collector: { readonly status: Uint8Array };
+  readonly collector: { readonly terminated: number };
 }
 
 export class ProgressBar {
@@ -231,7 +227,7 @@ export class ProgressBar {
       this.draw({
         simulatedMs: source.virtualTimeMs,
         wallMs,
-        done: countDone(source.collector.status),
+        done: source.collector.terminated,
         extent: this.extent,
         retune: retune === null ? null : { sweep: retune.source.sweepProgress, windows: retune.windows },
       });
@@ -260,16 +256,6 @@ export class ProgressBar {
 }
 
 /**
- * Requests in a terminal state (status ≠ 0). A scan of one byte per request, at most ~10 times a
- * second: well under a millisecond for a million requests, and no counter in the hot path.
- */
-function countDone(status: Uint8Array): number {
-  let n = 0;
-  for (let i = 0; i < status.length; i++) if (status[i] !== 0) n++;
-  return n;
-}
-
-/**
  * The bar for one replay, started, or null when none is wanted (`--progress`, TTY, `--format`).
  * Only `predict` on the main thread calls this; sweep workers never draw.
  */
@@ -279,7 +265,7 @@ export function startProgress(
   settings: ProgressSettings,
   spec: RunSpec,
   replay: ProgressSource,
-  workload: RequestTable,
+  workload: WorkloadInfo,
   retune: RetuneProgressSource | null = null,
 ): ProgressBar | null {
   const terminal = settings.terminal ?? process.stderr;

@@ -9,7 +9,7 @@ export class AggregatedCluster extends Cluster {
   readonly decodePool: WorkerPool;
 
   constructor(ctx: ClusterContext, role: WorkerRoleSpec, timing: TimingModel, router: RouterSpec) {
-    const pool = new WorkerPool(0, "aggregated", role, timing, router, ctx.table.blockHashes, ctx.collector);
+    const pool = new WorkerPool(0, "aggregated", role, timing, router, ctx.collector);
     super(ctx, [pool], Number.POSITIVE_INFINITY);
     this.decodePool = pool;
   }

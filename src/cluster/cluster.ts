@@ -3,14 +3,14 @@ import { type PlainPassSink, Signal, VllmEngine } from "../engine/vllmEngine.js"
 import { type Collector, Terminal } from "../metrics/collector.js";
 import type { SampledPoolSource } from "../metrics/timeline.js";
 import type { RouterCostParameters } from "../router/placement.js";
-import type { RequestTable } from "../traffic/requests.js";
+import type { RequestSource } from "../traffic/requestSource.js";
 import { type ClusterHost, POOL_ID_SPAN } from "./host.js";
 import { type DrainRule, LifecycleLog, scaleDown, scaleUp } from "./lifecycle.js";
 import { type WorkerPool, WorkerState } from "./workerPool.js";
 
 /** What every topology is built from. */
 export interface ClusterContext {
-  readonly table: RequestTable;
+  readonly source: RequestSource;
   readonly collector: Collector;
   readonly host: ClusterHost;
   /** Keep lifecycle records (a scaling policy drives the run). */
@@ -41,7 +41,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   passes = 0;
   /** Of `passes`, those whose ends were delivered within runs (`runDecodes`). */
   passesInRuns = 0;
-  protected readonly table: RequestTable;
+  protected readonly source: RequestSource;
   protected readonly collector: Collector;
   protected readonly host: ClusterHost;
   protected readonly maxModelLen: number | null;
@@ -52,7 +52,11 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
    * worker computes before its hand-off (the decode worker does the rest).
    */
   private readonly frontOutputCap: number;
-  /** Per pool, per worker: requests abandoned while the worker's pass was in flight, cancelled at its end. */
+  /**
+   * Per pool, per worker: requests abandoned while the worker's pass was in flight, cancelled at
+   * its end, as (row, engine slot) pairs — the slot is kept because the request's own state may be
+   * released before the pass ends.
+   */
   private readonly cancelAtPassEnd: number[][][];
   /** Cancellations waiting in `cancelAtPassEnd`: the run is not over while an engine still holds one. */
   private deferredCancels = 0;
@@ -63,7 +67,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   private readonly runCandidates: number[] = [];
 
   protected constructor(ctx: ClusterContext, pools: readonly WorkerPool[], frontOutputCap: number) {
-    this.table = ctx.table;
+    this.source = ctx.source;
     this.collector = ctx.collector;
     this.host = ctx.host;
     this.lifecycle = new LifecycleLog(ctx.recordLifecycle);
@@ -162,13 +166,14 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   /** Routes an arrived request to a ready worker of the front pool. */
   private dispatch(row: number, t: number): void {
     const collector = this.collector;
-    const table = this.table;
+    const source = this.source;
     const pool = this.front;
     const placement = pool.placement;
-    const offset = table.blockOffsets[row];
-    const count = table.blockOffsets[row + 1] - offset;
-    const isl = table.inputLength[row];
-    const slot = placement.choose(table.blockHashes, offset, count, isl, t);
+    const hashes = source.hashes(row);
+    const offset = source.hashStart(row);
+    const count = source.hashCount(row);
+    const isl = source.inputLength(row);
+    const slot = placement.choose(hashes, offset, count, isl, t);
     const overlapTokens = placement.lastOverlapBlocks * pool.spec.blockSize;
     const w = pool.workerOf(slot);
     collector.onDispatch(row, t, w, pool.rankOf(slot), overlapTokens);
@@ -177,24 +182,25 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       const predicted = routing.wantsPrefillPrediction
         ? pool.timing.prefillMs(1, isl, Math.min(overlapTokens, isl))
         : Number.NaN;
-      routing.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, predicted);
+      routing.onDispatched(slot, row, hashes, offset, count, isl, t, predicted);
     }
-    const output = Math.min(this.frontOutputCap, table.outputLength[row]);
-    pool.engines[slot].enqueue(VllmEngine.makeSequence(row, isl, output, offset, count, this.maxModelLen));
+    const output = Math.min(this.frontOutputCap, source.outputLength(row));
+    pool.engines[slot].enqueue(
+      VllmEngine.makeSequence(row, isl, output, hashes, offset, count, this.maxModelLen),
+    );
     pool.dirty[w] = 1;
   }
 
   /** Builds the engine-side state of request `row` with its full output (decode side). */
   protected sequenceOf(row: number): Sequence {
-    const table = this.table;
-    const offset = table.blockOffsets[row];
-    const count = table.blockOffsets[row + 1] - offset;
+    const source = this.source;
     return VllmEngine.makeSequence(
       row,
-      table.inputLength[row],
-      table.outputLength[row],
-      offset,
-      count,
+      source.inputLength(row),
+      source.outputLength(row),
+      source.hashes(row),
+      source.hashStart(row),
+      source.hashCount(row),
       this.maxModelLen,
     );
   }
@@ -329,7 +335,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     for (let i = 0; i < n; i++) {
       const row = reqs[i];
       const kind = kinds[i];
-      if (collector.status[row] !== Terminal.None) {
+      if (collector.isEnded(row)) {
         // Abandoned while this pass ran: its KV is freed at the pass end (`cancelDeferred`), unless
         // the pass itself ended it here; the client sees nothing of it any more.
         if (
@@ -342,7 +348,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       }
       if (kind === Signal.Token) {
         host.onToken(row, t);
-        if (routing !== null && collector.tokens[row] === 1) routing.onPrefillCompleted(slot, row, t);
+        if (routing !== null && collector.tokensOf(row) === 1) routing.onPrefillCompleted(slot, row, t);
         continue;
       }
       if (kind === Signal.PrefillDone) {
@@ -416,13 +422,13 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
    */
   cancel(row: number, t: number): void {
     const c = this.collector;
-    if (Number.isNaN(c.dispatched[row])) {
+    if (!c.isDispatched(row)) {
       // Not dispatched: on its way to the router (its event is ignored), or waiting for a ready worker.
       const i = this.pendingArrivals.indexOf(row);
       if (i >= 0) this.pendingArrivals.splice(i, 1);
     } else if (!this.cancelPastFront(row, t)) {
       const pool = this.front;
-      this.cancelInEngine(pool, c.worker[row] * pool.ranksPerWorker + c.dpRank[row], row, t);
+      this.cancelInEngine(pool, c.engineSlotOf(row, pool.ranksPerWorker), row, t);
     }
   }
 
@@ -432,7 +438,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     if (pool.busy[w] === 1) {
       const lists = this.cancelAtPassEnd[pool.id];
       while (lists.length <= w) lists.push([]);
-      lists[w].push(row);
+      lists[w].push(row, slot);
       this.deferredCancels++;
       return;
     }
@@ -448,19 +454,13 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     this.removeIfDrained(pool, w, t);
   }
 
-  /** The engine slot of `pool` that holds `row`. */
-  protected slotHolding(pool: WorkerPool, row: number): number {
-    const c = this.collector;
-    return c.worker[row] * pool.ranksPerWorker + c.dpRank[row];
-  }
-
   /** At the end of worker `w`'s pass: the cancellations that waited for it. */
   private cancelDeferred(pool: WorkerPool, w: number, t: number): void {
     const lists = this.cancelAtPassEnd[pool.id];
     if (w >= lists.length || lists[w].length === 0) return;
-    const rows = lists[w];
+    const pairs = lists[w];
     lists[w] = [];
-    this.deferredCancels -= rows.length;
-    for (const row of rows) this.cancelNow(pool, this.slotHolding(pool, row), row, t);
+    this.deferredCancels -= pairs.length / 2;
+    for (let i = 0; i < pairs.length; i += 2) this.cancelNow(pool, pairs[i + 1], pairs[i], t);
   }
 }

@@ -4,6 +4,7 @@ import { SequenceQueue } from "../engine/sequenceQueue.js";
 import { type HandoffColumns, Terminal } from "../metrics/collector.js";
 import type { SampledPoolSource } from "../metrics/timeline.js";
 import type { TimingModel } from "../timing/timingModel.js";
+import { type RowStore, type RowWindow, relayoutArray, relayoutI32 } from "../util/rowWindow.js";
 import { Cluster, type ClusterContext } from "./cluster.js";
 import { transferMs, transferTokens } from "./kvTransfer.js";
 import { WorkerPool } from "./workerPool.js";
@@ -15,16 +16,18 @@ import { WorkerPool } from "./workerPool.js";
  * transfer starts once reserved; when it lands the decode engine admits the request and the
  * prefill worker frees its copy.
  */
-export class DisaggregatedCluster extends Cluster {
+export class DisaggregatedCluster extends Cluster implements RowStore {
   readonly prefillPool: WorkerPool;
   readonly decodePool: WorkerPool;
   private readonly back: WorkerPool;
   private readonly handoff: HandoffColumns;
   private readonly transfer: KvTransferSpec;
-  /** The decode-side sequence of a request between hand-off and activation. */
-  private readonly handoffSeq: (Sequence | null)[];
-  private readonly prefillSlotOf: Int32Array;
-  private readonly decodeSlotOf: Int32Array;
+  /** Per live request (slot `row & mask` of the row window): its decode-side sequence between hand-off and activation. */
+  private handoffSeq: (Sequence | null)[];
+  private prefillSlotOf: Int32Array;
+  private decodeSlotOf: Int32Array;
+  private mask: number;
+  private readonly window: RowWindow;
   /** Hand-offs waiting for decode capacity, FIFO per decode slot. */
   private readonly pendingReservations: SequenceQueue[] = [];
   /** Hand-offs that found no ready decode worker, FIFO (request rows). */
@@ -40,9 +43,8 @@ export class DisaggregatedCluster extends Cluster {
     const handoff = ctx.collector.handoff;
     if (handoff === null)
       throw new Error("internal: a disaggregated run needs the collector's hand-off columns");
-    const hashes = ctx.table.blockHashes;
-    const front = new WorkerPool(0, "prefill", prefill.role, prefill.timing, router, hashes, ctx.collector);
-    const back = new WorkerPool(1, "decode", decode.role, decode.timing, router, hashes, {
+    const front = new WorkerPool(0, "prefill", prefill.role, prefill.timing, router, ctx.collector);
+    const back = new WorkerPool(1, "decode", decode.role, decode.timing, router, {
       onAdmit: (req, t) => handoff.onDecodeAdmit(req, t),
     });
     // A prefill worker computes the prompt and one hidden token; the decode worker does the rest.
@@ -52,10 +54,20 @@ export class DisaggregatedCluster extends Cluster {
     this.back = back;
     this.handoff = handoff;
     this.transfer = transfer;
-    const count = ctx.table.count;
-    this.handoffSeq = new Array<Sequence | null>(count).fill(null);
-    this.prefillSlotOf = new Int32Array(count);
-    this.decodeSlotOf = new Int32Array(count);
+    const window = ctx.source.window;
+    this.window = window;
+    this.mask = window.mask;
+    this.handoffSeq = new Array<Sequence | null>(window.capacity).fill(null);
+    this.prefillSlotOf = new Int32Array(window.capacity);
+    this.decodeSlotOf = new Int32Array(window.capacity);
+    window.register(this);
+  }
+
+  relayout(first: number, end: number, oldMask: number, capacity: number): void {
+    this.handoffSeq = relayoutArray(this.handoffSeq, first, end, oldMask, capacity, null);
+    this.prefillSlotOf = relayoutI32(this.prefillSlotOf, first, end, oldMask, capacity, 0);
+    this.decodeSlotOf = relayoutI32(this.decodeSlotOf, first, end, oldMask, capacity, 0);
+    this.mask = capacity - 1;
   }
 
   applyTargets(targetPrefill: number | null, targetDecode: number | null, t: number): void {
@@ -67,10 +79,10 @@ export class DisaggregatedCluster extends Cluster {
     const out: Sequence[][] = [];
     if (pool !== this.back) return out;
     const handoff = this.handoff;
-    for (let row = 0; row < this.handoffSeq.length; row++) {
-      const seq = this.handoffSeq[row];
-      if (seq === null || Number.isNaN(handoff.destinationReserved[row])) continue;
-      const slot = this.decodeSlotOf[row];
+    for (let row = this.window.freed; row < this.window.read; row++) {
+      const seq = this.handoffSeq[row & this.mask];
+      if (seq === null || !handoff.hasReservation(row)) continue;
+      const slot = this.decodeSlotOf[row & this.mask];
       while (out.length <= slot) out.push([]);
       out[slot].push(seq);
     }
@@ -112,10 +124,6 @@ export class DisaggregatedCluster extends Cluster {
       this.routeHandoff(this.pendingHandoffs.shift()!, t);
   }
 
-  protected override slotHolding(pool: WorkerPool, row: number): number {
-    return pool === this.back ? this.decodeSlotOf[row] : super.slotHolding(pool, row);
-  }
-
   /** A prefill pass end reserves KV on a decode worker (`prefillDone`): decode runs stop before the next one. */
   protected override runBlockingPools(pool: WorkerPool): number {
     return pool === this.back ? 1 << this.front.id : 0;
@@ -134,7 +142,7 @@ export class DisaggregatedCluster extends Cluster {
   /** A prefill worker finished a request: pick its decode worker and reserve KV there. */
   protected prefillDone(row: number, prefillSlot: number, t: number): void {
     this.handoff.onSourceHeld(row, t);
-    this.prefillSlotOf[row] = prefillSlot;
+    this.prefillSlotOf[row & this.mask] = prefillSlot;
     if (this.back.readyCount === 0) {
       this.pendingHandoffs.push(row);
       return;
@@ -145,12 +153,13 @@ export class DisaggregatedCluster extends Cluster {
   private routeHandoff(row: number, t: number): void {
     const back = this.back;
     const handoff = this.handoff;
-    const table = this.table;
-    const offset = table.blockOffsets[row];
-    const count = table.blockOffsets[row + 1] - offset;
-    const isl = table.inputLength[row];
-    const slot = back.placement.choose(table.blockHashes, offset, count, isl, t);
-    this.decodeSlotOf[row] = slot;
+    const source = this.source;
+    const hashes = source.hashes(row);
+    const offset = source.hashStart(row);
+    const count = source.hashCount(row);
+    const isl = source.inputLength(row);
+    const slot = back.placement.choose(hashes, offset, count, isl, t);
+    this.decodeSlotOf[row & this.mask] = slot;
     handoff.onDecodeRouted(
       row,
       back.workerOf(slot),
@@ -167,8 +176,8 @@ export class DisaggregatedCluster extends Cluster {
     // The decode router counts the request from its choice on (the reference's add_request at
     // selection), also while the hand-off waits for KV capacity there: it is in flight on that
     // worker, which keeps it even if the worker starts draining meanwhile.
-    back.kvRouting?.onDispatched(slot, row, table.blockHashes, offset, count, isl, t, Number.NaN);
-    this.handoffSeq[row] = seq;
+    back.kvRouting?.onDispatched(slot, row, hashes, offset, count, isl, t, Number.NaN);
+    this.handoffSeq[row & this.mask] = seq;
     const queue = this.reservationQueue(slot);
     if (queue.length === 0 && this.reserve(seq, slot, t)) return;
     queue.pushBack(seq);
@@ -204,10 +213,13 @@ export class DisaggregatedCluster extends Cluster {
   /** The KV arrived: the decode worker may admit the request; the prefill worker frees its copy. */
   completeTransfer(row: number, t: number): void {
     const back = this.back;
-    const seq = this.handoffSeq[row];
-    if (seq === null) return; // abandoned during its transfer (`cancelHandoff` freed both sides)
-    this.handoffSeq[row] = null;
-    const slot = this.decodeSlotOf[row];
+    // Abandoned during its transfer (`cancelHandoff` freed both sides), and maybe released since.
+    if (row < this.window.freed) return;
+    const i = row & this.mask;
+    const seq = this.handoffSeq[i];
+    if (seq === null) return;
+    this.handoffSeq[i] = null;
+    const slot = this.decodeSlotOf[i];
     back.engines[slot].activate(seq);
     back.dirty[back.workerOf(slot)] = 1;
     this.handoff.onActivated(row, t);
@@ -216,7 +228,7 @@ export class DisaggregatedCluster extends Cluster {
 
   private releaseSource(row: number, t: number): void {
     const front = this.front;
-    const slot = this.prefillSlotOf[row];
+    const slot = this.prefillSlotOf[row & this.mask];
     front.engines[slot].releaseHeld(row);
     const w = front.workerOf(slot);
     front.dirty[w] = 1;
@@ -228,10 +240,10 @@ export class DisaggregatedCluster extends Cluster {
 
   protected cancelPastFront(row: number, t: number): boolean {
     const handoff = this.handoff;
-    if (Number.isNaN(handoff.sourceHeld[row])) return false; // still in its prefill engine
-    if (!Number.isNaN(handoff.destinationActivated[row])) {
+    if (!handoff.hasSourceHeld(row)) return false; // still in its prefill engine
+    if (handoff.isActivated(row)) {
       // Its KV arrived: in its decode engine.
-      this.cancelInEngine(this.back, this.decodeSlotOf[row], row, t);
+      this.cancelInEngine(this.back, this.decodeSlotOf[row & this.mask], row, t);
     } else {
       this.cancelHandoff(row, t);
     }
@@ -246,15 +258,16 @@ export class DisaggregatedCluster extends Cluster {
    */
   private cancelHandoff(row: number, t: number): void {
     const back = this.back;
-    const seq = this.handoffSeq[row];
+    const i = row & this.mask;
+    const seq = this.handoffSeq[i];
     if (seq === null) {
       // No decode worker was ready: it waits in the decode router's queue.
       const i = this.pendingHandoffs.indexOf(row);
       if (i >= 0) this.pendingHandoffs.splice(i, 1);
     } else {
-      const slot = this.decodeSlotOf[row];
-      this.handoffSeq[row] = null;
-      if (Number.isNaN(this.handoff.destinationReserved[row])) {
+      const slot = this.decodeSlotOf[i];
+      this.handoffSeq[i] = null;
+      if (!this.handoff.hasReservation(row)) {
         const queue = this.reservationQueue(slot);
         for (let i = 0; i < queue.length; i++) {
           if (queue.at(i) === seq) {

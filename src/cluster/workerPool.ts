@@ -51,7 +51,6 @@ export class WorkerPool {
     readonly spec: WorkerRoleSpec,
     readonly timing: TimingModel,
     router: RouterSpec,
-    private readonly promptHashes: Float64Array,
     private readonly observer: AdmissionObserver,
   ) {
     this.ranksPerWorker = spec.attentionData;
@@ -97,7 +96,6 @@ export class WorkerPool {
           asyncScheduling: spec.asyncScheduling,
         },
         this.timing,
-        this.promptHashes,
         this.observer,
       );
       const routing = this.kvRouting;

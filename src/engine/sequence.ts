@@ -4,12 +4,14 @@
  * constructor so every instance shares one hidden class.
  */
 export class Sequence {
-  /** Row of the request in the RequestTable. */
+  /** Row of the request in the workload. */
   readonly req: number;
   readonly promptLength: number;
   /** Output tokens to generate (requested length, capped by max_model_len). */
   readonly maxOutput: number;
-  /** Offset of the prompt's full-block hashes in `RequestTable.blockHashes`. */
+  /** The array holding the prompt's full-block hashes (the table's, or a trace stream's chunk). */
+  readonly promptHashes: Float64Array;
+  /** Offset of the prompt's full-block hashes in `promptHashes`. */
   readonly promptHashOffset: number;
   /** Number of full prompt blocks that have a precomputed hash. */
   readonly promptFullBlocks: number;
@@ -32,12 +34,14 @@ export class Sequence {
     req: number,
     promptLength: number,
     maxOutput: number,
+    promptHashes: Float64Array,
     promptHashOffset: number,
     promptFullBlocks: number,
   ) {
     this.req = req;
     this.promptLength = promptLength;
     this.maxOutput = maxOutput;
+    this.promptHashes = promptHashes;
     this.promptHashOffset = promptHashOffset;
     this.promptFullBlocks = promptFullBlocks;
   }

@@ -133,8 +133,6 @@ export class VllmEngine {
   constructor(
     private readonly config: EngineConfig,
     private readonly timing: TimingModel,
-    /** Full-block hashes of every request's prompt (RequestTable.blockHashes). */
-    private readonly promptHashes: Float64Array,
     private readonly observer: AdmissionObserver,
   ) {
     this.pool = new KvBlockPool(config.numGpuBlocks);
@@ -213,12 +211,13 @@ export class VllmEngine {
     req: number,
     promptLength: number,
     requestedOutput: number,
+    promptHashes: Float64Array,
     promptHashOffset: number,
     promptFullBlocks: number,
     maxModelLen: number | null,
   ): Sequence {
     const maxOutput = cappedOutputTokens(promptLength, requestedOutput, maxModelLen);
-    return new Sequence(req, promptLength, maxOutput, promptHashOffset, promptFullBlocks);
+    return new Sequence(req, promptLength, maxOutput, promptHashes, promptHashOffset, promptFullBlocks);
   }
 
   /** Executes one pass starting at `now`; returns its duration in ms. */
@@ -745,7 +744,7 @@ export class VllmEngine {
 
   private hashOf(s: Sequence, k: number): number {
     return k < s.promptFullBlocks
-      ? this.promptHashes[s.promptHashOffset + k]
+      ? s.promptHashes[s.promptHashOffset + k]
       : s.outputHashes[k - s.promptFullBlocks];
   }
 

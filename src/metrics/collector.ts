@@ -1,3 +1,11 @@
+import {
+  type RowStore,
+  RowWindow,
+  relayoutArray,
+  relayoutF64,
+  relayoutI32,
+  relayoutU8,
+} from "../util/rowWindow.js";
 import type { DDSketch } from "./ddsketch.js";
 import { type DistStats, sketchStats } from "./distribution.js";
 import { GapRuns, HeldGaps } from "./tokenGaps.js";
@@ -17,20 +25,23 @@ export const Terminal = {
 
 export const TERMINAL_NAMES = ["", "completed", "rejected", "canceled"] as const;
 
-/** Per-request hand-off timeline of a disaggregated deployment. */
+/** Per-request hand-off timeline of a disaggregated deployment, at slot `req & mask` of the run's row window. */
 export class HandoffColumns {
-  readonly decodeWorker: Int32Array;
-  readonly decodeDpRank: Int32Array;
-  readonly sourceHeld: Float64Array;
-  readonly destinationReserved: Float64Array;
-  readonly destinationActivated: Float64Array;
-  readonly decodeAdmit: Float64Array;
-  readonly sourceReleased: Float64Array;
-  readonly decodeReusedTokens: Int32Array;
-  readonly decodeRouteOverlapTokens: Int32Array;
-  readonly transferredTokens: Int32Array;
+  decodeWorker: Int32Array;
+  decodeDpRank: Int32Array;
+  sourceHeld: Float64Array;
+  destinationReserved: Float64Array;
+  destinationActivated: Float64Array;
+  decodeAdmit: Float64Array;
+  sourceReleased: Float64Array;
+  decodeReusedTokens: Int32Array;
+  decodeRouteOverlapTokens: Int32Array;
+  transferredTokens: Int32Array;
+  mask: number;
 
-  constructor(count: number) {
+  constructor(window: RowWindow) {
+    const count = window.capacity;
+    this.mask = window.mask;
     this.decodeWorker = new Int32Array(count).fill(-1);
     this.decodeDpRank = new Int32Array(count);
     this.sourceHeld = new Float64Array(count).fill(Number.NaN);
@@ -41,46 +52,111 @@ export class HandoffColumns {
     this.decodeReusedTokens = new Int32Array(count);
     this.decodeRouteOverlapTokens = new Int32Array(count);
     this.transferredTokens = new Int32Array(count);
+    window.register(this);
+  }
+
+  relayout(first: number, end: number, oldMask: number, capacity: number): void {
+    const nan = Number.NaN;
+    this.decodeWorker = relayoutI32(this.decodeWorker, first, end, oldMask, capacity, -1);
+    this.decodeDpRank = relayoutI32(this.decodeDpRank, first, end, oldMask, capacity, 0);
+    this.sourceHeld = relayoutF64(this.sourceHeld, first, end, oldMask, capacity, nan);
+    this.destinationReserved = relayoutF64(this.destinationReserved, first, end, oldMask, capacity, nan);
+    this.destinationActivated = relayoutF64(this.destinationActivated, first, end, oldMask, capacity, nan);
+    this.decodeAdmit = relayoutF64(this.decodeAdmit, first, end, oldMask, capacity, nan);
+    this.sourceReleased = relayoutF64(this.sourceReleased, first, end, oldMask, capacity, nan);
+    this.decodeReusedTokens = relayoutI32(this.decodeReusedTokens, first, end, oldMask, capacity, 0);
+    this.decodeRouteOverlapTokens = relayoutI32(
+      this.decodeRouteOverlapTokens,
+      first,
+      end,
+      oldMask,
+      capacity,
+      0,
+    );
+    this.transferredTokens = relayoutI32(this.transferredTokens, first, end, oldMask, capacity, 0);
+    this.mask = capacity - 1;
+  }
+
+  /** Empties the slot of a released row. */
+  reset(req: number): void {
+    const i = req & this.mask;
+    this.decodeWorker[i] = -1;
+    this.decodeDpRank[i] = 0;
+    this.sourceHeld[i] = Number.NaN;
+    this.destinationReserved[i] = Number.NaN;
+    this.destinationActivated[i] = Number.NaN;
+    this.decodeAdmit[i] = Number.NaN;
+    this.sourceReleased[i] = Number.NaN;
+    this.decodeReusedTokens[i] = 0;
+    this.decodeRouteOverlapTokens[i] = 0;
+    this.transferredTokens[i] = 0;
   }
 
   /** Prefill finished at `t`: the KV is held on the prefill worker until its transfer. */
   onSourceHeld(req: number, t: number): void {
-    this.sourceHeld[req] = t;
+    this.sourceHeld[req & this.mask] = t;
   }
 
   /** The decode router chose `worker`'s rank `dpRank`, which held `overlapTokens` of the prompt per its index. */
   onDecodeRouted(req: number, worker: number, dpRank: number, overlapTokens: number): void {
-    this.decodeWorker[req] = worker;
-    this.decodeDpRank[req] = dpRank;
-    this.decodeRouteOverlapTokens[req] = overlapTokens;
+    const i = req & this.mask;
+    this.decodeWorker[i] = worker;
+    this.decodeDpRank[i] = dpRank;
+    this.decodeRouteOverlapTokens[i] = overlapTokens;
   }
 
   /** Decode KV reserved at `t`, `reusedTokens` already resident; the transfer moves `transferredTokens`. */
   onReserved(req: number, t: number, reusedTokens: number, transferredTokens: number): void {
-    this.destinationReserved[req] = t;
-    this.decodeReusedTokens[req] = reusedTokens;
-    this.transferredTokens[req] = transferredTokens;
+    const i = req & this.mask;
+    this.destinationReserved[i] = t;
+    this.decodeReusedTokens[i] = reusedTokens;
+    this.transferredTokens[i] = transferredTokens;
   }
 
   /** The transfer landed at `t`: the decode engine may admit the request. */
   onActivated(req: number, t: number): void {
-    this.destinationActivated[req] = t;
+    this.destinationActivated[req & this.mask] = t;
   }
 
   /** The decode engine admitted the request at `t` (the first admission counts). */
   onDecodeAdmit(req: number, t: number): void {
-    if (Number.isNaN(this.decodeAdmit[req])) this.decodeAdmit[req] = t;
+    const i = req & this.mask;
+    if (Number.isNaN(this.decodeAdmit[i])) this.decodeAdmit[i] = t;
   }
 
   /** The prefill worker freed its copy at `t`. */
   onSourceReleased(req: number, t: number): void {
-    this.sourceReleased[req] = t;
+    this.sourceReleased[req & this.mask] = t;
+  }
+
+  /** Whether prefill finished (the KV is held on, or was moved from, the prefill worker). */
+  hasSourceHeld(req: number): boolean {
+    return !Number.isNaN(this.sourceHeld[req & this.mask]);
+  }
+
+  hasReservation(req: number): boolean {
+    return !Number.isNaN(this.destinationReserved[req & this.mask]);
+  }
+
+  isActivated(req: number): boolean {
+    return !Number.isNaN(this.destinationActivated[req & this.mask]);
   }
 }
 
+/** One admission of a request (kept only when per-request records are captured). */
+export interface AdmissionRecord {
+  readonly ordinal: number;
+  readonly at: number;
+  readonly reused: number;
+}
+
+const NO_ADMISSIONS: AdmissionRecord[] = [];
+
 /**
- * Records what happens to each request, as columns indexed by request row (mocker.md §4.4,
- * aisimulate.md §5.5). Latency distributions are derived once at the end (`summary.ts`).
+ * Records what happens to each live request, as columns at slot `req & mask` of the run's row
+ * window (mocker.md §4.4, aisimulate.md §5.5): a request's row is copied to the run's
+ * `RequestLog` when the replay releases it (sim/replay.ts), and latency distributions are derived
+ * once at the end from that log (`summary.ts`).
  *
  * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
  * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
@@ -90,39 +166,53 @@ export class HandoffColumns {
  * folding) and into the moments per worker (`partitionOf`), so that mean and std do not depend on
  * how the replay interleaves workers; held gaps live in a chunked arena (`HeldGaps`).
  */
-export class Collector {
-  readonly arrival: Float64Array;
-  readonly dispatched: Float64Array;
-  readonly firstAdmit: Float64Array;
-  readonly firstToken: Float64Array;
-  readonly secondToken: Float64Array;
-  readonly lastToken: Float64Array;
-  readonly terminal: Float64Array;
-  readonly tokens: Int32Array;
-  readonly reusedMax: Int32Array;
-  readonly reusedFirst: Int32Array;
-  readonly admissions: Int32Array;
-  readonly worker: Int32Array;
+export class Collector implements RowStore {
+  arrival: Float64Array;
+  dispatched: Float64Array;
+  firstAdmit: Float64Array;
+  firstToken: Float64Array;
+  secondToken: Float64Array;
+  lastToken: Float64Array;
+  terminal: Float64Array;
+  tokens: Int32Array;
+  reusedMax: Int32Array;
+  reusedFirst: Int32Array;
+  admissions: Int32Array;
+  worker: Int32Array;
   /** Attention-DP rank within the worker. */
-  readonly dpRank: Int32Array;
+  dpRank: Int32Array;
   /** Prompt blocks the routed-to worker already held, per the router's index, × block size. */
-  readonly routeOverlapTokens: Int32Array;
+  routeOverlapTokens: Int32Array;
   /** Disaggregated hand-off (aisimulate.md §6.3); NaN / -1 when not applicable. */
   readonly handoff: HandoffColumns | null;
-  readonly status: Uint8Array;
+  status: Uint8Array;
   /** Per-admission history (only kept when per-request records are captured). */
-  readonly admissionLog: { ordinal: number; at: number; reused: number }[][] | null;
+  admissionLog: AdmissionRecord[][] | null;
+  /** Slot of row `req`: `req & mask`. */
+  mask: number;
+  readonly window: RowWindow;
   arrived = 0;
+  /** Requests that reached a terminal state, and of them those rejected. */
+  terminated = 0;
+  rejected = 0;
   /** Admissions over the run (1-based ordinal of the latest). */
   admissionCount = 0;
   private readonly gaps = new GapRuns();
   /** Gaps held per request until its terminal state; null when they stream straight in. */
   private readonly heldGaps: HeldGaps | null;
 
+  /**
+   * `rows`: the run's row window, or a row count (a window holding rows 0 .. count − 1, for
+   * tests that drive a collector by hand).
+   */
   constructor(
-    count: number,
+    rows: RowWindow | number,
     opts: { holdGapsUntilTerminal: boolean; captureHistory: boolean; disaggregated?: boolean },
   ) {
+    const window = typeof rows === "number" ? windowOf(rows) : rows;
+    this.window = window;
+    const count = window.capacity;
+    this.mask = window.mask;
     this.arrival = new Float64Array(count).fill(Number.NaN);
     this.dispatched = new Float64Array(count).fill(Number.NaN);
     this.firstAdmit = new Float64Array(count).fill(Number.NaN);
@@ -137,10 +227,87 @@ export class Collector {
     this.worker = new Int32Array(count).fill(-1);
     this.dpRank = new Int32Array(count);
     this.routeOverlapTokens = new Int32Array(count);
-    this.handoff = opts.disaggregated ? new HandoffColumns(count) : null;
     this.status = new Uint8Array(count);
-    this.heldGaps = opts.holdGapsUntilTerminal ? new HeldGaps(count) : null;
-    this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => []) : null;
+    this.admissionLog = opts.captureHistory ? Array.from({ length: count }, () => NO_ADMISSIONS) : null;
+    window.register(this);
+    this.handoff = opts.disaggregated ? new HandoffColumns(window) : null;
+    this.heldGaps = opts.holdGapsUntilTerminal ? new HeldGaps(window) : null;
+  }
+
+  relayout(first: number, end: number, oldMask: number, capacity: number): void {
+    const nan = Number.NaN;
+    this.arrival = relayoutF64(this.arrival, first, end, oldMask, capacity, nan);
+    this.dispatched = relayoutF64(this.dispatched, first, end, oldMask, capacity, nan);
+    this.firstAdmit = relayoutF64(this.firstAdmit, first, end, oldMask, capacity, nan);
+    this.firstToken = relayoutF64(this.firstToken, first, end, oldMask, capacity, nan);
+    this.secondToken = relayoutF64(this.secondToken, first, end, oldMask, capacity, nan);
+    this.lastToken = relayoutF64(this.lastToken, first, end, oldMask, capacity, nan);
+    this.terminal = relayoutF64(this.terminal, first, end, oldMask, capacity, nan);
+    this.tokens = relayoutI32(this.tokens, first, end, oldMask, capacity, 0);
+    this.reusedMax = relayoutI32(this.reusedMax, first, end, oldMask, capacity, 0);
+    this.reusedFirst = relayoutI32(this.reusedFirst, first, end, oldMask, capacity, 0);
+    this.admissions = relayoutI32(this.admissions, first, end, oldMask, capacity, 0);
+    this.worker = relayoutI32(this.worker, first, end, oldMask, capacity, -1);
+    this.dpRank = relayoutI32(this.dpRank, first, end, oldMask, capacity, 0);
+    this.routeOverlapTokens = relayoutI32(this.routeOverlapTokens, first, end, oldMask, capacity, 0);
+    this.status = relayoutU8(this.status, first, end, oldMask, capacity);
+    if (this.admissionLog !== null)
+      this.admissionLog = relayoutArray(this.admissionLog, first, end, oldMask, capacity, NO_ADMISSIONS);
+    this.mask = capacity - 1;
+  }
+
+  /** Empties the slot of a released row (its state was copied to the request log). */
+  release(req: number): void {
+    const i = req & this.mask;
+    this.arrival[i] = Number.NaN;
+    this.dispatched[i] = Number.NaN;
+    this.firstAdmit[i] = Number.NaN;
+    this.firstToken[i] = Number.NaN;
+    this.secondToken[i] = Number.NaN;
+    this.lastToken[i] = Number.NaN;
+    this.terminal[i] = Number.NaN;
+    this.tokens[i] = 0;
+    this.reusedMax[i] = 0;
+    this.reusedFirst[i] = 0;
+    this.admissions[i] = 0;
+    this.worker[i] = -1;
+    this.dpRank[i] = 0;
+    this.routeOverlapTokens[i] = 0;
+    this.status[i] = Terminal.None;
+    if (this.admissionLog !== null) this.admissionLog[i] = NO_ADMISSIONS;
+    this.handoff?.reset(req);
+  }
+
+  /** Whether `req` reached a terminal state (a released row did). */
+  isEnded(req: number): boolean {
+    return req < this.window.freed || this.status[req & this.mask] !== Terminal.None;
+  }
+
+  statusOf(req: number): number {
+    return this.status[req & this.mask];
+  }
+
+  arrivalOf(req: number): number {
+    return this.arrival[req & this.mask];
+  }
+
+  tokensOf(req: number): number {
+    return this.tokens[req & this.mask];
+  }
+
+  reusedMaxOf(req: number): number {
+    return this.reusedMax[req & this.mask];
+  }
+
+  /** Whether `req` was routed to a front-pool worker. */
+  isDispatched(req: number): boolean {
+    return !Number.isNaN(this.dispatched[req & this.mask]);
+  }
+
+  /** The front-pool engine slot (worker × ranks + rank) `req` was routed to. */
+  engineSlotOf(req: number, ranksPerWorker: number): number {
+    const i = req & this.mask;
+    return this.worker[i] * ranksPerWorker + this.dpRank[i];
   }
 
   /** Streaming ITL sketch (ms), every gap folded so far included: bins, count, min, max (`itlStats` has the moments). */
@@ -170,31 +337,37 @@ export class Collector {
    */
   private partitionOf(req: number): number {
     const h = this.handoff;
-    return (h !== null && h.decodeWorker[req] >= 0 ? h.decodeWorker[req] : this.worker[req]) + 1;
+    const i = req & this.mask;
+    return (h !== null && h.decodeWorker[i] >= 0 ? h.decodeWorker[i] : this.worker[i]) + 1;
   }
 
   onArrival(req: number, t: number): void {
-    this.arrival[req] = t;
+    this.arrival[req & this.mask] = t;
     this.arrived++;
   }
 
   /** Routed at `t` to `worker`'s rank `dpRank`, which held `overlapTokens` of its prompt per the router. */
   onDispatch(req: number, t: number, worker: number, dpRank: number, overlapTokens: number): void {
-    this.dispatched[req] = t;
-    this.worker[req] = worker;
-    this.dpRank[req] = dpRank;
-    this.routeOverlapTokens[req] = overlapTokens;
+    const i = req & this.mask;
+    this.dispatched[i] = t;
+    this.worker[i] = worker;
+    this.dpRank[i] = dpRank;
+    this.routeOverlapTokens[i] = overlapTokens;
   }
 
   onAdmit(req: number, t: number, reusedTokens: number): void {
+    const i = req & this.mask;
     this.admissionCount++;
-    if (this.admissions[req]++ === 0) {
-      this.firstAdmit[req] = t;
-      this.reusedFirst[req] = reusedTokens;
+    if (this.admissions[i]++ === 0) {
+      this.firstAdmit[i] = t;
+      this.reusedFirst[i] = reusedTokens;
     }
-    if (reusedTokens > this.reusedMax[req]) this.reusedMax[req] = reusedTokens;
-    if (this.admissionLog !== null)
-      this.admissionLog[req].push({ ordinal: this.admissionCount, at: t, reused: reusedTokens });
+    if (reusedTokens > this.reusedMax[i]) this.reusedMax[i] = reusedTokens;
+    const log = this.admissionLog;
+    if (log !== null) {
+      if (log[i] === NO_ADMISSIONS) log[i] = [];
+      log[i].push({ ordinal: this.admissionCount, at: t, reused: reusedTokens });
+    }
   }
 
   onToken(req: number, t: number): void {
@@ -203,12 +376,13 @@ export class Collector {
 
   /** A token of `req` at `t`, delivered by the worker of moments partition `partition`. */
   private tokenAt(req: number, t: number, partition: number): void {
-    const n = this.tokens[req]++;
+    const i = req & this.mask;
+    const n = this.tokens[i]++;
     if (n === 0) {
-      this.firstToken[req] = t;
+      this.firstToken[i] = t;
     } else {
-      if (n === 1) this.secondToken[req] = t;
-      const gap = t - this.lastToken[req];
+      if (n === 1) this.secondToken[i] = t;
+      const gap = t - this.lastToken[i];
       if (this.heldGaps === null) {
         this.gaps.fold(gap, partition);
       } else {
@@ -218,7 +392,7 @@ export class Collector {
         this.heldGaps.push(req, gap, runs.itlKey, runs.throughputKey);
       }
     }
-    this.lastToken[req] = t;
+    this.lastToken[i] = t;
   }
 
   /** `onToken(rows[i], t)` for each of `rows[0 .. count)`: the tokens of one pass of one worker. */
@@ -228,19 +402,23 @@ export class Collector {
     const partition = this.partitionOf(rows[0]);
     const tokens = this.tokens;
     const lastToken = this.lastToken;
+    const mask = this.mask;
     if (this.heldGaps === null) {
       // Every request's previous token came at the same time (the previous pass of a run): one
       // gap for all, folded at once — exactly what token by token would fold.
-      const previous = lastToken[rows[0]];
+      const previous = lastToken[rows[0] & mask];
       let shared = true;
-      for (let i = 0; i < count && shared; i++)
-        shared = tokens[rows[i]] > 0 && lastToken[rows[i]] === previous;
+      for (let i = 0; i < count && shared; i++) {
+        const slot = rows[i] & mask;
+        shared = tokens[slot] > 0 && lastToken[slot] === previous;
+      }
       if (shared) {
         this.gaps.foldMany(t - previous, partition, count);
+        const secondToken = this.secondToken;
         for (let i = 0; i < count; i++) {
-          const req = rows[i];
-          if (tokens[req]++ === 1) this.secondToken[req] = t;
-          lastToken[req] = t;
+          const slot = rows[i] & mask;
+          if (tokens[slot]++ === 1) secondToken[slot] = t;
+          lastToken[slot] = t;
         }
         return;
       }
@@ -249,8 +427,19 @@ export class Collector {
   }
 
   onTerminal(req: number, t: number, status: number): void {
-    this.terminal[req] = t;
-    this.status[req] = status;
+    const i = req & this.mask;
+    this.terminal[i] = t;
+    this.status[i] = status;
+    this.terminated++;
+    if (status === Terminal.Rejected) this.rejected++;
     this.heldGaps?.release(req, status === Terminal.Completed ? this.gaps : null, this.partitionOf(req));
   }
+}
+
+/** A window holding rows 0 .. count − 1 (a collector driven by hand). */
+function windowOf(count: number): RowWindow {
+  const w = new RowWindow(count);
+  w.reserve(count);
+  w.read = count;
+  return w;
 }

@@ -1,8 +1,9 @@
 import type { Summary } from "../output/summary.js";
-import type { RequestTable } from "../traffic/requests.js";
 import { type Collector, Terminal } from "./collector.js";
-import { exactStats, statKeys } from "./distribution.js";
+import { statKeys } from "./distribution.js";
+import { buildExactStats, DEFAULT_COLLECT_LIMIT, ExactStatsBuilder } from "./exactStatsBuilder.js";
 import { hasSla, isGood, type SlaThresholds } from "./goodput.js";
+import type { LogColumn, RequestRows } from "./requestLog.js";
 import { judgeSaturation, type SaturationJudgement } from "./saturation.js";
 import type { TimelineSamples } from "./timeline.js";
 
@@ -14,8 +15,10 @@ export type { Summary };
  * `ReplayResult` satisfies it), declared here so metrics/ does not depend on the simulator.
  */
 export interface SummaryInput {
-  readonly collector: Collector;
-  readonly table: Pick<RequestTable, "count" | "inputLength">;
+  /** Arrivals counted and the streaming ITL / per-user throughput distributions. */
+  readonly collector: Pick<Collector, "arrived" | "itlStats" | "perUserThroughputStats">;
+  /** Every request's final columns, in row order. */
+  readonly requests: RequestRows;
   /** Host time spent in the event loop, ms (`wall_time_ms`). */
   readonly wallTimeMs: number;
   /** ∫ provisioned workers dt over the run, in worker-seconds, per role. */
@@ -27,21 +30,48 @@ export interface SummaryInput {
   readonly timeline: Pick<TimelineSamples, "intervalMs" | "count">;
 }
 
+const SUMMARY_COLUMNS: readonly LogColumn[] = [
+  "status",
+  "admissions",
+  "tokens",
+  "inputLength",
+  "reusedMax",
+  "reusedFirst",
+  "terminal",
+  "arrival",
+  "firstToken",
+  "secondToken",
+  "lastToken",
+];
+/** What the later passes of the exact distributions read. */
+const DISTRIBUTION_COLUMNS: readonly LogColumn[] = [
+  "status",
+  "admissions",
+  "tokens",
+  "arrival",
+  "firstToken",
+  "secondToken",
+  "lastToken",
+];
+
 /**
  * The `summary` object of prediction.json (aisimulate.md §6.2; definitions in docs/metrics.md).
  * Populations: a request is *completed* iff it was admitted and terminated Completed; rejected or
- * unfinished requests count only in `num_requests`.
+ * unfinished requests count only in `num_requests`. One scan of the request log in row order
+ * gives the counts and sums; the exact distributions take as many more as they need
+ * (exactStatsBuilder.ts: none while they fit in memory).
  */
-export function buildSummary(result: SummaryInput, sla: SlaThresholds | null): Summary {
+export function buildSummary(
+  result: SummaryInput,
+  sla: SlaThresholds | null,
+  collectLimit: number = DEFAULT_COLLECT_LIMIT,
+): Summary {
   const c = result.collector;
-  const table = result.table;
-  const n = table.count;
-  const ttft = new Float64Array(n);
-  const ttst = new Float64Array(n);
-  const tpot = new Float64Array(n);
-  const e2e = new Float64Array(n);
+  const ttft = new ExactStatsBuilder(collectLimit);
+  const ttst = new ExactStatsBuilder(collectLimit);
+  const tpot = new ExactStatsBuilder(collectLimit);
+  const e2e = new ExactStatsBuilder(collectLimit);
   let nTtft = 0;
-  let nTtst = 0;
   let nTpot = 0;
   let completed = 0;
   let inputTokens = 0;
@@ -55,34 +85,45 @@ export function buildSummary(result: SummaryInput, sla: SlaThresholds | null): S
 
   let rejected = 0;
   let timedOut = 0;
-  for (let r = 0; r < n; r++) {
-    if (c.status[r] === Terminal.Rejected) rejected++;
-    else if (c.status[r] === Terminal.TimedOut) timedOut++;
-    if (c.status[r] !== Terminal.Completed || c.admissions[r] === 0) continue;
-    completed++;
-    const tokens = c.tokens[r];
-    inputTokens += table.inputLength[r];
-    outputTokens += tokens;
-    reusedMax += c.reusedMax[r];
-    reusedFirst += c.reusedFirst[r];
-    if (c.terminal[r] > durationMs) durationMs = c.terminal[r];
-    let rTtft: number | null = null;
-    let rE2e: number | null = null;
-    if (tokens >= 1) {
-      rTtft = Math.max(0, c.firstToken[r] - c.arrival[r]);
-      rE2e = c.lastToken[r] - c.arrival[r];
-      ttft[nTtft++] = rTtft;
-      e2e[nTtft - 1] = rE2e;
-    }
-    if (tokens >= 2) {
-      ttst[nTtst++] = c.secondToken[r] - c.firstToken[r];
-      tpot[nTpot++] = (c.lastToken[r] - c.firstToken[r]) / (tokens - 1);
-    }
-    if (slaSet && isGood(sla, rTtft, rE2e, tokens)) {
-      good++;
-      goodOutput += tokens;
-    }
-  }
+  buildExactStats([ttft, ttst, tpot, e2e], (pass) => {
+    const first = pass === 0;
+    result.requests.scan(first ? SUMMARY_COLUMNS : DISTRIBUTION_COLUMNS, (col, rows) => {
+      for (let r = 0; r < rows; r++) {
+        const status = col.status[r];
+        if (first) {
+          if (status === Terminal.Rejected) rejected++;
+          else if (status === Terminal.TimedOut) timedOut++;
+        }
+        if (status !== Terminal.Completed || col.admissions[r] === 0) continue;
+        const tokens = col.tokens[r];
+        let rTtft: number | null = null;
+        let rE2e: number | null = null;
+        if (tokens >= 1) {
+          rTtft = Math.max(0, col.firstToken[r] - col.arrival[r]);
+          rE2e = col.lastToken[r] - col.arrival[r];
+          ttft.add(rTtft);
+          e2e.add(rE2e);
+        }
+        if (tokens >= 2) {
+          ttst.add(col.secondToken[r] - col.firstToken[r]);
+          tpot.add((col.lastToken[r] - col.firstToken[r]) / (tokens - 1));
+        }
+        if (!first) continue;
+        completed++;
+        inputTokens += col.inputLength[r];
+        outputTokens += tokens;
+        reusedMax += col.reusedMax[r];
+        reusedFirst += col.reusedFirst[r];
+        if (col.terminal[r] > durationMs) durationMs = col.terminal[r];
+        if (tokens >= 1) nTtft++;
+        if (tokens >= 2) nTpot++;
+        if (slaSet && isGood(sla, rTtft, rE2e, tokens)) {
+          good++;
+          goodOutput += tokens;
+        }
+      }
+    });
+  });
 
   const durationS = Math.max(durationMs / 1000, 1e-9);
   const wallS = Math.max(result.wallTimeMs / 1000, 1e-9);
@@ -128,11 +169,11 @@ export function buildSummary(result: SummaryInput, sla: SlaThresholds | null): S
     num_ttft_samples: nTtft,
     num_tpot_samples: nTpot,
     num_e2e_latency_samples: nTtft,
-    ...statKeys("ttft_ms", exactStats(ttft, nTtft)),
-    ...statKeys("ttst_ms", exactStats(ttst, nTtst)),
-    ...statKeys("tpot_ms", exactStats(tpot, nTpot)),
+    ...statKeys("ttft_ms", ttft.result()),
+    ...statKeys("ttst_ms", ttst.result()),
+    ...statKeys("tpot_ms", tpot.result()),
     ...statKeys("itl_ms", c.itlStats()),
-    ...statKeys("e2e_latency_ms", exactStats(e2e, nTtft)),
+    ...statKeys("e2e_latency_ms", e2e.result()),
     ...statKeys("output_token_throughput_per_user", c.perUserThroughputStats()),
     saturated: sat.saturated ? 1 : 0,
     saturation_backlog_growth: sat.growth,
@@ -149,15 +190,16 @@ export function buildSummary(result: SummaryInput, sla: SlaThresholds | null): S
  */
 export function saturationOfRun(result: SummaryInput): SaturationJudgement {
   const { intervalMs, count } = result.timeline;
-  const c = result.collector;
   const arrivals = new Array<number>(count).fill(0);
   const served = new Array<number>(count).fill(0);
   const bucketOf = (time: number): number => Math.min(count - 1, Math.floor(time / intervalMs));
-  for (let r = 0; r < result.table.count; r++) {
-    if (Number.isNaN(c.arrival[r])) continue;
-    arrivals[bucketOf(c.arrival[r])]++;
-    if (!Number.isNaN(c.firstAdmit[r])) served[bucketOf(c.firstAdmit[r])]++;
-    else if (c.status[r] === Terminal.Rejected) served[bucketOf(c.terminal[r])]++;
-  }
+  result.requests.scan(["arrival", "firstAdmit", "status", "terminal"], (c, rows) => {
+    for (let r = 0; r < rows; r++) {
+      if (Number.isNaN(c.arrival[r])) continue;
+      arrivals[bucketOf(c.arrival[r])]++;
+      if (!Number.isNaN(c.firstAdmit[r])) served[bucketOf(c.firstAdmit[r])]++;
+      else if (c.status[r] === Terminal.Rejected) served[bucketOf(c.terminal[r])]++;
+    }
+  });
   return judgeSaturation(intervalMs, arrivals, served);
 }

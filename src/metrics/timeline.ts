@@ -18,9 +18,11 @@ import type {
   WorkerTimeseries,
 } from "../output/timeseries.js";
 import type { WorkerRole } from "../util/workerRole.js";
-import { type Collector, Terminal } from "./collector.js";
+import { Terminal } from "./collector.js";
 import { nearestRank } from "./distribution.js";
+import { DEFAULT_COLLECT_LIMIT } from "./exactStatsBuilder.js";
 import { hasSla, isGood, type SlaThresholds } from "./goodput.js";
+import type { LogChunk, LogColumn, RequestRows } from "./requestLog.js";
 
 /** The bucket count the interval aims at (one hour ⇒ 5 s buckets). */
 export const TARGET_BUCKETS = 720;
@@ -272,20 +274,55 @@ export function latencyIntervalMs(intervalMs: number, count: number, samples: nu
   }
 }
 
-/** The per-request columns the latency and throughput buckets read (a `Collector`). */
-export type TimelineColumns = Pick<
-  Collector,
-  "arrival" | "firstToken" | "lastToken" | "terminal" | "tokens" | "status" | "admissions"
->;
-
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 const round4 = (x: number): number => Math.round(x * 10000) / 10000;
 
-/** Builds the `timeseries` report from the sampled state and the per-request columns. */
+/** The log columns the latency and throughput buckets read. */
+const BUCKET_COLUMNS: readonly LogColumn[] = [
+  "arrival",
+  "firstToken",
+  "lastToken",
+  "terminal",
+  "tokens",
+  "status",
+  "admissions",
+];
+
+/**
+ * A request's latency sample for the buckets: its fine bucket (−1 when it has none) and value,
+ * in `sampleValue` (no allocation per request). TTFT: bucket of the first token; ITL: bucket of
+ * the request's end, (last − first) / (tokens − 1).
+ */
+type Sampler = (c: LogChunk, r: number, bucketOf: (time: number) => number) => number;
+let sampleValue = 0;
+
+/** The summary's "completed" population (admitted and terminated Completed) of an arrived request. */
+function completed(c: LogChunk, r: number): boolean {
+  return !Number.isNaN(c.arrival[r]) && c.status[r] === Terminal.Completed && c.admissions[r] !== 0;
+}
+
+const ttftSample: Sampler = (c, r, bucketOf) => {
+  if (!completed(c, r) || c.tokens[r] < 1) return -1;
+  sampleValue = Math.max(0, c.firstToken[r] - c.arrival[r]);
+  return bucketOf(c.firstToken[r]);
+};
+
+const itlSample: Sampler = (c, r, bucketOf) => {
+  const tokens = c.tokens[r];
+  if (!completed(c, r) || tokens < 2) return -1;
+  sampleValue = (c.lastToken[r] - c.firstToken[r]) / (tokens - 1);
+  return bucketOf(c.terminal[r]);
+};
+
+/**
+ * Builds the `timeseries` report from the sampled state and the request log: one scan for the
+ * counts, then the latency percentiles per bucket (`bucketPercentiles`).
+ */
 export function buildTimeseries(
   samples: TimelineSamples,
-  columns: TimelineColumns,
+  requests: RequestRows,
   sla: SlaThresholds | null = null,
+  collectLimit: number = DEFAULT_COLLECT_LIMIT,
 ): TimeseriesReport {
   const n = samples.count;
   // With an SLA: the completions and output tokens of good requests (the summary's goodput rule),
@@ -298,37 +335,30 @@ export function buildTimeseries(
   const arrivals = new Array<number>(n).fill(0);
   const completions = new Array<number>(n).fill(0);
   const outputTokens = new Array<number>(n).fill(0);
-  const ttftBucket = new Int32Array(columns.arrival.length).fill(-1);
-  const ttftValue = new Float64Array(columns.arrival.length);
-  const itlBucket = new Int32Array(columns.arrival.length).fill(-1);
-  const itlValue = new Float64Array(columns.arrival.length);
-  for (let r = 0; r < columns.arrival.length; r++) {
-    const arrival = columns.arrival[r];
-    if (Number.isNaN(arrival)) continue;
-    arrivals[bucketOf(arrival)]++;
-    // The summary's "completed" population: admitted and terminated Completed.
-    if (columns.status[r] !== Terminal.Completed || columns.admissions[r] === 0) continue;
-    const done = bucketOf(columns.terminal[r]);
-    const tokens = columns.tokens[r];
-    completions[done]++;
-    outputTokens[done] += tokens;
-    if (slaSet) {
-      const ttft = tokens >= 1 ? Math.max(0, columns.firstToken[r] - arrival) : null;
-      const e2e = tokens >= 1 ? columns.lastToken[r] - arrival : null;
-      if (isGood(sla, ttft, e2e, tokens)) {
-        goodCompletions[done]++;
-        goodOutputTokens[done] += tokens;
+  const ttftCounts = new Float64Array(n);
+  const itlCounts = new Float64Array(n);
+  requests.scan(BUCKET_COLUMNS, (c, rows) => {
+    for (let r = 0; r < rows; r++) {
+      const arrival = c.arrival[r];
+      if (Number.isNaN(arrival)) continue;
+      arrivals[bucketOf(arrival)]++;
+      if (!completed(c, r)) continue;
+      const done = bucketOf(c.terminal[r]);
+      const tokens = c.tokens[r];
+      completions[done]++;
+      outputTokens[done] += tokens;
+      if (slaSet) {
+        const ttft = tokens >= 1 ? Math.max(0, c.firstToken[r] - arrival) : null;
+        const e2e = tokens >= 1 ? c.lastToken[r] - arrival : null;
+        if (isGood(sla, ttft, e2e, tokens)) {
+          goodCompletions[done]++;
+          goodOutputTokens[done] += tokens;
+        }
       }
+      if (tokens >= 1) ttftCounts[bucketOf(c.firstToken[r])]++;
+      if (tokens >= 2) itlCounts[done]++;
     }
-    if (tokens >= 1) {
-      ttftBucket[r] = bucketOf(columns.firstToken[r]);
-      ttftValue[r] = Math.max(0, columns.firstToken[r] - arrival);
-    }
-    if (tokens >= 2) {
-      itlBucket[r] = done;
-      itlValue[r] = (columns.lastToken[r] - columns.firstToken[r]) / (tokens - 1);
-    }
-  }
+  });
   const active: TimeseriesReport["active_workers"] = {};
   const workers: WorkerTimeseries[] = [];
   for (const pool of samples.pools) {
@@ -343,6 +373,8 @@ export function buildTimeseries(
       });
     });
   }
+  const fine = (sampler: Sampler, counts: Float64Array): PercentileSeries =>
+    bucketPercentiles(requests, sampler, bucketOf, (k) => k, counts, collectLimit);
   return {
     interval_ms: interval,
     t_ms: Array.from({ length: n }, (_, k) => k * interval),
@@ -350,11 +382,11 @@ export function buildTimeseries(
     completions,
     output_tokens: outputTokens,
     ...(slaSet ? { good_completions: goodCompletions, good_output_tokens: goodOutputTokens } : {}),
-    ttft_ms: bucketPercentiles(ttftBucket, ttftValue, n),
-    itl_ms: bucketPercentiles(itlBucket, itlValue, n),
+    ttft_ms: fine(ttftSample, ttftCounts),
+    itl_ms: fine(itlSample, itlCounts),
     active_workers: active,
     workers,
-    latency: latencySeries(interval, n, ttftBucket, ttftValue, itlBucket, itlValue),
+    latency: latencySeries(requests, interval, n, bucketOf, ttftCounts, itlCounts, collectLimit),
   };
 }
 
@@ -364,35 +396,35 @@ export function buildTimeseries(
  * bucket ⌊k · interval / coarse⌋, since the coarse step is a multiple of the fine one.
  */
 function latencySeries(
+  requests: RequestRows,
   interval: number,
   n: number,
-  ttftBucket: Int32Array,
-  ttftValue: Float64Array,
-  itlBucket: Int32Array,
-  itlValue: Float64Array,
+  bucketOf: (time: number) => number,
+  ttftCounts: Float64Array,
+  itlCounts: Float64Array,
+  collectLimit: number,
 ): LatencyTimeseries {
   let samples = 0;
-  for (let r = 0; r < ttftBucket.length; r++) if (ttftBucket[r] >= 0) samples++;
+  for (let k = 0; k < n; k++) samples += ttftCounts[k];
   const coarse = latencyIntervalMs(interval, n, samples);
   const factor = coarse / interval;
   const m = Math.ceil(n / factor);
-  const regroup = (fine: Int32Array): Int32Array => fine.map((k) => (k < 0 ? -1 : Math.floor(k / factor)));
-  const ttft = regroup(ttftBucket);
-  const itl = regroup(itlBucket);
+  const regroup = (k: number): number => Math.floor(k / factor);
+  const coarseCounts = (fine: Float64Array): Float64Array => {
+    const out = new Float64Array(m);
+    for (let k = 0; k < n; k++) out[regroup(k)] += fine[k];
+    return out;
+  };
+  const ttft = coarseCounts(ttftCounts);
+  const itl = coarseCounts(itlCounts);
   return {
     interval_ms: coarse,
     t_ms: Array.from({ length: m }, (_, k) => k * coarse),
-    ttft_ms: bucketPercentiles(ttft, ttftValue, m),
-    ttft_samples: bucketCounts(ttft, m),
-    itl_ms: bucketPercentiles(itl, itlValue, m),
-    itl_samples: bucketCounts(itl, m),
+    ttft_ms: bucketPercentiles(requests, ttftSample, bucketOf, regroup, ttft, collectLimit),
+    ttft_samples: Array.from(ttft),
+    itl_ms: bucketPercentiles(requests, itlSample, bucketOf, regroup, itl, collectLimit),
+    itl_samples: Array.from(itl),
   };
-}
-
-function bucketCounts(bucket: Int32Array, n: number): number[] {
-  const out = new Array<number>(n).fill(0);
-  for (let r = 0; r < bucket.length; r++) if (bucket[r] >= 0) out[bucket[r]]++;
-  return out;
 }
 
 function toNullable(values: Float64Array, round: (x: number) => number): (number | null)[] {
@@ -400,30 +432,56 @@ function toNullable(values: Float64Array, round: (x: number) => number): (number
 }
 
 /**
- * p50/p90/p99 of the values of each bucket (exact: sorted, nearest rank as the summary's exact
- * distributions); null for an empty bucket. `bucket[r]` −1 = request r has no sample.
+ * p50/p90/p99 of the samples of each bucket (exact: sorted, nearest rank as the summary's exact
+ * distributions); null for an empty bucket. `counts[k]`: samples of bucket k (`group` of the
+ * sampler's fine bucket). Buckets are taken in runs holding at most `collectLimit` samples (a
+ * bucket larger than that alone), one scan of the log per run, so memory is bounded by the
+ * larger of the limit and the largest bucket.
  */
-function bucketPercentiles(bucket: Int32Array, value: Float64Array, n: number): PercentileSeries {
-  // Counting sort by bucket, then a numeric sort inside each bucket.
-  const start = new Int32Array(n + 1);
-  for (let r = 0; r < bucket.length; r++) if (bucket[r] >= 0) start[bucket[r] + 1]++;
-  for (let k = 0; k < n; k++) start[k + 1] += start[k];
-  const fill = start.slice(0, n);
-  const sorted = new Float64Array(start[n]);
-  for (let r = 0; r < bucket.length; r++) if (bucket[r] >= 0) sorted[fill[bucket[r]]++] = value[r];
+function bucketPercentiles(
+  requests: RequestRows,
+  sampler: Sampler,
+  bucketOf: (time: number) => number,
+  group: (fine: number) => number,
+  counts: Float64Array,
+  collectLimit: number,
+): PercentileSeries {
+  const n = counts.length;
   const out: PercentileSeries = { p50: [], p90: [], p99: [] };
-  for (let k = 0; k < n; k++) {
-    const size = start[k + 1] - start[k];
-    if (size === 0) {
-      out.p50.push(null);
-      out.p90.push(null);
-      out.p99.push(null);
-      continue;
+  let from = 0;
+  while (from < n) {
+    // Buckets [from, to): as many as fit the limit, at least one.
+    let to = from;
+    let total = 0;
+    while (to < n && (to === from || total + counts[to] <= collectLimit)) total += counts[to++];
+    const start = new Float64Array(to - from + 1);
+    for (let k = from; k < to; k++) start[k - from + 1] = start[k - from] + counts[k];
+    const fill = start.slice(0, to - from);
+    const sorted = new Float64Array(total);
+    if (total > 0) {
+      requests.scan(BUCKET_COLUMNS, (c, rows) => {
+        for (let r = 0; r < rows; r++) {
+          const fine = sampler(c, r, bucketOf);
+          if (fine < 0) continue;
+          const k = group(fine);
+          if (k >= from && k < to) sorted[fill[k - from]++] = sampleValue;
+        }
+      });
     }
-    const slice = sorted.subarray(start[k], start[k + 1]).sort();
-    out.p50.push(round3(slice[nearestRank(size, 50)]));
-    out.p90.push(round3(slice[nearestRank(size, 90)]));
-    out.p99.push(round3(slice[nearestRank(size, 99)]));
+    for (let k = from; k < to; k++) {
+      const size = start[k - from + 1] - start[k - from];
+      if (size === 0) {
+        out.p50.push(null);
+        out.p90.push(null);
+        out.p99.push(null);
+        continue;
+      }
+      const slice = sorted.subarray(start[k - from], start[k - from + 1]).sort();
+      out.p50.push(round3(slice[nearestRank(size, 50)]));
+      out.p90.push(round3(slice[nearestRank(size, 90)]));
+      out.p99.push(round3(slice[nearestRank(size, 99)]));
+    }
+    from = to;
   }
   return out;
 }

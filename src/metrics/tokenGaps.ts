@@ -1,3 +1,4 @@
+import { type RowStore, type RowWindow, relayoutI32 } from "../util/rowWindow.js";
 import { DDSketch } from "./ddsketch.js";
 import { PartitionedMoments } from "./moments.js";
 
@@ -129,30 +130,44 @@ export class HeldGaps {
   /** Chunks ever handed out (the arena's high-water mark); `freeHead` heads the recycled ones. */
   private used = 0;
   private freeHead = -1;
-  private readonly head: Int32Array;
-  private readonly tail: Int32Array;
+  /** Per live request (slot `req & mask` of the run's row window): its first and last chunk, -1 when none. */
+  private head: Int32Array;
+  private tail: Int32Array;
   /** Gaps in the tail chunk of each request. */
-  private readonly fill: Int32Array;
+  private fill: Int32Array;
+  private mask: number;
 
-  constructor(count: number) {
-    this.head = new Int32Array(count).fill(-1);
-    this.tail = new Int32Array(count).fill(-1);
-    this.fill = new Int32Array(count);
+  constructor(window: RowWindow) {
+    const n = window.capacity;
+    this.mask = window.mask;
+    this.head = new Int32Array(n).fill(-1);
+    this.tail = new Int32Array(n).fill(-1);
+    this.fill = new Int32Array(n);
+    const store: RowStore = {
+      relayout: (first, end, oldMask, capacity) => {
+        this.head = relayoutI32(this.head, first, end, oldMask, capacity, -1);
+        this.tail = relayoutI32(this.tail, first, end, oldMask, capacity, -1);
+        this.fill = relayoutI32(this.fill, first, end, oldMask, capacity, 0);
+        this.mask = capacity - 1;
+      },
+    };
+    window.register(store);
   }
 
   /** Holds `gap` of `req` with its keys (`itlKey = itl.key(gap)`, `throughputKey` that of `1000 / gap`). */
   push(req: number, gap: number, itlKey: number, throughputKey: number): void {
-    let c = this.tail[req];
-    let f = this.fill[req];
+    const i = req & this.mask;
+    let c = this.tail[i];
+    let f = this.fill[i];
     if (c < 0) {
       c = this.allocate();
-      this.head[req] = c;
-      this.tail[req] = c;
+      this.head[i] = c;
+      this.tail[i] = c;
       f = 0;
     } else if (f === CHUNK) {
       const n = this.allocate();
       this.next[c] = n;
-      this.tail[req] = n;
+      this.tail[i] = n;
       c = n;
       f = 0;
     }
@@ -160,7 +175,7 @@ export class HeldGaps {
     this.gaps[at] = gap;
     this.itlKeys[at] = itlKey;
     this.throughputKeys[at] = throughputKey;
-    this.fill[req] = f + 1;
+    this.fill[i] = f + 1;
   }
 
   /**
@@ -168,15 +183,16 @@ export class HeldGaps {
    * `runs` is null), and frees them.
    */
   release(req: number, runs: GapRuns | null, partition: number): void {
-    let c = this.head[req];
+    const slot = req & this.mask;
+    let c = this.head[slot];
     if (c < 0) return;
-    const last = this.tail[req];
+    const last = this.tail[slot];
     const gaps = this.gaps;
     const itlKeys = this.itlKeys;
     const throughputKeys = this.throughputKeys;
     const next = this.next;
     for (;;) {
-      const n = c === last ? this.fill[req] : CHUNK;
+      const n = c === last ? this.fill[slot] : CHUNK;
       if (runs !== null)
         for (let i = c * CHUNK, end = i + n; i < end; i++)
           runs.foldAtKeys(gaps[i], itlKeys[i], throughputKeys[i], partition);
@@ -186,9 +202,9 @@ export class HeldGaps {
       if (c === last) break;
       c = following;
     }
-    this.head[req] = -1;
-    this.tail[req] = -1;
-    this.fill[req] = 0;
+    this.head[slot] = -1;
+    this.tail[slot] = -1;
+    this.fill[slot] = 0;
   }
 
   private allocate(): number {

@@ -4,15 +4,15 @@
  * warnings a run's outcome deserves.
  */
 import type { RunSpec } from "../config/runSpec.js";
-import { Terminal } from "../metrics/collector.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
 import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
-import type { RequestTable } from "../traffic/requests.js";
+import type { RequestSource, WorkloadInfo } from "../traffic/requestSource.js";
+import { TableSource } from "../traffic/tableSource.js";
 import { candidateReplayPool } from "./candidateReplays.js";
 import { simulate } from "./simulate.js";
 import { createRoleTimings } from "./timings.js";
-import { loadRetuneWorkload, loadWorkload } from "./workload.js";
+import { loadRetuneWorkload, openWorkload } from "./workload.js";
 
 export interface RunOutcome {
   readonly prediction: Prediction;
@@ -26,7 +26,7 @@ export interface RunHooks {
    * Receives the replay before it starts, its workload and, with retune, the retune controller (to
    * abort it on Ctrl-C, or show progress and the sweeps).
    */
-  onStart?(replay: Replay, workload: RequestTable, retune: RetuneController | null): void;
+  onStart?(replay: Replay, workload: WorkloadInfo, retune: RetuneController | null): void;
   /** Called when the replay has finished, before its report is built (the shutdown phase begins). */
   onReplayEnd?(): void;
   /** Receives diagnostic lines at info level (the retune window counts, docs/retune.md §4). */
@@ -48,19 +48,25 @@ export async function runPrediction(
   const [workload, timings] = await Promise.all([
     retuneOn
       ? loadRetuneWorkload(spec, hooks.warn)
-      : loadWorkload(spec, hooks.warn).then((table) => ({ table, requests: null })),
+      : openWorkload(spec, hooks.warn).then((source: RequestSource) => ({
+          source,
+          table: null,
+          requests: null,
+        })),
     createRoleTimings(spec.engine),
   ]);
   const { table, requests } = workload;
+  const source = "source" in workload ? workload.source : new TableSource(workload.table);
   // Retune's sweep workers live for the whole run (one pool for every window), no longer.
-  const pool = requests === null ? null : candidateReplayPool(table, spec.load.type !== "concurrency");
+  const pool =
+    requests === null || table === null ? null : candidateReplayPool(table, spec.load.type !== "concurrency");
   let simulation: Awaited<ReturnType<typeof simulate>>;
   try {
-    simulation = await simulate(spec, table, timings, {
+    simulation = await simulate(spec, source, timings, {
       capturePerRequest: opts.capturePerRequest,
       retune: requests === null || pool === null ? null : { requests, replays: pool.replays, log: hooks.log },
       messages: { warn: hooks.warn },
-      onStart: (replay, planner) => hooks.onStart?.(replay, table, planner?.retune ?? null),
+      onStart: (replay, planner) => hooks.onStart?.(replay, source.info, planner?.retune ?? null),
       onReplayEnd: (result) => {
         void pool?.close(); // no sweep follows the replay's end: the workers can go now
         hooks.onReplayEnd?.();
@@ -142,8 +148,7 @@ function warnClientOutcome(
 function warnRejected(result: ReplayResult, spec: RunSpec, warn: ((line: string) => void) | undefined): void {
   if (warn === undefined) return;
   const c = result.collector;
-  let rejected = 0;
-  for (let r = 0; r < result.table.count; r++) if (c.status[r] === Terminal.Rejected) rejected++;
+  const rejected = c.rejected;
   if (rejected === 0) return;
   const engine = spec.engine;
   const roles = engine.mode === "aggregated" ? [engine.aggregated] : [engine.prefill, engine.decode];

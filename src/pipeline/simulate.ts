@@ -12,6 +12,7 @@ import { createPlanner, type PlannerMessages } from "../sim/plannerSetup.js";
 import { Replay, type ReplayResult } from "../sim/replay.js";
 import type { RoleTimings } from "../timing/index.js";
 import type { DynamoRequests } from "../traffic/dynamoTrace.js";
+import type { RequestSource } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
 
 export interface SimulateOptions {
@@ -38,10 +39,10 @@ export interface Simulation {
   readonly planner: PlannerReplayAdapter | null;
 }
 
-/** Replays `table` under the spec's Planner (if any) and builds the prediction document. */
+/** Replays the workload under the spec's Planner (if any) and builds the prediction document. */
 export async function simulate(
   spec: RunSpec,
-  table: RequestTable,
+  table: RequestTable | RequestSource,
   timings: RoleTimings,
   opts: SimulateOptions,
 ): Promise<Simulation> {
@@ -58,8 +59,13 @@ export async function simulate(
   });
   opts.onStart?.(replay, planner);
   const result = await replay.run();
-  opts.onReplayEnd?.(result);
-  const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
-  const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
-  return { prediction, result, planner };
+  try {
+    opts.onReplayEnd?.(result);
+    const plannerReport = planner === null ? null : planner.report(result.lifecycleOperations);
+    const prediction = buildPrediction(spec, result, opts.capturePerRequest, plannerReport);
+    return { prediction, result, planner };
+  } finally {
+    // The log's spill file (a long run's) is not needed once the report is built.
+    result.requests.close();
+  }
 }

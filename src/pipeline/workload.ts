@@ -11,8 +11,11 @@ import {
   readDynamoRequests,
 } from "../traffic/dynamoTrace.js";
 import { loadMooncakeTrace } from "../traffic/mooncake.js";
+import { openMooncakeStream } from "../traffic/mooncakeStream.js";
+import type { RequestSource } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { makeSyntheticWorkload } from "../traffic/syntheticWorkload.js";
+import { TableSource } from "../traffic/tableSource.js";
 import { TraceError } from "../traffic/traceError.js";
 
 /**
@@ -36,6 +39,23 @@ export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void)
     });
   }
   return makeSyntheticWorkload(source, spec.load, spec.stop, blockSize);
+}
+
+/**
+ * The workload of a replay as it reads it: a streamed Mooncake trace when the trace allows it
+ * (traffic/mooncakeStream.ts), else the whole table (`loadWorkload`).
+ */
+export async function openWorkload(spec: RunSpec, warn?: (line: string) => void): Promise<RequestSource> {
+  const source = spec.source;
+  if (source.type === "trace" && source.format === "mooncake" && spec.load.type === "trace_timestamps") {
+    const stream = await openMooncakeStream(source.path, {
+      traceBlockSize: source.blockSize,
+      engineBlockSize: engineBlockSize(spec.engine),
+      speedup: spec.load.speedup,
+    });
+    if (stream !== null) return stream;
+  }
+  return new TableSource(await loadWorkload(spec, warn));
 }
 
 /** Says how many `request_end` rows without `output_tokens` the reader dropped (none: nothing). */

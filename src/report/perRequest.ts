@@ -33,21 +33,22 @@ function route(
 
 /**
  * Records for every request that reached a terminal state, sorted by (request_id, arrival, uuid)
- * as the reference sorts them.
+ * as the reference sorts them: from the request log's columns and what the run captured
+ * (`ReplayOptions.capturePerRequest`).
  */
-export function buildPerRequest(result: ReplayResult): PerRequestRecord[] {
-  const c = result.collector;
-  const t = result.table;
+export function buildPerRequest(result: Pick<ReplayResult, "requests" | "capture">): PerRequestRecord[] {
+  const t = result.capture;
+  if (t === null) throw new Error("internal: per-request records need a replay run with capturePerRequest");
+  const c = result.requests.columns();
   const records: PerRequestRecord[] = [];
-  for (let r = 0; r < t.count; r++) {
+  for (let r = 0; r < result.requests.count; r++) {
     const status = c.status[r];
     if (status === Terminal.None) continue;
     const tokens = c.tokens[r];
     const arrival = c.arrival[r];
-    const admissions = c.admissionLog?.[r] ?? [];
-    const session = t.session[r];
+    const admissions = t.admissions[r];
     const worker = c.worker[r];
-    const h = c.handoff;
+    const h = t.handoff;
     const frontPool = h === null ? "agg" : "prefill";
     const routing: RoutingEntry[] = [];
     if (worker >= 0) {
@@ -59,8 +60,8 @@ export function buildPerRequest(result: ReplayResult): PerRequestRecord[] {
       );
     }
     const rec: PerRequestRecord = {
-      session_id: t.sessionIds[session] ?? `request_${t.sessionFirstRow[session]}`,
-      turn_index: t.turn[r],
+      session_id: t.sessionLabels[r],
+      turn_index: t.turns[r],
       uuid: requestUuid(r),
       arrival_time_ms: arrival,
       dispatched_at_ms: nullable(c.dispatched[r]),
@@ -72,8 +73,8 @@ export function buildPerRequest(result: ReplayResult): PerRequestRecord[] {
       ttst_ms: tokens >= 2 ? c.secondToken[r] - c.firstToken[r] : null,
       e2e_latency_ms: tokens >= 1 ? c.lastToken[r] - arrival : null,
       itl_ms: tokens >= 2 ? (c.lastToken[r] - c.firstToken[r]) / (tokens - 1) : null,
-      input_length: t.inputLength[r],
-      requested_output_length: t.outputLength[r],
+      input_length: c.inputLength[r],
+      requested_output_length: t.outputLengths[r],
       output_length: tokens,
       reused_input_tokens: c.reusedMax[r],
       prefill_worker_idx: h === null || worker < 0 ? null : worker,

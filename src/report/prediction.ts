@@ -29,7 +29,7 @@ export function buildPrediction(
       capture_canonical_evidence: false,
       per_request_records: perRequest === null ? 0 : perRequest.length,
     },
-    run: { ...buildRunInfo(spec, result.table), ...runCost(spec) },
-    timeseries: buildTimeseries(result.timeline, result.collector, spec.sla),
+    run: { ...buildRunInfo(spec, result.workload), ...runCost(spec) },
+    timeseries: buildTimeseries(result.timeline, result.requests, spec.sla),
   };
 }

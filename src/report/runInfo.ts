@@ -2,17 +2,17 @@
  * The `run` block of prediction.json (a fleetsim extension, docs/metrics.md "What was
  * simulated"): the deployment, router, Planner and traffic a prediction describes, so a
  * prediction.json read on its own (or its HTML report) says what produced it. Built from the
- * resolved run spec and the request table only: a deterministic function of config and trace,
+ * resolved run spec and the workload's counts only: a deterministic function of config and trace,
  * with no host-time value and no absolute path. The block's contract is src/output/run.ts.
  */
 import { basename } from "node:path";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic } from "../output/run.js";
-import type { RequestTable } from "../traffic/requests.js";
+import type { WorkloadInfo } from "../traffic/requestSource.js";
 
 export type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic };
 
-export function buildRunInfo(spec: RunSpec, table: RequestTable): RunInfo {
+export function buildRunInfo(spec: RunSpec, table: Pick<WorkloadInfo, "count" | "sessionCount">): RunInfo {
   const engine = spec.engine;
   const roles: [keyof RunInfo["topology"], WorkerRoleSpec][] =
     engine.mode === "aggregated"
@@ -105,7 +105,7 @@ function runPlanner(spec: RunSpec): RunPlanner | null {
   };
 }
 
-function runTraffic(spec: RunSpec, table: RequestTable): RunTraffic {
+function runTraffic(spec: RunSpec, table: Pick<WorkloadInfo, "count" | "sessionCount">): RunTraffic {
   const src = spec.source;
   const load = spec.load;
   const synthetic = src.type !== "trace";

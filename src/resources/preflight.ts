@@ -12,6 +12,8 @@
  */
 import { engineBlockSize } from "../config/blockSize.js";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { DEFAULT_COLLECT_LIMIT } from "../metrics/exactStatsBuilder.js";
+import { DEFAULT_CHUNK_ROWS, DEFAULT_RESIDENT_ROWS, REQUEST_LOG_ROW_BYTES } from "../metrics/requestLog.js";
 import type { ResourceBudget } from "./budget.js";
 import { scanTrace } from "./traceScan.js";
 
@@ -25,8 +27,22 @@ export const PLAN_COEFFICIENTS = {
   defaultTimingBytes: 24 * MIB,
   /** Polynomial timing's coefficients. */
   polynomialTimingBytes: 3 * MIB,
-  /** Per request: table columns, collector columns, summary and time-series arrays, the request's engine state. */
+  /** Per request of a table (not streamed): table columns, collector columns, the request's engine state. */
   bytesPerRow: 400,
+  /** Per request of the request log while in memory: its first `requestLogResidentRows` rows (the rest spill to disk). */
+  requestLogBytesPerRow: REQUEST_LOG_ROW_BYTES,
+  requestLogResidentRows: DEFAULT_RESIDENT_ROWS + DEFAULT_CHUNK_ROWS,
+  /** Per request at the end: the exact distributions' values and the time series' buckets, for the first `summaryRows`. */
+  summaryBytesPerRow: 48,
+  summaryRows: DEFAULT_COLLECT_LIMIT,
+  /** Per request in flight or read ahead of a streamed trace (row-window slots, engine sequence), besides its block hashes. */
+  bytesPerLiveRow: 600,
+  /** Requests in flight per engine sequence slot (running and as many waiting). */
+  liveRowsPerSequenceSlot: 2,
+  /** What a streamed trace reads ahead: one read of the file. */
+  streamReadBytes: 1 << 20,
+  /** A streamed trace's two passes: the file's read buffers the garbage collector has not freed yet. */
+  streamBufferBytes: 24 * MIB,
   /** Per full engine KV block of a prompt: its chained hash (Float64). */
   bytesPerEngineBlock: 8,
   /** Per trace hash id: Mooncake's packed u32 ids; Dynamo's compact ids and the reader's hash map. */
@@ -57,6 +73,13 @@ export interface WorkloadSize {
   readonly hashIds: number;
   /** Arrival span in virtual ms (trace span ÷ speedup), or null (closed loop, unknown). */
   readonly spanMs: number | null;
+  /**
+   * Whether the replay will stream the trace (a Mooncake trace on its timestamps whose sample has
+   * single-turn rows in order: traffic/mooncakeStream.ts), holding only the rows in flight.
+   */
+  readonly streamed: boolean;
+  /** Mean bytes per trace line (0 when not a trace): how many rows one read of a stream holds. */
+  readonly meanLineBytes: number;
 }
 
 /** Sizes the workload: a pass over the trace files, or the synthetic settings. */
@@ -88,6 +111,8 @@ export async function measureWorkload(spec: RunSpec): Promise<WorkloadSize> {
       engineBlocks: rows * Math.floor(meanInput / E),
       hashIds: 0,
       spanMs,
+      streamed: false,
+      meanLineBytes: 0,
     };
   }
   const paths = src.format === "dynamo" ? src.paths : [src.path];
@@ -108,6 +133,8 @@ export async function measureWorkload(spec: RunSpec): Promise<WorkloadSize> {
       engineBlocks: Math.round(rows * s.meanEngineBlocks),
       hashIds: Math.round(rows * s.meanHashIds),
       spanMs,
+      streamed: s.streamable && spec.load.type === "trace_timestamps",
+      meanLineBytes: s.lines === 0 ? 0 : s.bytes / s.lines,
     };
   } catch {
     // Missing or unreadable files are reported by the trace load, with its own message.
@@ -119,6 +146,8 @@ export async function measureWorkload(spec: RunSpec): Promise<WorkloadSize> {
       engineBlocks: 0,
       hashIds: 0,
       spanMs: null,
+      streamed: false,
+      meanLineBytes: 0,
     };
   }
 }
@@ -133,6 +162,8 @@ export interface ResourcePlan {
   readonly runOverheadBytes: number;
   readonly timingBytes: number;
   readonly traceBytes: number;
+  /** A streamed trace: the requests estimated in flight or read ahead at once (0 for a table). */
+  readonly liveRows: number;
   /** KV blocks over the most workers the run may provision, and their pools' bytes. */
   readonly kvBlocks: number;
   readonly kvBytes: number;
@@ -172,31 +203,39 @@ function workerKvBytes(role: WorkerRoleSpec): number {
 }
 
 /**
- * KV pools over the most workers the run may provision: the starting workers, plus — with a
- * Planner that scales (not advisory, not retune-only) and a budget above the starting GPUs — the
- * extra GPUs filled with the role that holds the most KV per GPU. Without a budget, the starting
- * workers.
+ * The workers a scaling Planner may add beyond the starting ones (not advisory, not retune-only,
+ * with a budget above the starting GPUs): the extra GPUs filled with the role that holds the
+ * most KV per GPU. Null when it adds none.
  */
-function kvPlan(spec: RunSpec): { blocks: number; bytes: number } {
+function extraWorkers(spec: RunSpec): { role: WorkerRoleSpec; count: number } | null {
   const rs = roles(spec);
-  let blocks = 0;
-  let bytes = 0;
   let gpus = 0;
-  for (const r of rs) {
-    blocks += r.replicas * r.attentionData * r.numGpuBlocks;
-    bytes += r.replicas * workerKvBytes(r);
-    gpus += r.replicas * r.gpusPerWorker;
-  }
+  for (const r of rs) gpus += r.replicas * r.gpusPerWorker;
   const p = spec.planner;
   const scales = p !== null && !p.advisory && (p.enableLoadScaling || p.enableThroughputScaling);
   const budget = p?.maxGpuBudget ?? -1;
-  if (scales && budget > gpus) {
-    let best = rs[0];
-    for (const r of rs)
-      if (workerKvBytes(r) / r.gpusPerWorker > workerKvBytes(best) / best.gpusPerWorker) best = r;
-    const extra = Math.floor((budget - gpus) / best.gpusPerWorker);
-    blocks += extra * best.attentionData * best.numGpuBlocks;
-    bytes += extra * workerKvBytes(best);
+  if (!scales || budget <= gpus) return null;
+  let best = rs[0];
+  for (const r of rs)
+    if (workerKvBytes(r) / r.gpusPerWorker > workerKvBytes(best) / best.gpusPerWorker) best = r;
+  return { role: best, count: Math.floor((budget - gpus) / best.gpusPerWorker) };
+}
+
+/**
+ * KV pools over the most workers the run may provision: the starting workers, plus those a
+ * scaling Planner may add (`extraWorkers`).
+ */
+function kvPlan(spec: RunSpec): { blocks: number; bytes: number } {
+  let blocks = 0;
+  let bytes = 0;
+  for (const r of roles(spec)) {
+    blocks += r.replicas * r.attentionData * r.numGpuBlocks;
+    bytes += r.replicas * workerKvBytes(r);
+  }
+  const extra = extraWorkers(spec);
+  if (extra !== null) {
+    blocks += extra.count * extra.role.attentionData * extra.role.numGpuBlocks;
+    bytes += extra.count * workerKvBytes(extra.role);
   }
   return { blocks, bytes };
 }
@@ -215,12 +254,39 @@ function timingBytes(spec: RunSpec): number {
   );
 }
 
-/** Bytes the request table, the collector and the prompts' hashes hold for `w` (or a share of it). */
-function workloadBytes(w: WorkloadSize, share = 1): number {
+/**
+ * Bytes the workload holds for `w` (or a share of its rows): a table's columns, the collector's
+ * and the prompts' hashes for every row, or a stream's rows in flight (`liveRows`); and in both
+ * cases the request log's part in memory and the end-of-run statistics.
+ */
+function workloadBytes(w: WorkloadSize, liveRows: number, share = 1): number {
   const c = PLAN_COEFFICIENTS;
+  const rows = share * w.rows;
+  const ends =
+    Math.min(rows, c.requestLogResidentRows) * c.requestLogBytesPerRow +
+    Math.min(rows, c.summaryRows) * c.summaryBytesPerRow;
+  if (w.streamed) {
+    const blocksPerRow = w.rows === 0 ? 0 : w.engineBlocks / w.rows;
+    return ends + c.streamBufferBytes + liveRows * (c.bytesPerLiveRow + blocksPerRow * c.bytesPerEngineBlock);
+  }
   const perRow = c.bytesPerRow + (w.format === "dynamo" ? c.dynamoBytesPerRow : 0);
   const perId = w.format === "synthetic" ? 0 : c.bytesPerHashId[w.format];
-  return share * (w.rows * perRow + w.engineBlocks * c.bytesPerEngineBlock + w.hashIds * perId);
+  return ends + share * (w.rows * perRow + w.engineBlocks * c.bytesPerEngineBlock + w.hashIds * perId);
+}
+
+/**
+ * A streamed trace's rows in memory at once: one read of the file ahead, and the requests the
+ * engines hold (`liveRowsPerSequenceSlot` per sequence slot of the most workers the run may have).
+ */
+function streamLiveRows(spec: RunSpec, w: WorkloadSize): number {
+  if (!w.streamed) return 0;
+  const c = PLAN_COEFFICIENTS;
+  const readAhead = w.meanLineBytes > 0 ? Math.ceil(c.streamReadBytes / w.meanLineBytes) : 0;
+  let slots = 0;
+  for (const r of roles(spec)) slots += r.replicas * r.attentionData * r.maxSequences;
+  const extra = extraWorkers(spec);
+  if (extra !== null) slots += extra.count * extra.role.attentionData * extra.role.maxSequences;
+  return Math.min(w.rows, readAhead + slots * c.liveRowsPerSequenceSlot);
 }
 
 export interface PlanOptions {
@@ -237,7 +303,8 @@ export function planResources(
   const coordinatorRssBytes = workload.coordinatorRssBytes;
   const c = PLAN_COEFFICIENTS;
   const timing = timingBytes(spec);
-  const trace = workloadBytes(workload);
+  const liveRows = streamLiveRows(spec, workload);
+  const trace = workloadBytes(workload, liveRows);
   const kv = kvPlan(spec);
   const planner = spec.planner;
   const ticks =
@@ -267,7 +334,7 @@ export function planResources(
         ? 1
         : Math.min(1, ((retune.intervalS + retune.graceS) * 1000) / workload.spanMs);
     workerBytes =
-      coordinatorRssBytes + c.workerOverheadBytes + timing + workloadBytes(workload, share) + kv.bytes;
+      coordinatorRssBytes + c.workerOverheadBytes + timing + workloadBytes(workload, 0, share) + kv.bytes;
   }
   const workersBytes = workerProcesses * workerBytes;
   const estimatedBytes = Math.round(mainBytes + workersBytes);
@@ -280,6 +347,7 @@ export function planResources(
     runOverheadBytes: c.runOverheadBytes,
     timingBytes: timing,
     traceBytes: Math.round(trace),
+    liveRows,
     kvBlocks: kv.blocks,
     kvBytes: kv.bytes,
     plannerTicks: ticks,
@@ -311,12 +379,14 @@ export function resourcePlanDocument(plan: ResourcePlan, budget: ResourceBudget)
       engine_blocks: w.engineBlocks,
       hash_ids: w.hashIds,
       span_ms: w.spanMs,
+      streamed: w.streamed,
     },
     components: {
       coordinator_rss_bytes: plan.coordinatorRssBytes,
       run_overhead_bytes: plan.runOverheadBytes,
       timing_bytes: plan.timingBytes,
       trace_bytes: plan.traceBytes,
+      live_rows: plan.liveRows,
       kv_blocks: plan.kvBlocks,
       kv_bytes: plan.kvBytes,
       planner_ticks: plan.plannerTicks,

@@ -22,6 +22,14 @@ export interface TraceSize {
   /** Last arrival − first arrival, trace ms (null when the rows carry no times). */
   readonly spanMs: number | null;
   readonly sampled: number;
+  /** Bytes of the lines (decompressed), newlines included: the mean line is `bytes / lines`. */
+  readonly bytes: number;
+  /**
+   * Whether the sample looks like a trace the replay streams (traffic/mooncakeStream.ts): no
+   * sampled row names a session, and the sampled arrivals never go back. The load decides on
+   * every row; the sample only sizes the plan.
+   */
+  readonly streamable: boolean;
 }
 
 /** Lines parsed at most (a systematic sample: every k-th line, k doubling as the trace grows). */
@@ -32,6 +40,8 @@ interface Sample {
   readonly input: number;
   readonly hashes: number;
   readonly arrivalMs: number | null;
+  /** The row names a session (Mooncake `session_id`). */
+  readonly session: boolean;
 }
 
 /** Reads one row of either format; null for a line that is not JSON (the load reports it). */
@@ -49,7 +59,7 @@ function sampleOf(line: string, format: "mooncake" | "dynamo", traceBlockSize: n
     const request = r["request"] as Record<string, unknown> | undefined;
     const replay = request?.["replay"] as Record<string, unknown> | undefined;
     if (r["event_type"] !== "request_end" || replay === undefined) {
-      return { request: false, input: 0, hashes: 0, arrivalMs: null };
+      return { request: false, input: 0, hashes: 0, arrivalMs: null, session: false };
     }
     const hashes = replay["input_sequence_hashes"];
     const received = num(request?.["request_received_ms"]);
@@ -60,6 +70,7 @@ function sampleOf(line: string, format: "mooncake" | "dynamo", traceBlockSize: n
       input: num(replay["input_length"]) ?? 0,
       hashes: Array.isArray(hashes) ? hashes.length : 0,
       arrivalMs: received ?? (event !== null && total !== null ? event - total : event),
+      session: false,
     };
   }
   const ids = r["hash_ids"];
@@ -70,11 +81,13 @@ function sampleOf(line: string, format: "mooncake" | "dynamo", traceBlockSize: n
     input,
     hashes,
     arrivalMs: num(r["timestamp"]) ?? num(r["created_time"]),
+    session: r["session_id"] !== undefined && r["session_id"] !== null,
   };
 }
 
 interface FileScan {
   lines: number;
+  bytes: number;
   firstRequest: Sample | null;
   /** The file's last non-blank line (for the trace's last arrival). */
   lastLine: string | null;
@@ -92,7 +105,7 @@ async function scanFile(
   parse: (line: string) => Sample | null,
 ): Promise<FileScan> {
   const { stream } = await openTraceStream(path);
-  const out: FileScan = { lines: 0, firstRequest: null, lastLine: null };
+  const out: FileScan = { lines: 0, bytes: 0, firstRequest: null, lastLine: null };
   let last: Buffer | null = null;
   // The last non-blank line of the current buffer: [lastStart, lastEnd).
   let lastStart = -1;
@@ -122,6 +135,7 @@ async function scanFile(
   };
   let carry: Buffer | null = null;
   for await (const chunk of stream) {
+    out.bytes += chunk.length;
     const buf: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk]);
     let start = 0;
     lastStart = -1;
@@ -153,11 +167,13 @@ export async function scanTrace(
   const state = { stride: 1, samples: [] as Sample[] };
   const parse = (line: string): Sample | null => sampleOf(line, format, traceBlockSize);
   let lines = 0;
+  let bytes = 0;
   let first: number | null = null;
   let last: number | null = null;
   for (const path of paths) {
     const f = await scanFile(path, lines, state, parse);
     lines += f.lines;
+    bytes += f.bytes;
     const a = f.firstRequest?.arrivalMs ?? null;
     if (a !== null) first = first === null ? a : Math.min(first, a);
     const tailSample = f.lastLine === null ? null : parse(f.lastLine);
@@ -165,6 +181,12 @@ export async function scanTrace(
     if (b !== null) last = last === null ? b : Math.max(last, b);
   }
   const requests = state.samples.filter((s) => s.request);
+  let ordered = paths.length === 1;
+  let previous = Number.NEGATIVE_INFINITY;
+  for (const s of requests) {
+    if (s.session || s.arrivalMs === null || s.arrivalMs < previous) ordered = false;
+    else previous = s.arrivalMs;
+  }
   const share = state.samples.length === 0 ? 1 : requests.length / state.samples.length;
   const mean = (f: (s: Sample) => number): number =>
     requests.length === 0 ? 0 : requests.reduce((sum, s) => sum + f(s), 0) / requests.length;
@@ -176,5 +198,7 @@ export async function scanTrace(
     meanEngineBlocks: mean((s) => Math.floor(s.input / engineBlockSize)),
     spanMs: first === null || last === null ? null : Math.max(0, last - first),
     sampled: state.samples.length,
+    bytes,
+    streamable: format === "mooncake" && ordered && requests.length > 0,
   };
 }

@@ -1,5 +1,39 @@
 import type { LoadSpec } from "../config/runSpec.js";
+import type { WorkloadInfo } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
+
+/** When requests arrive: what the replay asks of an arrival rule. */
+export interface Arrivals {
+  readonly closedLoop: boolean;
+  /**
+   * Whether a request's end can make another request ready (a session's later turn, or the next
+   * session of a closed loop): then any pass end may schedule an arrival.
+   */
+  readonly hasDependentArrivals: boolean;
+  /** Calls `schedule(row, time)` for every request that is ready at the start. */
+  seed(schedule: (row: number, time: number) => void): void;
+  /** A request reached a terminal state at `now`: schedules what that makes ready. */
+  onTerminal(row: number, now: number, schedule: (row: number, time: number) => void): void;
+}
+
+/**
+ * The arrivals of a streamed trace (traffic/mooncakeStream.ts): single-turn requests on their own
+ * timestamps, each scheduled by the stream as it is read (`RequestSource.onRead`), so nothing is
+ * ready at the start and no end makes anything ready.
+ */
+export class StreamArrivals implements Arrivals {
+  readonly closedLoop = false;
+  readonly hasDependentArrivals: boolean;
+
+  constructor(info: WorkloadInfo) {
+    if (info.hasLaterTurns) throw new Error("internal: a streamed workload has no later session turns");
+    this.hasDependentArrivals = false;
+  }
+
+  seed(): void {}
+
+  onTerminal(): void {}
+}
 
 /**
  * Decides when each request arrives (mocker.md §4.3):
@@ -11,7 +45,7 @@ import type { RequestTable } from "../traffic/requests.js";
  *    arrival time is its dispatch time.
  * It only computes times; the replay loop owns the clock and the event queue.
  */
-export class ArrivalPlan {
+export class ArrivalPlan implements Arrivals {
   readonly closedLoop: boolean;
   private readonly speedup: number;
   private readonly concurrency: number;

@@ -44,11 +44,11 @@ export const INVARIANTS = {
   },
   "INV-7": {
     statement: "A completed request got exactly its output tokens, capped by max_model_len.",
-    checkedIn: "InvariantChecker.atEnd",
+    checkedIn: "InvariantChecker.ended (as the replay releases each request); atEnd",
   },
   "INV-8": {
     statement: "A request ends no earlier than it arrived.",
-    checkedIn: "InvariantChecker.atEnd",
+    checkedIn: "InvariantChecker.ended (as the replay releases each request); atEnd",
   },
 } as const satisfies Record<string, { readonly statement: string; readonly checkedIn: string }>;
 
@@ -140,22 +140,15 @@ export class InvariantChecker {
   ): void {
     this.auditKv(endMs);
     const c = this.view.collector;
-    for (let r = 0; r < c.status.length; r++) {
-      if (Number.isNaN(c.arrival[r])) continue;
-      const status = c.status[r];
-      if (status === Terminal.None) {
+    // The rows still live; the others were checked as they were released (`ended`).
+    for (let r = c.window.freed; r < c.window.read; r++) {
+      if (Number.isNaN(c.arrivalOf(r))) continue;
+      if (c.statusOf(r) === Terminal.None) {
         if (finished)
           throw new InvariantViolation("INV-1", `request ${r} arrived but never reached a terminal state`);
         continue;
       }
-      if (c.terminal[r] < c.arrival[r])
-        throw new InvariantViolation("INV-8", `request ${r} ended before it arrived`);
-      if (status === Terminal.Completed && c.tokens[r] !== expectedOutput(r)) {
-        throw new InvariantViolation(
-          "INV-7",
-          `request ${r} completed with ${c.tokens[r]} of ${expectedOutput(r)} output tokens`,
-        );
-      }
+      this.ended(r, expectedOutput(r));
     }
     for (const pool of this.view.pools) {
       if (finished) {
@@ -170,6 +163,20 @@ export class InvariantChecker {
       }
     }
     this.checkWorkerSeconds(endMs, lifecycle);
+  }
+
+  /** A terminal request (still in the collector's window) that should have got `expectedOutput` tokens. */
+  ended(row: number, expectedOutput: number): void {
+    const c = this.view.collector;
+    const i = row & c.mask;
+    if (c.terminal[i] < c.arrival[i])
+      throw new InvariantViolation("INV-8", `request ${row} ended before it arrived`);
+    if (c.status[i] === Terminal.Completed && c.tokens[i] !== expectedOutput) {
+      throw new InvariantViolation(
+        "INV-7",
+        `request ${row} completed with ${c.tokens[i]} of ${expectedOutput} output tokens`,
+      );
+    }
   }
 
   private auditKv(t: number): void {

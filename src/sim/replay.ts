@@ -5,13 +5,19 @@ import { poolName } from "../cluster/lifecycle.js";
 import { DEFAULT_CLIENT, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
 import { cappedOutputTokens, type RunWindow, type VllmEngine } from "../engine/vllmEngine.js";
 import { Collector, Terminal } from "../metrics/collector.js";
+import { RequestCapture } from "../metrics/requestCapture.js";
+import { type LogColumn, RequestLog, type RequestLogOptions } from "../metrics/requestLog.js";
 import { TimelineSampler } from "../metrics/timeline.js";
 import type { RoleTimings } from "../timing/index.js";
+import type { RequestSource, WorkloadInfo } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
-import { ArrivalPlan } from "./arrivals.js";
+import { asRequestSource } from "../traffic/tableSource.js";
+import type { RowWindow } from "../util/rowWindow.js";
+import { ArrivalPlan, type Arrivals, StreamArrivals } from "./arrivals.js";
 import { EventHeap, eventOrder, Phase } from "./eventHeap.js";
 import { InvariantChecker, InvariantViolation, invariantsEnabledByEnv } from "./invariants.js";
 import type { ReplayResult, ReplayStall } from "./result.js";
+import { RowQueue } from "./rowQueue.js";
 import type { ScalingPolicy } from "./scaling.js";
 import { TickObserver } from "./tickObserver.js";
 
@@ -29,6 +35,8 @@ export interface ReplayOptions {
    * Default: FLEETSIM_REFERENCE_STEPPER.
    */
   readonly referenceStepper?: boolean;
+  /** Where the request log keeps its rows (tests: a small resident size to exercise the spill file). */
+  readonly requestLog?: RequestLogOptions;
 }
 
 /** Whether replays use the pass-by-pass reference stepper by default (FLEETSIM_REFERENCE_STEPPER=1). */
@@ -53,12 +61,8 @@ export class ReplayAborted extends Error {
 }
 
 /** Whether some request's full context (prompt + output − 1 computed tokens) exceeds a role's KV cache. */
-function contextMayOutgrowCache(table: RequestTable, role: WorkerRoleSpec): boolean {
-  let longest = 0;
-  for (let r = 0; r < table.count; r++) {
-    const ctx = table.inputLength[r] + table.outputLength[r] - 1;
-    if (ctx > longest) longest = ctx;
-  }
+function contextMayOutgrowCache(info: WorkloadInfo, role: WorkerRoleSpec): boolean {
+  let longest = Math.max(0, info.longestContext);
   if (role.maxModelLen !== null && longest > role.maxModelLen) longest = role.maxModelLen;
   return Math.ceil(longest / role.blockSize) > role.numGpuBlocks;
 }
@@ -76,6 +80,13 @@ function contextMayOutgrowCache(table: RequestTable, role: WorkerRoleSpec): bool
  * in id order — and last the scaling tick. Passes execute eagerly at their start; their signals
  * are delivered at their end. Ties at one timestamp break by phase and a stable id (pool and
  * worker, request row, session), never by insertion order.
+ *
+ * Memory (docs/performance.md "Memory"): per-request state lives in the workload's row window
+ * (`RowWindow`) and is released in row order once a request is terminal: its columns go to the
+ * request log (`RequestLog`), from which the summary is computed at the end. A streamed workload
+ * is read as the clock approaches its next unread arrival (`RequestSource.readyUntilMs`): `step`
+ * returns to `run`, which awaits `fill` and goes on, so the clock never passes a request that has
+ * not been read.
  */
 export class Replay implements ClusterHost {
   /** Every event but pass completions. */
@@ -99,8 +110,14 @@ export class Replay implements ClusterHost {
   /** The latest pass end delivered within a run (the run's end time counts it). */
   private runEndMs = 0;
   private readonly cluster: Cluster;
-  private readonly plan: ArrivalPlan;
+  private readonly plan: Arrivals;
+  private readonly source: RequestSource;
+  private readonly rows: RowWindow;
   readonly collector: Collector;
+  /** Released requests' columns, in row order: what the summary is computed from. */
+  readonly requests: RequestLog;
+  /** What `--capture-per-request` keeps beyond the log; null without it. */
+  private readonly capture: RequestCapture | null;
   private readonly maxModelLen: number | null;
   private readonly maxTimeMs: number | null;
   /** Client send → router (`client.overhead.request_ms`): the fleet sees a request this much later. */
@@ -113,9 +130,7 @@ export class Replay implements ClusterHost {
    * Rows in arrival order, for their timeouts: deadlines (arrival + timeout) come in the same
    * order, so the next one is at the head once ended requests are skipped (`nextDeadline`).
    */
-  private readonly deadlineRows: Int32Array;
-  private deadlineHead = 0;
-  private deadlineTail = 0;
+  private readonly deadlineRows = new RowQueue();
   private readonly scaling: ScalingPolicy | null;
   /** Traffic windows and forward-pass snapshots for the scaling policy; null without one. */
   private readonly ticks: TickObserver | null;
@@ -127,6 +142,8 @@ export class Replay implements ClusterHost {
   private openRequests = 0;
   private now = 0;
   private aborted = false;
+  /** `step` stopped because rows up to this time must be read first (`run` fills the source); NaN when not. */
+  private fillUntilMs = Number.NaN;
   private readonly scheduleArrival: (row: number, time: number) => void;
   /** Samples worker state at bucket boundaries, lazily from `step` (no events of its own). */
   private readonly timeline: TimelineSampler;
@@ -141,16 +158,19 @@ export class Replay implements ClusterHost {
 
   constructor(
     private readonly spec: RunSpec,
-    private readonly table: RequestTable,
+    workload: RequestTable | RequestSource,
     timings: RoleTimings,
     opts: ReplayOptions,
   ) {
+    const source = asRequestSource(workload);
+    this.source = source;
+    this.rows = source.window;
     const engine = spec.engine;
     const roles = deploymentRoles(engine);
     for (const role of roles) {
-      if (table.engineBlockSize !== role.blockSize) {
+      if (source.engineBlockSize !== role.blockSize) {
         throw new Error(
-          `internal: request hashes use block size ${table.engineBlockSize}, engine ${role.blockSize}`,
+          `internal: request hashes use block size ${source.engineBlockSize}, engine ${role.blockSize}`,
         );
       }
     }
@@ -159,30 +179,32 @@ export class Replay implements ClusterHost {
     this.requestMs = client.requestMs;
     this.responseMs = client.responseMs;
     this.timeoutMs = client.timeoutMs;
-    this.deadlineRows = new Int32Array(this.timeoutMs === null ? 0 : table.count);
     this.maxModelLen = roles[0].maxModelLen;
-    this.collector = new Collector(table.count, {
+    this.collector = new Collector(source.window, {
       // Only completed requests may contribute token gaps. Gaps can stream straight into the
       // sketches unless some admitted request may end without completing: cut off by the
       // virtual-time cap, or rejected after its context outgrew the whole KV cache.
       holdGapsUntilTerminal:
         this.maxTimeMs !== null ||
         client.timeoutMs !== null ||
-        roles.some((r) => contextMayOutgrowCache(table, r)),
+        roles.some((r) => contextMayOutgrowCache(source.info, r)),
       captureHistory: opts.capturePerRequest,
       disaggregated: roles.length > 1,
     });
+    this.requests = new RequestLog(opts.requestLog);
+    this.capture = opts.capturePerRequest ? new RequestCapture(roles.length > 1) : null;
     this.scaling = opts.scaling ?? null;
     this.ticks = this.scaling === null ? null : new TickObserver();
     const cluster = createCluster(
-      { table, collector: this.collector, host: this, recordLifecycle: this.scaling !== null },
+      { source, collector: this.collector, host: this, recordLifecycle: this.scaling !== null },
       engine,
       timings,
       spec.router,
     );
     this.cluster = cluster;
     this.passHeaps = cluster.pools.map(() => new EventHeap(64));
-    this.plan = new ArrivalPlan(table, spec.load);
+    this.plan =
+      source.table !== null ? new ArrivalPlan(source.table, spec.load) : new StreamArrivals(source.info);
     this.runsEnabled = !(opts.referenceStepper ?? referenceStepperByEnv());
     this.runsIndependent = !this.plan.hasDependentArrivals;
     this.window = {
@@ -193,14 +215,21 @@ export class Replay implements ClusterHost {
     };
     this.scheduleArrival = (row, time) => {
       this.queuedArrivalEvents++;
-      this.heap.push(time, eventOrder(Phase.Arrival, table.session[row]), row);
+      this.heap.push(time, eventOrder(Phase.Arrival, source.session(row)), row);
     };
-    // The latest arrival known now sets the time series' interval (closed loop: 0, coarsened later).
+    // The latest open-loop arrival sets the time series' interval (closed loop: 0, coarsened later).
     let horizonMs = 0;
     this.plan.seed((row, time) => {
       if (time > horizonMs) horizonMs = time;
       this.scheduleArrival(row, time);
     });
+    if (source.table === null) {
+      // A stream schedules each row as it is read; the whole trace's last arrival is known already.
+      const speedup = spec.load.type === "trace_timestamps" ? spec.load.speedup : 1;
+      const last = source.info.lastFirstTurnMs / speedup;
+      if (last > horizonMs) horizonMs = last;
+      source.onRead = this.scheduleArrival;
+    }
     if (this.maxTimeMs !== null) horizonMs = Math.min(horizonMs, this.maxTimeMs);
     this.timeline = new TimelineSampler(this.cluster.timelineSources(), horizonMs);
     const first = this.scaling?.initialTickMs() ?? null;
@@ -226,10 +255,30 @@ export class Replay implements ClusterHost {
 
   /** Runs to the end, yielding to the Node event loop about every 50 ms of host time. */
   async run(): Promise<ReplayResult> {
+    try {
+      return await this.runSteps();
+    } catch (err) {
+      // No result will close the log's spill file: close it here.
+      this.requests.close();
+      throw err;
+    } finally {
+      this.source.close();
+    }
+  }
+
+  private async runSteps(): Promise<ReplayResult> {
     const start = performance.now();
     let sliceEnd = start + 50;
     if (this.aborted) throw new ReplayAborted();
     while (this.step(4096)) {
+      if (!Number.isNaN(this.fillUntilMs)) {
+        // Rows up to the clock's next timestamp must be read before it is processed.
+        const until = this.fillUntilMs;
+        this.fillUntilMs = Number.NaN;
+        await this.source.fill(until);
+        if (this.aborted) throw new ReplayAborted();
+        continue;
+      }
       const work = this.work;
       if (work !== null) {
         // Virtual time stands still while the policy's work (a retune sweep) runs.
@@ -252,6 +301,11 @@ export class Replay implements ClusterHost {
   runSync(): ReplayResult {
     const start = performance.now();
     while (this.step(1 << 30)) {
+      if (!Number.isNaN(this.fillUntilMs)) {
+        throw new Error(
+          "internal: a streamed workload is read asynchronously; use Replay.run(), not runSync()",
+        );
+      }
       if (this.work !== null) {
         this.work.catch(() => {}); // reported by the error below, not as an unhandled rejection
         throw new Error(
@@ -265,6 +319,17 @@ export class Replay implements ClusterHost {
   /** Every attention-DP rank's engine of every pool (read-only use: invariant checks and diagnostics). */
   get workers(): readonly VllmEngine[] {
     return this.cluster.engines;
+  }
+
+  /**
+   * A request's column as it stands now: from the request log once the row is released, else
+   * from the live collector (tests and diagnostics).
+   */
+  requestValue(column: LogColumn, row: number): number {
+    if (row < this.rows.freed) return this.requests.get(column, row);
+    if (column === "inputLength") return this.source.inputLength(row);
+    const c = this.collector;
+    return c[column][row & c.mask];
   }
 
   /** Virtual time reached so far (progress reporting). */
@@ -284,12 +349,25 @@ export class Replay implements ClusterHost {
       // Scaling starved a pool for good (checkStall): the waiting requests stay unfinished.
       if (this.stall !== null) return false;
       const t = Math.min(this.nextEventTime(), this.nextDeadline());
+      // An unread row may arrive before t (and is needed only up to the cap): read first.
+      const ready = this.source.readyUntilMs;
+      if (
+        ready <= t &&
+        ready <= (this.maxTimeMs ?? Number.POSITIVE_INFINITY) &&
+        ready !== Number.POSITIVE_INFINITY
+      ) {
+        // Only past the arrivals known: a chunk of the trace at a time, not up to t (which may be
+        // far ahead, or +∞ with nothing queued), so the rows read ahead stay few.
+        this.fillUntilMs = ready;
+        return true;
+      }
       // With scaling, only ticks and startups may remain once all traffic is served: done then.
       const finished =
         this.scaling !== null &&
         this.openRequests === 0 &&
         this.queuedArrivalEvents === 0 &&
-        !cluster.cancelsPending;
+        !cluster.cancelsPending &&
+        ready === Number.POSITIVE_INFINITY;
       if (t === Number.POSITIVE_INFINITY || finished) {
         this.checkDrained();
         this.finished = true;
@@ -437,38 +515,36 @@ export class Replay implements ClusterHost {
     this.collector.onArrival(row, t);
     this.openRequests++;
     this.ticks?.onArrival();
-    if (this.timeoutMs !== null) this.deadlineRows[this.deadlineTail++] = row;
+    if (this.timeoutMs !== null) this.deadlineRows.push(row);
     if (this.requestMs === 0) {
       this.reachRouter(row, t);
       return;
     }
     // Same phase and order as its arrival; a negative payload tells it from a client send.
-    this.heap.push(t + this.requestMs, eventOrder(Phase.Arrival, this.table.session[row]), -row - 1);
+    this.heap.push(t + this.requestMs, eventOrder(Phase.Arrival, this.source.session(row)), -row - 1);
   }
 
   /** The request reaches the router: it is dispatched, or waits for a ready worker. */
   private reachRouter(row: number, t: number): void {
     // Abandoned before it got there (a timeout shorter than request_ms).
-    if (this.collector.status[row] !== Terminal.None) return;
+    if (this.collector.isEnded(row)) return;
     this.cluster.route(row, t);
   }
 
   /** When the client abandons `row` (+∞ without a timeout). */
   private deadlineOf(row: number): number {
-    return this.timeoutMs === null ? Number.POSITIVE_INFINITY : this.collector.arrival[row] + this.timeoutMs;
+    return this.timeoutMs === null
+      ? Number.POSITIVE_INFINITY
+      : this.collector.arrivalOf(row) + this.timeoutMs;
   }
 
   /** The earliest deadline of a request still open (+∞ when none); drops ended requests from the head. */
   private nextDeadline(): number {
     if (this.timeoutMs === null) return Number.POSITIVE_INFINITY;
     const rows = this.deadlineRows;
-    const status = this.collector.status;
-    while (this.deadlineHead < this.deadlineTail && status[rows[this.deadlineHead]] !== Terminal.None) {
-      this.deadlineHead++;
-    }
-    return this.deadlineHead < this.deadlineTail
-      ? this.collector.arrival[rows[this.deadlineHead]] + this.timeoutMs
-      : Number.POSITIVE_INFINITY;
+    const c = this.collector;
+    while (rows.length > 0 && c.isEnded(rows.front())) rows.shift();
+    return rows.length > 0 ? c.arrivalOf(rows.front()) + this.timeoutMs : Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -478,7 +554,7 @@ export class Replay implements ClusterHost {
    */
   private expire(t: number): void {
     while (this.nextDeadline() === t) {
-      const row = this.deadlineRows[this.deadlineHead];
+      const row = this.deadlineRows.front();
       this.cluster.cancel(row, t);
       this.terminate(row, t, Terminal.TimedOut);
     }
@@ -488,14 +564,45 @@ export class Replay implements ClusterHost {
   private terminate(row: number, t: number, status: number): void {
     const c = this.collector;
     // A second terminal state is a simulator bug (cheap enough to check on every run).
-    if (c.status[row] !== Terminal.None)
+    if (c.isEnded(row))
       throw new InvariantViolation("INV-1", `request ${row} reached a second terminal state`);
     c.onTerminal(row, t, status);
     this.openRequests--;
     if (status === Terminal.Completed && this.ticks !== null) {
-      this.ticks.onCompleted(this.table.inputLength[row], c.tokens[row], c.reusedMax[row]);
+      this.ticks.onCompleted(this.source.inputLength(row), c.tokensOf(row), c.reusedMaxOf(row));
     }
     this.plan.onTerminal(row, t, this.scheduleArrival);
+    this.releaseEnded();
+  }
+
+  /** Releases the oldest rows while they are terminal: in row order, so the log stays in row order. */
+  private releaseEnded(): void {
+    const rows = this.rows;
+    const c = this.collector;
+    while (rows.freed < rows.read && c.status[rows.freed & c.mask] !== Terminal.None)
+      this.release(rows.freed);
+  }
+
+  /**
+   * Copies `row` (the oldest live row) to the request log (and the capture) and frees its state
+   * in the collector, the cluster's stores and the workload.
+   */
+  private release(row: number): void {
+    const c = this.collector;
+    const source = this.source;
+    if (this.invariants !== null && c.statusOf(row) !== Terminal.None) {
+      const expected = cappedOutputTokens(
+        source.inputLength(row),
+        source.outputLength(row),
+        this.maxModelLen,
+      );
+      this.invariants.ended(row, expected);
+    }
+    this.requests.append(c, row, source.inputLength(row));
+    this.capture?.append(c, row, source);
+    c.release(row);
+    source.release(row);
+    this.rows.freed = row + 1;
   }
 
   /** Runs one scaling tick and applies its targets (mocker.md §7). */
@@ -541,10 +648,7 @@ export class Replay implements ClusterHost {
 
   /** With no event left, every arrived request must have ended: anything else is a simulator bug. */
   private checkDrained(): void {
-    const c = this.collector;
-    let open = 0;
-    for (let r = 0; r < this.table.count; r++)
-      if (!Number.isNaN(c.arrival[r]) && c.status[r] === Terminal.None) open++;
+    const open = this.openRequests;
     if (open > 0) throw new Error(`internal: the replay reached a dead end with ${open} requests unfinished`);
   }
 
@@ -555,19 +659,25 @@ export class Replay implements ClusterHost {
     cluster.accrue(this.now);
     const lifecycle = cluster.lifecycle.operations;
     if (this.invariants !== null) {
-      const table = this.table;
+      const source = this.source;
       const maxModelLen = this.maxModelLen;
       this.invariants.atEnd(this.now, this.finished, lifecycle, (row) =>
-        cappedOutputTokens(table.inputLength[row], table.outputLength[row], maxModelLen),
+        cappedOutputTokens(source.inputLength(row), source.outputLength(row), maxModelLen),
       );
     }
+    // Rows still live (never arrived, or cut off by the time cap) go to the log too, in row order.
+    const rows = this.rows;
+    while (rows.freed < rows.read) this.release(rows.freed);
     let preemptions = 0;
     for (const e of cluster.engines) preemptions += e.preemptions;
     const prefill = cluster.prefillPool;
     const decode = cluster.decodePool;
     return {
       collector: this.collector,
-      table: this.table,
+      requests: this.requests,
+      capture: this.capture,
+      workload: this.source.info,
+      peakLiveRequests: rows.peakLive,
       endTimeMs: this.now,
       prefillWorkerSeconds: prefill === null ? 0 : prefill.workerSeconds,
       decodeWorkerSeconds: decode.workerSeconds,

@@ -1,12 +1,21 @@
 import type { LifecycleOperation, PoolName } from "../cluster/lifecycle.js";
 import type { Collector } from "../metrics/collector.js";
+import type { RequestCapture } from "../metrics/requestCapture.js";
+import type { RequestLog } from "../metrics/requestLog.js";
 import type { TimelineSamples } from "../metrics/timeline.js";
-import type { RequestTable } from "../traffic/requests.js";
+import type { WorkloadInfo } from "../traffic/requestSource.js";
 
 /** What a finished replay hands to reporting. */
 export interface ReplayResult {
+  /** The run's collector: its counters and streaming sketches (its per-row state is released). */
   readonly collector: Collector;
-  readonly table: RequestTable;
+  /** Every request's final columns, in row order (the summary and time series scan it). */
+  readonly requests: RequestLog;
+  /** With `--capture-per-request`: what the per-request records need beyond the log; else null. */
+  readonly capture: RequestCapture | null;
+  readonly workload: WorkloadInfo;
+  /** The most requests read and not yet released at once (the row window's high-water mark). */
+  readonly peakLiveRequests: number;
   /** Virtual time of the last processed event, ms. */
   readonly endTimeMs: number;
   /** ∫ provisioned workers dt over the run, in worker-seconds, per role. */

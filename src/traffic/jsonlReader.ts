@@ -37,9 +37,10 @@ export interface TraceStream {
   close(): void;
 }
 
-export async function openTraceStream(path: string): Promise<TraceStream> {
+/** `chunkBytes`: the size of each read (tests: small, to stream a small file in many pieces). */
+export async function openTraceStream(path: string, chunkBytes = CHUNK): Promise<TraceStream> {
   const gzip = await isGzipFile(path);
-  const source = createReadStream(path, { highWaterMark: CHUNK });
+  const source = createReadStream(path, { highWaterMark: chunkBytes });
   const close = (): void => {
     source.destroy();
   };
@@ -54,57 +55,114 @@ export async function openTraceStream(path: string): Promise<TraceStream> {
  * unchanged (the stream is closed); I/O and gzip errors become TraceError with line 0.
  */
 export async function readJsonlLines(path: string, onLine: LineCallback): Promise<void> {
-  const { stream, gzip, close } = await openTraceStream(path);
-  const decoder = new StringDecoder("utf8");
-  let rest = "";
-  let lineNo = 0;
-  let first = true;
+  const reader = await JsonlLineReader.open(path);
+  try {
+    while (await reader.readChunk(onLine));
+  } finally {
+    reader.close();
+  }
+}
 
-  const emitFrom = (text: string): void => {
+/**
+ * The lines of a JSONL trace read a chunk at a time, when the caller asks (a trace streamed as the
+ * replay's clock reaches it: traffic/mooncakeStream.ts). Same lines, numbers and errors as
+ * `readJsonlLines`.
+ */
+export class JsonlLineReader {
+  private readonly decoder = new StringDecoder("utf8");
+  private rest = "";
+  private lineNo = 0;
+  private first = true;
+  private ended = false;
+  private inCallback = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly trace: TraceStream,
+    private readonly chunks: AsyncIterator<Buffer>,
+  ) {}
+
+  static async open(path: string, chunkBytes?: number): Promise<JsonlLineReader> {
+    const trace = await openTraceStream(path, chunkBytes);
+    const chunks = (trace.stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    return new JsonlLineReader(path, trace, chunks);
+  }
+
+  /** Whether every line was delivered. */
+  get done(): boolean {
+    return this.ended;
+  }
+
+  /**
+   * Reads the next chunk of the file and calls `onLine` for each line it completes (the last
+   * line once the file ends). Resolves false when the file has ended.
+   */
+  async readChunk(onLine: LineCallback): Promise<boolean> {
+    if (this.ended) return false;
+    let next: IteratorResult<Buffer>;
+    try {
+      next = await this.chunks.next();
+    } catch (err) {
+      this.close();
+      throw new TraceError(
+        this.path,
+        0,
+        `${this.trace.gzip ? "cannot decompress" : "cannot read"} trace file: ${errorText(err)}`,
+      );
+    }
+    try {
+      if (next.done === true) {
+        this.ended = true;
+        this.close();
+        const tail = this.rest + this.decoder.end();
+        this.rest = "";
+        if (tail.length > 0) {
+          this.lineNo++;
+          this.emit(tail, 0, tail.length, onLine);
+        }
+        return false;
+      }
+      const decoded = this.decoder.write(next.value);
+      this.emitFrom(this.rest.length === 0 ? decoded : this.rest + decoded, onLine);
+    } catch (err) {
+      this.close();
+      if (this.inCallback || err instanceof TraceError) throw err;
+      throw new TraceError(this.path, 0, `cannot read trace file: ${errorText(err)}`);
+    } finally {
+      this.inCallback = false;
+    }
+    return true;
+  }
+
+  /** Closes the file (also mid-read). */
+  close(): void {
+    this.trace.close();
+  }
+
+  private emitFrom(text: string, onLine: LineCallback): void {
     let start = 0;
     for (;;) {
       const nl = text.indexOf("\n", start);
       if (nl < 0) break;
-      lineNo++;
-      emit(text, start, nl);
+      this.lineNo++;
+      this.emit(text, start, nl, onLine);
       start = nl + 1;
     }
-    rest = start === 0 ? text : text.slice(start);
-  };
-  const emit = (text: string, start: number, end: number): void => {
+    this.rest = start === 0 ? text : text.slice(start);
+  }
+
+  private emit(text: string, start: number, end: number, onLine: LineCallback): void {
     if (end > start && text.charCodeAt(end - 1) === 13) end--; // \r
-    if (first) {
-      first = false;
+    if (this.first) {
+      this.first = false;
       if (end > start && text.charCodeAt(start) === 0xfeff) start++; // UTF-8 BOM
     }
     if (end <= start) return;
     // Skip whitespace-only lines without allocating when the line starts with '{' (the common case).
     if (text.charCodeAt(start) !== 123 && isBlank(text, start, end)) return;
-    inCallback = true;
-    onLine(text.slice(start, end), lineNo);
-    inCallback = false;
-  };
-
-  let inCallback = false;
-  try {
-    for await (const chunk of stream) {
-      const decoded = decoder.write(chunk);
-      emitFrom(rest.length === 0 ? decoded : rest + decoded);
-    }
-  } catch (err) {
-    if (inCallback || err instanceof TraceError) throw err;
-    throw new TraceError(
-      path,
-      0,
-      `${gzip ? "cannot decompress" : "cannot read"} trace file: ${errorText(err)}`,
-    );
-  } finally {
-    close();
-  }
-  const tail = rest + decoder.end();
-  if (tail.length > 0) {
-    lineNo++;
-    emit(tail, 0, tail.length);
+    this.inCallback = true;
+    onLine(text.slice(start, end), this.lineNo);
+    this.inCallback = false;
   }
 }
 

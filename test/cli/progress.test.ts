@@ -10,6 +10,8 @@ import {
   renderProgressLine,
   runExtent,
 } from "../../src/cli/progress.js";
+import type { RequestTable } from "../../src/traffic/requests.js";
+import { tableInfo } from "../../src/traffic/tableSource.js";
 import { loadYaml, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
 
 const CLEAR_LINE = "\r\x1b[K";
@@ -96,14 +98,19 @@ describe("runExtent", () => {
   });
 });
 
+/** The workload of a table with these first-turn timestamps (one request per session). */
 function fakeTable(timestamps: number[]) {
   const n = timestamps.length;
-  return {
+  const table = {
     count: n,
     timestampMs: Float64Array.from(timestamps),
+    inputLength: new Int32Array(n),
+    outputLength: new Int32Array(n),
+    nextTurnRow: new Int32Array(n).fill(-1),
     sessionCount: n,
     sessionFirstRow: Int32Array.from(timestamps.map((_, i) => i)),
-  } as unknown as Parameters<typeof runExtent>[1];
+  } as unknown as RequestTable;
+  return tableInfo(table);
 }
 
 describe("progressWanted", () => {
@@ -126,7 +133,7 @@ describe("ProgressBar timing", () => {
   it("a terminal that reports 0 columns (unknown width) gets an 80-column line, not a stub", () => {
     vi.useFakeTimers();
     const writes: string[] = [];
-    const source = { virtualTimeMs: 500, collector: { status: new Uint8Array(4) } };
+    const source = { virtualTimeMs: 500, collector: { terminated: 0 } };
     const bar = new ProgressBar(
       { isTTY: true, columns: 0, write: (s: string) => writes.push(s) },
       { requests: 4, simulatedMs: 1000, estimated: false },
@@ -143,7 +150,7 @@ describe("ProgressBar timing", () => {
   it("draws nothing before the delay, redraws on its interval, and stop() erases the line", () => {
     vi.useFakeTimers();
     const writes: string[] = [];
-    const source = { virtualTimeMs: 0, collector: { status: new Uint8Array(4) } };
+    const source = { virtualTimeMs: 0, collector: { terminated: 0 } };
     const bar = new ProgressBar(
       { isTTY: true, columns: 100, write: (s: string) => writes.push(s) },
       { requests: 4, simulatedMs: 1000, estimated: false },
@@ -152,8 +159,7 @@ describe("ProgressBar timing", () => {
     vi.advanceTimersByTime(900);
     expect(writes).toEqual([]);
     source.virtualTimeMs = 500;
-    source.collector.status[0] = 1;
-    source.collector.status[2] = 2;
+    source.collector.terminated = 2;
     vi.advanceTimersByTime(200);
     expect(writes.length).toBeGreaterThan(0);
     expect(writes.at(-1)).toContain(" 50%");

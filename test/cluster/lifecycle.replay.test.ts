@@ -73,8 +73,8 @@ describe("worker lifecycle under scaling (mocker.md §7 worked test)", () => {
     const policy = new ScriptedPolicy(50, { 50: 1 });
     const result = await run(spec, policy);
     // Request 1 ran on worker 1, which drains at 50 and is removed when request 1 ends (at 60 ms).
-    expect(result.collector.worker[1]).toBe(1);
-    expect(result.collector.worker[2]).toBe(0);
+    expect(result.requests.columns().worker[1]).toBe(1);
+    expect(result.requests.columns().worker[2]).toBe(0);
     const ops = result.lifecycleOperations;
     expect(ops[0]).toMatchObject({
       at_ms: 50,
@@ -85,7 +85,7 @@ describe("worker lifecycle under scaling (mocker.md §7 worked test)", () => {
       cause: "drain_complete",
       transitions: [{ worker_id: 1, transition: "worker_removed" }],
     });
-    expect(ops[1].at_ms).toBe(result.collector.terminal[1]);
+    expect(ops[1].at_ms).toBe(result.requests.columns().terminal[1]);
     const s = buildSummary(result, null);
     expect(s.completed_requests).toBe(3);
     // Worker 1 is provisioned until it is removed; worker 0 until the end.
@@ -101,9 +101,9 @@ describe("worker lifecycle under scaling (mocker.md §7 worked test)", () => {
     const policy = new ScriptedPolicy(100, { 100: 0, 300: 1 });
     const result = await run(spec, policy);
     // Request 1 arrives at 250 with no worker; a worker starts at 300 and is ready at 400.
-    expect(result.collector.arrival[1]).toBe(250);
-    expect(result.collector.dispatched[1]).toBe(400);
-    expect(result.collector.firstToken[1]).toBe(412);
+    expect(result.requests.columns().arrival[1]).toBe(250);
+    expect(result.requests.columns().dispatched[1]).toBe(400);
+    expect(result.requests.columns().firstToken[1]).toBe(412);
   });
 
   it("reports the traffic window and forward-pass metrics to the policy", async () => {

@@ -19,7 +19,6 @@ function pool(replicas: number, startupSeconds: number): WorkerPool {
     role({ replicas, startupSeconds }),
     TIMING,
     { policy: "round_robin" },
-    new Float64Array(0),
     { onAdmit() {} },
   );
 }

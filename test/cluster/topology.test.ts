@@ -15,6 +15,7 @@ import type { RunWindow } from "../../src/engine/vllmEngine.js";
 import { Collector } from "../../src/metrics/collector.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
+import { TableSource } from "../../src/traffic/tableSource.js";
 import { disaggSpec, role, traceSpec, writeTrace } from "../helpers/specs.js";
 
 /** Records what the cluster asks of the loop. */
@@ -57,12 +58,13 @@ const ROWS = [{ timestamp: 0, input_length: 8, output_length: 3, hash_ids: [1, 2
 async function build(spec: RunSpec, disaggregated: boolean) {
   const [table, timings] = await Promise.all([loadWorkload(spec), createRoleTimings(spec.engine)]);
   const host = new RecordingHost();
-  const collector = new Collector(table.count, {
+  const source = new TableSource(table);
+  const collector = new Collector(source.window, {
     holdGapsUntilTerminal: false,
     captureHistory: false,
     disaggregated,
   });
-  const ctx: ClusterContext = { table, collector, host, recordLifecycle: true };
+  const ctx: ClusterContext = { source, collector, host, recordLifecycle: true };
   return { cluster: createCluster(ctx, spec.engine, timings, spec.router), host, ctx, timings };
 }
 

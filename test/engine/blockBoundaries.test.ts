@@ -4,7 +4,7 @@ import { Sequence } from "../../src/engine/sequence.js";
 
 /** A decode-ready request with `computed` tokens in ceil(computed / bs) blocks. */
 function request(computed: number, bs: number, blocks = Math.ceil(computed / bs)): Sequence {
-  const s = new Sequence(0, computed, 100, 0, 0);
+  const s = new Sequence(0, computed, 100, new Float64Array(0), 0, 0);
   s.numComputed = computed;
   for (let b = 0; b < blocks; b++) s.blocks.push(b);
   return s;

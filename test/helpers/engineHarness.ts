@@ -30,6 +30,7 @@ export class EngineHarness {
   private readonly hashes: number[] = [];
   private readonly offsets: number[] = [];
   private readonly fullBlocks: number[] = [];
+  private readonly promptHashes: Float64Array;
   now = 0;
 
   constructor(
@@ -43,7 +44,8 @@ export class EngineHarness {
       this.fullBlocks.push(p.length);
       this.hashes.push(...p);
     }
-    this.engine = new VllmEngine(config, timing, Float64Array.from(this.hashes), {
+    this.promptHashes = Float64Array.from(this.hashes);
+    this.engine = new VllmEngine(config, timing, {
       onAdmit: (req, at, reused) => this.admissions.push({ req, at, reused }),
     });
   }
@@ -55,6 +57,7 @@ export class EngineHarness {
         req,
         promptLength,
         outputTokens,
+        this.promptHashes,
         this.offsets[req],
         full,
         this.config.maxModelLen,

@@ -7,13 +7,13 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
 import { Terminal } from "../../src/metrics/collector.js";
+import { requestRowsOf } from "../../src/metrics/requestLog.js";
 import {
   buildTimeseries,
   coarserFactor,
   MAX_BUCKETS,
   niceIntervalMs,
   type SampledPool,
-  type TimelineColumns,
   TimelineSampler,
   type TimeseriesReport,
 } from "../../src/metrics/timeline.js";
@@ -88,7 +88,7 @@ describe("percentiles inside a bucket", () => {
     // Five completed requests arriving at 0, first token in bucket 0, completed in bucket 1.
     const ttft = [50.0004, 10, 40, 20, 30];
     const n = ttft.length;
-    const columns: TimelineColumns = {
+    const columns = {
       arrival: new Float64Array(n).fill(0),
       firstToken: Float64Array.from(ttft),
       lastToken: Float64Array.from(ttft, (x, i) => x + 10 * (i + 1)), // 2 tokens: ITL 10·(i + 1)
@@ -98,7 +98,7 @@ describe("percentiles inside a bucket", () => {
       admissions: new Int32Array(n).fill(1),
     };
     const samples = { intervalMs: 100, count: 2, pools: [] };
-    const ts = buildTimeseries(samples, columns);
+    const ts = buildTimeseries(samples, requestRowsOf(columns, n));
     // Sorted TTFT 10, 20, 30, 40, 50.0004: p50 → rank 2, p90 → round(3.6) = 4, p99 → 4.
     expect([ts.ttft_ms.p50[0], ts.ttft_ms.p90[0], ts.ttft_ms.p99[0]]).toEqual([30, 50, 50]);
     expect(ts.ttft_ms.p50[1]).toBeNull();
@@ -110,7 +110,7 @@ describe("percentiles inside a bucket", () => {
   });
 
   it("leave out requests that did not complete (the summary's populations)", () => {
-    const columns: TimelineColumns = {
+    const columns = {
       arrival: Float64Array.from([0, 0, Number.NaN]),
       firstToken: Float64Array.from([5, 7, Number.NaN]),
       lastToken: Float64Array.from([5, 9, Number.NaN]),
@@ -119,7 +119,7 @@ describe("percentiles inside a bucket", () => {
       status: Uint8Array.from([Terminal.Completed, Terminal.Rejected, Terminal.None]),
       admissions: Int32Array.from([1, 1, 0]),
     };
-    const ts = buildTimeseries({ intervalMs: 100, count: 1, pools: [] }, columns);
+    const ts = buildTimeseries({ intervalMs: 100, count: 1, pools: [] }, requestRowsOf(columns, 3));
     expect(ts.arrivals).toEqual([2]); // the third request never arrived
     expect(ts.completions).toEqual([1]);
     expect(ts.ttft_ms.p50).toEqual([5]);

@@ -64,7 +64,7 @@ describe("§11.5 GPU-hours: 1×2 + 2×4 GPUs over 1 h = 10.0", () => {
 
   it("the timeline lands the last token exactly on the hour", async () => {
     const { result } = await runPrediction(oneHourSpec(), { capturePerRequest: true });
-    const c = result.collector;
+    const c = result.requests.columns();
     expect([c.arrival[0], c.firstToken[0], c.lastToken[0]]).toEqual([0, 6, 10]);
     expect([c.arrival[1], c.firstToken[1], c.lastToken[1]]).toEqual([ARRIVAL_MS, ARRIVAL_MS + 6, HOUR_MS]);
   });

@@ -14,8 +14,17 @@ import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
 import { tempDir } from "../helpers/specs.js";
 
-/** A Mooncake trace of `rows` requests: prompts of 0.2–1.8 × `meanInput` tokens, a prefix shared per group. */
-async function writeMooncakeTrace(path: string, rows: number, meanInput: number, ratePerS: number) {
+/**
+ * A Mooncake trace of `rows` requests: prompts of 0.2–1.8 × `meanInput` tokens, a prefix shared
+ * per group; with `sessions`, every two rows are the turns of one session.
+ */
+async function writeMooncakeTrace(
+  path: string,
+  rows: number,
+  meanInput: number,
+  ratePerS: number,
+  sessions = false,
+) {
   let seed = 7;
   const rnd = (): number => {
     seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
@@ -34,6 +43,7 @@ async function writeMooncakeTrace(path: string, rows: number, meanInput: number,
       input_length: input,
       output_length: 8,
       hash_ids: ids,
+      ...(sessions ? { session_id: `s${i >> 1}` } : {}),
     };
     buf += `${JSON.stringify(row)}\n`;
     if (buf.length > 1 << 20) {
@@ -84,9 +94,22 @@ const FIXED_ENGINE = `engine:
 `;
 
 describe("the preflight estimate is within 1.5× of the measured peak", () => {
-  it("a generated trace of 60,000 long prompts (the prompts' block hashes dominate)", async () => {
+  it("a generated trace of 60,000 long prompts, streamed (the rows in flight and the request log)", async () => {
     const dir = tempDir("fleetsim-estimate-");
     await writeMooncakeTrace(join(dir, "trace.jsonl"), 60_000, 12_000, 100);
+    const rt = predictProcess(
+      dir,
+      `traffic:
+  source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
+  load: {type: trace_timestamps}
+${FIXED_ENGINE}`,
+    );
+    expectWithin(rt, 1.5);
+  }, 120_000);
+
+  it("the same prompts as sessions of two turns, held as a table (the prompts' block hashes dominate)", async () => {
+    const dir = tempDir("fleetsim-estimate-");
+    await writeMooncakeTrace(join(dir, "trace.jsonl"), 60_000, 12_000, 100, true);
     const rt = predictProcess(
       dir,
       `traffic:

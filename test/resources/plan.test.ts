@@ -127,14 +127,61 @@ describe("planResources", () => {
       engineBlocks: 500 * 20,
       hashIds: 500 * 3,
       spanMs: 49_900,
+      // Single-turn rows in timestamp order, replayed on their timestamps: the replay streams it.
+      streamed: true,
     });
     expect(w.coordinatorRssBytes).toBeGreaterThan(0);
+    expect(w.meanLineBytes).toBeGreaterThan(50);
+    // Sessions, rows out of order, a closed loop: the whole table is held.
+    const sessions = writeJsonl(rowsOf(500, () => 1280).map((r, i) => ({ ...r, session_id: `s${i % 7}` })));
+    expect((await measureWorkload(traceSpec(sessions))).streamed).toBe(false);
+    const unordered = writeJsonl(
+      rowsOf(500, () => 1280).map((r, i) => ({ ...r, timestamp: (i * 37) % 500 })),
+    );
+    expect((await measureWorkload(traceSpec(unordered))).streamed).toBe(false);
+    const closed: RunSpec = { ...spec(), load: { type: "concurrency", concurrency: 4 } };
+    expect((await measureWorkload(closed)).streamed).toBe(false);
+  });
+
+  it("a streamed trace holds the requests in flight and one read ahead, not its rows", () => {
+    const w: WorkloadSize = {
+      coordinatorRssBytes: 100e6,
+      source: "scan",
+      format: "mooncake",
+      rows: 2_000_000,
+      engineBlocks: 376_000_000,
+      hashIds: 48_000_000,
+      spanMs: 7_200_000,
+      streamed: true,
+      meanLineBytes: 220,
+    };
+    const plan = planResources(spec(), BUDGET, w);
+    // One read of 1 MiB ahead, and two workers × 256 sequence slots × 2.
+    expect(plan.liveRows).toBe(Math.ceil(C.streamReadBytes / 220) + 2 * 256 * C.liveRowsPerSequenceSlot);
+    const ends = C.requestLogResidentRows * C.requestLogBytesPerRow + C.summaryRows * C.summaryBytesPerRow;
+    expect(plan.traceBytes).toBe(
+      Math.round(
+        ends + C.streamBufferBytes + plan.liveRows * (C.bytesPerLiveRow + 188 * C.bytesPerEngineBlock),
+      ),
+    );
+    // Five times the rows: the same estimate (the log past its resident rows is on disk).
+    expect(
+      planResources(spec(), BUDGET, { ...w, rows: 10_000_000, engineBlocks: 1_880_000_000 }).traceBytes,
+    ).toBe(plan.traceBytes);
   });
 
   it("the estimate is the sum of what the run holds", async () => {
-    const w: WorkloadSize = { ...(await measureWorkload(spec())), coordinatorRssBytes: 100e6 };
+    const w: WorkloadSize = {
+      ...(await measureWorkload(spec())),
+      coordinatorRssBytes: 100e6,
+      streamed: false,
+    };
     const plan = planResources(spec(), BUDGET, w);
-    const trace = 500 * C.bytesPerRow + 10_000 * C.bytesPerEngineBlock + 1500 * C.bytesPerHashId.mooncake;
+    const trace =
+      500 * C.bytesPerRow +
+      10_000 * C.bytesPerEngineBlock +
+      1500 * C.bytesPerHashId.mooncake +
+      500 * (C.requestLogBytesPerRow + C.summaryBytesPerRow);
     expect(plan.traceBytes).toBe(trace);
     expect(plan.kvBytes).toBe(kv(1000, 2));
     // fixed timing: no tables
@@ -179,7 +226,12 @@ describe("planResources", () => {
   });
 
   it("retune: max_parallel sweep workers, each the modules, the op tables, a window's rows and the KV pools", async () => {
-    const w: WorkloadSize = { ...(await measureWorkload(spec())), coordinatorRssBytes: 100e6 };
+    // A retune run replays a Dynamo trace, held as a table.
+    const w: WorkloadSize = {
+      ...(await measureWorkload(spec())),
+      coordinatorRssBytes: 100e6,
+      streamed: false,
+    };
     const retune = { maxParallel: 3, intervalS: 10, graceS: 2.475 } as never;
     const planner = plannerSettings({
       mode: "agg",

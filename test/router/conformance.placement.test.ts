@@ -112,7 +112,7 @@ const CASES = IMPLS.flatMap((impl) => [1, 2].map((ranks) => ({ ...impl, ranks })
 /** A pool built as the replay builds it, with `replicas` ready workers. */
 function makePool(c: { router: RouterSpec; role: WorkerRole; ranks: number }, replicas: number): WorkerPool {
   const spec = role({ replicas, attentionData: c.ranks, blockSize: BLOCK, numGpuBlocks: 16 });
-  return new WorkerPool(0, c.role, spec, TIMING, c.router, new Float64Array(0), OBSERVER);
+  return new WorkerPool(0, c.role, spec, TIMING, c.router, OBSERVER);
 }
 
 /** What the replay does around `choose`: the overlap read, then the dispatch to the chosen slot. */

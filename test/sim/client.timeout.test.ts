@@ -62,9 +62,9 @@ describe("aggregated: a request past its timeout is abandoned and frees what it 
     const replay = await replayOf(withTimeout(base(), 50));
     stepTo(replay, 50);
     // At 50 ms request 0 is cancelled: its slot and blocks are back and request 1 is admitted at once.
-    expect(replay.collector.status[0]).toBe(Terminal.TimedOut);
+    expect(replay.requestValue("status", 0)).toBe(Terminal.TimedOut);
     expect(replay.workers[0].runningCount).toBe(1); // request 1 alone
-    expect(replay.collector.firstAdmit[1]).toBe(50);
+    expect(replay.requestValue("firstAdmit", 1)).toBe(50);
     const recs = buildPerRequest(replay.runSync());
     expect(recs.map((r) => [r.terminal_status, r.terminal_time_ms])).toEqual([
       ["canceled", 50],
@@ -97,7 +97,7 @@ describe("aggregated: a request past its timeout is abandoned and frees what it 
     const replay = await replayOf(withTimeout(traceSpec(writeTrace(two)), 8));
     stepTo(replay, 8);
     const engine = replay.workers[0];
-    expect(replay.collector.status[0]).toBe(Terminal.TimedOut);
+    expect(replay.requestValue("status", 0)).toBe(Terminal.TimedOut);
     expect(engine.pool.activeBlocks).toBeGreaterThan(0); // the pass in flight still holds it
     stepTo(replay, 12);
     expect(engine.pool.activeBlocks).toBe(0);
@@ -163,7 +163,7 @@ describe("disaggregated: abandoned wherever it is, both sides freed", () => {
     // Prefill [0, 10), transfer of 64 tokens [10, 74): the deadline at 40 falls inside it.
     const replay = await replayOf(withTimeout(disaggSpec(writeTrace(rows)), 40));
     stepTo(replay, 40);
-    expect(replay.collector.status[0]).toBe(Terminal.TimedOut);
+    expect(replay.requestValue("status", 0)).toBe(Terminal.TimedOut);
     const [prefill, decode] = replay.workers;
     expect(prefill.heldCount).toBe(0);
     expect(decode.reservedCount).toBe(0);
@@ -265,9 +265,9 @@ describe("timeouts under random traffic and scaling keep every invariant", () =>
     const spec = withTimeout({ ...base, router }, p.timeoutMs, p.requestMs, p.responseMs);
     const replay = await replayOf(spec, p.scaling ? new RandomScaling(p.seed, 40, 3, p.disaggregated) : null);
     const result = await replay.run();
-    const c = result.collector;
+    const c = result.requests.columns();
     let timedOut = 0;
-    for (let r = 0; r < result.table.count; r++) {
+    for (let r = 0; r < result.workload.count; r++) {
       expect(c.status[r]).not.toBe(Terminal.None);
       if (c.status[r] === Terminal.TimedOut) {
         timedOut++;

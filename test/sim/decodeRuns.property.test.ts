@@ -12,13 +12,11 @@
 import { fc } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import type { ClientSpec, LoadSpec, RunSpec, WorkerRoleSpec } from "../../src/config/runSpec.js";
-import { buildSummary } from "../../src/metrics/summary.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
-import { stableStringify } from "../../src/report/json.js";
-import { buildPerRequest } from "../../src/report/perRequest.js";
 import { Replay, type ReplayResult } from "../../src/sim/replay.js";
 import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
+import { fingerprint } from "../helpers/replayFingerprint.js";
 import { disaggSpec, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const setup = fc.record({
@@ -91,31 +89,6 @@ function specOf(c: Setup): RunSpec {
     client,
     stop: { requests: null, maxVirtualTimeMs: c.maxVirtualTimeMs },
   };
-}
-
-/** Everything a replay produced, as one string (sorted keys), host time left out. */
-function fingerprint(spec: RunSpec, r: ReplayResult): string {
-  const c = r.collector;
-  const columns: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(c)) {
-    if (ArrayBuffer.isView(v))
-      columns[k] = Array.from(v as unknown as ArrayLike<number>, (x) => (Number.isNaN(x) ? "NaN" : x));
-  }
-  const summary: Record<string, unknown> = { ...buildSummary(r, spec.sla) };
-  for (const k of ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"])
-    delete summary[k];
-  return stableStringify({
-    columns,
-    summary,
-    perRequest: buildPerRequest(r),
-    endTimeMs: r.endTimeMs,
-    passes: r.passes,
-    preemptions: r.preemptions,
-    workerSeconds: [r.prefillWorkerSeconds, r.decodeWorkerSeconds],
-    lifecycle: r.lifecycleOperations,
-    timeline: r.timeline,
-    stalled: r.stalled,
-  });
 }
 
 async function replay(spec: RunSpec, c: Setup, referenceStepper: boolean): Promise<ReplayResult> {

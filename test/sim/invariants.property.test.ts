@@ -128,8 +128,8 @@ function expectDrainsEnd(p: Prediction): void {
 }
 
 function expectTerminalOnce(result: Awaited<ReturnType<typeof runPrediction>>["result"]): void {
-  const c = result.collector;
-  for (let r = 0; r < result.table.count; r++) {
+  const c = result.requests.columns();
+  for (let r = 0; r < result.workload.count; r++) {
     expect(c.status[r] === Terminal.Completed || c.status[r] === Terminal.Rejected).toBe(true);
   }
 }
@@ -148,8 +148,9 @@ describe("replay invariants under random traffic and scaling", () => {
         checkInvariants: true,
       });
       const result = await replay.run();
+      const status = result.requests.columns().status;
       for (let r = 0; r < table.count; r++) {
-        expect(result.collector.status[r]).not.toBe(Terminal.None);
+        expect(status[r]).not.toBe(Terminal.None);
       }
       // The records rebuild the worker-seconds the run accrued (the checker did it per pool too).
       const workerGpuMs =
@@ -210,17 +211,9 @@ describe("the invariant checker catches bookkeeping bugs", () => {
     const spec = traceSpec(writeTrace([{ timestamp: 0, input_length: 4, output_length: 1, hash_ids: [1] }]));
     const timings = await createRoleTimings(spec.engine);
     if (spec.engine.mode !== "aggregated" || timings.mode !== "aggregated") throw new Error("unreachable");
-    const pool = new WorkerPool(
-      0,
-      "aggregated",
-      role({ replicas: 2 }),
-      timings.aggregated,
-      spec.router,
-      new Float64Array(0),
-      {
-        onAdmit() {},
-      },
-    );
+    const pool = new WorkerPool(0, "aggregated", role({ replicas: 2 }), timings.aggregated, spec.router, {
+      onAdmit() {},
+    });
     return { spec, pool };
   }
 

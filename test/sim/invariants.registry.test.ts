@@ -55,17 +55,9 @@ async function loosePool(): Promise<WorkerPool> {
   const spec = twoRequestSpec();
   const timings = await createRoleTimings(spec.engine);
   if (timings.mode !== "aggregated") throw new Error("unreachable");
-  return new WorkerPool(
-    0,
-    "aggregated",
-    role({ replicas: 2 }),
-    timings.aggregated,
-    spec.router,
-    new Float64Array(0),
-    {
-      onAdmit() {},
-    },
-  );
+  return new WorkerPool(0, "aggregated", role({ replicas: 2 }), timings.aggregated, spec.router, {
+    onAdmit() {},
+  });
 }
 
 function checkerOf(
@@ -86,7 +78,7 @@ const CASES: Record<InvariantId, () => Promise<InvariantId[]>> = {
   "INV-1": async () => {
     const replay = await replayOf(twoRequestSpec());
     const result = replay.runSync();
-    expect(result.collector.status[0]).toBe(Terminal.Completed);
+    expect(result.requests.columns().status[0]).toBe(Terminal.Completed);
     const twice = violated(() => replay.onEnded(0, result.endTimeMs, Terminal.Completed));
     const pool = await loosePool();
     const collector = new Collector(2, { holdGapsUntilTerminal: false, captureHistory: false });

@@ -47,14 +47,14 @@ describe("a pool scaled to zero while requests wait", () => {
     const result = await replayWith(policy);
     expect(result.stalled).toMatchObject({ pool: "agg", waiting: 1, sinceMs: 500 });
     expect(policy.ticks).toBeLessThanOrEqual(STALL_TICKS + 60);
-    expect(result.collector.status[0]).toBe(Terminal.Completed);
-    expect(result.collector.status[1]).toBe(Terminal.None);
+    expect(result.requests.columns().status[0]).toBe(Terminal.Completed);
+    expect(result.requests.columns().status[1]).toBe(Terminal.None);
   });
 
   it("a policy that scales back up in time is not stopped", async () => {
     const result = await replayWith(new ZeroThenBack(200));
     expect(result.stalled).toBeNull();
-    expect([...result.collector.status]).toEqual([Terminal.Completed, Terminal.Completed]);
+    expect([...result.requests.columns().status]).toEqual([Terminal.Completed, Terminal.Completed]);
   });
 
   it("a Planner budget below min_workers: the run ends with a warning naming the cause", async () => {

@@ -115,7 +115,7 @@ describe("replay loop: arrivals", () => {
     ];
     const spec = traceSpec(writeTrace(rows), { load: { type: "trace_timestamps", speedup: 4 } });
     const { result } = await replay(spec);
-    expect(Array.from(result.collector.arrival)).toEqual([0, 250]);
+    expect(Array.from(result.requests.columns().arrival)).toEqual([0, 250]);
   });
 
   it("releases a session's next turn its delay after the previous turn finished", async () => {
@@ -126,8 +126,8 @@ describe("replay loop: arrivals", () => {
     const spec = traceSpec(writeTrace(rows));
     const { result } = await replay(spec);
     // Turn 1 finishes at 12 (10 prefill + 2 decode); turn 2 arrives at 112 and reuses block [1].
-    expect(Array.from(result.collector.arrival)).toEqual([0, 112]);
-    expect(result.collector.reusedMax[1]).toBe(4);
+    expect(Array.from(result.requests.columns().arrival)).toEqual([0, 112]);
+    expect(result.requests.columns().reusedMax[1]).toBe(4);
     expect(buildPerRequest(result).map((r) => [r.session_id, r.turn_index])).toEqual([
       ["s", 0],
       ["s", 1],
@@ -143,7 +143,7 @@ describe("replay loop: arrivals", () => {
     }));
     const spec = traceSpec(writeTrace(rows), { load: { type: "concurrency", concurrency: 1 } });
     const { result } = await replay(spec);
-    expect(Array.from(result.collector.arrival)).toEqual([0, 12, 24]);
+    expect(Array.from(result.requests.columns().arrival)).toEqual([0, 12, 24]);
   });
 
   it("round-robins requests over workers in id order", async () => {
@@ -155,7 +155,7 @@ describe("replay loop: arrivals", () => {
     }));
     const spec = traceSpec(writeTrace(rows), { role: { replicas: 3, gpusPerWorker: 2 } });
     const { result } = await replay(spec);
-    expect(Array.from(result.collector.worker)).toEqual([0, 1, 2, 0, 1]);
+    expect(Array.from(result.requests.columns().worker)).toEqual([0, 1, 2, 0, 1]);
     const s = buildSummary(result, null);
     expect(s.decode_gpus_per_worker).toBe(2);
     expect(s.gpu_hours).toBeCloseTo((s.decode_worker_seconds * 2) / 3600, 15);
@@ -173,10 +173,10 @@ describe("replay loop: arrivals", () => {
     });
     const { replay: r, result } = await replay(spec);
     expect(r.workers).toHaveLength(2);
-    expect(Array.from(result.collector.dpRank)).toEqual([0, 1]);
-    expect(Array.from(result.collector.firstToken)).toEqual([12, 12]);
+    expect(Array.from(result.requests.columns().dpRank)).toEqual([0, 1]);
+    expect(Array.from(result.requests.columns().firstToken)).toEqual([12, 12]);
     // Rank 1 keeps decoding alone; rank 0 idles at the barrier (2 ms passes).
-    expect(result.collector.lastToken[1]).toBe(16);
+    expect(result.requests.columns().lastToken[1]).toBe(16);
     expect(buildPerRequest(result).map((x) => x.routing_history[0].dp_rank)).toEqual([0, 1]);
     expect(buildSummary(result, null).decode_gpus_per_worker).toBe(2);
   });
@@ -188,7 +188,7 @@ describe("replay loop: arrivals", () => {
     ];
     const spec = traceSpec(writeTrace(rows), { role: { maxModelLen: 6 } });
     const { result } = await replay(spec);
-    expect(result.collector.status[0]).toBe(Terminal.Rejected);
+    expect(result.requests.columns().status[0]).toBe(Terminal.Rejected);
     const s = buildSummary(result, null);
     expect([s.num_requests, s.completed_requests, s.total_input_tokens]).toEqual([2, 1, 4]);
   });
@@ -208,7 +208,7 @@ describe("replay loop: populations", () => {
     expect(s.total_output_tokens).toBe(2);
     expect([s.num_ttft_samples, s.num_e2e_latency_samples, s.num_tpot_samples]).toEqual([1, 1, 1]);
     // Zero-output: terminal at the end of its prefill pass (10 ms fixed prefill + 2 ms decode of r1).
-    expect(result.collector.terminal[0]).toBe(12);
+    expect(result.requests.columns().terminal[0]).toBe(12);
   });
 });
 

@@ -1,0 +1,330 @@
+/**
+ * A Mooncake trace read as the replay's clock reaches it (docs/performance.md "Memory"): the
+ * `RequestSource` of a trace whose every row is a single-turn request replayed on its timestamps,
+ * in timestamp order. Only the rows read and not yet released by the replay are in memory: their
+ * lengths and ids in the row window's slots, their engine-block hashes packed in shared chunks
+ * (`HashChunks`), so memory follows the requests in flight, not the trace's length.
+ *
+ * Two passes over the file. The first (`openMooncakeStream`) validates every line with the table
+ * loader's rules (`mooncakeRow.ts`), so a malformed row fails the run before it starts, with the
+ * same message as a table load, and learns what the replay needs up front: the row count, the
+ * first timestamp (rows are shifted so it is 0, as the loader does), the last one, the longest
+ * context. It returns null when the trace cannot be streamed — a `session_id` seen twice (later
+ * turns wait for their previous turn), or a timestamp earlier than the previous row's — and the
+ * caller loads the table instead. The second pass (`fill`) reads a chunk of the file at a time.
+ * A trace that changed between the passes fails with a TraceError at the line where they differ.
+ */
+import { RowWindow, relayoutArray, relayoutI32 } from "../util/rowWindow.js";
+import { computeBlockHashes, fullBlockCount } from "./blockHashes.js";
+import { GrowableU32 } from "./columns.js";
+import { JsonlLineReader, readJsonlLines } from "./jsonlReader.js";
+import { checkFirstTurn, MooncakeRowParser } from "./mooncakeRow.js";
+import type { RequestSource, WorkloadInfo } from "./requestSource.js";
+import type { RequestTable } from "./requests.js";
+import { TraceError } from "./traceError.js";
+
+export interface MooncakeStreamOptions {
+  /** Tokens per trace hash block (`traffic.source.block_size`). */
+  readonly traceBlockSize: number;
+  /** Engine KV block size the sequence hashes are computed for. */
+  readonly engineBlockSize: number;
+  /** `trace_timestamps` speedup: a row arrives at its (shifted) timestamp ÷ speedup. */
+  readonly speedup: number;
+  /** Slots of the row window at the start (tests: small, to exercise its growth). */
+  readonly initialWindowRows?: number;
+  /** Doubles per hash chunk (tests: small). */
+  readonly hashChunkSize?: number;
+  /** Bytes of the trace read at a time (default 1 MiB; tests: small, to stream a small file). */
+  readonly readChunkBytes?: number;
+}
+
+/** What the first pass learned. */
+interface FirstPass {
+  readonly rows: number;
+  readonly firstMs: number;
+  readonly lastMs: number;
+  readonly longestContext: number;
+}
+
+/**
+ * Validates the trace and sizes it (the first pass); null when it is not a stream of single-turn
+ * requests in timestamp order.
+ */
+async function firstPass(path: string, traceBlockSize: number): Promise<FirstPass | null> {
+  const parser = new MooncakeRowParser(path, traceBlockSize);
+  const ids = new GrowableU32(256);
+  const sessions = new Set<string>();
+  let rows = 0;
+  let firstMs = Number.NaN;
+  let lastMs = Number.NaN;
+  let longest = -1;
+  try {
+    await readJsonlLines(path, (text, lineNo) => {
+      ids.length = 0;
+      const f = parser.parse(text, lineNo, ids);
+      const id = f.sessionId;
+      if (id !== null) {
+        if (sessions.has(id)) throw NOT_STREAMABLE; // a later turn
+        sessions.add(id);
+      }
+      checkFirstTurn(parser, f, true);
+      if (f.timestampMs < lastMs) throw NOT_STREAMABLE; // out of timestamp order
+      if (rows === 0) firstMs = f.timestampMs;
+      lastMs = f.timestampMs;
+      const ctx = f.inputLength + f.outputLength - 1;
+      if (ctx > longest) longest = ctx;
+      rows++;
+    });
+  } catch (err) {
+    if (err === NOT_STREAMABLE) return null;
+    throw err;
+  }
+  if (rows === 0) throw new TraceError(path, 0, "trace has no rows");
+  return { rows, firstMs, lastMs, longestContext: longest };
+}
+
+/** Thrown out of the first pass's line callback to stop it (not an error: the table loader takes over). */
+const NOT_STREAMABLE = new Error("not streamable");
+
+/**
+ * The stream of a Mooncake trace, or null when it must be loaded as a table (later session
+ * turns, rows out of timestamp order). Validates every row first.
+ */
+export async function openMooncakeStream(
+  path: string,
+  opts: MooncakeStreamOptions,
+): Promise<MooncakeStream | null> {
+  const pass = await firstPass(path, opts.traceBlockSize);
+  return pass === null ? null : new MooncakeStream(path, opts, pass);
+}
+
+const EMPTY_HASHES = new Float64Array(0);
+const DEFAULT_HASH_CHUNK = 1 << 16;
+
+/**
+ * Engine-block hashes of the rows in flight, packed: each row's hashes lie in one chunk of
+ * `chunkSize` doubles, rows appended in row order; a row longer than a quarter chunk gets an
+ * array of its own. A chunk is garbage once its rows are released (and the engines dropped their
+ * sequences, which hold the chunk while they live).
+ */
+class HashChunks {
+  /** Where the hashes of the row placed last go: `array[start .. start + n)`. */
+  array: Float64Array = EMPTY_HASHES;
+  start = 0;
+  private chunk: Float64Array;
+  private used = 0;
+
+  constructor(private readonly chunkSize: number) {
+    this.chunk = new Float64Array(chunkSize);
+  }
+
+  /** Room for `n` hashes: sets `array` and `start`. */
+  place(n: number): void {
+    if (n === 0) {
+      this.array = EMPTY_HASHES;
+      this.start = 0;
+      return;
+    }
+    if (n > this.chunkSize >>> 2) {
+      this.array = new Float64Array(n);
+      this.start = 0;
+      return;
+    }
+    if (this.used + n > this.chunkSize) {
+      this.chunk = new Float64Array(this.chunkSize);
+      this.used = 0;
+    }
+    this.array = this.chunk;
+    this.start = this.used;
+    this.used += n;
+  }
+}
+
+export class MooncakeStream implements RequestSource {
+  readonly engineBlockSize: number;
+  readonly info: WorkloadInfo;
+  readonly window: RowWindow;
+  readonly table: RequestTable | null = null;
+  readyUntilMs = Number.NEGATIVE_INFINITY;
+  onRead: ((row: number, arrivalMs: number) => void) | null = null;
+  private readonly traceBlockSize: number;
+  private readonly speedup: number;
+  /** The first pass's first timestamp: every row shifts by it (the loader's normalization). */
+  private readonly shiftMs: number;
+  private readonly rows: number;
+  private readonly readChunkBytes: number | undefined;
+  private reader: JsonlLineReader | null = null;
+  private readonly parser: MooncakeRowParser;
+  private readonly ids = new GrowableU32(256);
+  private readonly chunks: HashChunks;
+  private lastMs = Number.NEGATIVE_INFINITY;
+  // Per live row, at slot row & mask.
+  private mask: number;
+  private inputLengths: Int32Array;
+  private outputLengths: Int32Array;
+  private hashStarts: Int32Array;
+  private hashCounts: Int32Array;
+  private hashArrays: Float64Array[];
+  private requestIds: (string | null)[];
+  private sessionIds: (string | null)[];
+
+  constructor(
+    private readonly path: string,
+    opts: MooncakeStreamOptions,
+    pass: FirstPass,
+  ) {
+    this.engineBlockSize = opts.engineBlockSize;
+    this.traceBlockSize = opts.traceBlockSize;
+    this.speedup = opts.speedup;
+    this.rows = pass.rows;
+    this.shiftMs = pass.firstMs;
+    this.readChunkBytes = opts.readChunkBytes;
+    this.chunks = new HashChunks(opts.hashChunkSize ?? DEFAULT_HASH_CHUNK);
+    this.info = {
+      count: pass.rows,
+      sessionCount: pass.rows,
+      lastFirstTurnMs: this.shifted(pass.lastMs),
+      longestContext: pass.longestContext,
+      hasLaterTurns: false,
+    };
+    this.parser = new MooncakeRowParser(path, opts.traceBlockSize);
+    const window = new RowWindow(opts.initialWindowRows ?? 4096);
+    this.window = window;
+    const n = window.capacity;
+    this.mask = window.mask;
+    this.inputLengths = new Int32Array(n);
+    this.outputLengths = new Int32Array(n);
+    this.hashStarts = new Int32Array(n);
+    this.hashCounts = new Int32Array(n);
+    this.hashArrays = new Array<Float64Array>(n).fill(EMPTY_HASHES);
+    this.requestIds = new Array<string | null>(n).fill(null);
+    this.sessionIds = new Array<string | null>(n).fill(null);
+    window.register(this);
+  }
+
+  /** A trace timestamp on the replay's axis (the first row at 0), as the table loader shifts it. */
+  private shifted(ts: number): number {
+    return this.shiftMs !== 0 ? ts - this.shiftMs : ts;
+  }
+
+  relayout(first: number, end: number, oldMask: number, capacity: number): void {
+    this.inputLengths = relayoutI32(this.inputLengths, first, end, oldMask, capacity, 0);
+    this.outputLengths = relayoutI32(this.outputLengths, first, end, oldMask, capacity, 0);
+    this.hashStarts = relayoutI32(this.hashStarts, first, end, oldMask, capacity, 0);
+    this.hashCounts = relayoutI32(this.hashCounts, first, end, oldMask, capacity, 0);
+    this.hashArrays = relayoutArray(this.hashArrays, first, end, oldMask, capacity, EMPTY_HASHES);
+    this.requestIds = relayoutArray(this.requestIds, first, end, oldMask, capacity, null);
+    this.sessionIds = relayoutArray(this.sessionIds, first, end, oldMask, capacity, null);
+    this.mask = capacity - 1;
+  }
+
+  async fill(untilMs: number): Promise<void> {
+    if (this.reader === null && this.window.read === 0)
+      this.reader = await JsonlLineReader.open(this.path, this.readChunkBytes);
+    const reader = this.reader;
+    while (this.readyUntilMs <= untilMs && this.readyUntilMs !== Number.POSITIVE_INFINITY) {
+      if (reader === null || !(await reader.readChunk(this.onLine))) this.end();
+    }
+  }
+
+  /** The file ended: every row must have been read. */
+  private end(): void {
+    if (this.window.read !== this.rows) {
+      throw new TraceError(
+        this.path,
+        0,
+        `the trace changed while it was read: ${this.window.read} rows now, ${this.rows} at the start`,
+      );
+    }
+    this.reader = null;
+    this.readyUntilMs = Number.POSITIVE_INFINITY;
+  }
+
+  private readonly onLine = (text: string, lineNo: number): void => {
+    const ids = this.ids;
+    ids.length = 0;
+    const parser = this.parser;
+    const f = parser.parse(text, lineNo, ids);
+    const row = this.window.read;
+    // The first pass accepted every row as a stream; a row it would not have means the file changed.
+    if (row >= this.rows || !(f.timestampMs >= this.lastMs))
+      throw parser.error("timestamp", "the trace changed while it was read (a row added or out of order)");
+    this.lastMs = f.timestampMs;
+    this.window.reserve(row + 1);
+    const i = row & this.mask;
+    const isl = f.inputLength;
+    const n = fullBlockCount(isl, this.engineBlockSize);
+    const place = this.chunks;
+    place.place(n);
+    computeBlockHashes(
+      ids.data,
+      0,
+      f.hashIdCount,
+      this.traceBlockSize,
+      isl,
+      this.engineBlockSize,
+      place.array,
+      place.start,
+    );
+    this.inputLengths[i] = isl;
+    this.outputLengths[i] = f.outputLength;
+    this.hashArrays[i] = place.array;
+    this.hashStarts[i] = place.start;
+    this.hashCounts[i] = n;
+    this.requestIds[i] = f.requestId;
+    this.sessionIds[i] = f.sessionId;
+    this.window.read = row + 1;
+    const arrival = this.shifted(f.timestampMs) / this.speedup;
+    this.readyUntilMs = arrival;
+    this.onRead?.(row, arrival);
+  };
+
+  inputLength(row: number): number {
+    return this.inputLengths[row & this.mask];
+  }
+
+  outputLength(row: number): number {
+    return this.outputLengths[row & this.mask];
+  }
+
+  /** Every row is a session of its own: sessions are numbered as rows. */
+  session(row: number): number {
+    return row;
+  }
+
+  hashes(row: number): Float64Array {
+    return this.hashArrays[row & this.mask];
+  }
+
+  hashStart(row: number): number {
+    return this.hashStarts[row & this.mask];
+  }
+
+  hashCount(row: number): number {
+    return this.hashCounts[row & this.mask];
+  }
+
+  requestId(row: number): string | null {
+    return this.requestIds[row & this.mask];
+  }
+
+  sessionLabel(row: number): string {
+    return this.sessionIds[row & this.mask] ?? `request_${row}`;
+  }
+
+  turn(_row: number): number {
+    return 0;
+  }
+
+  release(row: number): void {
+    const i = row & this.mask;
+    this.hashArrays[i] = EMPTY_HASHES;
+    this.requestIds[i] = null;
+    this.sessionIds[i] = null;
+  }
+
+  close(): void {
+    this.reader?.close();
+    this.reader = null;
+  }
+}
