@@ -6,6 +6,8 @@
  * recovery of a job whose worker died (BullMQ's stall check) and the spreading of jobs over
  * workers are BullMQ's, not fleetsim's.
  */
+
+import { serialize } from "node:v8";
 import type { Queue, QueueEvents } from "bullmq";
 import type { Redis } from "ioredis";
 import { packageVersion } from "../util/packageRoot.js";
@@ -89,7 +91,6 @@ export class RedisExecutor implements SweepExecutor {
       let shared: string | null = null;
       let sharedBytes = 0;
       if (opts.shared !== undefined) {
-        const { serialize } = await import("node:v8");
         const bytes = serialize(opts.shared);
         shared = sharedKey(bytes);
         sharedBytes = bytes.length;

@@ -8,6 +8,8 @@
  * fails with its message; a job whose worker died mid-run stops renewing its lock and another
  * worker's stall check puts it back on the queue (MAX_STALLS); several workers share a queue.
  */
+
+import { deserialize } from "node:v8";
 import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { packageVersion } from "../util/packageRoot.js";
@@ -94,7 +96,6 @@ async function sharedValue(key: string): Promise<unknown> {
   sharedClient ??= await connectRedis(url);
   const bytes = await sharedClient.getBuffer(key);
   if (bytes === null) throw new Error(`the sweep's shared value ${key} is no longer in Redis`);
-  const { deserialize } = await import("node:v8");
   const value: unknown = deserialize(bytes);
   sharedValues.clear(); // a worker keeps only the latest sweep's value, as a local worker does
   sharedValues.set(key, value);

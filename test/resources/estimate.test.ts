@@ -94,31 +94,31 @@ const FIXED_ENGINE = `engine:
 `;
 
 describe("the preflight estimate is within 1.5× of the measured peak", () => {
-  it("a generated trace of 60,000 long prompts, streamed (the rows in flight and the request log)", async () => {
-    const dir = tempDir("fleetsim-estimate-");
-    await writeMooncakeTrace(join(dir, "trace.jsonl"), 60_000, 12_000, 100);
-    const rt = predictProcess(
-      dir,
-      `traffic:
+  it.each([
+    {
+      sessions: false,
+      what: "a generated trace of 60,000 long prompts, streamed (the rows in flight and the request log)",
+    },
+    {
+      sessions: true,
+      what: "the same prompts as sessions of two turns, held as a table (the prompts' block hashes dominate)",
+    },
+  ])(
+    "$what",
+    async ({ sessions }) => {
+      const dir = tempDir("fleetsim-estimate-");
+      await writeMooncakeTrace(join(dir, "trace.jsonl"), 60_000, 12_000, 100, sessions);
+      const rt = predictProcess(
+        dir,
+        `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
 ${FIXED_ENGINE}`,
-    );
-    expectWithin(rt, 1.5);
-  }, 120_000);
-
-  it("the same prompts as sessions of two turns, held as a table (the prompts' block hashes dominate)", async () => {
-    const dir = tempDir("fleetsim-estimate-");
-    await writeMooncakeTrace(join(dir, "trace.jsonl"), 60_000, 12_000, 100, true);
-    const rt = predictProcess(
-      dir,
-      `traffic:
-  source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
-  load: {type: trace_timestamps}
-${FIXED_ENGINE}`,
-    );
-    expectWithin(rt, 1.5);
-  }, 120_000);
+      );
+      expectWithin(rt, 1.5);
+    },
+    120_000,
+  );
 
   it("300,000 synthetic requests (the per-request columns dominate)", () => {
     const rt = predictProcess(

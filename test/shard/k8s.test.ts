@@ -46,20 +46,15 @@ interface Container {
   volumeMounts: { name: string; mountPath: string; subPath?: string }[];
 }
 
+/** `fleetsim sweep k8s DIR` with the options the first test checks in the manifest. */
+function printJob(dir: string): ReturnType<typeof cli> {
+  return cli("sweep", "k8s", dir, "--image", OPTIONS.image, "--parallelism", "2", "--sub-path", "team/sweep");
+}
+
 describe("fleetsim sweep k8s", () => {
   it("prints an Indexed Job that the Kubernetes Job schema accepts: completions = points, requests from the preflight", async () => {
     const { dir } = await planned("  engine.workers.aggregated.parallelism.replicas: [1, 2, 3]");
-    const r = await cli(
-      "sweep",
-      "k8s",
-      dir,
-      "--image",
-      OPTIONS.image,
-      "--parallelism",
-      "2",
-      "--sub-path",
-      "team/sweep",
-    );
+    const r = await printJob(dir);
     expect(r.code, r.err).toBe(0);
     // Plain YAML: no anchors or aliases for the repeated labels.
     expect(r.out).not.toMatch(/[&*]a\d/);
@@ -83,21 +78,7 @@ describe("fleetsim sweep k8s", () => {
       { name: "sweep", persistentVolumeClaim: { claimName: "fleetsim-sweep" } },
     ]);
     // The same inputs print the same manifest.
-    expect(
-      (
-        await cli(
-          "sweep",
-          "k8s",
-          dir,
-          "--image",
-          OPTIONS.image,
-          "--parallelism",
-          "2",
-          "--sub-path",
-          "team/sweep",
-        )
-      ).out,
-    ).toBe(r.out);
+    expect((await printJob(dir)).out).toBe(r.out);
   }, 60_000);
 
   it("the validator is real: documents that break the Job schema are refused", async () => {
