@@ -9,6 +9,11 @@
  * 2. every point as its own `fleetsim sweep run DIR --index I` process, one after another: what one
  *    pod does for its index (process start-up, reading the plan, the replay, the result).
  *
+ * 3. with `--redis`: `fleetsim sweep run DIR --executor redis://…` served by 1, then 2 `fleetsim
+ *    worker --redis` processes (started before the clock, as long-lived workers are; Redis is
+ *    flushed before each run so no job is found done), against a redis-server this script starts
+ *    (the binary on PATH or FLEETSIM_REDIS_SERVER);
+ *
  * and prints points per minute for each, and the projection for N pods from (2): N pods each run
  * points back to back at the measured per-pod rate (one CPU per pod; start-up included), which
  * holds while the cluster schedules the pods at once and the shared volume keeps up with one
@@ -17,14 +22,16 @@
  * Each measurement is repeated `--rounds` times, interleaved, and the fastest kept: the host is
  * shared, and the fastest round is the one least disturbed by other work.
  *
- * Usage: node --import tsx bench/shard.ts [--points 12] [--requests 20000] [--pods 100] [--rounds 2]
+ * Usage: node --import tsx bench/shard.ts [--points 12] [--requests 20000] [--pods 100] [--rounds 2] [--redis]
  */
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import { startRedisServer } from "../test/helpers/redisServer.js";
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +39,7 @@ const { values } = parseArgs({
     requests: { type: "string", default: "20000" },
     pods: { type: "string", default: "100" },
     rounds: { type: "string", default: "2" },
+    redis: { type: "boolean", default: false },
   },
 });
 const points = Number(values.points);
@@ -83,11 +91,73 @@ const cases: [string, () => void][] = [
     },
   ],
 ];
+
+/** `fleetsim worker --redis URL` processes, resolved once each serves its queues. */
+async function startWorkers(url: string, n: number): Promise<ChildProcess[]> {
+  return Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<ChildProcess>((resolve, reject) => {
+          const child = spawn(process.execPath, [BIN, "worker", "--redis", url], {
+            stdio: ["ignore", "ignore", "pipe"],
+          });
+          let err = "";
+          child.stderr?.on("data", (d: Buffer) => {
+            err += d.toString();
+            if (err.includes(" serving ")) resolve(child);
+          });
+          child.once("exit", (code) => reject(new Error(`worker exited (${code}):\n${err}`)));
+        }),
+    ),
+  );
+}
+
+async function stopWorkers(workers: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          w.removeAllListeners("exit");
+          if (w.exitCode !== null || w.signalCode !== null) return resolve();
+          w.once("exit", () => resolve());
+          w.kill("SIGTERM");
+        }),
+    ),
+  );
+}
+
+const redis = values.redis ? await startRedisServer() : null;
+const flusher = redis === null ? null : new Redis(redis.url);
+/** Runs `sweep run --executor` with `n` workers serving it; the workers start before the clock. */
+async function viaRedis(n: number): Promise<number> {
+  if (redis === null || flusher === null) throw new Error("no redis-server");
+  await flusher.flushall();
+  const workers = await startWorkers(redis.url, n);
+  try {
+    return timed(() => fleetsim(["sweep", "run", dir, "--executor", redis.url]));
+  } finally {
+    await stopWorkers(workers);
+  }
+}
+const redisCases: [string, () => Promise<number>][] =
+  redis === null
+    ? []
+    : [
+        ["sweep run --executor redis://, 1 worker", () => viaRedis(1)],
+        ["sweep run --executor redis://, 2 workers", () => viaRedis(2)],
+      ];
+
 const best = cases.map(() => Number.POSITIVE_INFINITY);
+const bestRedis = redisCases.map(() => Number.POSITIVE_INFINITY);
 for (let r = 0; r < rounds; r++) {
   for (const [i, [, run]] of cases.entries()) best[i] = Math.min(best[i], timed(run));
+  for (const [i, [, run]] of redisCases.entries()) bestRedis[i] = Math.min(bestRedis[i], await run());
 }
-const rows: [string, number][] = cases.map(([what], i) => [what, best[i]]);
+const rows: [string, number][] = [
+  ...cases.map(([what], i): [string, number] => [what, best[i]]),
+  ...redisCases.map(([what], i): [string, number] => [what, bestRedis[i]]),
+];
 const podSeconds = best[2];
 
 console.log(
@@ -102,4 +172,6 @@ const perPod = podSeconds / planned;
 console.log(
   `projection: ${pods} pods × 60 / ${perPod.toFixed(2)} s per point per pod = ${((pods * 60) / perPod).toFixed(0)} points/min`,
 );
+flusher?.disconnect();
+await redis?.stop();
 rmSync(work, { recursive: true, force: true });

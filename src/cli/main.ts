@@ -113,6 +113,10 @@ Examples:
         .choices(["auto", "bar", "none"] as const)
         .default("auto"),
     )
+    .option(
+      "--executor <executor>",
+      "where planner.retune's window sweeps run: local (worker processes, default), inline or redis://HOST:PORT (docs/sweep.md)",
+    )
     .addHelpText(
       "after",
       `
@@ -144,6 +148,7 @@ Examples:
             ownsProcess: deps.ownsProcess,
             progress: opts.progress,
             progressSettings: deps.progress,
+            executor: opts.executor,
           },
           io,
         ),
@@ -638,7 +643,7 @@ Examples:
   program
     .command("worker")
     .description(
-      "Serve sweep jobs from a Redis queue (recommend and sweep run with --executor redis://HOST:PORT)",
+      "Serve sweep jobs from a Redis queue (recommend, sweep run and predict's retune with --executor redis://HOST:PORT)",
     )
     .requiredOption("--redis <url>", "the Redis server of the queue: redis://HOST:PORT")
     .option(

@@ -15,6 +15,7 @@ import type { ResourceHooks } from "../resources/runtime.js";
 import { StopSignals } from "../resources/stopSignals.js";
 import { RunSupervisor } from "../resources/supervisor.js";
 import { type Replay, ReplayAborted } from "../sim/replay.js";
+import { type ExecutorSpec, parseExecutor } from "../sweep/executor.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
 import { startupProbeLine } from "./startupProbe.js";
@@ -41,6 +42,11 @@ export interface PredictOptions {
    * `cpu_limit` CPUs. In-process callers (tests, embedding programs) leave this unset.
    */
   readonly ownsProcess?: boolean;
+  /**
+   * `--executor` (docs/sweep.md "Executors"): where `planner.retune`'s window sweeps run; local
+   * worker processes unless given.
+   */
+  readonly executor?: string;
 }
 
 /**
@@ -51,8 +57,10 @@ export interface PredictOptions {
  */
 export async function predictCommand(opts: PredictOptions, io: Streams): Promise<void> {
   const startedMs = performance.now();
+  const executor = opts.executor === undefined ? undefined : parseExecutor(opts.executor);
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
+  if (executor !== undefined) await checkExecutor(executor, spec, io);
   // The HTML report's modules load only with --html (start-up, docs/performance.md).
   if (opts.html) (await import("./report.js")).checkHtmlReportReady();
   // One run per output directory: a second one fails now (exit 2) instead of mixing files.
@@ -68,7 +76,7 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   try {
     // Re-checked under the lock: a run that held it may have filled the directory meanwhile.
     checkOutputDir(opts.outputDir, opts.overwrite);
-    await predictLocked(opts, io, spec, startedMs, signals, (p) => {
+    await predictLocked(opts, executor, io, spec, startedMs, signals, (p) => {
       progress = p;
     });
   } catch (err) {
@@ -83,8 +91,31 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   }
 }
 
+/**
+ * `--executor` before any work: only retune sweeps, so without `planner.retune` it changes nothing
+ * (a warning says so); a Redis URL that does not answer is the user's (exit 2), not a failure of
+ * every window's sweep later in the run.
+ */
+async function checkExecutor(
+  executor: ExecutorSpec,
+  spec: ReturnType<typeof loadConfig>,
+  io: Streams,
+): Promise<void> {
+  if (spec.planner?.retune === undefined || spec.planner.retune === null) {
+    io.err(
+      "fleetsim: warning: --executor runs planner.retune's window sweeps; this config has no planner.retune, so it changes nothing\n",
+    );
+    return;
+  }
+  if (executor.kind === "redis") {
+    const { connectRedis } = await import("../sweep/redisExecutor.js");
+    (await connectRedis(executor.url)).disconnect();
+  }
+}
+
 async function predictLocked(
   opts: PredictOptions,
+  executor: ExecutorSpec | undefined,
   io: Streams,
   spec: ReturnType<typeof loadConfig>,
   startedMs: number,
@@ -119,7 +150,10 @@ async function predictLocked(
     outcome = await supervisor.startUp(() =>
       runPrediction(
         spec,
-        { capturePerRequest: opts.capturePerRequest },
+        {
+          capturePerRequest: opts.capturePerRequest,
+          executor,
+        },
         {
           onStart: (r, workload, retune) => {
             replay = r;

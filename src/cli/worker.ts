@@ -1,7 +1,7 @@
 /**
  * `fleetsim worker --redis URL` (docs/sweep.md "With Redis"): serves the queues of the simulator's
- * sweep tasks — candidate replays of `recommend --executor redis://…`, points of `sweep run
- * --executor redis://…` — until SIGINT or SIGTERM, then stops taking jobs, lets the running ones
+ * sweep tasks — candidate replays of `recommend --executor redis://…` and of retune's windows
+ * (`predict --executor redis://…`), points of `sweep run --executor redis://…` — until SIGINT or SIGTERM, then stops taking jobs, lets the running ones
  * finish and exits 0. A second signal exits at once: BullMQ hands the unfinished jobs to another
  * worker when their locks expire.
  */

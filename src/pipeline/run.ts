@@ -7,6 +7,7 @@ import type { RunSpec } from "../config/runSpec.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
 import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
+import type { ExecutorSpec } from "../sweep/executor.js";
 import type { RequestSource, WorkloadInfo } from "../traffic/requestSource.js";
 import { TableSource } from "../traffic/tableSource.js";
 import { candidateReplayPool } from "./candidateReplays.js";
@@ -41,7 +42,11 @@ export interface RunHooks {
 /** The whole pipeline: spec → workload → timing → policy → replay → prediction document. */
 export async function runPrediction(
   spec: RunSpec,
-  opts: { capturePerRequest: boolean },
+  opts: {
+    capturePerRequest: boolean;
+    /** Where retune's window sweeps run (docs/sweep.md "Executors"); local worker processes by default. */
+    executor?: ExecutorSpec;
+  },
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
   const retuneOn = spec.planner?.retune !== undefined && spec.planner.retune !== null;
@@ -59,7 +64,9 @@ export async function runPrediction(
   const source = "source" in workload ? workload.source : new TableSource(workload.table);
   // Retune's sweep workers live for the whole run (one pool for every window), no longer.
   const pool =
-    requests === null || table === null ? null : candidateReplayPool(table, spec.load.type !== "concurrency");
+    requests === null || table === null
+      ? null
+      : candidateReplayPool(table, spec.load.type !== "concurrency", opts.executor);
   let simulation: Awaited<ReturnType<typeof simulate>>;
   try {
     simulation = await simulate(spec, source, timings, {

@@ -8,12 +8,10 @@
  * `TASK_NAMES` (sweepWorkers.ts).
  */
 import type { ExecutorSpec, SweepExecutor } from "../sweep/executor.js";
-import { InlineExecutor } from "../sweep/inline.js";
-import { RedisExecutor } from "../sweep/redisExecutor.js";
 import { sweepWith } from "../sweep/sweep.js";
 import type { SweepOptions, SweepOutcome, SweepResult, SweepTask } from "../sweep/types.js";
 import { workerLaunch } from "../sweep/workerEntry.js";
-import { checkTask, sweepPool, type TaskName, workerBeside } from "./sweepWorkers.js";
+import { checkTask, executorFor, type TaskName, workerBeside } from "./sweepWorkers.js";
 
 export const TASKS = {
   replay: () => import("./replayTask.js"),
@@ -33,21 +31,10 @@ export async function runSweep<I, O>(jobs: readonly I[], opts: SweepOptions): Pr
   return (await sweep<I, O>(jobs, opts)).results;
 }
 
-/**
- * The executor `spec` names for one of the tasks above (docs/sweep.md "Executors"): worker
- * processes here (`local`, a `sweepPool`), this process (`inline`), or a BullMQ queue on Redis
- * served by `fleetsim worker` processes (`redis`). `close()` it after the last sweep.
- */
+/** The executor `spec` names for one of the tasks above (`executorFor`); `close()` it after the last sweep. */
 export function sweepExecutor(task: TaskName, spec: ExecutorSpec = { kind: "local" }): SweepExecutor {
   checkTask(task);
-  switch (spec.kind) {
-    case "local":
-      return sweepPool(task);
-    case "inline":
-      return new InlineExecutor(TASKS[task]);
-    case "redis":
-      return new RedisExecutor(spec.url, task);
-  }
+  return executorFor(task, spec, TASKS[task]);
 }
 
 /**

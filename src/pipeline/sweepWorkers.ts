@@ -5,7 +5,11 @@
  * runs — retune's candidate replays inside a `predict` task's run — can start workers without an
  * import cycle through the table.
  */
+import type { ExecutorSpec, SweepExecutor } from "../sweep/executor.js";
+import { InlineExecutor } from "../sweep/inline.js";
 import { SweepPool } from "../sweep/pool.js";
+import { RedisExecutor } from "../sweep/redisExecutor.js";
+import type { SweepTask } from "../sweep/types.js";
 import { workerLaunch } from "../sweep/workerEntry.js";
 import { BUNDLE_DIR, BUNDLED, packageRootUrl } from "../util/packageRoot.js";
 
@@ -37,4 +41,27 @@ export function workerBeside(): string {
 export function sweepPool(task: TaskName): SweepPool {
   checkTask(task);
   return new SweepPool(workerLaunch(workerBeside(), "sweepWorker"), task);
+}
+
+/**
+ * The executor `spec` names for `task` (docs/sweep.md "Executors"): worker processes here
+ * (`local`, a `sweepPool`), this process (`inline`, running the module `load` imports), or a
+ * BullMQ queue on Redis served by `fleetsim worker` processes (`redis`). `close()` it after the
+ * last sweep. `load` is the task's table entry (sweepTasks.ts), passed in so that a task's own
+ * code (retune's window sweeps) can pick an executor without importing the table.
+ */
+export function executorFor(
+  task: TaskName,
+  spec: ExecutorSpec,
+  load: () => Promise<SweepTask<never, unknown, never>>,
+): SweepExecutor {
+  checkTask(task);
+  switch (spec.kind) {
+    case "local":
+      return sweepPool(task);
+    case "inline":
+      return new InlineExecutor(load);
+    case "redis":
+      return new RedisExecutor(spec.url, task);
+  }
 }

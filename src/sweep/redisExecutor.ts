@@ -73,6 +73,9 @@ export class RedisExecutor implements SweepExecutor {
       const client = await connectRedis(this.url);
       const { Queue, QueueEvents } = await import("bullmq");
       const queue = new Queue(queueName(this.task), { connection: client });
+      // Each job a sweep waits for adds a 'closing' listener to the queue (Job.waitUntilFinished),
+      // and a sweep waits for all its jobs at once: no listener limit, so no leak warning.
+      queue.setMaxListeners(0);
       const events = new QueueEvents(queueName(this.task), { connection: client.duplicate() });
       await events.waitUntilReady();
       return { client, queue, events };

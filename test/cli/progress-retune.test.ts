@@ -9,23 +9,16 @@ import { runCli } from "../../src/cli/main.js";
 import { expectedRetuneWindows, renderProgressLine } from "../../src/cli/progress.js";
 import { loadYaml, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
+import { retuneYaml } from "../helpers/retuneProject.js";
 
-const RETUNE_YAML = `traffic:
-  source: {type: trace, format: dynamo, paths: [trace.jsonl]}
-  load: {type: trace_timestamps}
-${RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 3}\n      kv_cache:")}router: {policy: kv_router, temperature: 0.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 30
-    grace_seconds: 5
-    max_parallel: 1
-    router: {overlap_score_credit: {choices: [0.0, 0.5, 1.0]}, prefill_load_scale: 1.0, temperature: 0.0}
-evaluation:
-  sla: {ttft_ms: 1500, itl_ms: 50}
-`;
+const RETUNE_YAML = retuneYaml(
+  RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 3}\n      kv_cache:"),
+  `interval_seconds: 30
+  grace_seconds: 5
+  max_parallel: 1
+  router: {overlap_score_credit: {choices: [0.0, 0.5, 1.0]}, prefill_load_scale: 1.0, temperature: 0.0}`,
+  "evaluation:\n  sla: {ttft_ms: 1500, itl_ms: 50}\n",
+);
 
 describe("renderProgressLine with retune", () => {
   const extent = { requests: 1_834, simulatedMs: 110_000, estimated: true };

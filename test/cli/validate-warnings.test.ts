@@ -11,6 +11,7 @@ import { validateCommand } from "../../src/cli/validate.js";
 import { cli } from "../helpers/cli.js";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
+import { retuneYaml } from "../helpers/retuneProject.js";
 import { tempDir } from "../helpers/specs.js";
 
 function configFile(text: string, files: Record<string, string> = {}): string {
@@ -38,19 +39,13 @@ planner: {policy: enabled, target: load, max_num_gpus: ${maxNumGpus}}
 
 function retuneConfig(maxParallel: number, execution = ""): string {
   return configFile(
-    `traffic:
-  source: {type: trace, format: dynamo, paths: [trace.jsonl]}
-  load: {type: trace_timestamps}
-${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 30
-    max_parallel: ${maxParallel}
-    router: {overlap_score_credit: {choices: [0.0, 1.0]}}
-${execution}`,
+    retuneYaml(
+      RUNNABLE_ENGINE,
+      `interval_seconds: 30
+      max_parallel: ${maxParallel}
+      router: {overlap_score_credit: {choices: [0.0, 1.0]}}`,
+      execution,
+    ),
     { "trace.jsonl": dynamoTrace(40, 500) },
   );
 }

@@ -1,7 +1,8 @@
 /**
  * The Redis executor against a real redis-server (npm run test:redis; .ci/run installs Debian's
  * redis-server): `fleetsim worker --redis` processes serve `sweep run --executor redis://…` and
- * `recommend --executor redis://…`, with results identical to a local run; two workers share a
+ * `recommend --executor redis://…` and planner.retune's window sweeps (`predict --executor
+ * redis://…`), with results identical to a local run; two workers share a
  * queue; a worker killed mid-job has its job re-run by another; a job that throws is retried and
  * then fails with its reason; a rerun finds its jobs done in Redis; a wrong URL is exit 2.
  */
@@ -11,11 +12,15 @@ import { join } from "node:path";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runPrediction } from "../../src/pipeline/index.js";
+import type { Prediction } from "../../src/report/prediction.js";
 import { RedisExecutor } from "../../src/sweep/redisExecutor.js";
 import { encodeValue, JOB_ATTEMPTS, jobId, queueName } from "../../src/sweep/redisJobs.js";
 import { packageVersion } from "../../src/util/packageRoot.js";
 import { cli } from "../helpers/cli.js";
+import { loadYaml } from "../helpers/configHelpers.js";
 import { type RedisServer, startRedisServer } from "../helpers/redisServer.js";
+import { RETUNE_CONFIG, retuneSimulated, retuneTrace, writeRetuneProject } from "../helpers/retuneProject.js";
 import { sweepProject } from "../helpers/sweepProject.js";
 
 interface WorkerProcess {
@@ -239,6 +244,36 @@ execution: {resources: {cpu_limit: 2}}
       await worker.stop();
     }
   }, 180_000);
+
+  it("retune's window sweeps through Redis decide as the local pool does", async () => {
+    const worker = await startWorker(redis.url);
+    try {
+      const spec = () => loadYaml(RETUNE_CONFIG, { files: { "trace.jsonl": retuneTrace() } });
+      const local = await runPrediction(spec(), { capturePerRequest: false });
+      const remote = await runPrediction(spec(), {
+        capturePerRequest: false,
+        executor: { kind: "redis", url: redis.url },
+      });
+      const events = remote.prediction.planner?.retune_events ?? [];
+      expect(events.length).toBeGreaterThanOrEqual(3);
+      expect(events.every((e) => e.failed_candidates.length === 0)).toBe(true);
+      expect(retuneSimulated(remote.prediction)).toStrictEqual(retuneSimulated(local.prediction));
+      // Each window's candidates ran on the worker, none in a process of this run.
+      expect(remote.retuneSweeps?.map((x) => x.processesStarted)).toEqual(events.map(() => 0));
+      expect(worker.done()).toBeGreaterThanOrEqual(events.length);
+
+      // The CLI form, with the same worker: exit 0 and the same document as the local run.
+      const config = writeRetuneProject();
+      const out = join(config, "..", "out");
+      const viaCli = await cli("predict", "-c", config, "--output-dir", out, "--executor", redis.url);
+      expect(viaCli.err).not.toContain("error:");
+      expect(viaCli.code).toBe(0);
+      const written = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as Prediction;
+      expect(retuneSimulated(written)).toStrictEqual(retuneSimulated(local.prediction));
+    } finally {
+      await worker.stop();
+    }
+  }, 240_000);
 
   it("a Redis that does not answer is a user error (exit 2) naming the URL, before any work", async () => {
     const p = sweepProject();

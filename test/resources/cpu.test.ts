@@ -11,6 +11,7 @@ import {
 import { ResourceMonitor } from "../../src/resources/monitor.js";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
+import { retuneYaml } from "../helpers/retuneProject.js";
 import { syntheticProject, tempDir } from "../helpers/specs.js";
 
 describe("CPU lists", () => {
@@ -119,22 +120,14 @@ describe("fleetsim executable: retune sweep workers inherit the pinning", () => 
     const config = join(dir, "retune.yaml");
     writeFileSync(
       config,
-      `traffic:
-  source: {type: trace, format: dynamo, paths: [trace.jsonl]}
-  load: {type: trace_timestamps}
-${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 30
-    grace_seconds: 5
-    max_parallel: 2
-    router: {overlap_score_credit: {choices: [0.0, 1.0]}, prefill_load_scale: 1.0, temperature: 0.0}
-execution:
-  resources: {cpu_limit: 1}
-`,
+      retuneYaml(
+        RUNNABLE_ENGINE,
+        `interval_seconds: 30
+        grace_seconds: 5
+        max_parallel: 2
+        router: {overlap_score_credit: {choices: [0.0, 1.0]}, prefill_load_scale: 1.0, temperature: 0.0}`,
+        "execution:\n  resources: {cpu_limit: 1}\n",
+      ),
     );
     const out = join(dir, "out");
     const r = predictInSubprocess(config, out);

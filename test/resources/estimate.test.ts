@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
+import { retuneYaml } from "../helpers/retuneProject.js";
 import { tempDir } from "../helpers/specs.js";
 
 /**
@@ -137,22 +138,14 @@ ${FIXED_ENGINE}`,
     writeFileSync(join(dir, "trace.jsonl"), dynamoTrace(110, 60));
     const rt = predictProcess(
       dir,
-      `traffic:
-  source: {type: trace, format: dynamo, paths: [trace.jsonl]}
-  load: {type: trace_timestamps}
-${RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 3}\n      kv_cache:")}router: {policy: kv_router, temperature: 0.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 30
-    grace_seconds: 5
-    max_parallel: 2
-    router: {overlap_score_credit: {choices: [0.0, 0.5, 1.0]}, prefill_load_scale: {choices: [0.5, 1.0]}}
-execution:
-  resources: {cpu_limit: 2}
-`,
+      retuneYaml(
+        RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 3}\n      kv_cache:"),
+        `interval_seconds: 30
+        grace_seconds: 5
+        max_parallel: 2
+        router: {overlap_score_credit: {choices: [0.0, 0.5, 1.0]}, prefill_load_scale: {choices: [0.5, 1.0]}}`,
+        "execution:\n  resources: {cpu_limit: 2}\n",
+      ),
     );
     expectWithin(rt, 1.5);
   }, 120_000);

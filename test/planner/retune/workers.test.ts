@@ -10,27 +10,11 @@ import type { RetuneEventRecord } from "../../../src/planner/retune/index.js";
 import { ReplayAborted } from "../../../src/sim/replay.js";
 import { loadYaml, RUNNABLE_ENGINE } from "../../helpers/configHelpers.js";
 import { dynamoTrace } from "../../helpers/dynamoTraces.js";
+import { retuneYaml, SCENARIO1_RETUNE, SCENARIO1_SLA } from "../../helpers/retuneProject.js";
 
 const TRACE = { "trace.jsonl": dynamoTrace(110, 60) };
 
-const CONFIG = `traffic:
-  source: {type: trace, format: dynamo, paths: [trace.jsonl]}
-  load: {type: trace_timestamps}
-${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 30
-    grace_seconds: 5
-    max_parallel: 1
-    objective: TTFT
-    min_improvement_percentage: 0
-    router: {overlap_score_credit: {choices: [0.0, 1.0]}, prefill_load_scale: {choices: [0.0, 1.0, 4.0]}, temperature: {choices: [0.0, 1.0]}}
-evaluation:
-  sla: {ttft_ms: 1500, itl_ms: 50}
-`;
+const CONFIG = retuneYaml(RUNNABLE_ENGINE, SCENARIO1_RETUNE, SCENARIO1_SLA);
 
 const spec = () =>
   loadYaml(CONFIG, { files: TRACE, sets: ["engine.workers.aggregated.parallelism.replicas=3"] });
