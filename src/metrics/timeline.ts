@@ -373,8 +373,13 @@ export function buildTimeseries(
       });
     });
   }
-  const fine = (sampler: Sampler, counts: Float64Array): PercentileSeries =>
-    bucketPercentiles(requests, sampler, bucketOf, (k) => k, counts, collectLimit);
+  // The coarse latency buckets (`latencyIntervalMs`): each is `factor` consecutive fine buckets.
+  let samplesTotal = 0;
+  for (let k = 0; k < n; k++) samplesTotal += ttftCounts[k];
+  const coarse = latencyIntervalMs(interval, n, samplesTotal);
+  const factor = coarse / interval;
+  const ttft = bucketPercentiles(requests, ttftSample, bucketOf, ttftCounts, factor, collectLimit);
+  const itl = bucketPercentiles(requests, itlSample, bucketOf, itlCounts, factor, collectLimit);
   return {
     interval_ms: interval,
     t_ms: Array.from({ length: n }, (_, k) => k * interval),
@@ -382,48 +387,18 @@ export function buildTimeseries(
     completions,
     output_tokens: outputTokens,
     ...(slaSet ? { good_completions: goodCompletions, good_output_tokens: goodOutputTokens } : {}),
-    ttft_ms: fine(ttftSample, ttftCounts),
-    itl_ms: fine(itlSample, itlCounts),
+    ttft_ms: ttft.fine,
+    itl_ms: itl.fine,
     active_workers: active,
     workers,
-    latency: latencySeries(requests, interval, n, bucketOf, ttftCounts, itlCounts, collectLimit),
-  };
-}
-
-/**
- * The latency percentiles again, over the coarser buckets of `latencyIntervalMs` (exact: from the
- * per-request samples, not merged from the fine buckets). A fine bucket index maps to coarse
- * bucket ⌊k · interval / coarse⌋, since the coarse step is a multiple of the fine one.
- */
-function latencySeries(
-  requests: RequestRows,
-  interval: number,
-  n: number,
-  bucketOf: (time: number) => number,
-  ttftCounts: Float64Array,
-  itlCounts: Float64Array,
-  collectLimit: number,
-): LatencyTimeseries {
-  let samples = 0;
-  for (let k = 0; k < n; k++) samples += ttftCounts[k];
-  const coarse = latencyIntervalMs(interval, n, samples);
-  const factor = coarse / interval;
-  const m = Math.ceil(n / factor);
-  const regroup = (k: number): number => Math.floor(k / factor);
-  const coarseCounts = (fine: Float64Array): Float64Array => {
-    const out = new Float64Array(m);
-    for (let k = 0; k < n; k++) out[regroup(k)] += fine[k];
-    return out;
-  };
-  const ttft = coarseCounts(ttftCounts);
-  const itl = coarseCounts(itlCounts);
-  return {
-    interval_ms: coarse,
-    t_ms: Array.from({ length: m }, (_, k) => k * coarse),
-    ttft_ms: bucketPercentiles(requests, ttftSample, bucketOf, regroup, ttft, collectLimit),
-    ttft_samples: Array.from(ttft),
-    itl_ms: bucketPercentiles(requests, itlSample, bucketOf, regroup, itl, collectLimit),
-    itl_samples: Array.from(itl),
+    latency: {
+      interval_ms: coarse,
+      t_ms: Array.from({ length: ttft.coarseCounts.length }, (_, k) => k * coarse),
+      ttft_ms: ttft.coarse,
+      ttft_samples: Array.from(ttft.coarseCounts),
+      itl_ms: itl.coarse,
+      itl_samples: Array.from(itl.coarseCounts),
+    },
   };
 }
 
@@ -432,28 +407,37 @@ function toNullable(values: Float64Array, round: (x: number) => number): (number
 }
 
 /**
- * p50/p90/p99 of the samples of each bucket (exact: sorted, nearest rank as the summary's exact
- * distributions); null for an empty bucket. `counts[k]`: samples of bucket k (`group` of the
- * sampler's fine bucket). Buckets are taken in runs holding at most `collectLimit` samples (a
- * bucket larger than that alone), one scan of the log per run, so memory is bounded by the
- * larger of the limit and the largest bucket.
+ * p50/p90/p99 of the samples of each bucket, at the fine interval and at the coarse one (`factor`
+ * consecutive fine buckets, docs/metrics.md "Time series"), both exact: sorted, nearest rank as the
+ * summary's exact distributions; null for an empty bucket. `counts[k]`: samples in fine bucket k.
+ * Samples are collected grouped by fine bucket, so a coarse bucket's samples are one contiguous
+ * range of the same array: one scan of the log serves both intervals. Coarse buckets are taken in
+ * runs holding at most `collectLimit` samples (a bucket larger than that alone), one scan per
+ * run, so memory is bounded by the larger of the limit and the largest coarse bucket.
  */
 function bucketPercentiles(
   requests: RequestRows,
   sampler: Sampler,
   bucketOf: (time: number) => number,
-  group: (fine: number) => number,
   counts: Float64Array,
+  factor: number,
   collectLimit: number,
-): PercentileSeries {
+): { fine: PercentileSeries; coarse: PercentileSeries; coarseCounts: Float64Array } {
   const n = counts.length;
-  const out: PercentileSeries = { p50: [], p90: [], p99: [] };
-  let from = 0;
-  while (from < n) {
-    // Buckets [from, to): as many as fit the limit, at least one.
-    let to = from;
+  const m = Math.ceil(n / factor);
+  const coarseCounts = new Float64Array(m);
+  for (let k = 0; k < n; k++) coarseCounts[Math.floor(k / factor)] += counts[k];
+  const fine: PercentileSeries = { p50: [], p90: [], p99: [] };
+  const coarse: PercentileSeries = { p50: [], p90: [], p99: [] };
+  let cFrom = 0;
+  while (cFrom < m) {
+    // Coarse buckets [cFrom, cTo): as many as fit the limit, at least one; fine ones [from, to).
+    let cTo = cFrom;
     let total = 0;
-    while (to < n && (to === from || total + counts[to] <= collectLimit)) total += counts[to++];
+    while (cTo < m && (cTo === cFrom || total + coarseCounts[cTo] <= collectLimit))
+      total += coarseCounts[cTo++];
+    const from = cFrom * factor;
+    const to = Math.min(n, cTo * factor);
     const start = new Float64Array(to - from + 1);
     for (let k = from; k < to; k++) start[k - from + 1] = start[k - from] + counts[k];
     const fill = start.slice(0, to - from);
@@ -461,27 +445,35 @@ function bucketPercentiles(
     if (total > 0) {
       requests.scan(BUCKET_COLUMNS, (c, rows) => {
         for (let r = 0; r < rows; r++) {
-          const fine = sampler(c, r, bucketOf);
-          if (fine < 0) continue;
-          const k = group(fine);
+          const k = sampler(c, r, bucketOf);
           if (k >= from && k < to) sorted[fill[k - from]++] = sampleValue;
         }
       });
     }
     for (let k = from; k < to; k++) {
-      const size = start[k - from + 1] - start[k - from];
-      if (size === 0) {
-        out.p50.push(null);
-        out.p90.push(null);
-        out.p99.push(null);
-        continue;
-      }
-      const slice = sorted.subarray(start[k - from], start[k - from + 1]).sort();
-      out.p50.push(round3(slice[nearestRank(size, 50)]));
-      out.p90.push(round3(slice[nearestRank(size, 90)]));
-      out.p99.push(round3(slice[nearestRank(size, 99)]));
+      pushPercentiles(fine, sorted.subarray(start[k - from], start[k - from + 1]).sort());
     }
-    from = to;
+    for (let j = cFrom; j < cTo; j++) {
+      const lo = start[j * factor - from];
+      const hi = start[Math.min(n, (j + 1) * factor) - from];
+      // Its fine runs are sorted already; one sort of the range merges them.
+      pushPercentiles(coarse, sorted.subarray(lo, hi).sort());
+    }
+    cFrom = cTo;
   }
-  return out;
+  return { fine, coarse, coarseCounts };
+}
+
+/** p50/p90/p99 of `sorted` (ascending), or nulls when it is empty. */
+function pushPercentiles(out: PercentileSeries, sorted: Float64Array): void {
+  const size = sorted.length;
+  if (size === 0) {
+    out.p50.push(null);
+    out.p90.push(null);
+    out.p99.push(null);
+    return;
+  }
+  out.p50.push(round3(sorted[nearestRank(size, 50)]));
+  out.p90.push(round3(sorted[nearestRank(size, 90)]));
+  out.p99.push(round3(sorted[nearestRank(size, 99)]));
 }

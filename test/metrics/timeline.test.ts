@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
 import { Terminal } from "../../src/metrics/collector.js";
+import { nearestRank } from "../../src/metrics/distribution.js";
 import { requestRowsOf } from "../../src/metrics/requestLog.js";
 import {
   buildTimeseries,
@@ -124,6 +125,63 @@ describe("percentiles inside a bucket", () => {
     expect(ts.completions).toEqual([1]);
     expect(ts.ttft_ms.p50).toEqual([5]);
     expect(ts.itl_ms.p50).toEqual([null]);
+  });
+});
+
+describe("fine and coarse latency buckets from one collection", () => {
+  /** Exact nearest-rank percentiles of `values`, rounded as the report rounds them. */
+  const exact = (values: number[]): (number | null)[] => {
+    if (values.length === 0) return [null, null, null];
+    const v = [...values].sort((a, b) => a - b);
+    return [50, 90, 99].map((p) => Math.round(v[nearestRank(v.length, p)] * 1000) / 1000);
+  };
+  it("equal the percentiles of each bucket's own samples, whatever the collection limit", () => {
+    let seed = 3;
+    const rnd = (): number => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const n = 4000;
+    const arrival = Float64Array.from({ length: n }, (_, i) => i * 30 + 20 * rnd());
+    const firstToken = Float64Array.from(arrival, (a) => a + 5 + 900 * rnd() ** 3);
+    const lastToken = Float64Array.from(firstToken, (f) => f + 3000 * rnd());
+    const tokens = Int32Array.from({ length: n }, () => 1 + Math.floor(40 * rnd()));
+    const columns = {
+      arrival,
+      firstToken,
+      lastToken,
+      terminal: lastToken,
+      tokens,
+      status: new Uint8Array(n).fill(Terminal.Completed),
+      admissions: new Int32Array(n).fill(1),
+    };
+    const samples = { intervalMs: 200, count: 650, pools: [] };
+    const reports = [1_000_000, 37, 1].map((limit) =>
+      buildTimeseries(samples, requestRowsOf(columns, n), null, limit),
+    );
+    for (const r of reports.slice(1)) expect(r).toStrictEqual(reports[0]);
+    const ts = reports[0];
+    const coarse = ts.latency.interval_ms;
+    expect(coarse).toBeGreaterThan(samples.intervalMs); // the test needs both intervals distinct
+    const bucket = (t: number, interval: number, count: number) =>
+      Math.min(count - 1, Math.floor(t / interval));
+    const m = ts.latency.t_ms.length;
+    const byFine = Array.from({ length: samples.count }, () => [] as number[]);
+    const byCoarse = Array.from({ length: m }, () => [] as number[]);
+    for (let i = 0; i < n; i++) {
+      const k = bucket(firstToken[i], samples.intervalMs, samples.count);
+      byFine[k].push(firstToken[i] - arrival[i]);
+      byCoarse[Math.floor((k * samples.intervalMs) / coarse)].push(firstToken[i] - arrival[i]);
+    }
+    byFine.forEach((v, k) => {
+      expect([ts.ttft_ms.p50[k], ts.ttft_ms.p90[k], ts.ttft_ms.p99[k]]).toEqual(exact(v));
+    });
+    byCoarse.forEach((v, j) => {
+      expect([ts.latency.ttft_ms.p50[j], ts.latency.ttft_ms.p90[j], ts.latency.ttft_ms.p99[j]]).toEqual(
+        exact(v),
+      );
+      expect(ts.latency.ttft_samples[j]).toBe(v.length);
+    });
   });
 });
 
