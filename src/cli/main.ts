@@ -672,7 +672,12 @@ Examples:
     .action(async (opts) => {
       exitCode = await guarded(io, "worker", async () =>
         (await import("./worker.js")).workerCommand(
-          { redis: opts.redis, concurrency: opts.concurrency, lockSeconds: opts.lockSeconds },
+          {
+            redis: opts.redis,
+            concurrency: opts.concurrency,
+            lockSeconds: opts.lockSeconds,
+            ownsProcess: deps.ownsProcess,
+          },
           io,
         ),
       );

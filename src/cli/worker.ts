@@ -18,6 +18,11 @@ export interface WorkerCommandOptions {
   /** Jobs at once per task queue (default 1: one replay per CPU is the caller's choice). */
   readonly concurrency: number;
   readonly lockSeconds: number;
+  /**
+   * The command owns its process (the `fleetsim` executable): a worker whose Redis stopped
+   * answering exits once it has let go, rather than wait on the client library's reconnect timers.
+   */
+  readonly ownsProcess?: boolean;
 }
 
 export async function workerCommand(opts: WorkerCommandOptions, io: Streams): Promise<number> {
@@ -44,6 +49,7 @@ export async function workerCommand(opts: WorkerCommandOptions, io: Streams): Pr
   });
   const signal = await stopped;
   log(`${signal}: finishing the running jobs (a second signal exits now)`);
-  await handle.close();
+  const how = await handle.close();
+  if (how === "lost" && opts.ownsProcess === true) process.exit(ExitCode.Ok);
   return ExitCode.Ok;
 }

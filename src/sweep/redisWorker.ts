@@ -37,8 +37,12 @@ export interface RedisWorkerOptions {
 }
 
 export interface RedisWorkerHandle {
-  /** Stops taking jobs, waits for the running ones, disconnects. */
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs, waits for the running ones, disconnects: `closed`. `lost` when Redis stopped
+   * answering meanwhile: it left without the running jobs, and the client library may keep
+   * reconnect timers alive (a process that owns itself exits).
+   */
+  close(): Promise<"closed" | "lost">;
 }
 
 export async function serveRedis(opts: RedisWorkerOptions): Promise<RedisWorkerHandle> {
@@ -79,11 +83,54 @@ export async function serveRedis(opts: RedisWorkerOptions): Promise<RedisWorkerH
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   return {
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
+      const graceful = Promise.all(workers.map((w) => w.close()));
+      // A running job's result can only reach a Redis that answers: while none does, BullMQ's
+      // close would wait for it forever. Leave then, without the running jobs: their locks expire
+      // and another worker's stall check re-runs them.
+      const lost = connectionLost(connections);
+      const how = await Promise.race([graceful.then(() => "closed" as const), lost.promise]);
+      lost.cancel();
+      if (how === "lost") {
+        opts.log(
+          `Redis at ${opts.url} does not answer: leaving without the running jobs (another worker re-runs them)`,
+        );
+        // Dropping the workers' connections ends the close under way (a second close() would
+        // only wait for the first one).
+        await Promise.race([
+          Promise.all(workers.map((w) => w.disconnect())).then(() => graceful),
+          new Promise((resolve) => setTimeout(resolve, FORCED_CLOSE_MS).unref()),
+        ]);
+      }
       for (const c of connections) c.disconnect();
+      return how;
     },
   };
 }
+
+/** How long a forced close may take before the worker disconnects anyway. */
+const FORCED_CLOSE_MS = 2000;
+
+/**
+ * Resolves `"lost"` once any of the connections has stopped answering (ioredis reconnecting, or
+ * ended) for `LOST_AFTER_MS`; checked every `POLL_MS`. `cancel()` stops the checks.
+ */
+function connectionLost(connections: readonly Redis[]): { promise: Promise<"lost">; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<"lost">((resolve) => {
+    let downSince: number | null = null;
+    timer = setInterval(() => {
+      const down = connections.some((c) => c.status !== "ready");
+      if (!down) downSince = null;
+      else if (downSince === null) downSince = Date.now();
+      else if (Date.now() - downSince >= LOST_AFTER_MS) resolve("lost");
+    }, POLL_MS);
+    timer.unref();
+  });
+  return { promise, cancel: () => clearInterval(timer) };
+}
+
+const POLL_MS = 250;
+const LOST_AFTER_MS = 3000;
 
 /** Shared values read by this process, by key: a worker's jobs of one sweep read it once. */
 const sharedValues = new Map<string, unknown>();

@@ -275,6 +275,17 @@ execution: {resources: {cpu_limit: 2}}
     }
   }, 240_000);
 
+  it("a worker whose Redis went away still leaves on SIGTERM, saying why", async () => {
+    const own = await startRedisServer();
+    const worker = await startWorker(own.url);
+    await own.stop();
+    const t0 = Date.now();
+    await worker.stop("SIGTERM");
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(worker.child.exitCode).toBe(0);
+    expect(worker.log()).toContain("does not answer: leaving without the running jobs");
+  }, 60_000);
+
   it("a Redis that does not answer is a user error (exit 2) naming the URL, before any work", async () => {
     const p = sweepProject();
     const dir = join(p.dir, "plan");
