@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import Table from "cli-table3";
-import { gpuSpec } from "../hardware/catalog.js";
+import { gpuSpec, hardwareData } from "../hardware/catalog.js";
 import { loadCompactTables } from "../hardware/compactTables.js";
 import { loadParquetTables } from "../hardware/parquetTables.js";
 import type { OpPerfTables } from "../hardware/perfTables.js";
@@ -44,6 +44,7 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
   }
   const model = resolveModel(opts.model);
   const gpu = gpuSpec(opts.hardware);
+  const data = hardwareData(gpu.id);
   const tables: OpPerfTables =
     opts.perfDatabase !== undefined
       ? await loadParquetTables(resolve(opts.perfDatabase), gpu.id)
@@ -88,12 +89,13 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
         decode: decode === null ? null : { context: opts.context, ...asJson(decode) },
         total_ms: totalMs,
         perf_data: opts.perfDatabase === undefined ? "compact" : "parquet",
+        hardware_data: { tier: data.tier, base: data.base, basis: data.basis },
       })}\n`,
     );
     return;
   }
   const header = `${model.id} on ${gpu.id} (vLLM, ${model.weightDtype} weights, ${model.kvDtype} KV), tensor ${opts.tensor}, pipeline ${opts.pipeline}`;
-  const parts = [header];
+  const parts = [header, `Hardware data: ${data.tier} (${data.basis})`];
   if (prefill !== null) {
     parts.push(
       `Prefill: ${opts.batch} × ${opts.prefillTokens} new tokens over a ${opts.prefix}-token prefix`,

@@ -5,7 +5,7 @@ import { GPU_VARIANTS, variantSpec } from "./variants.js";
 
 const MEASURED: Readonly<Record<string, GpuSpec>> = gpus as Record<string, GpuSpec>;
 
-/** Measured systems plus their memory variants (`variants.ts`). */
+/** Measured systems plus the systems derived from them: memory variants and estimated systems (`variants.ts`). */
 const CATALOG: Readonly<Record<string, GpuSpec>> = {
   ...MEASURED,
   ...Object.fromEntries(
@@ -15,7 +15,7 @@ const CATALOG: Readonly<Record<string, GpuSpec>> = {
 
 /**
  * Ids of the built-in GPU systems: the measured ones (`src/hardware/gpus.json`, derived by
- * `scripts/calibrate.ts`) and their memory variants (`src/hardware/variants.ts`).
+ * `scripts/calibrate.ts`), their memory variants and the estimated systems (`src/hardware/variants.ts`).
  */
 export function knownGpuIds(): string[] {
   return Object.keys(CATALOG).sort();
@@ -35,7 +35,36 @@ export function measuredGpuIds(): string[] {
   return Object.keys(MEASURED).sort();
 }
 
-/** The measured system whose op tables `id` uses (itself unless it is a variant). */
+/** The measured system whose op tables `id` uses (itself unless it is derived, `variants.ts`). */
 export function tableSystem(id: string): string {
   return Object.hasOwn(GPU_VARIANTS, id) ? GPU_VARIANTS[id].base : id;
+}
+
+/**
+ * How trustworthy a system's timing data is (docs/perf-tables.md "Derived systems"): `calibrated`
+ * for a system with its own measured op tables, `estimated` for one whose tables are another
+ * system's rescaled by the roofline (a memory variant, or a chip from its datasheet). `base` is
+ * the measured system it is derived from (null when calibrated).
+ */
+export interface HardwareData {
+  readonly gpu: string;
+  readonly tier: "calibrated" | "estimated";
+  readonly base: string | null;
+  /** One line for people: what the timing rests on. */
+  readonly basis: string;
+}
+
+export function hardwareData(id: string): HardwareData {
+  gpuSpec(id); // an unknown id is the user's error
+  const v = Object.hasOwn(GPU_VARIANTS, id) ? GPU_VARIANTS[id] : undefined;
+  if (v === undefined) return { gpu: id, tier: "calibrated", base: null, basis: "measured op tables" };
+  return {
+    gpu: id,
+    tier: "estimated",
+    base: v.base,
+    basis:
+      v.kind === "memory"
+        ? `${v.base}'s measured op tables rescaled to this card's memory by the roofline`
+        : `datasheet roofline over ${v.base}'s measured op tables`,
+  };
 }

@@ -11,4 +11,8 @@ export const DEFAULT_USD_PER_GPU_HOUR: Readonly<Record<string, number>> = {
   h200_sxm: 3.6,
   b200_sxm: 5.5,
   l40s: 1.0,
+  // Estimated systems (variants.ts): the same kind of figure, where such clouds list them.
+  h20_3e: 1.5,
+  gb200: 6.5,
+  mi300x: 2.0,
 };

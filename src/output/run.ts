@@ -31,6 +31,18 @@ export const runRoleSchema = z.strictObject({
   gpus_per_worker: z.number(),
   /** The role's GPU system (a P/D role may override `engine.hardware`). */
   hardware: z.string(),
+  /**
+   * What its timing rests on (docs/perf-tables.md "Derived systems"): `calibrated` = the system's
+   * own measured op tables; `estimated` = `base`'s tables rescaled by the roofline. Null when the
+   * role's timing is not op-level (`polynomial` and `fixed` do not read the op tables).
+   */
+  hardware_data: z
+    .strictObject({
+      tier: z.enum(["calibrated", "estimated"]),
+      base: z.string().nullable(),
+      basis: z.string(),
+    })
+    .nullable(),
   /** `default` (op-level), `polynomial` or `fixed`. */
   timing: z.enum(["default", "polynomial", "fixed"]),
   max_batched_tokens: z.number(),

@@ -4,6 +4,7 @@
  * warnings a run's outcome deserves.
  */
 import type { RunSpec } from "../config/runSpec.js";
+import { hardwareData } from "../hardware/catalog.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
 import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
@@ -49,6 +50,7 @@ export async function runPrediction(
   },
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
+  warnEstimatedHardware(spec, hooks.warn);
   const retuneOn = spec.planner?.retune !== undefined && spec.planner.retune !== null;
   const [workload, timings] = await Promise.all([
     retuneOn
@@ -145,6 +147,25 @@ function warnClientOutcome(
         `the last ${Math.round(summary["saturation_window_ms"] / 1000)} s of arrivals ` +
         `(${summary["backlog_at_last_arrival"]} still queued at the last arrival); latencies depend on the trace's length`,
     );
+  }
+}
+
+/**
+ * A GPU system without op tables of its own (docs/perf-tables.md "Derived systems"): its timing is
+ * an estimate, and the run says so before it starts (prediction.json's `run.topology.*.hardware_data`
+ * and the fleet block say it again).
+ */
+function warnEstimatedHardware(spec: RunSpec, warn: ((line: string) => void) | undefined): void {
+  const e = spec.engine;
+  const roles = e.mode === "aggregated" ? [e.aggregated] : [e.prefill, e.decode];
+  // Only the op-level model reads the op tables; polynomial and fixed timing do not.
+  const opLevel = roles.filter((r) => r.timing.type === "default");
+  const gpus = [...new Set(opLevel.map((r) => r.hardware ?? e.hardware))];
+  for (const gpu of gpus) {
+    const d = hardwareData(gpu);
+    if (d.tier === "estimated") {
+      warn?.(`${gpu} has no measured op tables: its timing is estimated (${d.basis}), not calibrated`);
+    }
   }
 }
 

@@ -63,6 +63,17 @@ export interface FleetFacts {
   timedOut: number | null;
   /** What the run cost (docs/cost.md); null when the file has no cost keys. */
   cost: { usd: number; perMillionOutputTokens: number | null; perGoodRequest: number | null } | null;
+  /**
+   * Each distinct GPU system of the run and what its timing rests on (docs/perf-tables.md
+   * "Derived systems"), in role order; empty when the file does not say (older files).
+   */
+  hardware: HardwareFact[];
+}
+
+export interface HardwareFact {
+  gpu: string;
+  tier: "calibrated" | "estimated";
+  basis: string;
 }
 
 type Doc = ReadPrediction;
@@ -116,7 +127,21 @@ export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
             perMillionOutputTokens: num("cost_per_million_output_tokens_usd"),
             perGoodRequest: num("cost_per_good_request_usd"),
           },
+    hardware: hardwareOf(doc),
   };
+}
+
+function hardwareOf(doc: Doc): HardwareFact[] {
+  const out: HardwareFact[] = [];
+  const topology = doc.run?.topology;
+  for (const role of [topology?.aggregated, topology?.prefill, topology?.decode]) {
+    const gpu = role?.hardware;
+    const data = role?.hardware_data;
+    if (gpu === undefined || data?.tier === undefined || data.basis === undefined) continue;
+    if (out.some((h) => h.gpu === gpu)) continue;
+    out.push({ gpu, tier: data.tier, basis: data.basis });
+  }
+  return out;
 }
 
 function notCompletedOf(arrived: number | null, completed: number | null): number | null {

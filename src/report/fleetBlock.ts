@@ -2,7 +2,7 @@
  * The fleet block `predict` prints below the AIPerf table (docs/metrics.md "Fleet block"): what
  * the fleet cost and delivered. The table above it stays as the reference prints it.
  */
-import { type FleetFacts, fleetFacts } from "./fleet.js";
+import { type FleetFacts, fleetFacts, type HardwareFact } from "./fleet.js";
 import { formatNumber } from "./formatNumber.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
@@ -36,6 +36,14 @@ export function costLine(c: NonNullable<FleetFacts["cost"]>): string {
   return `Cost (USD): ${usd(c.usd)}${per.length > 0 ? ` (${per.join(", ")})` : ""}`;
 }
 
+/**
+ * `Hardware: h200_sxm (calibrated: measured op tables)`, or `estimated: datasheet roofline over
+ * h200_sxm's measured op tables` for a system without tables of its own (docs/perf-tables.md).
+ */
+export function hardwareLine(hardware: readonly HardwareFact[]): string {
+  return `Hardware: ${hardware.map((h) => `${h.gpu} (${h.tier}: ${h.basis})`).join(", ")}`;
+}
+
 /** Dollars with two decimals, or four significant digits below one cent. */
 export function usd(x: number): string {
   return Math.abs(x) >= 0.01 || x === 0 ? formatNumber(x) : Number(x.toPrecision(4)).toString();
@@ -53,6 +61,7 @@ export function fleetLines(f: FleetFacts): string[] {
     hours += ` (prefill ${formatNumber(f.prefillGpuHours)}, decode ${formatNumber(f.decodeGpuHours)})`;
   }
   lines.push(hours);
+  if (f.hardware.length > 0) lines.push(hardwareLine(f.hardware));
   if (f.cost !== null) lines.push(costLine(f.cost));
   const provisioned = [
     `peak ${f.peakGpus === null ? "N/A" : gpus(f.peakGpus)}`,

@@ -7,6 +7,7 @@
  */
 import { basename } from "node:path";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { hardwareData } from "../hardware/catalog.js";
 import type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic } from "../output/run.js";
 import type { WorkloadInfo } from "../traffic/requestSource.js";
 
@@ -61,6 +62,7 @@ function runRole(role: WorkerRoleSpec, engineHardware: string): RunRole {
     moe_expert: role.moeExpert,
     gpus_per_worker: role.gpusPerWorker,
     hardware: role.hardware ?? engineHardware,
+    hardware_data: role.timing.type === "default" ? runHardwareData(role.hardware ?? engineHardware) : null,
     timing: role.timing.type,
     max_batched_tokens: role.maxBatchedTokens,
     max_sequences: role.maxSequences,
@@ -69,6 +71,11 @@ function runRole(role: WorkerRoleSpec, engineHardware: string): RunRole {
     prefix_caching: role.prefixCaching,
     startup_seconds: role.startupSeconds,
   };
+}
+
+function runHardwareData(gpu: string): RunRole["hardware_data"] {
+  const d = hardwareData(gpu);
+  return { tier: d.tier, base: d.base, basis: d.basis };
 }
 
 function runRouter(spec: RunSpec): RunRouter {

@@ -316,7 +316,8 @@ const CASES: readonly Case[] = [
     yaml: RUNNABLE_PD_ENGINE,
     sets: [`${PREFILL}.hardware=tpu_v9`, `${PREFILL}.kv_cache.capacity={type: default}`],
     path: `${PREFILL}.hardware`,
-    message: "unknown GPU 'tpu_v9'; known: a100_sxm, a100_sxm_40gb, b200_sxm, h100_sxm, h200_sxm, l40s",
+    message:
+      "unknown GPU 'tpu_v9'; known: a100_sxm, a100_sxm_40gb, b200_sxm, gb200, h100_sxm, h200_sxm, h20_3e, l40s, mi300x",
   },
   {
     name: "bad kv_transfer timing_mode",
@@ -368,7 +369,8 @@ const CASES: readonly Case[] = [
     name: "unknown GPU for the op-level model",
     sets: ["engine.hardware=tpu_v9", `${ROLE}.timing={type: default}`],
     path: "engine.hardware",
-    message: "unknown GPU 'tpu_v9'; known: a100_sxm, a100_sxm_40gb, b200_sxm, h100_sxm, h200_sxm, l40s",
+    message:
+      "unknown GPU 'tpu_v9'; known: a100_sxm, a100_sxm_40gb, b200_sxm, gb200, h100_sxm, h200_sxm, h20_3e, l40s, mi300x",
   },
   {
     name: "context parallelism",

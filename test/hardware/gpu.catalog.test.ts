@@ -8,8 +8,18 @@ import { loadCompactTables } from "../../src/hardware/compactTables.js";
 import { HardwareError } from "../../src/hardware/errors.js";
 
 describe("GPU catalog", () => {
-  it("knows the five calibrated GPUs and the A100 40 GB variant", () => {
-    expect(knownGpuIds()).toEqual(["a100_sxm", "a100_sxm_40gb", "b200_sxm", "h100_sxm", "h200_sxm", "l40s"]);
+  it("knows the five calibrated GPUs, the A100 40 GB variant and the estimated systems", () => {
+    expect(knownGpuIds()).toEqual([
+      "a100_sxm",
+      "a100_sxm_40gb",
+      "b200_sxm",
+      "gb200",
+      "h100_sxm",
+      "h200_sxm",
+      "h20_3e",
+      "l40s",
+      "mi300x",
+    ]);
     expect(measuredGpuIds()).toEqual(["a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s"]);
     expect(gpuSpec("h200_sxm").memBandwidth).toBe(4.8e12);
     expect(gpuSpec("a100_sxm").perfDataVersion).toBe("0.14.0");
@@ -17,7 +27,9 @@ describe("GPU catalog", () => {
 
   it("an unknown GPU is a HardwareError that lists the known ids", () => {
     expect(() => gpuSpec("h300")).toThrow(HardwareError);
-    expect(() => gpuSpec("h300")).toThrow(/a100_sxm, a100_sxm_40gb, b200_sxm, h100_sxm, h200_sxm, l40s/);
+    expect(() => gpuSpec("h300")).toThrow(
+      /a100_sxm, a100_sxm_40gb, b200_sxm, gb200, h100_sxm, h200_sxm, h20_3e, l40s, mi300x/,
+    );
     expect(() => loadCompactTables("h300")).toThrow(HardwareError);
   });
 

@@ -95,6 +95,7 @@ describe("prediction.json `run`: what was simulated", () => {
           moe_expert: 1,
           gpus_per_worker: 2,
           hardware: "h200_sxm",
+          hardware_data: null, // polynomial timing reads no op tables
           timing: "polynomial",
           max_batched_tokens: 4096,
           max_sequences: 32,

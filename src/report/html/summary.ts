@@ -15,6 +15,12 @@ export function runFacts(model: ReportModel): Fact[] {
   const run = model.run;
   const facts: Fact[] = [{ label: "Mode", value: deploymentMode(model) }];
   if (run !== null) facts.push(...runBlockFacts(run));
+  if (model.fleet.hardware.length > 0) {
+    facts.push({
+      label: "Hardware data",
+      value: model.fleet.hardware.map((h) => `${h.gpu}: ${h.tier} (${h.basis})`).join("; "),
+    });
+  }
   facts.push({ label: "Simulated time", value: formatDuration(model.durationMs) });
   const gpus = gpusPerWorker(model);
   if (gpus !== "" && run === null) facts.push({ label: "GPUs per worker", value: gpus });
@@ -164,9 +170,19 @@ function provisionedKpi(model: ReportModel): Kpi {
   };
 }
 
-/** Warnings shown above the charts: provisioned GPUs above the budget, a saturated run. */
+/**
+ * Warnings shown above the charts: a GPU system without measured tables, provisioned GPUs above
+ * the budget, a saturated run.
+ */
 export function fleetAlerts(model: ReportModel): string[] {
   const out: string[] = [];
+  for (const h of model.fleet.hardware) {
+    if (h.tier !== "estimated") continue;
+    out.push(
+      `${h.gpu} has no measured op tables: its timing is estimated (${h.basis}), not calibrated. ` +
+        "Read its latencies and throughput as estimates.",
+    );
+  }
   const o = model.fleet.overBudget;
   if (o !== null) {
     out.push(
