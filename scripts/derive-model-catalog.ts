@@ -125,6 +125,11 @@ const ENTRIES: readonly Entry[] = [
   ["mistralai/Mixtral-8x22B-v0.1", "mistralai--Mixtral-8x22B-v0.1", "checkpoint"],
   ["mistralai/Mixtral-8x22B-Instruct-v0.1", "mistralai--Mixtral-8x22B-v0.1", "checkpoint"],
   ["deepseek-ai/DeepSeek-V3", "deepseek-ai--DeepSeek-V3", "checkpoint"],
+  // R1 and V3-0324 are V3 checkpoints retrained: their public config.json has V3's dimensions and
+  // quantization_config (huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json).
+  ["deepseek-ai/DeepSeek-V3-0324", "deepseek-ai--DeepSeek-V3", "checkpoint"],
+  ["deepseek-ai/DeepSeek-R1", "deepseek-ai--DeepSeek-V3", "checkpoint"],
+  ["deepseek-ai/DeepSeek-R1-0528", "deepseek-ai--DeepSeek-V3", "checkpoint"],
   // Supplementary configs (SUPPLEMENTARY_CONFIGS), for the fidelity benchmark's sources.
   ["mistralai/Mixtral-8x7B-v0.1", "mistralai--Mixtral-8x7B-v0.1", "checkpoint"],
   ["mistralai/Mixtral-8x7B-Instruct-v0.1", "mistralai--Mixtral-8x7B-v0.1", "checkpoint"],
@@ -221,6 +226,7 @@ function architectureOf(arch: ModelArchitecture): CatalogArchitecture {
     vocabSize: arch.vocabSize,
     tieWordEmbeddings: arch.tieWordEmbeddings,
     moe: arch.moe,
+    mla: arch.mla,
     maxContextLength: arch.maxContextLength,
   };
 }

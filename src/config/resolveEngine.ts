@@ -278,6 +278,10 @@ function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number
         gpu,
         tensor: p.tensor,
         pipeline: p.pipeline,
+        // The experts are sharded over tensor × attention_data (wide EP): each rank holds only its
+        // share of them, as the timing model prices them.
+        attentionData: p.attention_data,
+        ...moeSharding(p, ctx),
         blockSize: kv.block_size,
         memoryFraction: capacity.memory_fraction,
         maxNumTokens: role.scheduler.max_batched_tokens,

@@ -34,9 +34,14 @@ export function generationAttentionSolMs(
   kvDtype: KvDtype,
 ): number {
   const kvBytes = kvDtype === "fp8" ? 1 : 2;
-  const compute = kvDtype === "fp8" ? 2 : 1;
   const ops = 2 * batch * heads * headDim * 2 * kv;
   const bytes = batch * (heads * headDim * 2 + 2 * kvHeads * kv * headDim * kvBytes + heads * headDim * 2);
+  return attentionRooflineMs(spec, ops, bytes, kvDtype);
+}
+
+/** max(math, memory) of a decode-attention kernel; FP8 KV doubles the math rate (AIC). */
+function attentionRooflineMs(spec: GpuSpec, ops: number, bytes: number, kvDtype: KvDtype): number {
+  const compute = kvDtype === "fp8" ? 2 : 1;
   const math = ((ops / spec.bf16Flops) * 1000) / compute;
   const mem = (bytes / spec.memBandwidth) * 1000;
   return Math.max(math, mem);
@@ -66,4 +71,25 @@ export function moeSolMs(
   const math = (ops / (spec.bf16Flops * compute)) * 1000;
   const mem = (bytes / spec.memBandwidth) * 1000;
   return Math.max(math, mem);
+}
+
+/**
+ * Absorbed MLA decode attention (DeepSeek; FlashMLA-style): every query head reads the one cached
+ * latent of `latentDim` (kv_lora + rope) per token, scores over it and sums `valueDim` (kv_lora)
+ * values. Math 2 · batch · heads · kv · (latent + value); memory the latent cache plus the query
+ * and output rows. FP8 KV doubles the math rate, as `generationAttentionSolMs` has it.
+ */
+export function mlaGenerationSolMs(
+  spec: GpuSpec,
+  batch: number,
+  kv: number,
+  heads: number,
+  latentDim: number,
+  valueDim: number,
+  kvDtype: KvDtype,
+): number {
+  const kvBytes = kvDtype === "fp8" ? 1 : 2;
+  const ops = 2 * batch * heads * kv * (latentDim + valueDim);
+  const bytes = batch * (kv * latentDim * kvBytes + heads * (latentDim + valueDim) * 2);
+  return attentionRooflineMs(spec, ops, bytes, kvDtype);
 }

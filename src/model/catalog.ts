@@ -5,7 +5,7 @@
  * Lookups are case-insensitive, as the Hub's ids are.
  */
 import type { KvDtype, WeightDtype } from "../hardware/dtypes.js";
-import type { ModelArchitecture, MoeSpec } from "./architecture.js";
+import type { MlaSpec, ModelArchitecture, MoeSpec } from "./architecture.js";
 import catalogJson from "./catalog.json" with { type: "json" };
 import { unsupportedArchitectureError } from "./hfConfig.js";
 import { dtypeBytes, isJsonObject } from "./quant.js";
@@ -22,6 +22,7 @@ export interface CatalogArchitecture {
   readonly vocabSize: number;
   readonly tieWordEmbeddings: boolean;
   readonly moe: MoeSpec | null;
+  readonly mla: MlaSpec | null;
   readonly maxContextLength: number | null;
 }
 
@@ -60,7 +61,7 @@ export function catalogIds(): readonly string[] {
 
 /**
  * The catalog's architecture for `id` (case-insensitive), or undefined when the id is unknown.
- * Throws a ModelError for a known id whose architecture fleetsim cannot price (e.g. MLA).
+ * Throws a ModelError for a known id whose architecture fleetsim cannot price (e.g. sparse attention).
  */
 export function lookupCatalog(id: string): ModelArchitecture | undefined {
   const canonical = BY_LOWER_ID.get(id.toLowerCase());
@@ -82,6 +83,7 @@ export function lookupCatalog(id: string): ModelArchitecture | undefined {
     vocabSize: arch.vocabSize,
     tieWordEmbeddings: arch.tieWordEmbeddings,
     moe: arch.moe,
+    mla: arch.mla,
     maxContextLength: arch.maxContextLength,
     weightDtype: model.weightDtype,
     kvDtype: model.kvDtype,

@@ -1,13 +1,14 @@
 /**
  * Hugging Face `config.json` (+ optional ModelOpt `hf_quant_config.json`) → ModelArchitecture.
  *
- * Only the families fleetsim's timing model prices — dense GQA transformers and
- * every-layer-MoE transformers with full attention — are accepted. Anything else (MLA, hybrid
- * Mamba/linear attention, sliding-window attention, mixed dense/MoE stacks) is a ModelError: a
- * silent fallback to a dense approximation would produce plausible-looking but wrong capacity and
- * latency numbers.
+ * Only the families fleetsim's timing model prices — dense GQA transformers, every-layer-MoE
+ * transformers with full attention, and DeepSeek-V2/V3 (multi-head latent attention, dense first
+ * layers, shared + routed experts) — are accepted. Anything else (sparse attention, hybrid
+ * Mamba/linear attention, sliding-window attention, other mixed dense/MoE stacks) is a ModelError:
+ * a silent fallback to a dense approximation would produce plausible-looking but wrong capacity
+ * and latency numbers.
  */
-import type { ModelArchitecture, MoeSpec } from "./architecture.js";
+import type { MlaSpec, ModelArchitecture, MoeSpec } from "./architecture.js";
 import { ModelError } from "./errors.js";
 import { checkpointDtypes, isJsonObject } from "./quant.js";
 
@@ -15,12 +16,16 @@ type JsonObject = Record<string, unknown>;
 
 export const DENSE_ARCHITECTURES = ["LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"] as const;
 export const MOE_ARCHITECTURES = ["Qwen3MoeForCausalLM", "MixtralForCausalLM"] as const;
-export const SUPPORTED_ARCHITECTURES: readonly string[] = [...DENSE_ARCHITECTURES, ...MOE_ARCHITECTURES];
+/** Multi-head latent attention with DeepSeek's MoE layout (docs/models.md "DeepSeek (MLA)"). */
+export const MLA_ARCHITECTURES = ["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"] as const;
+export const SUPPORTED_ARCHITECTURES: readonly string[] = [
+  ...DENSE_ARCHITECTURES,
+  ...MOE_ARCHITECTURES,
+  ...MLA_ARCHITECTURES,
+];
 
 /** Why well-known unsupported architectures are unsupported, for a useful error message. */
 const KNOWN_UNSUPPORTED: Readonly<Record<string, string>> = {
-  DeepseekV2ForCausalLM: "MLA attention",
-  DeepseekV3ForCausalLM: "MLA attention",
   DeepseekV32ForCausalLM: "MLA + sparse attention",
   DeepseekV4ForCausalLM: "compressed sparse attention",
   KimiK25ForConditionalGeneration: "MLA attention",
@@ -37,6 +42,9 @@ const KNOWN_UNSUPPORTED: Readonly<Record<string, string>> = {
   Llama4ForConditionalGeneration: "chunked local attention + interleaved MoE",
   Qwen2MoeForCausalLM: "shared experts",
 };
+
+/** DeepSeek routing methods: all pick top-k experts per token (group limits change which, not how many). */
+const DEEPSEEK_TOPK = ["greedy", "group_limited_greedy", "noaux_tc"];
 
 /** HF keys for the maximum context, in the reference's order (`aic.py resolve_model_context_length`). */
 const CONTEXT_KEYS = [
@@ -82,6 +90,7 @@ export function architectureFromHfConfig(
     Math.floor(hiddenSize / numHeads);
   const numLayers = field("num_hidden_layers");
   const moe = moeSpec(id, source, architecture, text, numLayers);
+  const mla = mlaSpec(id, source, architecture, text);
 
   return {
     id,
@@ -90,12 +99,14 @@ export function architectureFromHfConfig(
     hiddenSize,
     numHeads,
     numKvHeads,
-    headDim,
-    // For MoE families intermediate_size is either the expert size (Mixtral) or unused (Qwen3-MoE).
-    intermediateSize: moe === null ? field("intermediate_size") : 0,
+    headDim: mla === null ? headDim : mla.qkNopeHeadDim + mla.qkRopeHeadDim,
+    // For MoE families intermediate_size is either the expert size (Mixtral) or unused (Qwen3-MoE);
+    // DeepSeek's dense first layers use it.
+    intermediateSize: moe === null || moe.moeLayers < numLayers ? field("intermediate_size") : 0,
     vocabSize: field("vocab_size"),
     tieWordEmbeddings: text["tie_word_embeddings"] === true || configJson["tie_word_embeddings"] === true,
     moe,
+    mla,
     maxContextLength: contextLengthFromConfig(configJson),
     ...checkpointDtypes(id, configJson, quantConfigJson),
     source,
@@ -131,8 +142,21 @@ function rejectUnsupported(id: string, architecture: string, text: JsonObject): 
  * the language-model scope of the config (its `text_config`, else the root).
  */
 export function unsupportedReason(architecture: string, text: JsonObject): string | undefined {
-  // Attention shape beats the architecture name: an MLA config is MLA whatever class it names.
-  if ("kv_lora_rank" in text || "q_lora_rank" in text) return "MLA attention";
+  const mlaFamily = (MLA_ARCHITECTURES as readonly string[]).includes(architecture);
+  // Attention shape beats the architecture name: an MLA config outside the DeepSeek family is
+  // MLA whatever class it names, and fleetsim prices MLA only with DeepSeek's layer layout.
+  if (!mlaFamily && ("kv_lora_rank" in text || "q_lora_rank" in text)) {
+    return KNOWN_UNSUPPORTED[architecture] ?? "MLA attention";
+  }
+  if (mlaFamily) {
+    if (typeof text["index_topk"] === "number") return "MLA + sparse attention";
+    if (text["moe_layer_freq"] !== undefined && text["moe_layer_freq"] !== 1) {
+      return "MoE layers interleaved with dense ones";
+    }
+    if (text["topk_method"] !== undefined && !DEEPSEEK_TOPK.includes(String(text["topk_method"]))) {
+      return `expert routing topk_method=${String(text["topk_method"])}`;
+    }
+  }
   if (!SUPPORTED_ARCHITECTURES.includes(architecture)) {
     return KNOWN_UNSUPPORTED[architecture] ?? "unknown layer layout";
   }
@@ -168,6 +192,7 @@ function moeSpec(
       topK: positiveInt(id, source, text, "num_experts_per_tok"),
       expertIntermediateSize: positiveInt(id, source, text, "intermediate_size"),
       moeLayers: numLayers,
+      sharedIntermediateSize: 0,
     };
   }
   if (architecture === "Qwen3MoeForCausalLM") {
@@ -176,9 +201,48 @@ function moeSpec(
       topK: positiveInt(id, source, text, "num_experts_per_tok"),
       expertIntermediateSize: positiveInt(id, source, text, "moe_intermediate_size"),
       moeLayers: numLayers,
+      sharedIntermediateSize: 0,
+    };
+  }
+  if ((MLA_ARCHITECTURES as readonly string[]).includes(architecture)) {
+    // DeepSeek: the first `first_k_dense_replace` layers are dense, every later one MoE with
+    // `n_shared_experts` always-on experts beside the routed ones.
+    const denseLayers = nonNegativeInt(id, source, text, "first_k_dense_replace") ?? 0;
+    if (denseLayers >= numLayers) {
+      throw new ModelError(
+        `${id}: config.json (${source}) has first_k_dense_replace=${denseLayers} ≥ num_hidden_layers=${numLayers}`,
+      );
+    }
+    const expertInter = positiveInt(id, source, text, "moe_intermediate_size");
+    return {
+      numExperts: positiveInt(id, source, text, "n_routed_experts"),
+      topK: positiveInt(id, source, text, "num_experts_per_tok"),
+      expertIntermediateSize: expertInter,
+      moeLayers: numLayers - denseLayers,
+      sharedIntermediateSize: (nonNegativeInt(id, source, text, "n_shared_experts") ?? 0) * expertInter,
     };
   }
   return null;
+}
+
+function mlaSpec(id: string, source: string, architecture: string, text: JsonObject): MlaSpec | null {
+  if (!(MLA_ARCHITECTURES as readonly string[]).includes(architecture)) return null;
+  return {
+    qLoraRank: optionalPositiveInt(id, source, text, "q_lora_rank") ?? 0,
+    kvLoraRank: positiveInt(id, source, text, "kv_lora_rank"),
+    qkNopeHeadDim: positiveInt(id, source, text, "qk_nope_head_dim"),
+    qkRopeHeadDim: positiveInt(id, source, text, "qk_rope_head_dim"),
+    vHeadDim: positiveInt(id, source, text, "v_head_dim"),
+  };
+}
+
+function nonNegativeInt(id: string, source: string, scope: JsonObject, key: string): number | undefined {
+  const value = scope[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+  throw new ModelError(
+    `${id}: config.json (${source}) has ${key}=${JSON.stringify(value)}; expected a non-negative integer`,
+  );
 }
 
 function optionalPositiveInt(id: string, source: string, scope: JsonObject, key: string): number | undefined {

@@ -1,6 +1,6 @@
 /** Public surface of the model layer: resolution, catalog, dtype rules and memory accounting. */
 export type { KvDtype, WeightDtype } from "../hardware/dtypes.js";
-export type { ModelArchitecture, MoeSpec } from "./architecture.js";
+export type { MlaSpec, ModelArchitecture, MoeSpec } from "./architecture.js";
 export { catalogIds, lookupCatalog } from "./catalog.js";
 export { ModelError } from "./errors.js";
 export { architectureFromHfConfig, SUPPORTED_ARCHITECTURES } from "./hfConfig.js";

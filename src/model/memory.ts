@@ -47,10 +47,15 @@ export const MIN_ACTIVATION_BYTES = 70 * 1024 * 1024;
  * · kv_dtype_bytes. KV heads are replicated when TP exceeds their count (ceil, as the reference's
  * `_num_kv_heads_per_gpu`). `pipeline` is validated but does NOT divide the layer count: the
  * reference (`BaseModel.get_kvcache_elements_per_token`, used for the capacity estimate) counts
- * every layer on every rank ("you need to hold all kvcache for stages").
+ * every layer on every rank ("you need to hold all kvcache for stages"). MLA: layers ·
+ * (kv_lora_rank + qk_rope_head_dim) · kv_dtype_bytes, not divided by TP.
  */
 export function kvBytesPerToken(model: ModelArchitecture, par: TensorPipeline): number {
   checkTensorPipeline(model, par);
+  // MLA caches one latent of kv_lora_rank plus the RoPE key per token and layer, the same on
+  // every tensor-parallel rank (vLLM's MLAAttentionSpec: one head, no K/V pair).
+  const mla = model.mla;
+  if (mla !== null) return model.numLayers * (mla.kvLoraRank + mla.qkRopeHeadDim) * dtypeBytes(model.kvDtype);
   return 2 * model.numLayers * kvHeadsPerGpu(model, par.tensor) * model.headDim * dtypeBytes(model.kvDtype);
 }
 

@@ -13,11 +13,20 @@
  * - LM head (dense family only): (vocab / TP) · hidden · 2 (kept BF16, as ModelOpt excludes it)
  * - total / PP
  *
+ * DeepSeek (MLA; AIC's `sdk/models/deepseek.py` op graph, with the layer layout of the checkpoint):
+ * - per layer, attention: the replicated down-projections hidden · (q_lora + kv_lora + rope), and
+ *   per TP shard q_b q_lora · heads·(nope + rope) / TP, kv_b kv_lora · heads·(nope + v) / TP and
+ *   o heads·v / TP · hidden, at GEMM bytes
+ * - the first `first_k_dense_replace` layers a dense MLP of `intermediate_size`; each later layer
+ *   a router, the routed experts as above and the shared experts as a dense MLP of
+ *   `n_shared × moe_intermediate` split over TP
+ * - the LM head counted, as the dense family's (AIC's DeepSeek graph has a context logits GEMM)
+ *
  * Reference-parity quirks kept on purpose (documented in docs/models.md): norms and biases are
  * not counted; a tied LM head is still counted separately; the MoE family's op graph has no
  * context LM-head GEMM, so its LM head is not counted at all.
  */
-import type { ModelArchitecture } from "./architecture.js";
+import type { MlaSpec, ModelArchitecture } from "./architecture.js";
 import { ModelError } from "./errors.js";
 
 export interface TensorPipeline {
@@ -148,8 +157,10 @@ export function weightBreakdown(model: ModelArchitecture, par: WeightParallelism
   const qWidth = Math.floor((model.numHeads * model.headDim) / tp);
 
   const embeddingBytes = Math.floor(model.vocabSize / tp) * h * BF16_BYTES;
-  const qkv = (qWidth + model.headDim * kvHeadsPerGpu(model, tp) * 2) * h * wb;
-  const attentionBytes = layers * (qkv + h * qWidth * wb);
+  const attentionBytes =
+    model.mla === null
+      ? layers * ((qWidth + model.headDim * kvHeadsPerGpu(model, tp) * 2) * h * wb + h * qWidth * wb)
+      : layers * mlaAttentionBytes(model, model.mla, tp);
 
   let mlpBytes = 0;
   let routerBytes = 0;
@@ -160,10 +171,16 @@ export function weightBreakdown(model: ModelArchitecture, par: WeightParallelism
     mlpBytes = layers * (Math.floor((2 * inter) / tp) * h * wb + h * Math.floor(inter / tp) * wb);
     lmHeadBytes = Math.floor(model.vocabSize / tp) * h * BF16_BYTES;
   } else {
-    const { numExperts, expertIntermediateSize } = model.moe;
-    routerBytes = layers * numExperts * h * BF16_BYTES;
+    const { numExperts, expertIntermediateSize, moeLayers, sharedIntermediateSize } = model.moe;
+    routerBytes = moeLayers * numExperts * h * BF16_BYTES;
     const allExperts = h * expertIntermediateSize * numExperts * wb * 3;
-    expertBytes = layers * Math.floor(Math.floor(allExperts / moeExpert) / moeTensor);
+    expertBytes = moeLayers * Math.floor(Math.floor(allExperts / moeExpert) / moeTensor);
+    // Dense first layers and the shared experts are plain tensor-parallel MLPs.
+    const denseMlp = (inter: number): number =>
+      Math.floor((2 * inter) / tp) * h * wb + h * Math.floor(inter / tp) * wb;
+    mlpBytes =
+      (layers - moeLayers) * denseMlp(model.intermediateSize) + moeLayers * denseMlp(sharedIntermediateSize);
+    if (model.mla !== null) lmHeadBytes = Math.floor(model.vocabSize / tp) * h * BF16_BYTES;
   }
   const total = embeddingBytes + attentionBytes + mlpBytes + routerBytes + expertBytes + lmHeadBytes;
   return {
@@ -177,6 +194,20 @@ export function weightBreakdown(model: ModelArchitecture, par: WeightParallelism
     moeTensor,
     moeExpert,
   };
+}
+
+/** One MLA layer's attention weights on one TP shard (see the module comment). */
+function mlaAttentionBytes(model: ModelArchitecture, mla: MlaSpec, tp: number): number {
+  const h = model.hiddenSize;
+  const heads = model.numHeads;
+  const qHead = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+  // Replicated on every rank; without a q_lora (V2-Lite) the queries come straight from the
+  // hidden state through q_up.
+  const down = h * (mla.qLoraRank + mla.kvLoraRank + mla.qkRopeHeadDim);
+  const qUp = (mla.qLoraRank > 0 ? mla.qLoraRank : h) * Math.floor((heads * qHead) / tp);
+  const kvUp = mla.kvLoraRank * Math.floor((heads * (mla.qkNopeHeadDim + mla.vHeadDim)) / tp);
+  const o = Math.floor((heads * mla.vHeadDim) / tp) * h;
+  return (down + qUp + kvUp + o) * model.weightBytes;
 }
 
 /** Weight bytes resident on one GPU of the given parallel shape. */

@@ -1,8 +1,9 @@
 import type { WeightDtype } from "../hardware/dtypes.js";
 import type { GpuSpec } from "../hardware/gpu.js";
 import type { OpPerfTables } from "../hardware/perfTables.js";
-import type { ModelArchitecture } from "../model/architecture.js";
+import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
+import { MlaAttention } from "./mlaAttention.js";
 import type { TimingModel } from "./timingModel.js";
 
 /** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
@@ -65,6 +66,14 @@ export class OpLevelTiming implements TimingModel {
   private readonly logitsN: number;
   private readonly tokenCostCache = new Map<number, number>();
   private readonly logitsCache = new Map<number, number>();
+  /** Latent attention (DeepSeek); null for MHA/GQA models. */
+  private readonly mla: MlaAttention | null;
+  /** MLA only: GEMMs that run on prefill tokens (kv_b up-projection) or decode rows (absorbed BMMs). */
+  private readonly mlaPrefillGemms: GemmOp[] = [];
+  private readonly mlaDecodeGemms: GemmOp[] = [];
+  private readonly mlaDecodeGemmCache = new Map<number, number>();
+  /** Layers with routed experts (every layer for Mixtral/Qwen3-MoE; DeepSeek's after the dense ones). */
+  private readonly moeLayers: number;
 
   constructor(
     private readonly model: ModelArchitecture,
@@ -85,31 +94,95 @@ export class OpLevelTiming implements TimingModel {
     this.logitsN = Math.floor(model.vocabSize / tp);
     const L = model.numLayers;
     const w = model.weightDtype;
-    this.layerGemms.push({
-      name: "qkv_gemm",
-      n: (this.headsPerGpu + 2 * this.kvHeadsPerGpu) * hd,
-      k: h,
-      dtype: w,
-      repeat: L,
-    });
-    this.layerGemms.push({ name: "proj_gemm", n: h, k: this.headsPerGpu * hd, dtype: w, repeat: L });
+    const mla = model.mla;
+    this.moeLayers = model.moe === null ? 0 : model.moe.moeLayers;
+    if (mla === null) {
+      this.mla = null;
+      this.layerGemms.push({
+        name: "qkv_gemm",
+        n: (this.headsPerGpu + 2 * this.kvHeadsPerGpu) * hd,
+        k: h,
+        dtype: w,
+        repeat: L,
+      });
+      this.layerGemms.push({ name: "proj_gemm", n: h, k: this.headsPerGpu * hd, dtype: w, repeat: L });
+    } else {
+      this.mla = new MlaAttention(mla, gpu, tables, this.headsPerGpu, model.kvDtype);
+      this.pushMlaGemms(mla, L, w);
+    }
     // add+norm reads and writes 2 × hidden activations (residual + normed), BF16.
     this.tokenMemOps.push({ name: "add_norm", bytesPerToken: (2 * h + 2 * h) * 2, repeat: 2 * L });
     this.tokenMemOps.push({ name: "embedding", bytesPerToken: h * 2, repeat: 1 });
-    if (model.moe === null) {
-      const inter = model.intermediateSize / tp;
-      this.layerGemms.push({ name: "gate_up_gemm", n: 2 * inter, k: h, dtype: w, repeat: L });
-      this.layerGemms.push({ name: "down_gemm", n: h, k: inter, dtype: w, repeat: L });
-      this.tokenMemOps.push({ name: "act_gate", bytesPerToken: (2 * inter + inter) * 2, repeat: L });
-    } else {
+    const denseLayers = L - this.moeLayers;
+    if (denseLayers > 0) this.pushDenseMlp("", model.intermediateSize / tp, denseLayers, w);
+    if (model.moe !== null) {
       this.layerGemms.push({
         name: "router_gemm",
         n: model.moe.numExperts,
         k: h,
         dtype: "bfloat16",
-        repeat: L,
+        repeat: this.moeLayers,
       });
+      const shared = model.moe.sharedIntermediateSize;
+      if (shared > 0) this.pushDenseMlp("shared_", shared / tp, this.moeLayers, w);
     }
+  }
+
+  /** A gated MLP (gate+up GEMM, activation, down GEMM) of `inter` per rank on `repeat` layers. */
+  private pushDenseMlp(prefix: string, inter: number, repeat: number, w: WeightDtype): void {
+    const h = this.model.hiddenSize;
+    this.layerGemms.push({ name: `${prefix}gate_up_gemm`, n: 2 * inter, k: h, dtype: w, repeat });
+    this.layerGemms.push({ name: `${prefix}down_gemm`, n: h, k: inter, dtype: w, repeat });
+    this.tokenMemOps.push({ name: `${prefix}act_gate`, bytesPerToken: (2 * inter + inter) * 2, repeat });
+  }
+
+  /**
+   * MLA's projections (AIC `sdk/models/deepseek.py`): the replicated down-projection of the hidden
+   * state to the query and KV latents, the query up-projection and the output projection on every
+   * token; the KV up-projection on prefill tokens; the absorbed W_UK / W_UV products (per-head
+   * BMMs, priced as one GEMM of the same FLOPs and weight bytes, BF16 as vLLM keeps them) on
+   * decode rows.
+   */
+  private pushMlaGemms(mla: MlaSpec, L: number, w: WeightDtype): void {
+    const h = this.model.hiddenSize;
+    const heads = this.headsPerGpu;
+    const qHead = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+    this.layerGemms.push({
+      name: "mla_down_gemm",
+      n: mla.qLoraRank + mla.kvLoraRank + mla.qkRopeHeadDim,
+      k: h,
+      dtype: w,
+      repeat: L,
+    });
+    this.layerGemms.push({
+      name: "q_up_gemm",
+      n: heads * qHead,
+      k: mla.qLoraRank > 0 ? mla.qLoraRank : h,
+      dtype: w,
+      repeat: L,
+    });
+    this.layerGemms.push({ name: "proj_gemm", n: h, k: heads * mla.vHeadDim, dtype: w, repeat: L });
+    this.mlaPrefillGemms.push({
+      name: "kv_up_gemm",
+      n: heads * (mla.qkNopeHeadDim + mla.vHeadDim),
+      k: mla.kvLoraRank,
+      dtype: w,
+      repeat: L,
+    });
+    this.mlaDecodeGemms.push({
+      name: "mla_bmm_pre",
+      n: heads * mla.kvLoraRank,
+      k: mla.qkNopeHeadDim,
+      dtype: "bfloat16",
+      repeat: L,
+    });
+    this.mlaDecodeGemms.push({
+      name: "mla_bmm_post",
+      n: heads * mla.vHeadDim,
+      k: mla.kvLoraRank,
+      dtype: "bfloat16",
+      repeat: L,
+    });
   }
 
   prefillMs(batchCount: number, meanIsl: number, meanPrefix: number): number {
@@ -121,6 +194,7 @@ export class OpLevelTiming implements TimingModel {
       this.tokenCost(tokens) +
       this.logits(batchCount) +
       this.numLayers * this.prefillAttention(batchCount, perRequestNew, meanPrefix) +
+      this.mlaPrefillGemmMs(tokens) +
       this.hostMs(batchCount)
     );
   }
@@ -131,6 +205,7 @@ export class OpLevelTiming implements TimingModel {
       this.tokenCost(batch) +
       this.logits(batch) +
       this.numLayers * this.decodeAttention(batch, Math.max(1, Math.round(meanContext))) +
+      this.mlaDecodeGemmMs(batch) +
       this.hostMs(batch);
     // Token-emitting passes never collapse onto one timestamp (as the reference floors decode).
     return Math.max(ms, 1e-3);
@@ -162,9 +237,11 @@ export class OpLevelTiming implements TimingModel {
       this.tokenCost(prefillRows * perRequestNew + decodeRows) +
       this.logits(prefillRows + decodeRows) +
       L * this.prefillAttention(prefillRows, perRequestNew, meanPrefix) +
+      this.mlaPrefillGemmMs(prefillRows * perRequestNew) +
       this.hostMs(prefillRows + decodeRows);
     if (decodeRows > 0) {
       ms += L * this.decodeAttention(decodeRows, Math.max(1, Math.round(meanContext)));
+      ms += this.mlaDecodeGemmMs(decodeRows);
     }
     return ms;
   }
@@ -174,6 +251,7 @@ export class OpLevelTiming implements TimingModel {
     const tokens = batchCount * newTokensPerRequest;
     const ops = this.tokenOps(tokens);
     ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batchCount) });
+    ops.push(...this.gemmOps(this.mlaPrefillGemms, tokens));
     ops.push({
       name: "context_attention",
       repeat: this.numLayers,
@@ -186,6 +264,7 @@ export class OpLevelTiming implements TimingModel {
   explainDecode(batch: number, context: number): PassEstimate {
     const ops = this.tokenOps(batch);
     ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batch) });
+    ops.push(...this.gemmOps(this.mlaDecodeGemms, batch));
     ops.push({
       name: "generation_attention",
       repeat: this.numLayers,
@@ -201,6 +280,7 @@ export class OpLevelTiming implements TimingModel {
 
   /** Prefill attention of one layer: `rows` requests × `newTokens` over `prefix`. */
   private prefillAttention(rows: number, newTokens: number, prefix: number): number {
+    if (this.mla !== null) return this.mla.prefillMs(rows, newTokens, prefix);
     const m = this.model;
     return this.tables.contextAttention(
       rows,
@@ -215,6 +295,7 @@ export class OpLevelTiming implements TimingModel {
 
   /** Decode attention of one layer: `batch` requests over `context` cached tokens. */
   private decodeAttention(batch: number, context: number): number {
+    if (this.mla !== null) return this.mla.decodeMs(batch, context);
     const m = this.model;
     return this.tables.generationAttention(
       batch,
@@ -224,6 +305,34 @@ export class OpLevelTiming implements TimingModel {
       m.headDim,
       m.kvDtype,
     );
+  }
+
+  /** MLA's KV up-projection of `tokens` prefill tokens, all layers (0 without MLA). */
+  private mlaPrefillGemmMs(tokens: number): number {
+    if (this.mla === null || tokens <= 0) return 0;
+    let sum = 0;
+    for (const op of this.gemmOps(this.mlaPrefillGemms, tokens)) sum += op.latencyMs;
+    return sum;
+  }
+
+  /** MLA's absorbed per-head products of `rows` decode rows, all layers (memoized; 0 without MLA). */
+  private mlaDecodeGemmMs(rows: number): number {
+    if (this.mla === null || rows <= 0) return 0;
+    const cached = this.mlaDecodeGemmCache.get(rows);
+    if (cached !== undefined) return cached;
+    let sum = 0;
+    for (const op of this.gemmOps(this.mlaDecodeGemms, rows)) sum += op.latencyMs;
+    if (this.mlaDecodeGemmCache.size < 1 << 16) this.mlaDecodeGemmCache.set(rows, sum);
+    return sum;
+  }
+
+  private gemmOps(gemms: readonly GemmOp[], tokens: number): OpCost[] {
+    const t = this.tables;
+    return gemms.map((g) => ({
+      name: g.name,
+      repeat: g.repeat,
+      latencyMs: g.repeat * t.gemm(g.dtype, tokens, g.n, g.k),
+    }));
   }
 
   /** Everything but attention and logits for `tokens` tokens in the pass (memoized). */
@@ -247,19 +356,16 @@ export class OpLevelTiming implements TimingModel {
   }
 
   private tokenOps(tokens: number): OpCost[] {
-    const ops: OpCost[] = [];
     const t = this.tables;
-    for (const g of this.layerGemms) {
-      ops.push({ name: g.name, repeat: g.repeat, latencyMs: g.repeat * t.gemm(g.dtype, tokens, g.n, g.k) });
-    }
+    const ops = this.gemmOps(this.layerGemms, tokens);
     const moe = this.model.moe;
     if (moe !== null) {
       const p = this.parallel;
       ops.push({
         name: "moe",
-        repeat: this.numLayers,
+        repeat: this.moeLayers,
         latencyMs:
-          this.numLayers *
+          this.moeLayers *
           t.moe(
             this.model.weightDtype,
             // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
@@ -273,6 +379,13 @@ export class OpLevelTiming implements TimingModel {
             p.moeExpert,
           ),
       });
+      if (p.attentionData > 1 && p.moeExpert > 1) {
+        ops.push({
+          name: "moe_all_to_all",
+          repeat: 2 * this.moeLayers,
+          latencyMs: this.allToAllMs(tokens, moe.topK),
+        });
+      }
     }
     for (const m of this.tokenMemOps) {
       ops.push({
@@ -300,6 +413,26 @@ export class OpLevelTiming implements TimingModel {
       });
     }
     return ops;
+  }
+
+  /**
+   * Expert-parallel dispatch and combine of one pass, all MoE layers, when attention-DP ranks hold
+   * different tokens (with attention TP only, every rank holds every token and the combine is the
+   * all-reduce already priced). Each rank sends each of its tokens to its top-k experts' ranks and
+   * receives the results back: (EP − 1) / EP of tokens · top-k · hidden, FP8 out (vLLM's DeepEP
+   * dispatch quantizes) and BF16 back, over NVLink within a node and the scale-out link beyond.
+   * No table measures it: a bandwidth-plus-latency estimate (docs/models.md "Wide expert parallelism").
+   */
+  private allToAllMs(tokens: number, topK: number): number {
+    const p = this.parallel;
+    const g = this.gpu;
+    const ep = p.moeExpert;
+    const width = p.tensor * p.attentionData;
+    const bw = width * p.pipeline <= g.gpusPerNode ? g.intraNodeBandwidth : g.interNodeBandwidth;
+    const remote = (tokens * topK * this.model.hiddenSize * (ep - 1)) / ep;
+    const dispatch = (remote * 1) / bw + g.p2pLatencyS;
+    const combine = (remote * 2) / bw + g.p2pLatencyS;
+    return this.moeLayers * (dispatch + combine) * 1000;
   }
 
   /** A memory-bound op moving `bytes`: empirical bandwidth plus a constant launch latency. */

@@ -93,7 +93,10 @@ describe("fleetsim estimate", () => {
   it.each([
     [["--model", "acme/unknown-7b", "--hardware", "h200_sxm", "--context", "10"], /acme\/unknown-7b/],
     [["--model", "meta-llama/Llama-3.1-8B", "--hardware", "tpu_v9", "--context", "10"], /tpu_v9/],
-    [["--model", "deepseek-ai/DeepSeek-V3", "--hardware", "h200_sxm", "--context", "10"], /not supported/i],
+    [
+      ["--model", "deepseek-ai/DeepSeek-V3", "--hardware", "h200_sxm", "--tensor", "3", "--context", "10"],
+      /no all-reduce table for 3 GPUs/,
+    ],
     [["--model", "meta-llama/Llama-3.1-8B", "--hardware", "h200_sxm"], /--prefill-tokens/],
     [
       ["--model", "meta-llama/Llama-3.1-8B", "--hardware", "h200_sxm", "--tensor", "0", "--context", "1"],

@@ -2,10 +2,14 @@
  * One bad input per row: the config is RUNNABLE_ENGINE plus `--set` flags (or extra YAML), and
  * the row asserts the dotted path and the exact message of the one issue it produces.
  */
+
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Stack } from "../../src/config/runSpec.js";
 import { catalogIds } from "../../src/model/catalog.js";
 import { issueAt, loadError, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "../helpers/configHelpers.js";
+import { tempDir } from "../helpers/specs.js";
 
 const ROLE = "engine.workers.aggregated";
 const PREFILL = "engine.workers.prefill";
@@ -25,6 +29,22 @@ interface Case {
 const UNKNOWN_MODEL_MESSAGE =
   "unknown model 'acme/unknown-7b': not a local directory with config.json, not in the Hugging Face cache " +
   `(<hfhub>), and not in fleetsim's built-in catalog (fleetsim never downloads). Known ids: ${catalogIds().join(", ")}`;
+
+/** A local checkpoint directory of an architecture fleetsim cannot price (DeepSeek-V3.2's sparse MLA). */
+const SPARSE_MLA_DIR = (() => {
+  const dir = tempDir("fleetsim-sparse-mla-");
+  const config = {
+    architectures: ["DeepseekV32ForCausalLM"],
+    hidden_size: 7168,
+    num_attention_heads: 128,
+    num_hidden_layers: 61,
+    vocab_size: 129280,
+    kv_lora_rank: 512,
+    index_topk: 2048,
+  };
+  writeFileSync(join(dir, "config.json"), JSON.stringify(config));
+  return dir;
+})();
 
 const CASES: readonly Case[] = [
   // top level
@@ -485,12 +505,12 @@ const CASES: readonly Case[] = [
   },
   {
     name: "an architecture the op-level model cannot price",
-    sets: ["engine.model=deepseek-ai/DeepSeek-V3", `${ROLE}.timing={type: default}`],
+    sets: [`engine.model=${SPARSE_MLA_DIR}`, `${ROLE}.timing={type: default}`],
     path: "engine.model",
     message:
-      "deepseek-ai/DeepSeek-V3: architecture DeepseekV3ForCausalLM (MLA attention) is not supported by fleetsim's " +
-      "timing model yet; supported: LlamaForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, " +
-      "MixtralForCausalLM",
+      `${SPARSE_MLA_DIR}: architecture DeepseekV32ForCausalLM (MLA + sparse attention) is not supported by ` +
+      "fleetsim's timing model yet; supported: LlamaForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, " +
+      "Qwen3MoeForCausalLM, MixtralForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM",
   },
   {
     name: "negative startup_seconds",

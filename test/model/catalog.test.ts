@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { catalogIds, lookupCatalog } from "../../src/model/catalog.js";
-import { ModelError } from "../../src/model/errors.js";
 
 /** [id, layers, hidden, heads, kvHeads, headDim, intermediate, vocab, maxContext, weightDtype, kvDtype] */
 type Row = readonly [string, number, number, number, number, number, number, number, number, string, string];
@@ -74,18 +73,21 @@ describe("built-in catalog", () => {
       topK: 8,
       expertIntermediateSize: 768,
       moeLayers: 48,
+      sharedIntermediateSize: 0,
     });
     expect(lookupCatalog("Qwen/Qwen3-235B-A22B-FP8")!.moe).toEqual({
       numExperts: 128,
       topK: 8,
       expertIntermediateSize: 1536,
       moeLayers: 94,
+      sharedIntermediateSize: 0,
     });
     expect(lookupCatalog("mistralai/Mixtral-8x22B-Instruct-v0.1")!.moe).toEqual({
       numExperts: 8,
       topK: 2,
       expertIntermediateSize: 16384,
       moeLayers: 56,
+      sharedIntermediateSize: 0,
     });
     expect(lookupCatalog("meta-llama/Llama-3.1-8B")!.moe).toBeNull();
   });
@@ -97,12 +99,28 @@ describe("built-in catalog", () => {
     expect(lookupCatalog("Qwen/Qwen3-33B")).toBeUndefined();
   });
 
-  it("resolves DeepSeek-V3 and then rejects it as MLA", () => {
-    expect(catalogIds()).toContain("deepseek-ai/DeepSeek-V3");
-    expect(() => lookupCatalog("deepseek-ai/DeepSeek-V3")).toThrow(ModelError);
-    expect(() => lookupCatalog("deepseek-ai/DeepSeek-V3")).toThrow(
-      /DeepseekV3ForCausalLM \(MLA attention\) is not supported by fleetsim's timing model yet; supported: LlamaForCausalLM/,
-    );
+  it("resolves DeepSeek-V3 and R1 with latent attention, dense first layers and shared experts", () => {
+    for (const id of ["deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1"]) {
+      const m = lookupCatalog(id)!;
+      expect(m).toMatchObject({ architecture: "DeepseekV3ForCausalLM", numLayers: 61, headDim: 192 });
+      expect(m.mla).toEqual({
+        qLoraRank: 1536,
+        kvLoraRank: 512,
+        qkNopeHeadDim: 128,
+        qkRopeHeadDim: 64,
+        vHeadDim: 128,
+      });
+      expect(m.moe).toEqual({
+        numExperts: 256,
+        topK: 8,
+        expertIntermediateSize: 2048,
+        moeLayers: 58,
+        sharedIntermediateSize: 2048,
+      });
+      expect(m.intermediateSize).toBe(18432);
+      expect(m.weightDtype).toBe("fp8_block");
+    }
+    expect(lookupCatalog("Qwen/Qwen3-32B")!.mla).toBeNull();
   });
 
   it("covers every id of the former context-length table", () => {

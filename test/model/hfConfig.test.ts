@@ -51,6 +51,7 @@ describe("architectureFromHfConfig", () => {
       vocabSize: 128256,
       tieWordEmbeddings: false,
       moe: null,
+      mla: null,
       maxContextLength: 131072,
       weightDtype: "bfloat16",
       kvDtype: "bfloat16",
@@ -63,7 +64,13 @@ describe("architectureFromHfConfig", () => {
     const m = parse(qwen3Moe);
     expect(m.headDim).toBe(128);
     expect(m.intermediateSize).toBe(0);
-    expect(m.moe).toEqual({ numExperts: 128, topK: 8, expertIntermediateSize: 768, moeLayers: 48 });
+    expect(m.moe).toEqual({
+      numExperts: 128,
+      topK: 8,
+      expertIntermediateSize: 768,
+      moeLayers: 48,
+      sharedIntermediateSize: 0,
+    });
   });
 
   it("reads Mixtral's expert size from intermediate_size", () => {
@@ -74,7 +81,13 @@ describe("architectureFromHfConfig", () => {
       num_experts_per_tok: 2,
       sliding_window: null,
     });
-    expect(m.moe).toEqual({ numExperts: 8, topK: 2, expertIntermediateSize: 14336, moeLayers: 32 });
+    expect(m.moe).toEqual({
+      numExperts: 8,
+      topK: 2,
+      expertIntermediateSize: 14336,
+      moeLayers: 32,
+      sharedIntermediateSize: 0,
+    });
   });
 
   it("defaults num_key_value_heads to the head count (MHA)", () => {
@@ -100,8 +113,12 @@ describe("architectureFromHfConfig", () => {
 
   it.each([
     [
-      { ...llama8b, architectures: ["DeepseekV3ForCausalLM"], kv_lora_rank: 512 },
-      /DeepseekV3ForCausalLM \(MLA/,
+      { ...llama8b, architectures: ["DeepseekV32ForCausalLM"], kv_lora_rank: 512 },
+      /DeepseekV32ForCausalLM \(MLA \+ sparse attention\)/,
+    ],
+    [
+      { ...llama8b, architectures: ["DeepseekV3ForCausalLM"], kv_lora_rank: 512, index_topk: 2048 },
+      /DeepseekV3ForCausalLM \(MLA \+ sparse attention\)/,
     ],
     [{ ...llama8b, kv_lora_rank: 512 }, /LlamaForCausalLM \(MLA attention\)/],
     [{ ...llama8b, architectures: ["NemotronHForCausalLM"] }, /NemotronHForCausalLM \(hybrid Mamba layers\)/],

@@ -123,10 +123,8 @@ describe("resolveModel", () => {
     expect(run).toThrow(/Known ids: .*meta-llama\/Llama-3\.1-8B.*Qwen\/Qwen3-32B-FP8/);
   });
 
-  it("an MLA model resolves and then fails clearly", () => {
-    expect(() => resolveModel("deepseek-ai/DeepSeek-V3", isolated())).toThrow(
-      /\(MLA attention\) is not supported/,
-    );
+  it("an MLA model resolves from the catalog", () => {
+    expect(resolveModel("deepseek-ai/DeepSeek-V3", isolated()).mla?.kvLoraRank).toBe(512);
   });
 
   it("exposes the max context length", () => {

@@ -1,0 +1,254 @@
+/**
+ * DeepSeek-V3/R1 (docs/models.md "DeepSeek (MLA)"): multi-head latent attention, dense first
+ * layers, shared + routed experts, wide expert parallelism — from the catalog through the memory
+ * model and the op-level timing to replays, aggregated and disaggregated, on H200 and B200.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { gpuSpec } from "../../src/hardware/catalog.js";
+import { loadCompactTables } from "../../src/hardware/compactTables.js";
+import type { ModelArchitecture } from "../../src/model/architecture.js";
+import { lookupCatalog } from "../../src/model/catalog.js";
+import { architectureFromHfConfig } from "../../src/model/hfConfig.js";
+import { defaultKvCapacityBlocks, kvBytesPerToken, weightBreakdown } from "../../src/model/memory.js";
+import { MlaAttention } from "../../src/timing/mlaAttention.js";
+import { OpLevelTiming, type Parallelism } from "../../src/timing/opLevel.js";
+import { cli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/specs.js";
+
+const V3 = lookupCatalog("deepseek-ai/DeepSeek-V3")!;
+
+/** DeepSeek-V3's public config.json dimensions (huggingface.co/deepseek-ai/DeepSeek-V3), BF16. */
+const V3_CONFIG = {
+  architectures: ["DeepseekV3ForCausalLM"],
+  first_k_dense_replace: 3,
+  hidden_size: 7168,
+  intermediate_size: 18432,
+  kv_lora_rank: 512,
+  max_position_embeddings: 163840,
+  moe_intermediate_size: 2048,
+  moe_layer_freq: 1,
+  n_routed_experts: 256,
+  n_shared_experts: 1,
+  num_attention_heads: 128,
+  num_experts_per_tok: 8,
+  num_hidden_layers: 61,
+  num_key_value_heads: 128,
+  q_lora_rank: 1536,
+  qk_nope_head_dim: 128,
+  qk_rope_head_dim: 64,
+  topk_method: "noaux_tc",
+  v_head_dim: 128,
+  vocab_size: 129280,
+  tie_word_embeddings: false,
+  torch_dtype: "bfloat16",
+};
+
+const par = (p: Partial<Parallelism> = {}): Parallelism => ({
+  tensor: 8,
+  pipeline: 1,
+  attentionData: 1,
+  moeTensor: 8,
+  moeExpert: 1,
+  ...p,
+});
+
+describe("DeepSeek-V3's memory", () => {
+  it("counts the published 671 B parameters (BF16 config: two bytes each)", () => {
+    const bf16 = architectureFromHfConfig("ds", V3_CONFIG, null, "test");
+    expect(bf16.mla).not.toBeNull();
+    const w = weightBreakdown(bf16, { tensor: 1, pipeline: 1 });
+    // 671.0 B parameters, embedding and LM head included, the MTP module not (vLLM loads it only
+    // for speculative decoding).
+    expect(w.perGpuBytes / 2 / 1e9).toBeCloseTo(671.03, 1);
+  });
+
+  it("splits attention and dense MLPs over TP and the routed experts over moe_tensor × moe_expert", () => {
+    const tp8 = weightBreakdown(V3, { tensor: 8, pipeline: 1 });
+    const dp8 = weightBreakdown(V3, { tensor: 1, pipeline: 1, attentionData: 8, moeTensor: 1, moeExpert: 8 });
+    expect(tp8.expertBytes).toBeCloseTo(dp8.expertBytes, -3);
+    // Attention-DP replicates the attention weights on every rank; TP shards them (the replicated
+    // latent down-projection excepted).
+    expect(dp8.attentionBytes / tp8.attentionBytes).toBeGreaterThan(4);
+    expect(dp8.attentionBytes / tp8.attentionBytes).toBeLessThan(8);
+    expect(tp8.perGpuBytes / 1e9).toBeGreaterThan(80);
+    expect(tp8.perGpuBytes / 1e9).toBeLessThan(90);
+  });
+
+  it("caches one latent plus the RoPE key per token and layer, the same on every TP rank", () => {
+    // FP8 checkpoint → 1-byte KV (the reference's rule); 61 layers × (512 + 64).
+    for (const tensor of [1, 2, 8]) expect(kvBytesPerToken(V3, { tensor, pipeline: 1 })).toBe(61 * 576);
+  });
+
+  it("sizes the KV cache of a wide-EP rank with its share of the experts", () => {
+    const base = {
+      model: V3,
+      gpu: gpuSpec("h200_sxm"),
+      pipeline: 1,
+      blockSize: 64,
+      memoryFraction: 0.9,
+      maxNumTokens: 8192,
+    };
+    expect(() => defaultKvCapacityBlocks({ ...base, tensor: 1 })).toThrow(
+      /no memory is left for the KV cache/,
+    );
+    const wide = defaultKvCapacityBlocks({
+      ...base,
+      tensor: 1,
+      attentionData: 8,
+      moeTensor: 1,
+      moeExpert: 8,
+    });
+    expect(wide.blocks).toBeGreaterThan(1000);
+  });
+});
+
+describe("MLA attention from the GQA tables", () => {
+  const h200 = gpuSpec("h200_sxm");
+  const tables = loadCompactTables("h200_sxm");
+  const mla = new MlaAttention(V3.mla!, h200, tables, 16, "fp8");
+
+  it("prices prefill as the MHA kernel scaled by its (qk + v) / 256 width", () => {
+    const mha = tables.contextAttention(2, 2048, 0, 16, 16, 128, "bfloat16");
+    expect(mla.prefillMs(2, 2048, 0)).toBeCloseTo(mha * 1.25, 9);
+  });
+
+  it("prices decode by its roofline times the measured GQA kernel's utilisation", () => {
+    // A long context is memory-bound: doubling it roughly doubles the cost.
+    const a = mla.decodeMs(64, 8192);
+    const b = mla.decodeMs(64, 16384);
+    expect(b / a).toBeGreaterThan(1.6);
+    expect(b / a).toBeLessThan(2.2);
+    // The latent (576 values, 1 byte) is far smaller than Llama-70B's 8 KV heads × 128 × 2: MLA
+    // decode reads less per token than GQA with the same query heads.
+    const gqa = tables.generationAttention(64, 8192, 16, 2, 128, "fp8");
+    expect(a).toBeGreaterThan(0);
+    expect(a).toBeLessThan(gqa * 2);
+  });
+});
+
+describe("DeepSeek-V3's forward pass", () => {
+  const tables = loadCompactTables("h200_sxm");
+  const timing = (m: ModelArchitecture, p: Parallelism) =>
+    new OpLevelTiming(m, gpuSpec("h200_sxm"), tables, p);
+
+  it("runs MLA projections on every layer, dense MLPs on the first three and experts on the other 58", () => {
+    const ops = new Map(
+      timing(V3, par())
+        .explainDecode(32, 2048)
+        .ops.map((o) => [o.name, o.repeat]),
+    );
+    expect(ops.get("mla_down_gemm")).toBe(61);
+    expect(ops.get("mla_bmm_pre")).toBe(61);
+    expect(ops.get("generation_attention")).toBe(61);
+    expect(ops.get("gate_up_gemm")).toBe(3);
+    expect(ops.get("moe")).toBe(58);
+    expect(ops.get("shared_gate_up_gemm")).toBe(58);
+    expect(ops.has("qkv_gemm")).toBe(false);
+    const prefill = new Map(
+      timing(V3, par())
+        .explainPrefill(1, 2048, 0)
+        .ops.map((o) => [o.name, o.repeat]),
+    );
+    expect(prefill.get("kv_up_gemm")).toBe(61);
+    expect(prefill.has("mla_bmm_pre")).toBe(false);
+  });
+
+  it("adds up its breakdown: a pass costs what its operations cost", () => {
+    const t = timing(V3, par());
+    expect(t.decodeMs(32, 0, 2048, 0)).toBeCloseTo(t.explainDecode(32, 2048).totalMs, 9);
+    expect(t.prefillMs(1, 2048, 0)).toBeCloseTo(t.explainPrefill(1, 2048, 0).totalMs, 9);
+  });
+
+  it("prices the expert-parallel all-to-all only when attention-DP ranks hold different tokens", () => {
+    const wide = timing(V3, par({ tensor: 1, attentionData: 8, moeTensor: 1, moeExpert: 8 }));
+    const a2a = wide.explainDecode(16, 2048).ops.find((o) => o.name === "moe_all_to_all");
+    expect(a2a?.repeat).toBe(116);
+    // Dispatch (FP8) and combine (BF16) of 7/8 of 16 tokens × 8 experts × 7168 over NVLink, plus a
+    // link latency per transfer, on each of 58 layers.
+    const g = gpuSpec("h200_sxm");
+    const remote = (16 * 8 * 7168 * 7) / 8;
+    const expected = 58 * ((remote * 3) / g.intraNodeBandwidth + 2 * g.p2pLatencyS) * 1000;
+    expect(a2a?.latencyMs).toBeCloseTo(expected, 9);
+    const tp = timing(V3, par({ moeTensor: 1, moeExpert: 8 }));
+    expect(tp.explainDecode(16, 2048).ops.some((o) => o.name === "moe_all_to_all")).toBe(false);
+  });
+
+  it("leaves GQA models' passes as they were (no MLA ops, no all-to-all without attention DP)", () => {
+    const qwen = lookupCatalog("Qwen/Qwen3-30B-A3B")!;
+    const names = timing(qwen, par({ tensor: 2, moeTensor: 2 }))
+      .explainDecode(8, 1024)
+      .ops.map((o) => o.name);
+    expect(names).toEqual([
+      "qkv_gemm",
+      "proj_gemm",
+      "router_gemm",
+      "moe",
+      "add_norm",
+      "embedding",
+      "all_reduce",
+      "logits_gemm",
+      "generation_attention",
+    ]);
+  });
+});
+
+describe("DeepSeek-V3 replays", () => {
+  // The bundled sample trace: 315 requests over about two minutes.
+  const common = ["--set", "engine.model=deepseek-ai/DeepSeek-V3"];
+
+  it.each(["h200_sxm", "b200_sxm"])("runs aggregated on %s at TP8, every request completing", async (gpu) => {
+    const out = tempDir();
+    const r = await cli(
+      "predict",
+      "-c",
+      "examples/aggregated.yaml",
+      ...common,
+      "--set",
+      `engine.hardware=${gpu}`,
+      "--set",
+      "engine.workers.aggregated.parallelism={replicas: 1, tensor: 8}",
+      "--output-dir",
+      out,
+    );
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
+    expect(doc.summary.completed_requests).toBe(315);
+    expect(doc.run.topology.aggregated).toMatchObject({ tensor: 8, moe_tensor: 8, moe_expert: 1 });
+    // 8 GPUs of 141 GB (H200) or 180 GB (B200) less ~84 GB of weights each, at 35 KB per token.
+    expect(doc.run.topology.aggregated.kv_blocks).toBeGreaterThan(gpu === "h200_sxm" ? 15_000 : 30_000);
+  });
+
+  it.each(["h200_sxm", "b200_sxm"])(
+    "runs disaggregated on %s with a wide-EP-sized decode pool",
+    async (gpu) => {
+      const out = tempDir();
+      const r = await cli(
+        "predict",
+        "--stack",
+        "dynamo",
+        "-c",
+        "examples/seed-disaggregated.yaml",
+        "--set",
+        "traffic.source.paths=[sample_trace.jsonl]",
+        ...common,
+        "--set",
+        `engine.hardware=${gpu}`,
+        "--set",
+        "engine.workers.prefill.parallelism.tensor=8",
+        "--set",
+        "engine.workers.decode.parallelism={replicas: 1, tensor: 8, moe_tensor: 1, moe_expert: 8}",
+        "--set",
+        "planner.max_num_gpus=32",
+        "--output-dir",
+        out,
+      );
+      expect(r.code).toBe(0);
+      const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
+      expect(doc.summary.completed_requests).toBe(315);
+      expect(doc.run.topology.decode).toMatchObject({ tensor: 8, moe_tensor: 1, moe_expert: 8 });
+    },
+  );
+});
