@@ -9,7 +9,9 @@ export class AggregatedCluster extends Cluster {
   readonly decodePool: WorkerPool;
 
   constructor(ctx: ClusterContext, role: WorkerRoleSpec, timing: TimingModel, router: RouterSpec) {
-    const pool = new WorkerPool(0, "aggregated", role, timing, router, ctx.collector);
+    const pool = new WorkerPool(0, "aggregated", role, timing, router, ctx.collector, (at, row) =>
+      ctx.host.scheduleHostLoadEnd(at, row),
+    );
     super(ctx, [pool], Number.POSITIVE_INFINITY);
     this.decodePool = pool;
   }

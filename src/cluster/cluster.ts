@@ -102,6 +102,14 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   abstract completeTransfer(row: number, t: number): void;
 
   /**
+   * The host-tier KV load of `row` landed (docs/offload.md; front pool only: the aggregated or
+   * prefill workers admit from their queue). A load cancelled meanwhile is ignored.
+   */
+  completeHostLoad(row: number, _t: number): void {
+    this.front.completeHostLoad(row);
+  }
+
+  /**
    * Cancels `row` if it is past its front engine (held for, during or after its hand-off);
    * false when it is still in its front engine.
    */

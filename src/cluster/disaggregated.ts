@@ -43,7 +43,15 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     const handoff = ctx.collector.handoff;
     if (handoff === null)
       throw new Error("internal: a disaggregated run needs the collector's hand-off columns");
-    const front = new WorkerPool(0, "prefill", prefill.role, prefill.timing, router, ctx.collector);
+    const front = new WorkerPool(
+      0,
+      "prefill",
+      prefill.role,
+      prefill.timing,
+      router,
+      ctx.collector,
+      (at, row) => ctx.host.scheduleHostLoadEnd(at, row),
+    );
     const back = new WorkerPool(1, "decode", decode.role, decode.timing, router, {
       onAdmit: (req, t) => handoff.onDecodeAdmit(req, t),
     });

@@ -13,6 +13,8 @@ export interface ClusterHost {
   scheduleWorkerReady(atMs: number, payload: number): void;
   /** The KV transfer of request `row` to its decode worker lands at `atMs`. */
   scheduleTransferEnd(atMs: number, row: number): void;
+  /** The host-tier KV load of request `row` (docs/offload.md) lands at `atMs`. */
+  scheduleHostLoadEnd(atMs: number, row: number): void;
   /** An engine produced a token of `row` at engine time `t` (not its last). */
   onToken(row: number, t: number): void;
   /** An engine produced the last token of `row` at `t`: it completed. */

@@ -1,6 +1,10 @@
 import type { RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
-import type { AdmissionObserver } from "../engine/vllmEngine.js";
+import { HostKvTier } from "../engine/hostKvTier.js";
+import type { KvEventListener } from "../engine/kvBlockPool.js";
+import { TierUnion } from "../engine/tierUnion.js";
+import type { AdmissionObserver, EngineHostOffload } from "../engine/vllmEngine.js";
 import { VllmEngine } from "../engine/vllmEngine.js";
+import type { KvOffloadReport } from "../output/kvOffload.js";
 import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import type { WorkerRole } from "../util/workerRole.js";
@@ -43,6 +47,10 @@ export class WorkerPool {
   readyCount = 0;
   startingCount = 0;
   drainingCount = 0;
+  /** Host KV tiers (docs/offload.md): one per slot, or the pool's one shared tier; empty without offload. */
+  readonly hostTiers: HostKvTier[] = [];
+  /** Slot of each request whose host load is in flight, by row. */
+  private readonly loadSlot = new Map<number, number>();
 
   constructor(
     /** 0 for the front pool (aggregated or prefill), 1 for the decode pool: part of event ids. */
@@ -52,8 +60,12 @@ export class WorkerPool {
     readonly timing: TimingModel,
     router: RouterSpec,
     private readonly observer: AdmissionObserver,
+    /** Schedules a host load's end (`Cluster` → the replay); needed only with `spec.hostOffload`. */
+    private readonly scheduleLoadEnd: ((atMs: number, row: number) => void) | null = null,
   ) {
     this.ranksPerWorker = spec.attentionData;
+    const h = spec.hostOffload;
+    if (h != null && h.scope === "cluster_shared") this.hostTiers.push(this.newHostTier(true));
     this.placement =
       router.policy === "kv_router"
         ? new KvPlacement(router, role, spec.attentionData, spec.blockSize)
@@ -94,6 +106,7 @@ export class WorkerPool {
           prefixCaching: spec.prefixCaching,
           maxModelLen: spec.maxModelLen,
           asyncScheduling: spec.asyncScheduling,
+          hostOffload: this.hostOffloadFor(w * this.ranksPerWorker + r),
         },
         this.timing,
         this.observer,
@@ -101,10 +114,19 @@ export class WorkerPool {
       const routing = this.kvRouting;
       if (routing?.wantsKvEvents) {
         const slot = w * this.ranksPerWorker + r;
-        engine.pool.setListener({
+        const listener: KvEventListener = {
           onBlockStored: (hash) => routing.onBlockStored(slot, hash),
           onBlockRemoved: (hash) => routing.onBlockRemoved(slot, hash),
-        });
+        };
+        const host = spec.hostOffload;
+        if (host?.routerSeesHost === true && host.scope === "dp_rank_local") {
+          // The router sees a block on this rank while either tier holds it.
+          const union = new TierUnion(listener);
+          engine.pool.setListener(union.gpu);
+          this.hostTiers[this.hostTiers.length - 1]!.setListener(union.host);
+        } else {
+          engine.pool.setListener(listener);
+        }
       }
       this.engines.push(engine);
     }
@@ -115,6 +137,88 @@ export class WorkerPool {
     this.startingCount++;
     if (ready) this.markReady(w);
     return w;
+  }
+
+  private newHostTier(shared: boolean): HostKvTier {
+    const h = this.spec.hostOffload!;
+    return new HostKvTier(h.numHostBlocks, {
+      h2dBandwidthGBps: h.h2dBandwidthGBps,
+      d2hBandwidthGBps: h.d2hBandwidthGBps,
+      latencyToFirstByteMs: h.latencyToFirstByteMs,
+      sharedH2dBandwidthGBps: shared ? h.sharedH2dBandwidthGBps : null,
+      sharedD2hBandwidthGBps: shared ? h.sharedD2hBandwidthGBps : null,
+    });
+  }
+
+  /** The host tier engine `slot` offloads to (its own, or the pool's shared one), or null. */
+  private hostOffloadFor(slot: number): EngineHostOffload | null {
+    const h = this.spec.hostOffload;
+    const schedule = this.scheduleLoadEnd;
+    if (h == null) return null;
+    if (schedule === null) throw new Error("internal: a host KV tier needs a load scheduler");
+    let tier: HostKvTier;
+    if (h.scope === "cluster_shared") {
+      tier = this.hostTiers[0]!;
+    } else {
+      tier = this.newHostTier(false);
+      this.hostTiers.push(tier);
+    }
+    const loadSlot = this.loadSlot;
+    return {
+      tier,
+      bytesPerBlock: h.bytesPerBlock,
+      link: { freeAtMs: 0 },
+      scheduleLoadEnd(req: number, atMs: number): void {
+        loadSlot.set(req, slot);
+        schedule(atMs, req);
+      },
+    };
+  }
+
+  /**
+   * A host load of `row` landed: its engine may admit it (false when it was cancelled meanwhile).
+   * Marks the worker dirty so that it runs a pass.
+   */
+  completeHostLoad(row: number): boolean {
+    const slot = this.loadSlot.get(row);
+    if (slot === undefined) return false;
+    this.loadSlot.delete(row);
+    if (!this.engines[slot].completeLoad(row)) return false;
+    this.dirty[this.workerOf(slot)] = 1;
+    return true;
+  }
+
+  /** What the pool's host tiers did (prediction.json `kv_offload`); null without offload. */
+  hostOffloadReport(): KvOffloadReport | null {
+    const h = this.spec.hostOffload;
+    if (h == null) return null;
+    let stored = 0;
+    let evicted = 0;
+    let loads = 0;
+    let loaded = 0;
+    let waitMs = 0;
+    let resident = 0;
+    for (const t of this.hostTiers) {
+      stored += t.storedBlocks;
+      evicted += t.evictedBlocks;
+      loads += t.loads;
+      loaded += t.loadedBlocks;
+      waitMs += t.loadWaitMs;
+      resident += t.residentBlocks;
+    }
+    return {
+      scope: h.scope,
+      tiers: this.hostTiers.length,
+      host_blocks_per_tier: h.numHostBlocks,
+      stored_blocks: stored,
+      evicted_blocks: evicted,
+      loads,
+      loaded_blocks: loaded,
+      loaded_tokens: loaded * this.spec.blockSize,
+      loaded_bytes_per_gpu: loaded * h.bytesPerBlock,
+      mean_load_ms: loads === 0 ? 0 : waitMs / loads,
+      resident_blocks: resident,
+    };
   }
 
   markReady(w: number): void {

@@ -17,7 +17,7 @@ import { configuredMoeParallelism } from "../model/weights.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
 import { dotted, type PathSegment } from "./issues.js";
-import type { EngineSpec, KvTransferSpec, TimingSpec, WorkerRoleSpec } from "./runSpec.js";
+import type { EngineSpec, HostOffloadSpec, KvTransferSpec, TimingSpec, WorkerRoleSpec } from "./runSpec.js";
 import type { DisaggregatedEngineConfig, EngineConfig, RoleConfig } from "./schemaEngine.js";
 
 /** Records one issue at a config path (the message already names what is wrong). */
@@ -158,8 +158,9 @@ function resolveRole(
 ): Omit<WorkerRoleSpec, "maxModelLen"> | undefined {
   const timing = resolveTiming(role, path, ctx);
   const numGpuBlocks = resolveCapacity(role, path, ctx);
+  const hostOffload = resolveHostOffload(role, path, ctx);
   if (!parallelismFitsModel(role, path, ctx)) return undefined;
-  if (timing === undefined || numGpuBlocks === undefined) return undefined;
+  if (timing === undefined || numGpuBlocks === undefined || hostOffload === undefined) return undefined;
   const p = role.parallelism;
   const moe = moeSharding(p, ctx);
   return {
@@ -181,6 +182,57 @@ function resolveRole(
     timing,
     startupSeconds: role.startup_seconds,
     hardware: role.hardware ?? ctx.engineHardware,
+    hostOffload,
+  };
+}
+
+/**
+ * `kv_cache.host_offload` (docs/offload.md): the tier's block size on one GPU comes from
+ * `kv_cache.bytes_per_token` (or, `auto`, the model's KV bytes per token at the role's TP/PP).
+ * A decode role never admits from its own queue (its prompt KV arrives by transfer), so a host
+ * tier there would change nothing: refused. Returns undefined after reporting a problem.
+ */
+function resolveHostOffload(
+  role: RoleConfig,
+  path: Path,
+  ctx: RoleContext,
+): HostOffloadSpec | null | undefined {
+  const h = role.kv_cache.host_offload;
+  if (h === null) return null;
+  const at: Path = [...path, "kv_cache", "host_offload"];
+  if (path[path.length - 1] === "decode") {
+    ctx.report(
+      at,
+      `${dotted(at)} is not supported on a decode role by fleetsim (its prompt KV arrives by transfer); set it on the prefill role`,
+    );
+    return undefined;
+  }
+  let bytesPerToken = role.kv_cache.bytes_per_token;
+  if (bytesPerToken === "auto") {
+    const model = ctx.deployment.model({
+      path: at,
+      prefix: `${dotted(at)} sizes host blocks from the model's KV bytes per token; set ${dotted([...path, "kv_cache", "bytes_per_token"])} instead, or fix the model: `,
+    });
+    if (model === null) return undefined;
+    const p = role.parallelism;
+    try {
+      bytesPerToken = kvBytesPerToken(model, { tensor: p.tensor, pipeline: p.pipeline });
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      ctx.report(at, err.message);
+      return undefined;
+    }
+  }
+  return {
+    numHostBlocks: h.num_host_blocks,
+    scope: h.scope,
+    d2hBandwidthGBps: h.d2h_bandwidth_gbps,
+    h2dBandwidthGBps: h.h2d_bandwidth_gbps,
+    latencyToFirstByteMs: h.latency_to_first_byte_ms,
+    sharedD2hBandwidthGBps: h.shared_d2h_bandwidth_gbps,
+    sharedH2dBandwidthGBps: h.shared_h2d_bandwidth_gbps,
+    bytesPerBlock: bytesPerToken * role.kv_cache.block_size,
+    routerSeesHost: h.router_sees_host,
   };
 }
 

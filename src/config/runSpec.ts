@@ -51,6 +51,25 @@ export interface WorkerRoleSpec {
   readonly hardware?: string;
   /** vLLM `max_model_len`; prompts with length ≥ this are rejected. `null` = no limit. */
   readonly maxModelLen: number | null;
+  /** `kv_cache.host_offload` (docs/offload.md); absent or null: no host tier. */
+  readonly hostOffload?: HostOffloadSpec | null;
+}
+
+/** The host-memory KV tier of a role (`kv_cache.host_offload`, the reference's G2). */
+export interface HostOffloadSpec {
+  /** Host blocks per attention-DP rank (`dp_rank_local`) or for the whole pool (`cluster_shared`). */
+  readonly numHostBlocks: number;
+  readonly scope: "dp_rank_local" | "cluster_shared";
+  readonly d2hBandwidthGBps: number;
+  readonly h2dBandwidthGBps: number;
+  readonly latencyToFirstByteMs: number;
+  /** The shared link of a cluster-shared tier (decimal GB/s). */
+  readonly sharedD2hBandwidthGBps: number;
+  readonly sharedH2dBandwidthGBps: number;
+  /** KV bytes of one block on one GPU (model, KV dtype and TP, or `kv_cache.bytes_per_token`). */
+  readonly bytesPerBlock: number;
+  /** fleetsim extension: the KV router also sees the blocks of a worker's own host tier. */
+  readonly routerSeesHost: boolean;
 }
 
 interface EngineCommon {

@@ -17,6 +17,7 @@ import {
   PATH,
   posInt,
   positiveOr,
+  posNum,
   presentExcept,
   pyList,
   rejectKey,
@@ -145,13 +146,39 @@ const Capacity = z
         },
   );
 
+/**
+ * `kv_cache.host_offload` (the reference's G2 tier, aisimulate.md §2.2; docs/offload.md): host
+ * memory behind the GPU cache. Defaults are the reference's.
+ */
+const HostOffload = z
+  .strictObject({
+    num_host_blocks: bounded(LIMITS.blocks, "host KV blocks"),
+    scope: z.enum(["dp_rank_local", "cluster_shared"]).default("dp_rank_local"),
+    d2h_bandwidth_gbps: posNum().default(32),
+    h2d_bandwidth_gbps: posNum().default(32),
+    latency_to_first_byte_ms: nonNegNum().default(0),
+    shared_d2h_bandwidth_gbps: posNum().default(80),
+    shared_h2d_bandwidth_gbps: posNum().default(80),
+    /** fleetsim extension: the KV router also counts a worker's host-tier blocks as its own. */
+    router_sees_host: z.boolean().default(false),
+  })
+  .superRefine((h, ctx) => {
+    if (h.router_sees_host && h.scope === "cluster_shared") {
+      fail(
+        ctx,
+        `${PATH}.router_sees_host needs scope 'dp_rank_local': a cluster-shared tier is every worker's, so it cannot steer the router`,
+        ["router_sees_host"],
+      );
+    }
+  });
+
 const KvCache = z
   .strictObject({
     block_size: bounded(LIMITS.blockSize, "tokens per KV block").optional(),
     prefix_caching: z.boolean().default(true),
     bytes_per_token: positiveOr("number", "auto").default("auto"),
     capacity: Capacity.prefault({}),
-    host_offload: unsupportedKey("KV host offload"),
+    host_offload: HostOffload.nullable().optional(),
     g3_offload: unsupportedKey("G3 KV offload"),
     state_cache: unsupportedKey("recurrent state cache"),
   })
@@ -175,6 +202,7 @@ const KvCache = z
     prefix_caching: kv.prefix_caching,
     bytes_per_token: kv.bytes_per_token,
     capacity: kv.capacity,
+    host_offload: kv.host_offload ?? null,
   }));
 
 const Timing = z

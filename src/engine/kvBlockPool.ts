@@ -1,3 +1,4 @@
+import { LruList } from "../util/lruList.js";
 import { BlockHashIndex } from "./blockHashIndex.js";
 
 /**
@@ -28,10 +29,8 @@ export class KvBlockPool {
   private readonly refCount: Int32Array;
   /** Registered hash of a block, or -1 for a private (unregistered) block. */
   private readonly blockHash: Float64Array;
-  private readonly lruPrev: Int32Array;
-  private readonly lruNext: Int32Array;
-  private lruHead = -1;
-  private lruTail = -1;
+  /** The inactive blocks, oldest first (its size is the inactive count). */
+  private readonly lru: LruList;
   /** Released private blocks, reused last-in first-out before any never-used block. */
   private readonly freeStack: Int32Array;
   private freeTop = 0;
@@ -41,7 +40,6 @@ export class KvBlockPool {
    * a pool costs no O(capacity) loop to build (start-up, docs/performance.md).
    */
   private neverUsed = 0;
-  private inactive = 0;
   private readonly byHash: BlockHashIndex;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
@@ -52,8 +50,7 @@ export class KvBlockPool {
     this.capacity = capacity;
     this.refCount = new Int32Array(capacity);
     this.blockHash = new Float64Array(capacity).fill(-1);
-    this.lruPrev = new Int32Array(capacity).fill(-1);
-    this.lruNext = new Int32Array(capacity).fill(-1);
+    this.lru = new LruList(capacity);
     this.freeStack = new Int32Array(capacity);
     this.byHash = new BlockHashIndex(capacity);
   }
@@ -65,12 +62,12 @@ export class KvBlockPool {
 
   /** Blocks held by running requests. */
   get activeBlocks(): number {
-    return this.neverUsed - this.freeTop - this.inactive;
+    return this.neverUsed - this.freeTop - this.lru.size;
   }
 
   /** Cached blocks with no owner (reusable, evictable). */
   get inactiveBlocks(): number {
-    return this.inactive;
+    return this.lru.size;
   }
 
   get freeBlocks(): number {
@@ -79,7 +76,7 @@ export class KvBlockPool {
 
   /** Blocks an admission may claim: free plus inactive cached. */
   get availableBlocks(): number {
-    return this.freeTop + this.capacity - this.neverUsed + this.inactive;
+    return this.freeTop + this.capacity - this.neverUsed + this.lru.size;
   }
 
   /** Physical block registered under `hash`, or -1. */
@@ -93,7 +90,7 @@ export class KvBlockPool {
 
   /** Takes a reference on a registered block found by `lookup` (reactivating it if inactive). */
   acquire(block: number): void {
-    if (this.refCount[block]++ === 0) this.unlinkLru(block);
+    if (this.refCount[block]++ === 0) this.lru.remove(block);
   }
 
   /**
@@ -106,9 +103,9 @@ export class KvBlockPool {
       block = this.freeStack[--this.freeTop];
     } else if (this.neverUsed < this.capacity) {
       block = this.neverUsed++;
-    } else if (this.lruHead >= 0) {
-      block = this.lruHead;
-      this.unlinkLru(block);
+    } else if (this.lru.head >= 0) {
+      block = this.lru.head;
+      this.lru.remove(block);
       const hash = this.blockHash[block];
       this.byHash.delete(hash);
       this.blockHash[block] = -1;
@@ -138,37 +135,16 @@ export class KvBlockPool {
     if (rc > 0) return;
     if (rc < 0) throw new Error(`KV block ${block} released more often than acquired`);
     if (this.blockHash[block] >= 0) {
-      this.linkLruTail(block);
+      this.lru.pushTail(block);
     } else {
       this.freeStack[this.freeTop++] = block;
     }
   }
 
-  private linkLruTail(block: number): void {
-    this.lruPrev[block] = this.lruTail;
-    this.lruNext[block] = -1;
-    if (this.lruTail >= 0) this.lruNext[this.lruTail] = block;
-    else this.lruHead = block;
-    this.lruTail = block;
-    this.inactive++;
-  }
-
-  private unlinkLru(block: number): void {
-    const prev = this.lruPrev[block];
-    const next = this.lruNext[block];
-    if (prev >= 0) this.lruNext[prev] = next;
-    else this.lruHead = next;
-    if (next >= 0) this.lruPrev[next] = prev;
-    else this.lruTail = prev;
-    this.lruPrev[block] = -1;
-    this.lruNext[block] = -1;
-    this.inactive--;
-  }
-
   /** Inactive blocks from oldest to newest (tests and diagnostics). */
   lruOrder(): number[] {
     const out: number[] = [];
-    for (let b = this.lruHead; b >= 0; b = this.lruNext[b]) out.push(b);
+    for (let b = this.lru.head; b >= 0; b = this.lru.next(b)) out.push(b);
     return out;
   }
 
@@ -193,7 +169,7 @@ export class KvBlockPool {
         return `free block ${b} is referenced or registered`;
     }
     let lru = 0;
-    for (let b = this.lruHead; b >= 0; b = this.lruNext[b]) {
+    for (let b = this.lru.head; b >= 0; b = this.lru.next(b)) {
       if (seen[b] !== 0) return `block ${b} is both free and inactive, or on the LRU twice`;
       seen[b] = 2;
       lru++;
@@ -201,7 +177,7 @@ export class KvBlockPool {
       if (this.refCount[b] !== 0 || this.blockHash[b] < 0)
         return `inactive block ${b} is referenced or unregistered`;
     }
-    if (lru !== this.inactive) return `LRU holds ${lru} blocks, counter says ${this.inactive}`;
+    if (lru !== this.lru.size) return `LRU holds ${lru} blocks, counter says ${this.lru.size}`;
     for (let b = 0; b < cap; b++) {
       if (this.refCount[b] !== expectedRefs[b]) {
         return `block ${b} has ${this.refCount[b]} references, its owners hold ${expectedRefs[b]}`;

@@ -23,6 +23,8 @@ export class Sequence {
   admissions = 0;
   /** Prompt tokens found resident on the decode worker when its blocks were reserved. */
   residentTokens = 0;
+  /** Host offload: blocks of its prefix being loaded from the host tier (0 when none). */
+  loadedBlocks = 0;
   /** Physical KV blocks in sequence order. */
   readonly blocks: number[] = [];
   /** Chained hashes of full blocks past the prompt (blocks holding generated tokens). */

@@ -2,6 +2,7 @@ import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
+import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { outputBlockHash } from "./outputHashes.js";
 import { PassStats } from "./passStats.js";
@@ -30,6 +31,19 @@ export interface EngineConfig {
    * runs passes back to back and has running requests). Default false.
    */
   readonly asyncScheduling?: boolean;
+  /** The host-memory KV tier behind this cache (docs/offload.md); absent or null: none. */
+  readonly hostOffload?: EngineHostOffload | null;
+}
+
+/** How an engine reaches its host KV tier. */
+export interface EngineHostOffload {
+  readonly tier: HostKvTier;
+  /** KV bytes of one block on one GPU (its own host link moves them). */
+  readonly bytesPerBlock: number;
+  /** This GPU's host↔device link. */
+  readonly link: WorkerLink;
+  /** Asks the replay to call `completeLoad(req)` at `atMs`, when the blocks have landed. */
+  scheduleLoadEnd(req: number, atMs: number): void;
 }
 
 /** Receives admissions as they happen (at pass start). */
@@ -108,6 +122,11 @@ export class VllmEngine {
   private readonly held = new Map<number, Sequence>();
   /** Decode role: blocks reserved for hand-offs whose KV has not arrived yet. */
   private reserved = 0;
+  /** Host offload: admitted requests whose prefix is being loaded from the host tier, by row. */
+  private readonly loading = new Map<number, Sequence>();
+  /** Host offload: loads that landed, waiting for a slot in the batch (FIFO). */
+  private readonly loadedReady = new SequenceQueue();
+  private readonly host: EngineHostOffload | null;
   /** Whether the last pass changed anything (scheduled tokens, signalled, or preempted). */
   lastPassProgressed = false;
   /** Forward-pass metrics of the latest pass (what the Planner observes). */
@@ -136,10 +155,11 @@ export class VllmEngine {
     private readonly observer: AdmissionObserver,
   ) {
     this.pool = new KvBlockPool(config.numGpuBlocks);
+    this.host = config.hostOffload ?? null;
   }
 
   get waitingCount(): number {
-    return this.waiting.length + this.remoteReady.length;
+    return this.waiting.length + this.remoteReady.length + this.loading.size + this.loadedReady.length;
   }
 
   /** Request rows signalled by the last pass, `[0 .. signalCount)` (valid until the next pass). */
@@ -189,16 +209,28 @@ export class VllmEngine {
 
   /** Requests this worker holds (waiting or running). */
   get inFlight(): number {
-    return this.waiting.length + this.remoteReady.length + this.running.length;
+    return (
+      this.waiting.length +
+      this.remoteReady.length +
+      this.running.length +
+      this.loading.size +
+      this.loadedReady.length
+    );
   }
 
+  /** Whether a pass has something to do (a request whose host load is in flight waits for it). */
   hasWork(): boolean {
-    return this.waiting.length > 0 || this.running.length > 0 || this.remoteReady.length > 0;
+    return (
+      this.waiting.length > 0 ||
+      this.running.length > 0 ||
+      this.remoteReady.length > 0 ||
+      this.loadedReady.length > 0
+    );
   }
 
-  /** Whether the engine holds nothing: no queued, running, held or reserved request. */
+  /** Whether the engine holds nothing: no queued, running, loading, held or reserved request. */
   isIdle(): boolean {
-    return !this.hasWork() && this.held.size === 0 && this.reserved === 0;
+    return !this.hasWork() && this.held.size === 0 && this.reserved === 0 && this.loading.size === 0;
   }
 
   enqueue(seq: Sequence): void {
@@ -277,6 +309,17 @@ export class VllmEngine {
         this.observer.onAdmit(s.req, now, s.residentTokens);
         running.push(s);
       }
+      while (running.length < cfg.maxSequences && budget > 0 && this.loadedReady.length > 0) {
+        const s = this.loadedReady.front();
+        const desired = Math.min(s.length - s.numComputed, budget);
+        if (!this.ensureBlocks(s, s.numComputed + desired)) break;
+        this.loadedReady.popFront();
+        s.admissions++;
+        this.observer.onAdmit(s.req, now, s.numComputed);
+        this.compute(s, desired);
+        budget -= desired;
+        running.push(s);
+      }
       while (running.length < cfg.maxSequences && budget > 0 && this.waiting.length > 0) {
         const s = this.waiting.front();
         if (s.queuedAfterPass >= visibleBelow) break;
@@ -309,11 +352,17 @@ export class VllmEngine {
         // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
         const needed = knownBlocks - activeCachedBlocks;
         if (needed > this.pool.availableBlocks) break;
+        // The prefix goes on in the host tier: load it instead of recomputing it.
+        const hostBlocks = this.host === null || !cfg.prefixCaching ? 0 : this.hostHits(s, cachedBlocks, len);
         this.popWaiting();
         for (let k = 0; k < cachedBlocks; k++) {
           const b = this.pool.lookup(this.hashOf(s, k));
           this.pool.acquire(b);
           s.blocks.push(b);
+        }
+        if (hostBlocks > 0) {
+          this.startLoad(s, cachedBlocks, hostBlocks, now);
+          continue;
         }
         const cachedTokens = cachedBlocks * bs;
         s.numComputed = cachedTokens;
@@ -535,7 +584,7 @@ export class VllmEngine {
     if (
       batch < cfg.maxSequences &&
       batch < cfg.maxBatchedTokens &&
-      (this.waiting.length > 0 || this.remoteReady.length > 0)
+      (this.waiting.length > 0 || this.remoteReady.length > 0 || this.loadedReady.length > 0)
     ) {
       return 0;
     }
@@ -574,6 +623,59 @@ export class VllmEngine {
     }
     s.numComputed = before + desired;
     if (this.config.prefixCaching) this.registerFullBlocks(s, before, s.numComputed);
+  }
+
+  /**
+   * Host blocks continuing `s`'s prefix after its `gpuBlocks` GPU hits, up to the blocks a prefix
+   * hit may cover (the last token is always recomputed), contiguous as GPU hits are.
+   */
+  private hostHits(s: Sequence, gpuBlocks: number, len: number): number {
+    const tier = this.host!.tier;
+    const limit = Math.min(
+      Math.floor((len - 1) / this.config.blockSize),
+      s.promptFullBlocks + s.outputHashes.length,
+    );
+    let k = gpuBlocks;
+    while (k < limit && tier.has(this.hashOf(s, k))) k++;
+    return k - gpuBlocks;
+  }
+
+  /**
+   * Admits `s` into a host load: its GPU hits are held, blocks for the `hostBlocks` loaded ones
+   * are allocated now, and it joins the batch once they land (vLLM's connector keeps such a
+   * request out of the batch, WAITING_FOR_REMOTE_KVS, while other requests run).
+   */
+  private startLoad(s: Sequence, gpuBlocks: number, hostBlocks: number, now: number): void {
+    const host = this.host!;
+    const bs = this.config.blockSize;
+    for (let k = gpuBlocks; k < gpuBlocks + hostBlocks; k++) host.tier.touch(this.hashOf(s, k));
+    s.numComputed = gpuBlocks * bs;
+    s.prefillTarget = s.length;
+    // The whole known length, as admission checked it fits: the request then joins the batch
+    // without needing more blocks for its prefill (a cache filled meanwhile cannot strand it).
+    if (!this.ensureBlocks(s, s.length)) {
+      throw new Error("internal: admitted request could not allocate the KV it loads");
+    }
+    s.loadedBlocks = hostBlocks;
+    this.loading.set(s.req, s);
+    host.scheduleLoadEnd(s.req, host.tier.scheduleLoad(now, hostBlocks, host.bytesPerBlock, host.link));
+  }
+
+  /**
+   * The host blocks of `req` landed: they count as computed, become visible to prefix lookups,
+   * and the request waits for a slot in the batch. False when the request is no longer here
+   * (cancelled during its load).
+   */
+  completeLoad(req: number): boolean {
+    const s = this.loading.get(req);
+    if (s === undefined) return false;
+    this.loading.delete(req);
+    const from = s.numComputed;
+    s.numComputed = from + s.loadedBlocks * this.config.blockSize;
+    s.loadedBlocks = 0;
+    if (this.config.prefixCaching) this.registerFullBlocks(s, from, s.numComputed);
+    this.loadedReady.pushBack(s);
+    return true;
   }
 
   /** Prefill role: frees the KV held for a request whose transfer completed (leaf first). */
@@ -622,6 +724,18 @@ export class VllmEngine {
     }
     if (this.held.has(req)) {
       this.releaseHeld(req);
+      return true;
+    }
+    const loading = this.loading.get(req);
+    if (loading !== undefined) {
+      this.loading.delete(req);
+      this.releaseBlocks(loading);
+      return true;
+    }
+    const loaded = this.loadedReady;
+    for (let i = 0; i < loaded.length; i++) {
+      if (loaded.at(i).req !== req) continue;
+      this.releaseBlocks(loaded.removeAt(i));
       return true;
     }
     return false;
@@ -738,7 +852,8 @@ export class VllmEngine {
         const parent = k === 0 ? SEQUENCE_HASH_SEED : this.hashOf(s, k - 1);
         s.outputHashes.push(outputBlockHash(parent, s.req, k));
       }
-      this.pool.register(s.blocks[k], this.hashOf(s, k));
+      const hash = this.hashOf(s, k);
+      if (this.pool.register(s.blocks[k], hash) && this.host !== null) this.host.tier.store(hash);
     }
   }
 
@@ -772,6 +887,13 @@ export class VllmEngine {
     for (const s of this.held.values()) own(s, "held");
     for (let i = 0; i < this.remoteReady.length; i++) own(this.remoteReady.at(i), "arrived hand-off");
     for (let i = 0; i < this.waiting.length; i++) own(this.waiting.at(i), "waiting");
+    for (const s of this.loading.values()) {
+      own(s, "loading");
+      if (problem === null && s.numComputed + s.loadedBlocks * bs > s.blocks.length * bs) {
+        problem = `request ${s.req} loads ${s.loadedBlocks} host blocks into ${s.blocks.length} blocks`;
+      }
+    }
+    for (let i = 0; i < this.loadedReady.length; i++) own(this.loadedReady.at(i), "loaded");
     for (const s of reservedElsewhere) own(s, "reserved");
     if (reservedElsewhere.length !== this.reserved) {
       return `${this.reserved} reservations counted, ${reservedElsewhere.length} in flight`;

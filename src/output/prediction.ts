@@ -4,6 +4,7 @@
  * the writers build come. An unknown key or a missing required key fails `predictionSchema`.
  */
 import * as z from "zod";
+import { kvOffloadSchema } from "./kvOffload.js";
 import { perRequestRecordSchema } from "./perRequest.js";
 import { plannerReportSchema } from "./planner.js";
 import { runInfoSchema } from "./run.js";
@@ -29,5 +30,7 @@ export const predictionSchema = z.strictObject({
   run: runInfoSchema,
   /** fleetsim extension: bucketed latency, throughput and worker state over time (docs/metrics.md). */
   timeseries: timeseriesSchema,
+  /** fleetsim extension, only with a host KV tier: what it did (docs/offload.md). */
+  kv_offload: kvOffloadSchema.optional(),
 });
 export type Prediction = z.infer<typeof predictionSchema>;

@@ -68,6 +68,8 @@ export interface FleetFacts {
    * "Derived systems"), in role order; empty when the file does not say (older files).
    */
   hardware: HardwareFact[];
+  /** The host KV tier's work (docs/offload.md); null without one. */
+  kvOffload: { loads: number; loadedTokens: number; meanLoadMs: number; evicted: number } | null;
 }
 
 export interface HardwareFact {
@@ -128,6 +130,18 @@ export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
             perGoodRequest: num("cost_per_good_request_usd"),
           },
     hardware: hardwareOf(doc),
+    kvOffload: kvOffloadOf(doc),
+  };
+}
+
+function kvOffloadOf(doc: Doc): FleetFacts["kvOffload"] {
+  const k = doc.kv_offload;
+  if (k?.loads === undefined || k.loaded_tokens === undefined || k.mean_load_ms === undefined) return null;
+  return {
+    loads: k.loads,
+    loadedTokens: k.loaded_tokens,
+    meanLoadMs: k.mean_load_ms,
+    evicted: k.evicted_blocks ?? 0,
   };
 }
 

@@ -3,7 +3,7 @@
  * the fleet cost and delivered. The table above it stays as the reference prints it.
  */
 import { type FleetFacts, fleetFacts, type HardwareFact } from "./fleet.js";
-import { formatNumber } from "./formatNumber.js";
+import { formatCount, formatNumber } from "./formatNumber.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
 
@@ -62,6 +62,13 @@ export function fleetLines(f: FleetFacts): string[] {
   }
   lines.push(hours);
   if (f.hardware.length > 0) lines.push(hardwareLine(f.hardware));
+  if (f.kvOffload !== null) {
+    const k = f.kvOffload;
+    lines.push(
+      `KV Host Offload: ${formatCount(k.loads)} loads, ${formatCount(k.loadedTokens)} tokens from host ` +
+        `(mean load ${formatNumber(k.meanLoadMs)} ms), ${formatCount(k.evicted)} blocks evicted`,
+    );
+  }
   if (f.cost !== null) lines.push(costLine(f.cost));
   const provisioned = [
     `peak ${f.peakGpus === null ? "N/A" : gpus(f.peakGpus)}`,

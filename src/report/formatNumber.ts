@@ -47,3 +47,8 @@ export function formatNumber(value: number | null | undefined): string {
   }
   return (negative ? "-" : "") + groupThousands(intDigits) + "." + frac;
 }
+
+/** A count with thousands separators and no decimals (`formatNumber` without its `.00`). */
+export function formatCount(value: number): string {
+  return formatNumber(Math.round(value)).replace(/\.00$/, "");
+}

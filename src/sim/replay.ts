@@ -394,8 +394,10 @@ export class Replay implements ClusterHost {
           const payload = heap.peekPayload();
           heap.pop();
           if (order < transferOrder) cluster.workerReady(payload, t);
-          else if (order < arrivalOrder) cluster.completeTransfer(payload, t);
-          else if (order < scalingOrder) {
+          else if (order < arrivalOrder) {
+            if (payload < 0) cluster.completeHostLoad(-payload - 1, t);
+            else cluster.completeTransfer(payload, t);
+          } else if (order < scalingOrder) {
             if (payload < 0) {
               this.reachRouter(-payload - 1, t);
             } else {
@@ -484,6 +486,11 @@ export class Replay implements ClusterHost {
 
   scheduleTransferEnd(atMs: number, row: number): void {
     this.heap.push(atMs, eventOrder(Phase.TransferComplete, row), row);
+  }
+
+  /** A host-tier load shares the transfer phase; its payload is −(row + 1) (a row has one at a time). */
+  scheduleHostLoadEnd(atMs: number, row: number): void {
+    this.heap.push(atMs, eventOrder(Phase.TransferComplete, row), -row - 1);
   }
 
   onToken(row: number, t: number): void {
@@ -691,6 +698,7 @@ export class Replay implements ClusterHost {
       lifecycleOperations: lifecycle,
       timeline: this.timeline.finish(this.now),
       stalled: this.stall,
+      kvOffload: cluster.front.hostOffloadReport(),
     };
   }
 }

@@ -3,6 +3,7 @@ import type { Collector } from "../metrics/collector.js";
 import type { RequestCapture } from "../metrics/requestCapture.js";
 import type { RequestLog } from "../metrics/requestLog.js";
 import type { TimelineSamples } from "../metrics/timeline.js";
+import type { KvOffloadReport } from "../output/kvOffload.js";
 import type { WorkloadInfo } from "../traffic/requestSource.js";
 
 /** What a finished replay hands to reporting. */
@@ -39,6 +40,8 @@ export interface ReplayResult {
    * waited for it and nothing else could happen (`STALL_TICKS` ticks in a row); null otherwise.
    */
   readonly stalled: ReplayStall | null;
+  /** The front pool's host KV tier over the run (docs/offload.md); null without one. */
+  readonly kvOffload: KvOffloadReport | null;
 }
 
 /** A run the scaling policy starved: its pool had no worker for `STALL_TICKS` ticks while requests waited. */

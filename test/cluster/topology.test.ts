@@ -42,6 +42,9 @@ class RecordingHost implements ClusterHost {
   scheduleTransferEnd(atMs: number, row: number): void {
     this.calls.push(`transfer ${row} @${atMs}`);
   }
+  scheduleHostLoadEnd(atMs: number, row: number): void {
+    this.calls.push(`host load ${row} @${atMs}`);
+  }
   onToken(row: number, t: number): void {
     this.calls.push(`token ${row} @${t}`);
   }

@@ -198,32 +198,52 @@ describe("DeepSeek-V3 replays", () => {
   // The bundled sample trace: 315 requests over about two minutes.
   const common = ["--set", "engine.model=deepseek-ai/DeepSeek-V3"];
 
-  it.each(["h200_sxm", "b200_sxm"])("runs aggregated on %s at TP8, every request completing", async (gpu) => {
-    const out = tempDir();
-    const r = await cli(
-      "predict",
-      "-c",
-      "examples/aggregated.yaml",
-      ...common,
-      "--set",
-      `engine.hardware=${gpu}`,
-      "--set",
-      "engine.workers.aggregated.parallelism={replicas: 1, tensor: 8}",
-      "--output-dir",
-      out,
-    );
-    expect(r.err).toBe("");
-    expect(r.code).toBe(0);
-    const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
-    expect(doc.summary.completed_requests).toBe(315);
-    expect(doc.run.topology.aggregated).toMatchObject({ tensor: 8, moe_tensor: 8, moe_expert: 1 });
-    // 8 GPUs of 141 GB (H200) or 180 GB (B200) less ~84 GB of weights each, at 35 KB per token.
-    expect(doc.run.topology.aggregated.kv_blocks).toBeGreaterThan(gpu === "h200_sxm" ? 15_000 : 30_000);
-  });
+  const MATRIX = [
+    ["h200_sxm", "off"],
+    ["h200_sxm", "on"],
+    ["b200_sxm", "off"],
+    ["b200_sxm", "on"],
+  ] as const;
+  const offload = (role: string, on: "on" | "off") => [
+    "--set",
+    `engine.workers.${role}.kv_cache.host_offload=${on === "on" ? "{num_host_blocks: 50000}" : "null"}`,
+  ];
+  const checkOffload = (doc: { kv_offload?: { stored_blocks: number } }, on: "on" | "off") => {
+    if (on === "off") expect(doc.kv_offload).toBeUndefined();
+    else expect(doc.kv_offload?.stored_blocks).toBeGreaterThan(0);
+  };
 
-  it.each(["h200_sxm", "b200_sxm"])(
-    "runs disaggregated on %s with a wide-EP-sized decode pool",
-    async (gpu) => {
+  it.each(MATRIX)(
+    "runs aggregated on %s at TP8 with host offload %s, every request completing",
+    async (gpu, on) => {
+      const out = tempDir();
+      const r = await cli(
+        "predict",
+        "-c",
+        "examples/aggregated.yaml",
+        ...common,
+        "--set",
+        `engine.hardware=${gpu}`,
+        "--set",
+        "engine.workers.aggregated.parallelism={replicas: 1, tensor: 8}",
+        ...offload("aggregated", on),
+        "--output-dir",
+        out,
+      );
+      expect(r.err).toBe("");
+      expect(r.code).toBe(0);
+      const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
+      expect(doc.summary.completed_requests).toBe(315);
+      expect(doc.run.topology.aggregated).toMatchObject({ tensor: 8, moe_tensor: 8, moe_expert: 1 });
+      // 8 GPUs of 141 GB (H200) or 180 GB (B200) less ~84 GB of weights each, at 35 KB per token.
+      expect(doc.run.topology.aggregated.kv_blocks).toBeGreaterThan(gpu === "h200_sxm" ? 15_000 : 30_000);
+      checkOffload(doc, on);
+    },
+  );
+
+  it.each(MATRIX)(
+    "runs disaggregated on %s with a wide-EP-sized decode pool, prefill host offload %s",
+    async (gpu, on) => {
       const out = tempDir();
       const r = await cli(
         "predict",
@@ -242,6 +262,7 @@ describe("DeepSeek-V3 replays", () => {
         "engine.workers.decode.parallelism={replicas: 1, tensor: 8, moe_tensor: 1, moe_expert: 8}",
         "--set",
         "planner.max_num_gpus=32",
+        ...offload("prefill", on),
         "--output-dir",
         out,
       );
@@ -249,6 +270,7 @@ describe("DeepSeek-V3 replays", () => {
       const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
       expect(doc.summary.completed_requests).toBe(315);
       expect(doc.run.topology.decode).toMatchObject({ tensor: 8, moe_tensor: 1, moe_expert: 8 });
+      checkOffload(doc, on);
     },
   );
 });

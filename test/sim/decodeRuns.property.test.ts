@@ -44,6 +44,8 @@ const setup = fc.record({
   maxVirtualTimeMs: fc.constantFrom(null, null, 700, 2500),
   scaling: fc.boolean(),
   startupSeconds: fc.constantFrom(0, 0.2),
+  // Host KV tier blocks on the front role (docs/offload.md); loads land between passes.
+  hostBlocks: fc.constantFrom(null, null, 16, 400),
 });
 type Setup = typeof setup extends fc.Arbitrary<infer T> ? T : never;
 
@@ -74,14 +76,35 @@ function specOf(c: Setup): RunSpec {
       ? { type: "concurrency", concurrency: c.closedLoop }
       : { type: "trace_timestamps", speedup: 1 };
   const client: ClientSpec = { requestMs: c.requestMs, responseMs: c.responseMs, timeoutMs: c.timeoutMs };
+  const front: Partial<WorkerRoleSpec> =
+    c.hostBlocks === null
+      ? {}
+      : {
+          hostOffload: {
+            numHostBlocks: c.hostBlocks,
+            scope: c.replicas > 1 && c.hostBlocks > 100 ? "cluster_shared" : "dp_rank_local",
+            d2hBandwidthGBps: 32,
+            h2dBandwidthGBps: 0.05,
+            latencyToFirstByteMs: 0.3,
+            sharedD2hBandwidthGBps: 80,
+            sharedH2dBandwidthGBps: 80,
+            bytesPerBlock: 1e5,
+            routerSeesHost: false,
+          },
+        };
   const base = c.disaggregated
     ? disaggSpec(path, {
-        prefill: { ...common, replicas: c.replicas, maxSequences: Math.max(1, c.maxSequences >> 1) },
+        prefill: {
+          ...common,
+          ...front,
+          replicas: c.replicas,
+          maxSequences: Math.max(1, c.maxSequences >> 1),
+        },
         decode: { ...common, replicas: c.decodeReplicas },
         transfer: { bytesPerToken: 1e5, bandwidthGBps: 1 },
         traceBlockSize: 4,
       })
-    : traceSpec(path, { role: { ...common, replicas: c.replicas } });
+    : traceSpec(path, { role: { ...common, ...front, replicas: c.replicas } });
   return {
     ...base,
     router,

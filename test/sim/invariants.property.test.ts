@@ -42,6 +42,15 @@ const deployment = fc.record({
   maxSequences: fc.integer({ min: 1, max: 16 }),
   // Slow transfers keep prefill copies held long after the prefill pass (the regression's path).
   bandwidthGBps: fc.constantFrom(null, 0.05, 1),
+  // A host KV tier on the front role (docs/offload.md); slow links keep requests loading across passes.
+  hostOffload: fc.option(
+    fc.record({
+      numHostBlocks: fc.integer({ min: 10, max: 400 }),
+      scope: fc.constantFrom("dp_rank_local" as const, "cluster_shared" as const),
+      h2dBandwidthGBps: fc.constantFrom(0.001, 0.1, 32),
+    }),
+    { nil: null },
+  ),
 });
 
 function specOf(
@@ -58,6 +67,21 @@ function specOf(
     startupSeconds: d.startupSeconds,
     timing: { type: "fixed", prefillMs: 7, decodeMs: 3 },
   };
+  const h = d.hostOffload;
+  const front: Partial<WorkerRoleSpec> =
+    h === null
+      ? {}
+      : {
+          hostOffload: {
+            ...h,
+            d2hBandwidthGBps: 32,
+            latencyToFirstByteMs: 0.1,
+            sharedD2hBandwidthGBps: 80,
+            sharedH2dBandwidthGBps: 80,
+            bytesPerBlock: 1e6,
+            routerSeesHost: h.scope === "dp_rank_local" && d.kvRouter,
+          },
+        };
   const router: RunSpec["router"] = d.kvRouter
     ? {
         policy: "kv_router",
@@ -67,9 +91,10 @@ function specOf(
         prefillLoadModel: "none",
       }
     : { policy: "round_robin" };
-  if (!d.disaggregated) return { ...traceSpec(path, { role: { ...common, replicas: d.replicas } }), router };
+  if (!d.disaggregated)
+    return { ...traceSpec(path, { role: { ...common, ...front, replicas: d.replicas } }), router };
   const spec = disaggSpec(path, {
-    prefill: { ...common, replicas: d.replicas, maxSequences: Math.max(1, d.maxSequences >> 1) },
+    prefill: { ...common, ...front, replicas: d.replicas, maxSequences: Math.max(1, d.maxSequences >> 1) },
     decode: { ...common, replicas: d.decodeReplicas },
     transfer: { bytesPerToken: 1e6, bandwidthGBps: d.bandwidthGBps },
   });
