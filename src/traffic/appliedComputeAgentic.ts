@@ -21,7 +21,7 @@ import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
 import { readJsonlLines } from "./jsonlReader.js";
 import type { MooncakeLoadOptions } from "./mooncake.js";
 import type { RequestTable } from "./requests.js";
-import { describeValue, TraceError } from "./traceError.js";
+import { describeValue, parseJsonObject, TraceError } from "./traceError.js";
 
 const MAX_I32 = 0x7fffffff;
 const TWO_POW_32 = 4294967296;
@@ -81,16 +81,7 @@ const isCount = (v: unknown): boolean =>
 const isSeconds = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
 function readSession(path: string, line: number, text: string): Session {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new TraceError(path, line, `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new TraceError(path, line, `expected a JSON object, got ${describeValue(parsed)}`);
-  }
-  const r = new RowReader(path, line, parsed as Row);
+  const r = new RowReader(path, line, parseJsonObject(path, line, text));
   const turns = r.count("num_turns", 0);
   const input = r.count("input_prompt_length", 1);
   const assistant = r.list("assistant_response_length", turns, "non-negative integer", isCount);

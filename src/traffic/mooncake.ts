@@ -7,7 +7,7 @@
  * A `null` optional field counts as absent. Every malformed row fails with a TraceError naming the file,
  * the 1-based line and the field.
  */
-import { hashPrompts } from "./blockHashes.js";
+import { hashPrompts, type PackedBlockHashes } from "./blockHashes.js";
 import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
 import { readJsonlLines } from "./jsonlReader.js";
 import { checkFirstTurn, MooncakeRowParser } from "./mooncakeRow.js";
@@ -36,21 +36,23 @@ export interface MooncakeLoadOptions {
  * what both the full-prompt loader (`loadMooncakeTrace`) and the delta loader
  * (`mooncakeDelta.ts`) build their tables from.
  */
-export interface MooncakeRows {
+export interface MooncakeRows
+  extends Pick<
+    RequestTable,
+    | "count"
+    | "timestampMs"
+    | "outputLength"
+    | "session"
+    | "turn"
+    | "delayAfterPreviousMs"
+    | "nextTurnRow"
+    | "requestIds"
+    | "sessionIds"
+    | "sessionFirstRow"
+  > {
   readonly path: string;
-  readonly count: number;
-  /** Normalized as the table's (`MooncakeLoadOptions.normalizeTimestamps`); NaN when absent. */
-  readonly timestampMs: Float64Array;
   /** Tokens the row's `hash_ids` describe (clamped to their capacity). */
   readonly inputLength: Int32Array;
-  readonly outputLength: Int32Array;
-  readonly session: Int32Array;
-  readonly turn: Int32Array;
-  readonly delayAfterPreviousMs: Float64Array;
-  readonly nextTurnRow: Int32Array;
-  readonly requestIds: (string | null)[];
-  readonly sessionIds: (string | null)[];
-  readonly sessionFirstRow: Int32Array;
   /** The rows' u32 hash ids, packed: row i uses `ids[idOffsets[i] .. idOffsets[i + 1])`. */
   readonly ids: Uint32Array;
   readonly idOffsets: Int32Array;
@@ -181,17 +183,27 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
   const rows = await readMooncakeRows(path, opts);
   const E = opts.engineBlockSize;
   const packed = hashPrompts(rows.count, rows.ids, rows.idOffsets, rows.inputLength, opts.traceBlockSize, E);
+  return mooncakeTable(rows, rows.inputLength, packed, E);
+}
+
+/** The table of Mooncake rows whose prompts are `inputLength` tokens hashed as `packed`. */
+export function mooncakeTable(
+  rows: MooncakeRows,
+  inputLength: Int32Array,
+  packed: PackedBlockHashes,
+  engineBlockSize: number,
+): RequestTable {
   return {
     count: rows.count,
     timestampMs: rows.timestampMs,
-    inputLength: rows.inputLength,
+    inputLength,
     outputLength: rows.outputLength,
     session: rows.session,
     turn: rows.turn,
     delayAfterPreviousMs: rows.delayAfterPreviousMs,
     blockOffsets: packed.offsets,
     blockHashes: packed.hashes,
-    engineBlockSize: E,
+    engineBlockSize,
     requestIds: rows.requestIds,
     sessionIds: rows.sessionIds,
     sessionCount: rows.sessionIds.length,

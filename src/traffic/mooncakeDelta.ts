@@ -30,8 +30,8 @@ import {
   SEQUENCE_HASH_SEED,
 } from "../util/blockHash.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
-import { fullBlockCount } from "./blockHashes.js";
-import { type MooncakeLoadOptions, readMooncakeRows } from "./mooncake.js";
+import { blockOffsetsOf } from "./blockHashes.js";
+import { type MooncakeLoadOptions, mooncakeTable, readMooncakeRows } from "./mooncake.js";
 import type { RequestTable } from "./requests.js";
 import { TraceError } from "./traceError.js";
 
@@ -54,7 +54,7 @@ export class CumulativePrompt {
   tokens = 0;
   /** Sequence hashes of the full blocks (`⌊tokens / E⌋` of them). */
   readonly hashes: number[] = [];
-  // Where block `hashes.length` starts: a run and an offset in it.
+  // Where block `hashes.length` starts: a run and an offset in it (possibly its end: `settle`).
   private run = 0;
   private offset = 0;
 
@@ -115,6 +115,7 @@ export class CumulativePrompt {
     let words = 0;
     let need = this.engineBlockSize;
     while (need > 0) {
+      this.settle();
       const r = this.run;
       const take = Math.min(this.lengths[r] - this.offset, need);
       const v = this.values[r];
@@ -136,6 +137,7 @@ export class CumulativePrompt {
   private skip(n: number): void {
     let left = n;
     while (left > 0) {
+      this.settle();
       const take = Math.min(this.lengths[this.run] - this.offset, left);
       this.advance(take);
       left -= take;
@@ -144,7 +146,14 @@ export class CumulativePrompt {
 
   private advance(n: number): void {
     this.offset += n;
-    if (this.offset === this.lengths[this.run]) {
+  }
+
+  /**
+   * Moves the cursor off a run it has consumed. Lazily, not in `advance`: a trace run the cursor
+   * reached the end of may still grow (`push` merges an equal value into it).
+   */
+  private settle(): void {
+    while (this.offset === this.lengths[this.run]) {
       this.run++;
       this.offset = 0;
     }
@@ -179,17 +188,10 @@ export async function loadMooncakeDeltaTrace(path: string, opts: MooncakeLoadOpt
       prev = r;
     }
   }
-  const blockOffsets = new Int32Array(n + 1);
-  let total = 0;
-  for (let r = 0; r < n; r++) {
-    blockOffsets[r] = total;
-    total += fullBlockCount(inputLength[r], E);
-  }
-  blockOffsets[n] = total;
-  if (total > MAX_I32) throw new TraceError(path, 0, `too many engine blocks (${total})`);
+  const blockOffsets = blockOffsetsOf(n, inputLength, E);
 
   // Pass 2: each session's prompt, grown turn by turn; a row takes the first blocks of its turn.
-  const blockHashes = new Float64Array(total);
+  const blockHashes = new Float64Array(blockOffsets[n]);
   for (const first of rows.sessionFirstRow) {
     const prompt = new CumulativePrompt(E);
     let prev = -1;
@@ -204,21 +206,5 @@ export async function loadMooncakeDeltaTrace(path: string, opts: MooncakeLoadOpt
     }
   }
 
-  return {
-    count: n,
-    timestampMs: rows.timestampMs,
-    inputLength,
-    outputLength: out,
-    session: rows.session,
-    turn: rows.turn,
-    delayAfterPreviousMs: rows.delayAfterPreviousMs,
-    blockOffsets,
-    blockHashes,
-    engineBlockSize: E,
-    requestIds: rows.requestIds,
-    sessionIds: rows.sessionIds,
-    sessionCount: rows.sessionIds.length,
-    sessionFirstRow: rows.sessionFirstRow,
-    nextTurnRow: rows.nextTurnRow,
-  };
+  return mooncakeTable(rows, inputLength, { offsets: blockOffsets, hashes: blockHashes }, E);
 }

@@ -6,7 +6,7 @@
  */
 import { toU32 } from "./blockHashes.js";
 import type { GrowableU32 } from "./columns.js";
-import { describeValue, TraceError } from "./traceError.js";
+import { describeValue, parseJsonObject, TraceError } from "./traceError.js";
 
 const MAX_I32 = 0x7fffffff;
 
@@ -67,17 +67,7 @@ export class MooncakeRowParser {
    */
   parse(text: string, lineNo: number, ids: GrowableU32): MooncakeFields {
     this.line = lineNo;
-    const path = this.path;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      throw new TraceError(path, lineNo, `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      throw new TraceError(path, lineNo, `expected a JSON object, got ${describeValue(parsed)}`);
-    }
-    const r = parsed as Row;
+    const r: Row = parseJsonObject(this.path, lineNo, text);
     this.row = r;
     const f = this.fields;
 
