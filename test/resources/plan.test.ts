@@ -107,6 +107,35 @@ describe("scanTrace", () => {
     expect(s.meanHashIds).toBe(4);
     expect(s.spanMs).toBe(4000);
   });
+
+  it("an applied_compute_agentic session counts num_turns + 1 requests of growing prompts; no span, not streamed", async () => {
+    const session = {
+      num_turns: 2,
+      input_prompt_length: 100,
+      assistant_response_length: [10, 20],
+      tool_call_output_length: [30, 40],
+      tool_call_latency: [0.5, 1.25],
+      final_assistant_response_length: 50,
+    };
+    const s = await scanTrace([writeJsonl([session, session])], "applied_compute_agentic", 64, 16);
+    expect(s.rows).toBe(6);
+    // Prompts of 100, 140 and 200 tokens: ⌊/16⌋ = 6, 8, 12 blocks; ⌈/64⌉ = 2, 3, 4 ids.
+    expect(s.meanInputTokens).toBeCloseTo(440 / 3, 9);
+    expect(s.meanEngineBlocks).toBeCloseTo(26 / 3, 9);
+    expect(s.meanHashIds).toBe(3);
+    expect(s.spanMs).toBeNull();
+    expect(s.streamable).toBe(false);
+  });
+
+  it("delta and agentic Mooncake rows are sized as Mooncake rows and never streamed", async () => {
+    const rows = rowsOf(10, () => 640);
+    for (const format of ["mooncake-delta", "agentic_mooncake"] as const) {
+      const s = await scanTrace([writeJsonl(rows)], format, 512, 64);
+      expect(s.rows).toBe(10);
+      expect(s.meanEngineBlocks).toBe(10);
+      expect(s.streamable).toBe(false);
+    }
+  });
 });
 
 const kv = (blocks: number, n: number) => n * kvPoolBytes(blocks);

@@ -4,13 +4,16 @@
  * only / Planner-disabled formats, each a config error at its own path and line (exit 2 from the
  * CLI). `weka` stays unsupported.
  */
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { cli } from "../helpers/cli.js";
 import {
   issueAt,
   loadError,
   loadYaml,
   RUNNABLE_ENGINE,
   RUNNABLE_PD_ENGINE,
+  writeFiles,
 } from "../helpers/configHelpers.js";
 
 const FILES = { "trace.jsonl": `${JSON.stringify({ timestamp: 0, output_length: 1, hash_ids: [1] })}\n` };
@@ -137,6 +140,26 @@ describe("config: trace formats", () => {
     );
     expect(issueAt(err, "traffic.source.paths").message).toMatch(
       /exactly 1 path for format 'mooncake-delta'/,
+    );
+  });
+
+  it("fleetsim validate names the format; a refused rule exits 2", async () => {
+    const names = {
+      "mooncake-delta": ["Mooncake delta trace", TS],
+      agentic_mooncake: ["agentic Mooncake trace", TS],
+      applied_compute_agentic: ["Applied Compute agentic trace", CC],
+    } as const;
+    for (const [format, [name, load]] of Object.entries(names)) {
+      const dir = writeFiles({ ...FILES, "prediction.yaml": yaml(format, load) });
+      const r = await cli("validate", "-c", join(dir, "prediction.yaml"));
+      expect(r.code, r.err).toBe(0);
+      expect(r.out.replace(/\s+/g, " ")).toContain(`${name} ${join(dir, "trace.jsonl")}`);
+    }
+    const dir = writeFiles({ ...FILES, "prediction.yaml": yaml("agentic_mooncake", CC) });
+    const r = await cli("validate", "-c", join(dir, "prediction.yaml"));
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      "traffic.load.type='concurrency' is not supported with traffic.source.format='agentic_mooncake'",
     );
   });
 });
