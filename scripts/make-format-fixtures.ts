@@ -28,6 +28,16 @@ export const FORMAT_FIXTURE_DIR = join(
 
 type Row = Record<string, unknown>;
 
+/** The row of the reference's test (`..._expands_rows_into_num_turns_plus_final_request`). */
+export const APPLIED_COMPUTE_REFERENCE_ROW = {
+  num_turns: 2,
+  input_prompt_length: 100,
+  assistant_response_length: [10, 20],
+  tool_call_output_length: [30, 40],
+  tool_call_latency: [0.5, 1.25],
+  final_assistant_response_length: 50,
+} as const;
+
 function deltaRows(rng: Prng): Row[] {
   let nextId = 1;
   const ids = (tokens: number): number[] => Array.from({ length: Math.ceil(tokens / 16) }, () => nextId++);
@@ -104,16 +114,7 @@ function agenticRows(rng: Prng): Row[] {
 }
 
 function appliedRows(rng: Prng): Row[] {
-  const out: Row[] = [
-    {
-      num_turns: 2,
-      input_prompt_length: 100,
-      assistant_response_length: [10, 20],
-      tool_call_output_length: [30, 40],
-      tool_call_latency: [0.5, 1.25],
-      final_assistant_response_length: 50,
-    },
-  ];
+  const out: Row[] = [APPLIED_COMPUTE_REFERENCE_ROW];
   for (let s = 0; s < 3; s++) {
     const turns = rng.nextIntInclusive(1, 4);
     const list = (lo: number, hi: number): number[] =>

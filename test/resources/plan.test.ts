@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { APPLIED_COMPUTE_REFERENCE_ROW } from "../../scripts/make-format-fixtures.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
 import { DEFAULT_EXECUTION } from "../../src/config/runSpec.js";
 import {
@@ -109,14 +110,7 @@ describe("scanTrace", () => {
   });
 
   it("an applied_compute_agentic session counts num_turns + 1 requests of growing prompts; no span, not streamed", async () => {
-    const session = {
-      num_turns: 2,
-      input_prompt_length: 100,
-      assistant_response_length: [10, 20],
-      tool_call_output_length: [30, 40],
-      tool_call_latency: [0.5, 1.25],
-      final_assistant_response_length: 50,
-    };
+    const session = APPLIED_COMPUTE_REFERENCE_ROW;
     const s = await scanTrace([writeJsonl([session, session])], "applied_compute_agentic", 64, 16);
     expect(s.rows).toBe(6);
     // Prompts of 100, 140 and 200 tokens: ⌊/16⌋ = 6, 8, 12 blocks; ⌈/64⌉ = 2, 3, 4 ids.

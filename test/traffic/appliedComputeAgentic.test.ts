@@ -4,6 +4,7 @@
  * (`test_from_applied_compute_agentic_*`) and every malformed line as `FILE:LINE: field 'NAME'`.
  */
 import { describe, expect, it } from "vitest";
+import { APPLIED_COMPUTE_REFERENCE_ROW } from "../../scripts/make-format-fixtures.js";
 import { loadAppliedComputeAgenticTrace } from "../../src/traffic/appliedComputeAgentic.js";
 import { promptBlockHashes } from "../../src/traffic/blockHashes.js";
 import type { RequestTable } from "../../src/traffic/requests.js";
@@ -14,14 +15,7 @@ function hashes(t: RequestTable, row: number): number[] {
   return Array.from(t.blockHashes.subarray(t.blockOffsets[row], t.blockOffsets[row + 1]));
 }
 
-const REFERENCE_ROW = {
-  num_turns: 2,
-  input_prompt_length: 100,
-  assistant_response_length: [10, 20],
-  tool_call_output_length: [30, 40],
-  tool_call_latency: [0.5, 1.25],
-  final_assistant_response_length: 50,
-};
+const REFERENCE_ROW = APPLIED_COMPUTE_REFERENCE_ROW;
 
 describe("loadAppliedComputeAgenticTrace: the reference's cases", () => {
   it("expands a row into num_turns + 1 requests: 100 → 140 → 200 tokens, delays 0 / 500 / 1250 ms", async () => {
