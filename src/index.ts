@@ -31,6 +31,7 @@ export {
   type TimeseriesReport,
 } from "./api/report.js";
 export { ConfigError, type ConfigIssue } from "./config/errors.js";
+export type { TraceFormat } from "./config/traceFormats.js";
 export { type HtmlReportOptions, renderHtmlReport, writeHtmlReport } from "./report/html/index.js";
 export type { Prediction } from "./report/prediction.js";
 export { ReplayAborted } from "./sim/replay.js";

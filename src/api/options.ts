@@ -4,6 +4,7 @@
  * the nested engine and Planner mappings keep the reference's snake_case field names, so a
  * mapping copied from a Python script works unchanged.
  */
+import type { TraceFormat } from "../config/traceFormats.js";
 import type { KnobOptions } from "../knobs/planner.js";
 
 /** Timing of a simulated engine (`timing_model` of the canonical engine arguments). */
@@ -192,8 +193,8 @@ export interface CommonReplayOptions {
 
 /** Options of `runTraceReplay`. */
 export interface TraceReplayOptions extends CommonReplayOptions {
-  /** Default `mooncake`. */
-  readonly traceFormat?: "mooncake" | "dynamo";
+  /** Default `mooncake`; any `traffic.source.format` fleetsim reads (docs/traces.md). */
+  readonly traceFormat?: TraceFormat;
   /** Tokens per `hash_ids` entry of a Mooncake trace (default 512); a Dynamo trace embeds its own. */
   readonly traceBlockSize?: number;
   /** Closed loop: at most this many requests in flight; trace timestamps are ignored. */

@@ -165,10 +165,17 @@ function sourceText(source: SourceSpec): string {
       `${lengthText(source.output, source.outputTokensPerTurn)} output tokens per turn`
     );
   }
-  if (source.format === "mooncake") return `Mooncake trace ${source.path}`;
+  if (source.format !== "dynamo") return `${TRACE_NAMES[source.format]} ${source.path}`;
   const shards = source.paths.length;
   return `Dynamo trace ${source.path}${shards > 1 ? ` (+${shards - 1} more file${shards > 2 ? "s" : ""})` : ""}`;
 }
+
+const TRACE_NAMES = {
+  mooncake: "Mooncake trace",
+  "mooncake-delta": "Mooncake delta trace",
+  agentic_mooncake: "agentic Mooncake trace",
+  applied_compute_agentic: "Applied Compute agentic trace",
+} as const;
 
 /** `128`, or `~128 (lognormal)` for a sampled length. */
 function lengthText(spec: LengthSpec | undefined, mean: number): string {

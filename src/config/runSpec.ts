@@ -12,6 +12,7 @@ import type {
   SyntheticSessionSourceSpec,
   SyntheticSourceSpec,
 } from "../traffic/workloadSpec.js";
+import type { SingleFileFormat } from "./traceFormats.js";
 
 // The parts of a RunSpec that lower layers read are defined there and re-exported here, so a
 // RunSpec stays one shape to its readers while timing/ and traffic/ do not depend on config/.
@@ -108,7 +109,8 @@ export type SourceSpec =
   | SyntheticSessionSourceSpec
   | {
       readonly type: "trace";
-      readonly format: "mooncake";
+      /** A one-file trace with hash ids of `blockSize` tokens (docs/traces.md). */
+      readonly format: SingleFileFormat;
       /** Absolute or cwd-relative path as resolved against the config file's directory. */
       readonly path: string;
       /** Tokens per trace hash block (`traffic.source.block_size`, default 512). */

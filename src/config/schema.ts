@@ -13,7 +13,12 @@ import { Engine } from "./schemaEngine.js";
 import { checkPlannerDocument, Planner, plannerDocumentWhen } from "./schemaPlanner.js";
 import { fail, fraction, nonNegNum, PATH, positiveOr, posNum } from "./schemaPrimitives.js";
 import { Router } from "./schemaRouter.js";
-import { DEFAULT_TRAFFIC, Traffic } from "./schemaTraffic.js";
+import {
+  checkTraceFormatDocument,
+  DEFAULT_TRAFFIC,
+  Traffic,
+  traceFormatDocumentWhen,
+} from "./schemaTraffic.js";
 
 const Sla = z
   .strictObject({
@@ -58,7 +63,8 @@ export const PredictConfig = z
     /** fleetsim extension: GPU-hour prices (docs/cost.md); only prices the run, never changes it. */
     cost: Cost.prefault({}),
   })
-  .superRefine(checkPlannerDocument, plannerDocumentWhen);
+  .superRefine(checkPlannerDocument, plannerDocumentWhen)
+  .superRefine(checkTraceFormatDocument, traceFormatDocumentWhen);
 
 export type PredictConfigOutput = z.output<typeof PredictConfig>;
 

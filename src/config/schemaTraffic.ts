@@ -24,6 +24,7 @@ import {
   unsupportedKey,
 } from "./schemaPrimitives.js";
 import { lengthField } from "./schemaTrafficLength.js";
+import { type SingleFileFormat, SUPPORTED_FORMATS, TRACE_FORMAT_RULES } from "./traceFormats.js";
 
 const AGENTIC_LOAD = "agentic trace load";
 
@@ -87,7 +88,7 @@ const Source = z
     question_tokens: lengthField(0),
     format: oneOf(
       ["mooncake", "mooncake-delta", "agentic_mooncake", "applied_compute_agentic", "dynamo", "weka"],
-      ["mooncake", "dynamo"],
+      SUPPORTED_FORMATS,
     ).optional(),
     paths: z.array(z.string().min(1)).optional(),
     block_size: posInt().optional(),
@@ -163,7 +164,8 @@ const Source = z
       };
     }
     // Non-null paths: the refinement above required them.
-    if (src.format === "dynamo") {
+    const format = src.format ?? "mooncake";
+    if (format === "dynamo") {
       // The block size is embedded in a Dynamo trace; an explicit one is only an equality check.
       return {
         type: "trace" as const,
@@ -174,7 +176,7 @@ const Source = z
     }
     return {
       type: "trace" as const,
-      format: "mooncake" as const,
+      format: format satisfies SingleFileFormat,
       path: src.paths![0],
       block_size: src.block_size ?? 512,
     };
@@ -331,7 +333,9 @@ export const Traffic = z
           `trace traffic does not accept count stops ${pyList(counts)}; a trace runs to its end or to ${PATH}.max_virtual_time_seconds`,
           ["stop"],
         );
+        return;
       }
+      checkTraceFormat(ctx, source.format, load.type, stop);
       return;
     }
     const sessions = source.type === "synthetic-session";
@@ -348,6 +352,32 @@ export const Traffic = z
     const staged = (load.type === "poisson" || load.type === "constant_rate") && load.stages !== null;
     checkCountStop(ctx, stop, sessions, staged);
   });
+
+/** What the trace's format allows (traceFormats.ts): its loads, and the virtual-time cap. */
+function checkTraceFormat(
+  ctx: Ctx,
+  format: keyof typeof TRACE_FORMAT_RULES,
+  load: string,
+  stop: StopConfig | undefined,
+): void {
+  const rules = TRACE_FORMAT_RULES[format];
+  const loads: readonly string[] = rules.loads;
+  if (!loads.includes(load)) {
+    fail(
+      ctx,
+      `${PATH}='${load}' is not supported with traffic.source.format='${format}' (${rules.unit}); use ${loads.map((l) => `'${l}'`).join(" or ")}`,
+      ["load", "type"],
+    );
+    return;
+  }
+  if (!rules.maxVirtualTime && stop?.max_virtual_time_seconds !== undefined) {
+    fail(
+      ctx,
+      `${PATH} is not supported with traffic.source.format='${format}' (${rules.unit}, replayed to its end); remove it`,
+      ["stop", "max_virtual_time_seconds"],
+    );
+  }
+}
 
 /** The rate a synthetic source needs: requests (or stages) for requests, sessions for sessions. */
 function checkRate(
@@ -428,6 +458,46 @@ function checkCountStop(ctx: Ctx, stop: StopConfig | undefined, sessions: boolea
     fail(ctx, `${what} requires exactly one stop condition, got ${pyList(given)}`, ["stop"]);
   }
 }
+
+/** What the document-level format rules read (`checkTraceFormatDocument`). */
+export interface TraceFormatDocument {
+  readonly traffic: { readonly source: { readonly type: string; readonly format?: string } };
+  readonly engine: { readonly mode: string };
+  readonly planner: { readonly policy: string };
+}
+
+/**
+ * The format rules that read other sections (traceFormats.ts): an aggregated engine and no
+ * Planner for `mooncake-delta` and `agentic_mooncake`, as the reference requires.
+ */
+export function checkTraceFormatDocument(doc: TraceFormatDocument, ctx: Ctx): void {
+  const source = doc.traffic.source;
+  if (source.type !== "trace" || source.format === undefined) return;
+  const format = source.format as keyof typeof TRACE_FORMAT_RULES;
+  const rules = TRACE_FORMAT_RULES[format];
+  if (rules.aggregatedOnly && doc.engine.mode !== "aggregated") {
+    fail(
+      ctx,
+      `${PATH}='${doc.engine.mode}' is not supported with traffic.source.format='${format}' (${rules.unit}); it replays on an aggregated deployment only`,
+      ["engine", "mode"],
+    );
+  }
+  if (rules.plannerDisabled && doc.planner.policy !== "disabled") {
+    fail(
+      ctx,
+      `${PATH}='${doc.planner.policy}' is not supported with traffic.source.format='${format}' (${rules.unit}); the format requires planner.policy='disabled'`,
+      ["planner", "policy"],
+    );
+  }
+}
+
+/** Sections whose issues make `checkTraceFormatDocument` skip: it would judge unvalidated values. */
+const FORMAT_DOCUMENT_SECTIONS: ReadonlySet<unknown> = new Set(["traffic", "engine", "planner"]);
+
+export const traceFormatDocumentWhen = {
+  when: (payload: z.core.ParsePayload) =>
+    !payload.issues.some((iss) => iss.path !== undefined && FORMAT_DOCUMENT_SECTIONS.has(iss.path[0])),
+};
 
 export type TrafficConfig = z.output<typeof Traffic>;
 export type SourceConfig = TrafficConfig["source"];

@@ -1,10 +1,10 @@
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
+import { outputBlockHash } from "../util/outputBlockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
 import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
 import { KvBlockPool } from "./kvBlockPool.js";
-import { outputBlockHash } from "./outputHashes.js";
 import { PassStats } from "./passStats.js";
 import { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";

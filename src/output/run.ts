@@ -87,8 +87,17 @@ export const runPlannerSchema = z.strictObject({
 export type RunPlanner = z.infer<typeof runPlannerSchema>;
 
 export const runTrafficSchema = z.strictObject({
-  /** `synthetic` (`synthetic-shared-prefix`, `synthetic-session`), or the trace format (`mooncake`, `dynamo`). */
-  source: z.enum(["synthetic", "synthetic-shared-prefix", "synthetic-session", "mooncake", "dynamo"]),
+  /** `synthetic` (`synthetic-shared-prefix`, `synthetic-session`), or the trace format (`traffic.source.format`). */
+  source: z.enum([
+    "synthetic",
+    "synthetic-shared-prefix",
+    "synthetic-session",
+    "mooncake",
+    "mooncake-delta",
+    "agentic_mooncake",
+    "applied_compute_agentic",
+    "dynamo",
+  ]),
   /** The trace's file name (the first file of a Dynamo trace in shards); null for synthetic traffic. */
   trace: z.string().nullable(),
   /** Trace files read (0 for synthetic traffic). */

@@ -1,9 +1,12 @@
 /**
- * Pipeline step "workload": the request table a run spec describes (a Mooncake or Dynamo trace,
- * or a synthetic generator), hashed for the deployment's engine block size.
+ * Pipeline step "workload": the request table a run spec describes (a trace of one of the
+ * formats of docs/traces.md, or a synthetic generator), hashed for the deployment's engine block
+ * size.
  */
 import { engineBlockSize } from "../config/blockSize.js";
 import type { RunSpec } from "../config/runSpec.js";
+import { loadAgenticMooncakeTrace } from "../traffic/agenticMooncake.js";
+import { loadAppliedComputeAgenticTrace } from "../traffic/appliedComputeAgentic.js";
 import {
   buildDynamoTable,
   type DynamoRequests,
@@ -11,6 +14,7 @@ import {
   readDynamoRequests,
 } from "../traffic/dynamoTrace.js";
 import { loadMooncakeTrace } from "../traffic/mooncake.js";
+import { loadMooncakeDeltaTrace } from "../traffic/mooncakeDelta.js";
 import { openMooncakeStream } from "../traffic/mooncakeStream.js";
 import type { RequestSource } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
@@ -32,11 +36,21 @@ export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void)
     return buildDynamoTable(requests, { engineBlockSize: blockSize });
   }
   if (source.type === "trace") {
-    return loadMooncakeTrace(source.path, {
+    const opts = {
       traceBlockSize: source.blockSize,
       engineBlockSize: blockSize,
       requireTimestamps: spec.load.type === "trace_timestamps",
-    });
+    };
+    switch (source.format) {
+      case "mooncake":
+        return loadMooncakeTrace(source.path, opts);
+      case "mooncake-delta":
+        return loadMooncakeDeltaTrace(source.path, opts);
+      case "agentic_mooncake":
+        return loadAgenticMooncakeTrace(source.path, opts);
+      case "applied_compute_agentic":
+        return loadAppliedComputeAgenticTrace(source.path, opts);
+    }
   }
   return makeSyntheticWorkload(source, spec.load, spec.stop, blockSize);
 }

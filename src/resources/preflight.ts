@@ -12,6 +12,7 @@
  */
 import { engineBlockSize } from "../config/blockSize.js";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { TraceFormat } from "../config/traceFormats.js";
 import { DEFAULT_COLLECT_LIMIT } from "../metrics/exactStatsBuilder.js";
 import { DEFAULT_CHUNK_ROWS, DEFAULT_RESIDENT_ROWS, REQUEST_LOG_ROW_BYTES } from "../metrics/requestLog.js";
 import type { ResourceBudget } from "./budget.js";
@@ -65,7 +66,7 @@ export interface WorkloadSize {
   readonly coordinatorRssBytes: number;
   /** `scan`: counted in the trace; `synthetic`: from the generator's settings; `unknown`: the scan failed (the load reports why). */
   readonly source: "scan" | "synthetic" | "unknown";
-  readonly format: "mooncake" | "dynamo" | "synthetic";
+  readonly format: TraceFormat | "synthetic";
   readonly rows: number;
   /** Σ ⌊prompt / engine block size⌋: the prompts' block hashes the run holds. */
   readonly engineBlocks: number;
@@ -270,7 +271,9 @@ function workloadBytes(w: WorkloadSize, liveRows: number, share = 1): number {
     return ends + c.streamBufferBytes + liveRows * (c.bytesPerLiveRow + blocksPerRow * c.bytesPerEngineBlock);
   }
   const perRow = c.bytesPerRow + (w.format === "dynamo" ? c.dynamoBytesPerRow : 0);
-  const perId = w.format === "synthetic" ? 0 : c.bytesPerHashId[w.format];
+  // The one-file formats are all read as Mooncake rows are (u32 hash ids).
+  const perId =
+    w.format === "synthetic" ? 0 : c.bytesPerHashId[w.format === "dynamo" ? "dynamo" : "mooncake"];
   return ends + share * (w.rows * perRow + w.engineBlocks * c.bytesPerEngineBlock + w.hashIds * perId);
 }
 

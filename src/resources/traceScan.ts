@@ -5,11 +5,15 @@
  * a systematic sample of at most `MAX_SAMPLES` lines is parsed for the prompt sizes; the first and
  * last request of each file give the trace's time span. Memory: one chunk plus the sample.
  */
+import type { TraceFormat } from "../config/traceFormats.js";
 import { openTraceStream } from "../traffic/jsonlReader.js";
 
 /** What the preflight needs to know of a trace. */
 export interface TraceSize {
-  /** Requests (Mooncake rows; Dynamo `request_end` rows, estimated from the sample's share). */
+  /**
+   * Requests (Mooncake rows; Dynamo `request_end` rows; `num_turns + 1` per applied-compute
+   * session), estimated from the sample's requests per line.
+   */
   readonly rows: number;
   /** Non-blank lines read. */
   readonly lines: number;
@@ -37,15 +41,34 @@ export const MAX_SAMPLES = 4096;
 
 interface Sample {
   readonly request: boolean;
+  /** Requests the line becomes (an `applied_compute_agentic` session: one per turn; else 1). */
+  readonly requests: number;
+  /** Sums over the line's requests: prompt tokens, trace hash ids, full engine blocks. */
   readonly input: number;
   readonly hashes: number;
+  readonly engineBlocks: number;
   readonly arrivalMs: number | null;
   /** The row names a session (Mooncake `session_id`). */
   readonly session: boolean;
 }
 
-/** Reads one row of either format; null for a line that is not JSON (the load reports it). */
-function sampleOf(line: string, format: "mooncake" | "dynamo", traceBlockSize: number): Sample | null {
+const NOT_A_REQUEST: Sample = {
+  request: false,
+  requests: 0,
+  input: 0,
+  hashes: 0,
+  engineBlocks: 0,
+  arrivalMs: null,
+  session: false,
+};
+
+/** Reads one row of any format; null for a line that is not JSON (the load reports it). */
+function sampleOf(
+  line: string,
+  format: TraceFormat,
+  traceBlockSize: number,
+  engineBlockSize: number,
+): Sample | null {
   let row: unknown;
   try {
     row = JSON.parse(line);
@@ -55,34 +78,61 @@ function sampleOf(line: string, format: "mooncake" | "dynamo", traceBlockSize: n
   if (row === null || typeof row !== "object") return null;
   const r = row as Record<string, unknown>;
   const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  const one = (input: number, hashes: number, arrivalMs: number | null, session: boolean): Sample => ({
+    request: true,
+    requests: 1,
+    input,
+    hashes,
+    engineBlocks: Math.floor(input / engineBlockSize),
+    arrivalMs,
+    session,
+  });
   if (format === "dynamo") {
     const request = r["request"] as Record<string, unknown> | undefined;
     const replay = request?.["replay"] as Record<string, unknown> | undefined;
-    if (r["event_type"] !== "request_end" || replay === undefined) {
-      return { request: false, input: 0, hashes: 0, arrivalMs: null, session: false };
-    }
+    if (r["event_type"] !== "request_end" || replay === undefined) return NOT_A_REQUEST;
     const hashes = replay["input_sequence_hashes"];
     const received = num(request?.["request_received_ms"]);
     const event = num(r["event_time_unix_ms"]);
     const total = num(request?.["total_time_ms"]);
-    return {
-      request: true,
-      input: num(replay["input_length"]) ?? 0,
-      hashes: Array.isArray(hashes) ? hashes.length : 0,
-      arrivalMs: received ?? (event !== null && total !== null ? event - total : event),
-      session: false,
-    };
+    return one(
+      num(replay["input_length"]) ?? 0,
+      Array.isArray(hashes) ? hashes.length : 0,
+      received ?? (event !== null && total !== null ? event - total : event),
+      false,
+    );
   }
+  if (format === "applied_compute_agentic") return sessionSample(r, traceBlockSize, engineBlockSize);
+  // The Mooncake family: a delta turn is sized by its delta here (its prompt grows in the load).
   const ids = r["hash_ids"];
   const hashes = Array.isArray(ids) ? ids.length : 0;
-  const input = num(r["input_length"]) ?? num(r["input_tokens"]) ?? hashes * traceBlockSize;
-  return {
-    request: true,
-    input,
+  return one(
+    num(r["input_length"]) ?? num(r["input_tokens"]) ?? hashes * traceBlockSize,
     hashes,
-    arrivalMs: num(r["timestamp"]) ?? num(r["created_time"]),
-    session: r["session_id"] !== undefined && r["session_id"] !== null,
-  };
+    num(r["timestamp"]) ?? num(r["created_time"]),
+    // Sessions and dependency graphs are replayed from the table, not streamed.
+    format !== "mooncake" || (r["session_id"] !== undefined && r["session_id"] !== null),
+  );
+}
+
+/** An `applied_compute_agentic` session: its `num_turns + 1` growing prompts (traffic/appliedComputeAgentic.ts). */
+function sessionSample(r: Record<string, unknown>, traceBlockSize: number, engineBlockSize: number): Sample {
+  const nums = (v: unknown): number[] =>
+    Array.isArray(v) ? v.map((x) => (typeof x === "number" ? x : 0)) : [];
+  const turns = typeof r["num_turns"] === "number" ? Math.max(0, Math.floor(r["num_turns"])) : 0;
+  const assistant = nums(r["assistant_response_length"]);
+  const tool = nums(r["tool_call_output_length"]);
+  let length = typeof r["input_prompt_length"] === "number" ? r["input_prompt_length"] : 0;
+  let input = 0;
+  let hashes = 0;
+  let engineBlocks = 0;
+  for (let k = 0; k <= turns; k++) {
+    input += length;
+    hashes += Math.ceil(length / traceBlockSize);
+    engineBlocks += Math.floor(length / engineBlockSize);
+    length += (assistant[k] ?? 0) + (tool[k] ?? 0);
+  }
+  return { request: true, requests: turns + 1, input, hashes, engineBlocks, arrivalMs: null, session: true };
 }
 
 interface FileScan {
@@ -160,12 +210,12 @@ async function scanFile(
 /** Scans a trace's files (plain or gzip). I/O errors propagate: the caller leaves them to the load. */
 export async function scanTrace(
   paths: readonly string[],
-  format: "mooncake" | "dynamo",
+  format: TraceFormat,
   traceBlockSize: number,
   engineBlockSize: number,
 ): Promise<TraceSize> {
   const state = { stride: 1, samples: [] as Sample[] };
-  const parse = (line: string): Sample | null => sampleOf(line, format, traceBlockSize);
+  const parse = (line: string): Sample | null => sampleOf(line, format, traceBlockSize, engineBlockSize);
   let lines = 0;
   let bytes = 0;
   let first: number | null = null;
@@ -187,15 +237,16 @@ export async function scanTrace(
     if (s.session || s.arrivalMs === null || s.arrivalMs < previous) ordered = false;
     else previous = s.arrivalMs;
   }
-  const share = state.samples.length === 0 ? 1 : requests.length / state.samples.length;
+  const perLine = (sum: number): number => (state.samples.length === 0 ? 1 : sum / state.samples.length);
+  const sampledRequests = requests.reduce((sum, s) => sum + s.requests, 0);
   const mean = (f: (s: Sample) => number): number =>
-    requests.length === 0 ? 0 : requests.reduce((sum, s) => sum + f(s), 0) / requests.length;
+    sampledRequests === 0 ? 0 : requests.reduce((sum, s) => sum + f(s), 0) / sampledRequests;
   return {
-    rows: Math.round(lines * share),
+    rows: Math.round(lines * perLine(sampledRequests)),
     lines,
     meanInputTokens: mean((s) => s.input),
     meanHashIds: mean((s) => s.hashes),
-    meanEngineBlocks: mean((s) => Math.floor(s.input / engineBlockSize)),
+    meanEngineBlocks: mean((s) => s.engineBlocks),
     spanMs: first === null || last === null ? null : Math.max(0, last - first),
     sampled: state.samples.length,
     bytes,

@@ -13,12 +13,13 @@ import type { RequestSource, WorkloadInfo } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { asRequestSource } from "../traffic/tableSource.js";
 import type { RowWindow } from "../util/rowWindow.js";
-import { ArrivalPlan, type Arrivals, StreamArrivals } from "./arrivals.js";
+import { type Arrivals, StreamArrivals } from "./arrivals.js";
 import { EventHeap, eventOrder, Phase } from "./eventHeap.js";
 import { InvariantChecker, InvariantViolation, invariantsEnabledByEnv } from "./invariants.js";
 import type { ReplayResult, ReplayStall } from "./result.js";
 import { RowQueue } from "./rowQueue.js";
 import type { ScalingPolicy } from "./scaling.js";
+import { tableArrivals } from "./tableArrivals.js";
 import { TickObserver } from "./tickObserver.js";
 
 export type { ReplayResult, ReplayStall } from "./result.js";
@@ -204,7 +205,7 @@ export class Replay implements ClusterHost {
     this.cluster = cluster;
     this.passHeaps = cluster.pools.map(() => new EventHeap(64));
     this.plan =
-      source.table !== null ? new ArrivalPlan(source.table, spec.load) : new StreamArrivals(source.info);
+      source.table !== null ? tableArrivals(source.table, spec.load) : new StreamArrivals(source.info);
     this.runsEnabled = !(opts.referenceStepper ?? referenceStepperByEnv());
     this.runsIndependent = !this.plan.hasDependentArrivals;
     this.window = {

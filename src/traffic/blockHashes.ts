@@ -198,6 +198,22 @@ export interface PackedBlockHashes {
 }
 
 /**
+ * Where each of `count` prompts' full-block hashes start in a packed array (`count + 1` offsets,
+ * the last the total). A RangeError past 2^31 − 1 blocks.
+ */
+export function blockOffsetsOf(count: number, inputLength: Int32Array, engineBlockSize: number): Int32Array {
+  const offsets = new Int32Array(count + 1);
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    offsets[i] = total;
+    total += fullBlockCount(inputLength[i], engineBlockSize);
+    if (total > 0x7fffffff) throw new RangeError(`too many engine blocks (more than ${0x7fffffff})`);
+  }
+  offsets[count] = total;
+  return offsets;
+}
+
+/**
  * Hashes `count` prompts whose u32 hash ids are packed in `ids` (prompt i uses
  * `ids[idOffsets[i] .. idOffsets[i+1])`) and whose lengths are `inputLength[i]` (each ≤ its capacity).
  */
@@ -209,15 +225,8 @@ export function hashPrompts(
   traceBlockSize: number,
   engineBlockSize: number,
 ): PackedBlockHashes {
-  const offsets = new Int32Array(count + 1);
-  let total = 0;
-  for (let i = 0; i < count; i++) {
-    offsets[i] = total;
-    total += fullBlockCount(inputLength[i], engineBlockSize);
-  }
-  offsets[count] = total;
-  if (total > 0x7fffffff) throw new RangeError(`too many engine blocks (${total})`);
-  const hashes = new Float64Array(total);
+  const offsets = blockOffsetsOf(count, inputLength, engineBlockSize);
+  const hashes = new Float64Array(offsets[count]);
   for (let i = 0; i < count; i++) {
     const start = idOffsets[i];
     computeBlockHashes(

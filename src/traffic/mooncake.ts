@@ -7,7 +7,7 @@
  * A `null` optional field counts as absent. Every malformed row fails with a TraceError naming the file,
  * the 1-based line and the field.
  */
-import { hashPrompts } from "./blockHashes.js";
+import { hashPrompts, type PackedBlockHashes } from "./blockHashes.js";
 import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
 import { readJsonlLines } from "./jsonlReader.js";
 import { checkFirstTurn, MooncakeRowParser } from "./mooncakeRow.js";
@@ -32,15 +32,44 @@ export interface MooncakeLoadOptions {
 }
 
 /**
- * Loads a Mooncake trace into a RequestTable. Timestamps are normalized so the earliest first-turn
- * timestamp is 0 (all timestamps shift by the same amount). Speedup is not applied here: the driver
- * divides timestamps and delays.
+ * A Mooncake trace's rows, validated and grouped into sessions, before their prompts are hashed:
+ * what both the full-prompt loader (`loadMooncakeTrace`) and the delta loader
+ * (`mooncakeDelta.ts`) build their tables from.
+ */
+export interface MooncakeRows
+  extends Pick<
+    RequestTable,
+    | "count"
+    | "timestampMs"
+    | "outputLength"
+    | "session"
+    | "turn"
+    | "delayAfterPreviousMs"
+    | "nextTurnRow"
+    | "requestIds"
+    | "sessionIds"
+    | "sessionFirstRow"
+  > {
+  readonly path: string;
+  /** Tokens the row's `hash_ids` describe (clamped to their capacity). */
+  readonly inputLength: Int32Array;
+  /** The rows' u32 hash ids, packed: row i uses `ids[idOffsets[i] .. idOffsets[i + 1])`. */
+  readonly ids: Uint32Array;
+  readonly idOffsets: Int32Array;
+  /** 1-based line of each row (blank lines skipped), for errors found after the read. */
+  readonly lines: Int32Array;
+}
+
+/**
+ * Reads and validates a Mooncake trace's rows and groups them into sessions. Timestamps are
+ * normalized so the earliest first-turn timestamp is 0 (all timestamps shift by the same amount).
+ * Speedup is not applied here: the driver divides timestamps and delays.
  *
  * A later turn's `delayAfterPreviousMs` is its `delay`/`delay_ms` if given, else its timestamp minus the
  * previous turn's timestamp when both are present (negative differences clamp to 0), else 0. A nonzero
  * delay on a first turn is an error.
  */
-export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions): Promise<RequestTable> {
+export async function readMooncakeRows(path: string, opts: MooncakeLoadOptions): Promise<MooncakeRows> {
   const T = opts.traceBlockSize;
   const E = opts.engineBlockSize;
   if (!(Number.isInteger(T) && T > 0))
@@ -56,6 +85,7 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
   const turn = new GrowableI32();
   const delay = new GrowableF64();
   const nextTurnRow = new GrowableI32();
+  const lines = new GrowableI32();
   const ids = new GrowableU32(1 << 16);
   const idOffsets = new GrowableI32();
   idOffsets.push(0);
@@ -108,6 +138,7 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
     turn.push(turnIndex);
     delay.push(delayMs);
     nextTurnRow.push(-1);
+    lines.push(lineNo);
     requestIds.push(f.requestId);
   };
 
@@ -128,24 +159,55 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
     for (let i = 0; i < count; i++) ts[i] -= minStart; // NaN stays NaN
   }
 
-  const inputs = inputLength.toArray();
-  const packed = hashPrompts(count, ids.data, idOffsets.data, inputs, T, E);
-
   return {
+    path,
     count,
     timestampMs: ts,
-    inputLength: inputs,
+    inputLength: inputLength.toArray(),
     outputLength: outputLength.toArray(),
     session: session.toArray(),
     turn: turn.toArray(),
     delayAfterPreviousMs: delay.toArray(),
-    blockOffsets: packed.offsets,
-    blockHashes: packed.hashes,
-    engineBlockSize: E,
+    nextTurnRow: nextTurnRow.toArray(),
     requestIds,
     sessionIds,
-    sessionCount: sessionIds.length,
     sessionFirstRow: firstRows,
-    nextTurnRow: nextTurnRow.toArray(),
+    ids: ids.data,
+    idOffsets: idOffsets.data,
+    lines: lines.toArray(),
+  };
+}
+
+/** Loads a Mooncake trace (every row a full prompt) into a RequestTable (`readMooncakeRows`' rules). */
+export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions): Promise<RequestTable> {
+  const rows = await readMooncakeRows(path, opts);
+  const E = opts.engineBlockSize;
+  const packed = hashPrompts(rows.count, rows.ids, rows.idOffsets, rows.inputLength, opts.traceBlockSize, E);
+  return mooncakeTable(rows, rows.inputLength, packed, E);
+}
+
+/** The table of Mooncake rows whose prompts are `inputLength` tokens hashed as `packed`. */
+export function mooncakeTable(
+  rows: MooncakeRows,
+  inputLength: Int32Array,
+  packed: PackedBlockHashes,
+  engineBlockSize: number,
+): RequestTable {
+  return {
+    count: rows.count,
+    timestampMs: rows.timestampMs,
+    inputLength,
+    outputLength: rows.outputLength,
+    session: rows.session,
+    turn: rows.turn,
+    delayAfterPreviousMs: rows.delayAfterPreviousMs,
+    blockOffsets: packed.offsets,
+    blockHashes: packed.hashes,
+    engineBlockSize,
+    requestIds: rows.requestIds,
+    sessionIds: rows.sessionIds,
+    sessionCount: rows.sessionIds.length,
+    sessionFirstRow: rows.sessionFirstRow,
+    nextTurnRow: rows.nextTurnRow,
   };
 }

@@ -6,7 +6,7 @@
  */
 import { toU32 } from "./blockHashes.js";
 import type { GrowableU32 } from "./columns.js";
-import { describeValue, TraceError } from "./traceError.js";
+import { describeValue, parseJsonObject, TraceError } from "./traceError.js";
 
 const MAX_I32 = 0x7fffffff;
 
@@ -32,6 +32,8 @@ export interface MooncakeFields {
 export class MooncakeRowParser {
   /** Line of the row parsed last (errors found after `parse` name it too). */
   line = 0;
+  /** The JSON object of the row parsed last, for the fields a format adds (`agentic_mooncake`). */
+  row: Readonly<Record<string, unknown>> = {};
   readonly fields: MooncakeFields = {
     inputLength: 0,
     outputLength: 0,
@@ -47,6 +49,11 @@ export class MooncakeRowParser {
     readonly path: string,
     /** Tokens per trace hash block. */
     private readonly traceBlockSize: number,
+    /**
+     * Whether an `input_length` above the hash capacity is clamped to it (Mooncake, as the
+     * reference's loader) or an error (`agentic_mooncake`, whose reference loader rejects it).
+     */
+    private readonly clampInput = true,
   ) {}
 
   /** A TraceError at the row parsed last. */
@@ -60,17 +67,8 @@ export class MooncakeRowParser {
    */
   parse(text: string, lineNo: number, ids: GrowableU32): MooncakeFields {
     this.line = lineNo;
-    const path = this.path;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      throw new TraceError(path, lineNo, `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      throw new TraceError(path, lineNo, `expected a JSON object, got ${describeValue(parsed)}`);
-    }
-    const r = parsed as Row;
+    const r: Row = parseJsonObject(this.path, lineNo, text);
+    this.row = r;
     const f = this.fields;
 
     // hash_ids (required): non-negative integers, truncated to u32.
@@ -97,7 +95,14 @@ export class MooncakeRowParser {
 
     // input_length | input_tokens (optional; defaults to and is clamped to the hash capacity).
     const inKey = pickKey(r, "input_length", "input_tokens");
-    const isl = inKey === null ? capacity : Math.min(this.readCount(r, inKey), capacity);
+    const authored = inKey === null ? capacity : this.readCount(r, inKey);
+    if (!this.clampInput && authored > capacity) {
+      throw this.error(
+        inKey!,
+        `${authored} tokens exceed the ${capacity} that ${hashIds.length} hash_ids of ${this.traceBlockSize} tokens hold`,
+      );
+    }
+    const isl = Math.min(authored, capacity);
     if (isl > MAX_I32) throw this.error("hash_ids", `prompt of ${isl} tokens is too long`);
     f.inputLength = isl;
 
@@ -134,7 +139,7 @@ export class MooncakeRowParser {
   }
 
   /** A non-negative integer that fits an Int32 column. */
-  private readCount(r: Row, key: string): number {
+  readCount(r: Row, key: string): number {
     const v = r[key];
     if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
       throw this.error(key, `expected a non-negative integer, got ${describeValue(v)}`);
@@ -144,7 +149,7 @@ export class MooncakeRowParser {
   }
 
   /** A finite number of milliseconds (non-negative when `nonNegative`). */
-  private readMs(r: Row, key: string, nonNegative: boolean): number {
+  readMs(r: Row, key: string, nonNegative: boolean): number {
     const v = r[key];
     if (typeof v !== "number" || !Number.isFinite(v) || (nonNegative && v < 0)) {
       const what = nonNegative ? "a non-negative number of milliseconds" : "a number of milliseconds";

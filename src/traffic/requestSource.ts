@@ -19,7 +19,7 @@ export interface WorkloadInfo {
   readonly lastFirstTurnMs: number;
   /** The longest context, prompt + output − 1 tokens, over every row (−1 for an empty workload). */
   readonly longestContext: number;
-  /** Whether some request's end can make another ready (a session's later turn). */
+  /** Whether some request's end can make another ready (a session's later turn, a dependent request). */
   readonly hasLaterTurns: boolean;
 }
 

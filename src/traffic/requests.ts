@@ -33,4 +33,17 @@ export interface RequestTable {
   readonly sessionFirstRow: Int32Array;
   /** Row index of the next turn of the same session, or -1. */
   readonly nextTurnRow: Int32Array;
+  /**
+   * A dependency graph between rows (`agentic_mooncake`, traffic/agenticMooncake.ts), or absent:
+   * then sessions decide (`nextTurnRow`). With it every row is a session of its own, a row
+   * without dependencies is ready at its timestamp and a row with some is ready
+   * `delayAfterPreviousMs` after the last of them ended (sim/dagArrivals.ts).
+   */
+  readonly dependencies?: RequestDependencies | null;
+}
+
+/** Row r waits for rows `waitRows[waitOffsets[r] .. waitOffsets[r + 1])` (acyclic; repeats count twice). */
+export interface RequestDependencies {
+  readonly waitOffsets: Int32Array;
+  readonly waitRows: Int32Array;
 }

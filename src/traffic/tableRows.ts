@@ -16,6 +16,10 @@ export function selectRows(
   needTimestamps: boolean,
 ): RequestTable {
   checkRows(rows, table.count);
+  // A dependency graph does not survive dropped rows (a kept row could wait for a dropped one);
+  // only Dynamo traces are cut into windows (retune), and they have none.
+  if ((table.dependencies ?? null) !== null)
+    throw new RangeError("rows: a table with dependencies cannot be cut");
   const n = rows.length;
   const timestampMs = new Float64Array(n);
   const inputLength = new Int32Array(n);

@@ -18,7 +18,8 @@ export function tableInfo(table: RequestTable): WorkloadInfo {
     const ctx = table.inputLength[r] + table.outputLength[r] - 1;
     if (ctx > longest) longest = ctx;
   }
-  let later = false;
+  // A later session turn, or a row waiting for others, is made ready by another's end.
+  let later = (table.dependencies?.waitRows.length ?? 0) > 0;
   const next = table.nextTurnRow;
   for (let r = 0; r < next.length && !later; r++) later = next[r] >= 0;
   return {

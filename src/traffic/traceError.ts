@@ -35,3 +35,17 @@ export function describeValue(value: unknown): string {
   }
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
+
+/** A trace line parsed as a JSON object; a TraceError at its line when it is not one. */
+export function parseJsonObject(path: string, line: number, text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new TraceError(path, line, `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new TraceError(path, line, `expected a JSON object, got ${describeValue(parsed)}`);
+  }
+  return parsed as Record<string, unknown>;
+}

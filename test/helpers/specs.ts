@@ -14,10 +14,10 @@ export function tempDir(prefix = "fleetsim-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** Writes Mooncake rows to a fresh temp file and returns its path. */
-export function writeTrace(rows: readonly Record<string, unknown>[], dir = tempDir()): string {
+/** Writes trace rows (objects JSON-encoded, strings verbatim) to a fresh temp file and returns its path. */
+export function writeTrace(rows: ReadonlyArray<object | string>, dir = tempDir()): string {
   const path = join(dir, "trace.jsonl");
-  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  writeFileSync(path, rows.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n");
   return path;
 }
 

@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { APPLIED_COMPUTE_REFERENCE_ROW } from "../../scripts/make-format-fixtures.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
 import { DEFAULT_EXECUTION } from "../../src/config/runSpec.js";
 import {
@@ -106,6 +107,28 @@ describe("scanTrace", () => {
     expect(s.meanEngineBlocks).toBe(4);
     expect(s.meanHashIds).toBe(4);
     expect(s.spanMs).toBe(4000);
+  });
+
+  it("an applied_compute_agentic session counts num_turns + 1 requests of growing prompts; no span, not streamed", async () => {
+    const session = APPLIED_COMPUTE_REFERENCE_ROW;
+    const s = await scanTrace([writeJsonl([session, session])], "applied_compute_agentic", 64, 16);
+    expect(s.rows).toBe(6);
+    // Prompts of 100, 140 and 200 tokens: ⌊/16⌋ = 6, 8, 12 blocks; ⌈/64⌉ = 2, 3, 4 ids.
+    expect(s.meanInputTokens).toBeCloseTo(440 / 3, 9);
+    expect(s.meanEngineBlocks).toBeCloseTo(26 / 3, 9);
+    expect(s.meanHashIds).toBe(3);
+    expect(s.spanMs).toBeNull();
+    expect(s.streamable).toBe(false);
+  });
+
+  it("delta and agentic Mooncake rows are sized as Mooncake rows and never streamed", async () => {
+    const rows = rowsOf(10, () => 640);
+    for (const format of ["mooncake-delta", "agentic_mooncake"] as const) {
+      const s = await scanTrace([writeJsonl(rows)], format, 512, 64);
+      expect(s.rows).toBe(10);
+      expect(s.meanEngineBlocks).toBe(10);
+      expect(s.streamable).toBe(false);
+    }
   });
 });
 

@@ -3,8 +3,13 @@
  * request, so such a block can only ever be hit by the same request (re-admission after
  * preemption), never by another one. The hash chains from the previous block exactly like a
  * prompt block (mocker.md §1.2), so it is stable across preemptions.
+ *
+ * `req` is the request's row in the workload. The engine names its output blocks with it, and a
+ * `mooncake-delta` session (traffic/mooncakeDelta.ts) names the previous turn's output the same
+ * way inside the next turn's prompt, so that prompt can hit the blocks the previous turn
+ * generated — which is why the function lives below both.
  */
-import { chainHash } from "../util/blockHash.js";
+import { chainHash } from "./blockHash.js";
 
 const OUTPUT_SALT = 0x6f757470; // "outp"
 
