@@ -78,7 +78,7 @@ const CASES: readonly Case[] = [
     name: "weka trace format",
     sets: ["traffic.source={type: trace, format: weka, paths: [a]}"],
     path: "traffic.source.format",
-    message: `traffic.source.format='weka' ${NOT_YET} (supported: 'mooncake' or 'dynamo')`,
+    message: `traffic.source.format='weka' ${NOT_YET} (supported: 'mooncake', 'mooncake-delta', 'agentic_mooncake', 'applied_compute_agentic' or 'dynamo')`,
   },
   {
     name: "two trace paths",
