@@ -474,10 +474,10 @@ const CASES: readonly Case[] = [
     message: UNKNOWN_MODEL_MESSAGE,
   },
   {
-    name: "host offload",
-    sets: [`${ROLE}.kv_cache.host_offload={num_host_blocks: 10}`],
-    path: `${ROLE}.kv_cache.host_offload`,
-    message: `${ROLE}.kv_cache.host_offload ${NOT_YET} (KV host offload)`,
+    name: "G3 (disk) offload",
+    sets: [`${ROLE}.kv_cache.g3_offload={num_g3_blocks: 10}`],
+    path: `${ROLE}.kv_cache.g3_offload`,
+    message: `${ROLE}.kv_cache.g3_offload ${NOT_YET} (G3 KV offload)`,
   },
   {
     name: "fixed timing without decode_ms",
