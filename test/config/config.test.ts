@@ -39,6 +39,7 @@ describe("defaults", () => {
         prefix_caching: true,
         bytes_per_token: "auto",
         capacity: { type: "default", memory_fraction: 0.9, cuda_graph_reserved_bytes: 0 },
+        host_offload: null,
       },
       timing: { type: "default", forward_model: "op_level", fpm_parquet_path: undefined },
       startup_seconds: 0,
@@ -91,6 +92,7 @@ describe("defaults", () => {
         timing: { type: "polynomial" },
         startupSeconds: 0,
         maxModelLen: 40960,
+        hostOffload: null,
       },
     });
   });

@@ -74,6 +74,19 @@ const KIND_PATHS: Record<string, readonly string[]> = {
  * `retune.planner`. A new schema key must be written by a golden run or be listed here.
  */
 const NOT_IN_ANY_RUN = [
+  // Present only with kv_cache.host_offload (test/cli/offload.test.ts checks its keys).
+  "kv_offload",
+  "kv_offload.evicted_blocks",
+  "kv_offload.host_blocks_per_tier",
+  "kv_offload.loaded_blocks",
+  "kv_offload.loaded_bytes_per_gpu",
+  "kv_offload.loaded_tokens",
+  "kv_offload.loads",
+  "kv_offload.mean_load_ms",
+  "kv_offload.resident_blocks",
+  "kv_offload.scope",
+  "kv_offload.stored_blocks",
+  "kv_offload.tiers",
   "planner.retune_events[].failed_candidates[][0].planner",
   "planner.retune_events[].failed_candidates[][0].planner.*",
   "planner.retune_events[].failed_candidates[][0].router",
