@@ -94,6 +94,7 @@ export class WorkerPool {
           prefixCaching: spec.prefixCaching,
           maxModelLen: spec.maxModelLen,
           asyncScheduling: spec.asyncScheduling,
+          speculation: spec.speculation ?? null,
         },
         this.timing,
         this.observer,

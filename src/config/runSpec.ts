@@ -4,6 +4,7 @@
  * a name says otherwise.
  */
 
+import type { SpeculationSpec } from "../engine/speculation.js";
 import type { PlannerSettings } from "../planner/types.js";
 import type { TimingSpec } from "../timing/timingSpec.js";
 import type {
@@ -51,6 +52,11 @@ export interface WorkerRoleSpec {
   readonly hardware?: string;
   /** vLLM `max_model_len`; prompts with length ≥ this are rejected. `null` = no limit. */
   readonly maxModelLen: number | null;
+  /**
+   * `engine.speculation` (docs/speculation.md), the same for every role (a prefill worker never
+   * speculates); absent (specs built in code) or null = off.
+   */
+  readonly speculation?: SpeculationSpec | null;
 }
 
 interface EngineCommon {

@@ -29,6 +29,8 @@ export interface ReplayResult {
   readonly passes: number;
   /** Of `passes`, those delivered within runs of plain decode passes (decode-run merging; 0 with the reference stepper). */
   readonly passesInRuns: number;
+  /** Speculative decoding's counters over the run (docs/speculation.md); null when it is off. */
+  readonly speculation: SpeculationCounts | null;
   readonly disaggregated: boolean;
   /** Worker transitions caused by scaling (empty for a fixed deployment). */
   readonly lifecycleOperations: readonly LifecycleOperation[];
@@ -39,6 +41,13 @@ export interface ReplayResult {
    * waited for it and nothing else could happen (`STALL_TICKS` ticks in a row); null otherwise.
    */
   readonly stalled: ReplayStall | null;
+}
+
+/** Sequence passes that verified drafts, the drafts they verified, and the tokens they emitted. */
+export interface SpeculationCounts {
+  readonly drafts: number;
+  readonly draftTokens: number;
+  readonly tokens: number;
 }
 
 /** A run the scaling policy starved: its pool had no worker for `STALL_TICKS` ticks while requests waited. */

@@ -4,6 +4,7 @@ import type { OpPerfTables } from "../hardware/perfTables.js";
 import type { ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import type { TimingModel } from "./timingModel.js";
+import type { DraftKind } from "./timingSpec.js";
 
 /** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
 export interface Parallelism {
@@ -37,7 +38,13 @@ type GemmOp = {
   readonly dtype: WeightDtype;
   readonly repeat: number;
 };
-type MemOp = { readonly name: string; readonly bytesPerToken: number; readonly repeat: number };
+type MemOp = {
+  readonly name: string;
+  readonly bytesPerToken: number;
+  readonly repeat: number;
+  /** Times it runs in one MTP draft step (one decoder layer plus the draft token's embedding). */
+  readonly perDraftStep: number;
+};
 
 /**
  * The op-level forward-pass model (`timing: {type: default}`, aisimulate.md §4.2): a pass is the
@@ -54,6 +61,13 @@ type MemOp = { readonly name: string; readonly bytesPerToken: number; readonly r
  *
  * Speed: the attention-free part of a pass depends only on the token count, so it is memoized by
  * token count; attention is one table interpolation per pass.
+ *
+ * Speculative decoding (docs/speculation.md): a verify pass runs each speculating sequence's real
+ * token and its draft tokens as decode positions — the GEMMs, MoE, norms and all-reduces at all
+ * positions, the LM head on every position, decode attention with every position as a query row
+ * over its sequence's context (AIConfigurator's `(nextn + 1)` decode batch) — plus the drafter's
+ * own work: nothing for `ngram` (host-side lookup), one decoder layer, the LM head and one
+ * layer's decode attention per draft step for `mtp`.
  */
 export class OpLevelTiming implements TimingModel {
   private readonly layerGemms: GemmOp[] = [];
@@ -65,6 +79,7 @@ export class OpLevelTiming implements TimingModel {
   private readonly logitsN: number;
   private readonly tokenCostCache = new Map<number, number>();
   private readonly logitsCache = new Map<number, number>();
+  private readonly draftLayerCache = new Map<number, number>();
 
   constructor(
     private readonly model: ModelArchitecture,
@@ -73,6 +88,8 @@ export class OpLevelTiming implements TimingModel {
     private readonly parallel: Parallelism,
     /** Host time outside kernels per non-empty pass (timing/hostOverhead.ts); none by default. */
     private readonly host: HostOverhead = { perPassMs: 0, perSequenceMs: 0 },
+    /** How draft tokens are made when the worker speculates (null: it does not). */
+    private readonly drafter: DraftKind | null = null,
   ) {
     const tp = parallel.tensor;
     const h = model.hiddenSize;
@@ -94,13 +111,23 @@ export class OpLevelTiming implements TimingModel {
     });
     this.layerGemms.push({ name: "proj_gemm", n: h, k: this.headsPerGpu * hd, dtype: w, repeat: L });
     // add+norm reads and writes 2 × hidden activations (residual + normed), BF16.
-    this.tokenMemOps.push({ name: "add_norm", bytesPerToken: (2 * h + 2 * h) * 2, repeat: 2 * L });
-    this.tokenMemOps.push({ name: "embedding", bytesPerToken: h * 2, repeat: 1 });
+    this.tokenMemOps.push({
+      name: "add_norm",
+      bytesPerToken: (2 * h + 2 * h) * 2,
+      repeat: 2 * L,
+      perDraftStep: 2,
+    });
+    this.tokenMemOps.push({ name: "embedding", bytesPerToken: h * 2, repeat: 1, perDraftStep: 1 });
     if (model.moe === null) {
       const inter = model.intermediateSize / tp;
       this.layerGemms.push({ name: "gate_up_gemm", n: 2 * inter, k: h, dtype: w, repeat: L });
       this.layerGemms.push({ name: "down_gemm", n: h, k: inter, dtype: w, repeat: L });
-      this.tokenMemOps.push({ name: "act_gate", bytesPerToken: (2 * inter + inter) * 2, repeat: L });
+      this.tokenMemOps.push({
+        name: "act_gate",
+        bytesPerToken: (2 * inter + inter) * 2,
+        repeat: L,
+        perDraftStep: 1,
+      });
     } else {
       this.layerGemms.push({
         name: "router_gemm",
@@ -137,6 +164,40 @@ export class OpLevelTiming implements TimingModel {
   }
 
   /**
+   * A decode pass in which `draftSequences` of the `batch` sequences verify `draftTokens` draft
+   * tokens: `batch + draftTokens` positions through the layers, the LM head and decode attention
+   * (each position a query row over the mean context), host time per sequence, and the drafts.
+   */
+  private verifyMs(batch: number, meanContext: number, draftSequences: number, draftTokens: number): number {
+    const rows = batch + draftTokens;
+    const context = Math.max(1, Math.round(meanContext));
+    const ms =
+      this.tokenCost(rows) +
+      this.logits(rows) +
+      this.numLayers * this.decodeAttention(rows, context) +
+      this.hostMs(batch) +
+      this.draftMs(draftSequences, draftTokens, context);
+    return Math.max(ms, 1e-3);
+  }
+
+  /**
+   * The drafter's GPU time for `draftTokens` drafts of `draftSequences` sequences: none for
+   * `ngram` (the lookup runs on the host, inside the per-sequence host overhead); for `mtp`, one
+   * draft step per draft token of a sequence (the mean, rounded up), each one decoder layer at
+   * one row per sequence, the LM head on those rows and one layer of decode attention.
+   */
+  private draftMs(draftSequences: number, draftTokens: number, context: number): number {
+    if (this.drafter !== "mtp" || draftSequences <= 0 || draftTokens <= 0) return 0;
+    const steps = Math.ceil(draftTokens / draftSequences);
+    return (
+      steps *
+      (this.draftLayerMs(draftSequences) +
+        this.logits(draftSequences) +
+        this.decodeAttention(draftSequences, context))
+    );
+  }
+
+  /**
    * A mixed pass: prefill of one batch plus decode of another, run as ONE forward pass, as vLLM
    * runs it: the GEMMs, norms, all-reduces and the MoE see all tokens of the pass at once (the
    * weights are read once), the LM head runs once over every sequence's last row, and the two
@@ -151,20 +212,30 @@ export class OpLevelTiming implements TimingModel {
     activeKvTokens: number,
     meanContext: number,
     totalKvTokens: number,
+    draftSequences = 0,
+    draftTokens = 0,
   ): number {
     const perRequestNew = prefillCount > 0 && meanIsl > meanPrefix ? meanIsl - meanPrefix : 0;
     const prefillRows = perRequestNew > 0 ? prefillCount : 0;
     const decodeRows = Math.max(decodeBatch, 0);
+    // Drafts ride decoding sequences only.
+    const drafts = decodeRows > 0 && draftSequences > 0 && draftTokens > 0 ? draftTokens : 0;
     if (prefillRows === 0 && decodeRows === 0) return 0;
-    if (prefillRows === 0) return this.decodeMs(decodeRows, activeKvTokens, meanContext, totalKvTokens);
+    if (prefillRows === 0) {
+      return drafts === 0
+        ? this.decodeMs(decodeRows, activeKvTokens, meanContext, totalKvTokens)
+        : this.verifyMs(decodeRows, meanContext, draftSequences, drafts);
+    }
     const L = this.numLayers;
     let ms =
-      this.tokenCost(prefillRows * perRequestNew + decodeRows) +
-      this.logits(prefillRows + decodeRows) +
+      this.tokenCost(prefillRows * perRequestNew + decodeRows + drafts) +
+      this.logits(prefillRows + decodeRows + drafts) +
       L * this.prefillAttention(prefillRows, perRequestNew, meanPrefix) +
       this.hostMs(prefillRows + decodeRows);
     if (decodeRows > 0) {
-      ms += L * this.decodeAttention(decodeRows, Math.max(1, Math.round(meanContext)));
+      const context = Math.max(1, Math.round(meanContext));
+      ms += L * this.decodeAttention(decodeRows + drafts, context);
+      if (drafts > 0) ms += this.draftMs(draftSequences, drafts, context);
     }
     return ms;
   }
@@ -237,6 +308,45 @@ export class OpLevelTiming implements TimingModel {
     return sum;
   }
 
+  /**
+   * One MTP draft step's layer work for `tokens` rows (memoized): one decoder layer's GEMMs (or
+   * router + MoE), its norms, activation and all-reduces, and the draft token's embedding. The
+   * draft head's own input projection is left out (docs/speculation.md).
+   */
+  private draftLayerMs(tokens: number): number {
+    const cached = this.draftLayerCache.get(tokens);
+    if (cached !== undefined) return cached;
+    const t = this.tables;
+    const L = this.numLayers;
+    let ms = 0;
+    // Each layer GEMM runs `repeat = L` times in a pass: once per layer.
+    for (const g of this.layerGemms) ms += (g.repeat / L) * t.gemm(g.dtype, tokens, g.n, g.k);
+    if (this.model.moe !== null) ms += this.moeLayerMs(tokens);
+    for (const m of this.tokenMemOps) ms += m.perDraftStep * this.memOpMs(tokens * m.bytesPerToken);
+    const tp = this.parallel.tensor;
+    if (tp > 1) ms += 3 * t.allReduce(tp, tokens * this.hiddenBytesPerToken);
+    if (this.draftLayerCache.size < 1 << 16) this.draftLayerCache.set(tokens, ms);
+    return ms;
+  }
+
+  /** One MoE layer's fused experts for `tokens` tokens of each attention-DP rank. */
+  private moeLayerMs(tokens: number): number {
+    const moe = this.model.moe!;
+    const p = this.parallel;
+    return this.tables.moe(
+      this.model.weightDtype,
+      // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
+      // balanced (each rank is priced on its own batch).
+      tokens * p.attentionData,
+      this.model.hiddenSize,
+      moe.expertIntermediateSize,
+      moe.topK,
+      moe.numExperts,
+      p.moeTensor,
+      p.moeExpert,
+    );
+  }
+
   private logits(rows: number): number {
     const cached = this.logitsCache.get(rows);
     if (cached !== undefined) return cached;
@@ -252,27 +362,8 @@ export class OpLevelTiming implements TimingModel {
     for (const g of this.layerGemms) {
       ops.push({ name: g.name, repeat: g.repeat, latencyMs: g.repeat * t.gemm(g.dtype, tokens, g.n, g.k) });
     }
-    const moe = this.model.moe;
-    if (moe !== null) {
-      const p = this.parallel;
-      ops.push({
-        name: "moe",
-        repeat: this.numLayers,
-        latencyMs:
-          this.numLayers *
-          t.moe(
-            this.model.weightDtype,
-            // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
-            // balanced (each rank is priced on its own batch).
-            tokens * p.attentionData,
-            this.model.hiddenSize,
-            moe.expertIntermediateSize,
-            moe.topK,
-            moe.numExperts,
-            p.moeTensor,
-            p.moeExpert,
-          ),
-      });
+    if (this.model.moe !== null) {
+      ops.push({ name: "moe", repeat: this.numLayers, latencyMs: this.numLayers * this.moeLayerMs(tokens) });
     }
     for (const m of this.tokenMemOps) {
       ops.push({
