@@ -290,7 +290,7 @@ function observationOf(m: MergedTraffic, speculating: boolean): TrafficObservati
  * the Planner keeps its last value. Without speculation every forward emits one token: 1 for a
  * window with completed requests, as before speculation was simulated.
  */
-function acceptLengthOf(m: MergedTraffic, speculating: boolean): number | null {
+export function acceptLengthOf(m: TrafficWindow, speculating: boolean): number | null {
   if (!speculating) return m.shapeCount > 0 ? 1 : null;
   return m.acceptForwards > 0 ? m.acceptTokens / m.acceptForwards : null;
 }

@@ -65,6 +65,8 @@ export abstract class AdditiveTiming implements TimingModel {
     activeKvTokens: number,
     meanContext: number,
     totalKvTokens: number,
+    _draftSequences = 0,
+    _draftTokens = 0,
   ): number {
     const prefill = prefillCount > 0 ? this.prefillMs(prefillCount, meanIsl, meanPrefix) : 0;
     const decode =
