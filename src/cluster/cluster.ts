@@ -1,3 +1,4 @@
+import type { PassStats } from "../engine/passStats.js";
 import type { Sequence } from "../engine/sequence.js";
 import { type PlainPassSink, Signal, VllmEngine } from "../engine/vllmEngine.js";
 import { type Collector, Terminal } from "../metrics/collector.js";
@@ -41,6 +42,14 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   passes = 0;
   /** Of `passes`, those whose ends were delivered within runs (`runDecodes`). */
   passesInRuns = 0;
+  /**
+   * Speculative decoding over the run (docs/speculation.md), counted at pass ends: sequence
+   * passes that verified drafts, the drafts they verified, and the tokens they emitted.
+   */
+  readonly speculation = { drafts: 0, draftTokens: 0, tokens: 0 };
+  /** `speculation.drafts` and `.tokens` since the Planner's last traffic window (`takeAcceptSample`). */
+  private windowDrafts = 0;
+  private windowTokens = 0;
   protected readonly source: RequestSource;
   protected readonly collector: Collector;
   protected readonly host: ClusterHost;
@@ -324,11 +333,33 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const D = pool.ranksPerWorker;
     for (let r = 0; r < D; r++) {
       const slot = w * D + r;
+      const stats = pool.engines[slot].stats;
+      if (stats.specDrafts > 0) this.countSpeculation(stats);
       this.deliverSignals(pool, slot, t);
       if (r === D - 1) this.cancelDeferred(pool, w, t);
       this.slotFreed(pool, slot, t);
     }
     this.removeIfDrained(pool, w, t);
+  }
+
+  private countSpeculation(stats: PassStats): void {
+    const s = this.speculation;
+    s.drafts += stats.specDrafts;
+    s.draftTokens += stats.specDraftTokens;
+    s.tokens += stats.specTokens;
+    this.windowDrafts += stats.specDrafts;
+    this.windowTokens += stats.specTokens;
+  }
+
+  /**
+   * The accept-length sample since the previous call (a traffic window of the Planner): tokens
+   * emitted by the sequence passes that verified drafts, and those passes; then starts a new one.
+   */
+  takeAcceptSample(): { readonly tokens: number; readonly forwards: number } {
+    const sample = { tokens: this.windowTokens, forwards: this.windowDrafts };
+    this.windowDrafts = 0;
+    this.windowTokens = 0;
+    return sample;
   }
 
   private deliverSignals(pool: WorkerPool, slot: number, t: number): void {

@@ -107,6 +107,7 @@ export class WorkerPool {
           maxModelLen: spec.maxModelLen,
           asyncScheduling: spec.asyncScheduling,
           hostOffload: this.hostOffloadFor(w * this.ranksPerWorker + r),
+          speculation: spec.speculation ?? null,
         },
         this.timing,
         this.observer,

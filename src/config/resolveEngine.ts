@@ -6,6 +6,7 @@
 
 import { statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
+import type { SpeculationSpec } from "../engine/speculation.js";
 import { gpuSpec } from "../hardware/catalog.js";
 import { HardwareError } from "../hardware/errors.js";
 import type { GpuSpec } from "../hardware/gpu.js";
@@ -38,13 +39,16 @@ export function resolveEngine(
     engine.perf_database === undefined ? null : resolvePath(configDir, engine.perf_database);
   const roleContext: RoleContext = { engineHardware: engine.hardware, deployment, perfDatabase, report };
   const common = { model: engine.model, hardware: engine.hardware, backend: engine.backend };
+  // Only a speculating run's roles carry the key: specs of other runs stay as they were.
+  const spec = speculationOf(engine);
+  const speculation = spec === null ? {} : { speculation: spec };
 
   if (engine.mode === "aggregated") {
     const aggregated = resolveRole(engine.workers.aggregated, rolePath("aggregated"), roleContext);
     // After the roles: an unknown model they already reported is not reported again here.
     const maxModelLen = resolveContextLength(engine, contextLength, deployment, report);
     if (aggregated === undefined || maxModelLen === undefined) return undefined;
-    return { mode: "aggregated", ...common, aggregated: { ...aggregated, maxModelLen } };
+    return { mode: "aggregated", ...common, aggregated: { ...aggregated, maxModelLen, ...speculation } };
   }
 
   const prefill = resolveRole(engine.workers.prefill, rolePath("prefill"), roleContext);
@@ -62,9 +66,21 @@ export function resolveEngine(
   return {
     mode: "disaggregated",
     ...common,
-    prefill: { ...prefill, maxModelLen },
-    decode: { ...decode, maxModelLen },
+    prefill: { ...prefill, maxModelLen, ...speculation },
+    decode: { ...decode, maxModelLen, ...speculation },
     kvTransfer,
+  };
+}
+
+/** `engine.speculation` as every role's engines read it (docs/speculation.md); null = off. */
+function speculationOf(engine: EngineConfig): SpeculationSpec | null {
+  const s = engine.speculation;
+  if (s === undefined || s === null) return null;
+  return {
+    kind: s.kind,
+    numSpeculativeTokens: s.num_speculative_tokens,
+    acceptanceRates: s.acceptance_rates,
+    seed: s.seed,
   };
 }
 

@@ -4,6 +4,7 @@
  * a name says otherwise.
  */
 
+import type { SpeculationSpec } from "../engine/speculation.js";
 import type { PlannerSettings } from "../planner/types.js";
 import type { TimingSpec } from "../timing/timingSpec.js";
 import type {
@@ -54,6 +55,11 @@ export interface WorkerRoleSpec {
   readonly maxModelLen: number | null;
   /** `kv_cache.host_offload` (docs/offload.md); absent or null: no host tier. */
   readonly hostOffload?: HostOffloadSpec | null;
+  /**
+   * `engine.speculation` (docs/speculation.md), the same for every role (a prefill worker never
+   * speculates); absent (specs built in code) or null = off.
+   */
+  readonly speculation?: SpeculationSpec | null;
 }
 
 /** The host-memory KV tier of a role (`kv_cache.host_offload`, the reference's G2). */

@@ -22,6 +22,7 @@ import {
   up,
 } from "./schemaPrimitives.js";
 import { AggregatedRole, disaggregatedRole, HardwareId, type RoleConfig } from "./schemaRole.js";
+import { Speculation } from "./schemaSpeculation.js";
 
 export type { RoleConfig };
 
@@ -30,9 +31,8 @@ const MODES = ["aggregated", "disaggregated"] as const;
 const REFERENCE_ONLY_MODES: ReadonlySet<unknown> = new Set(["afd"]);
 const DEFAULT_MODE = "aggregated";
 
-/** Engine-level reference knobs fleetsim does not model yet (perf-database and speculation controls). */
+/** Engine-level reference knobs fleetsim does not model yet (perf-database and AIC estimator controls). */
 const UNSUPPORTED_ENGINE_KNOBS = [
-  "speculation",
   "forward_model",
   "systems_path",
   "estimation_mode",
@@ -67,6 +67,8 @@ const COMMON = {
   context_length: positiveOr("integer", "max").default("max"),
   /** fleetsim extension: an AIConfigurator-format perf-data tree (`<dir>/<gpu>/vllm/<version>/*.parquet`). */
   perf_database: z.string().min(1).optional(),
+  /** Speculative decoding of every worker (docs/speculation.md); absent or null = off. */
+  speculation: Speculation.nullable().optional(),
   ...unsupportedEngineKnobs,
 };
 

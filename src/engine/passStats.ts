@@ -20,6 +20,11 @@ export class PassStats {
   numQueuedDecode = 0;
   sumQueuedDecodeKvTokens = 0;
   sumQueuedDecodeKvTokensSq = 0;
+  /** Speculative decoding: sequences that verified drafts in this pass, and the drafts they verified. */
+  specDrafts = 0;
+  specDraftTokens = 0;
+  /** Tokens those sequences emitted (1 + accepted drafts each): the accept length's numerator. */
+  specTokens = 0;
 
   reset(): void {
     this.wallTimeS = 0;
@@ -30,6 +35,9 @@ export class PassStats {
     this.numDecodeRequests = 0;
     this.sumDecodeKvTokens = 0;
     this.sumDecodeKvTokensSq = 0;
+    this.specDrafts = 0;
+    this.specDraftTokens = 0;
+    this.specTokens = 0;
   }
 }
 

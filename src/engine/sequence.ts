@@ -31,6 +31,8 @@ export class Sequence {
   readonly outputHashes: number[] = [];
   /** Serial of the engine's latest started pass when the request was queued (async scheduling). */
   queuedAfterPass = 0;
+  /** Draft tokens this sequence verifies in the pass being formed (speculative decoding; 0 = none). */
+  drafts = 0;
 
   constructor(
     req: number,

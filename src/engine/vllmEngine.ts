@@ -8,6 +8,7 @@ import { KvBlockPool } from "./kvBlockPool.js";
 import { PassStats } from "./passStats.js";
 import { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
+import { BurstSampler, type SpeculationSpec } from "./speculation.js";
 
 /**
  * What a worker does in the deployment: `aggregated` serves whole requests; `prefill` computes
@@ -33,6 +34,11 @@ export interface EngineConfig {
   readonly asyncScheduling?: boolean;
   /** The host-memory KV tier behind this cache (docs/offload.md); absent or null: none. */
   readonly hostOffload?: EngineHostOffload | null;
+  /**
+   * `engine.speculation` (docs/speculation.md): decoding sequences verify up to K draft tokens per
+   * pass and emit 1 + the accepted ones. Absent or null = off. A prefill worker never speculates.
+   */
+  readonly speculation?: SpeculationSpec | null;
 }
 
 /** How an engine reaches its host KV tier. */
@@ -148,6 +154,9 @@ export class VllmEngine {
   private runRows = new Int32Array(64);
   /** Where a run's requests cross block boundaries (`runPlainDecodes`). */
   private readonly boundaries = new BlockBoundaries();
+  /** Speculative decoding: draft tokens per sequence per pass (0 = off) and the acceptance draws. */
+  private readonly draftLimit: number;
+  private readonly sampler: BurstSampler | null;
 
   constructor(
     private readonly config: EngineConfig,
@@ -156,6 +165,9 @@ export class VllmEngine {
   ) {
     this.pool = new KvBlockPool(config.numGpuBlocks);
     this.host = config.hostOffload ?? null;
+    const spec = config.role === "prefill" ? null : (config.speculation ?? null);
+    this.draftLimit = spec === null ? 0 : spec.numSpeculativeTokens;
+    this.sampler = spec === null ? null : new BurstSampler(spec);
   }
 
   get waitingCount(): number {
@@ -273,6 +285,8 @@ export class VllmEngine {
 
     // 1. Running requests first, in queue order.
     const running = this.running;
+    let draftSequences = 0;
+    let draftTokens = 0;
     let i = 0;
     while (i < running.length && budget > 0) {
       const s = running[i];
@@ -281,7 +295,15 @@ export class VllmEngine {
         i++;
         continue;
       }
-      const desired = Math.min(remaining, budget);
+      let desired = Math.min(remaining, budget);
+      // Speculative decoding: a decoding sequence (its last token to compute, past its prefill)
+      // verifies that token and up to K drafts, no more than its remaining output can use and the
+      // token budget allows; their KV slots are allocated with it.
+      const drafts =
+        this.draftLimit > 0 && remaining === 1 && s.numComputed >= s.prefillTarget
+          ? Math.min(this.draftLimit, s.maxOutput - s.generated - 1, budget - 1)
+          : 0;
+      if (drafts > 0) desired = 1 + drafts;
       let currentPreempted = false;
       while (!this.ensureBlocks(s, s.numComputed + desired)) {
         // LIFO: the newest running request gives its KV back and is recomputed later.
@@ -294,7 +316,15 @@ export class VllmEngine {
         }
       }
       if (currentPreempted) break;
-      this.compute(s, desired);
+      if (drafts > 0) {
+        // The real token is computed now; accepted drafts become computed at emission.
+        this.compute(s, 1);
+        s.drafts = drafts;
+        draftSequences++;
+        draftTokens += drafts;
+      } else {
+        this.compute(s, desired);
+      }
       budget -= desired;
       i++;
     }
@@ -417,6 +447,11 @@ export class VllmEngine {
       ready++;
       activeKv += len;
       stats.sumDecodeKvTokensSq += len * len;
+      if (s.drafts > 0) {
+        if (this.emitBurst(s)) finishing++;
+        else running[write++] = s;
+        continue;
+      }
       s.generated++;
       if (s.generated >= s.maxOutput) {
         finishing++;
@@ -470,6 +505,8 @@ export class VllmEngine {
             activeKv,
             decodeBatch > 0 ? activeKv / decodeBatch : 0,
             cfg.numGpuBlocks * bs,
+            draftSequences,
+            draftTokens,
           )
         : 0;
     if (!(ms >= 0) || !Number.isFinite(ms)) {
@@ -579,7 +616,10 @@ export class VllmEngine {
     const cfg = this.config;
     const running = this.running;
     const batch = running.length;
-    if (cfg.role === "prefill" || batch === 0 || batch > cfg.maxBatchedTokens) return 0;
+    // A speculating batch grows by a sampled burst per sequence per pass: never a plain run.
+    if (cfg.role === "prefill" || this.draftLimit > 0 || batch === 0 || batch > cfg.maxBatchedTokens) {
+      return 0;
+    }
     // Admission would run (startPass step 2): the queue heads are tried, not a plain pass.
     if (
       batch < cfg.maxSequences &&
@@ -598,6 +638,40 @@ export class VllmEngine {
       if (left < passesLeft) passesLeft = left;
     }
     return Math.max(0, passesLeft);
+  }
+
+  /**
+   * Emits the tokens of a sequence that verified `s.drafts` drafts in this pass (speculative
+   * decoding): 1 + the accepted leading drafts, capped by its remaining output (the draft count
+   * already is). The accepted drafts' KV is kept — they become computed tokens, their full blocks
+   * registered — and the slots of the rejected ones are freed; the last emitted token is left to
+   * compute, as after any decode pass. Returns whether the request completed (its KV released).
+   */
+  private emitBurst(s: Sequence): boolean {
+    const drafts = s.drafts;
+    s.drafts = 0;
+    const tokens = this.sampler!.burst(s.req, s.generated, drafts);
+    const stats = this.stats;
+    stats.specDrafts++;
+    stats.specDraftTokens += drafts;
+    stats.specTokens += tokens;
+    const before = s.numComputed;
+    s.numComputed = before + tokens - 1;
+    if (this.config.prefixCaching) this.registerFullBlocks(s, before, s.numComputed);
+    for (let k = 1; k < tokens; k++) this.signal(s.req, Signal.Token);
+    s.generated += tokens;
+    if (s.generated >= s.maxOutput) {
+      this.signal(s.req, Signal.TokenAndComplete);
+      this.releaseBlocks(s);
+      return true;
+    }
+    this.signal(s.req, Signal.Token);
+    // Rejected drafts' slots: blocks past the computed tokens were allocated for them only.
+    const keep = Math.ceil(s.numComputed / this.config.blockSize);
+    const blocks = s.blocks;
+    for (let k = blocks.length - 1; k >= keep; k--) this.pool.release(blocks[k]);
+    if (blocks.length > keep) blocks.length = keep;
+    return false;
   }
 
   /** When the latest pass ends (or ended). */

@@ -435,8 +435,9 @@ export const PLANNER_KNOBS = [
   {
     // PlannerConfig's fallback speculative-decoding depth (planner.md §1.1): the SLA load loop
     // clamps the observed accept length to [1, nextn + 1] when a worker advertises no depth
-    // (§4.4). A fleetsim extension of the public schema, so written only when set; fleetsim
-    // simulates no speculative decoding (accept length 1), so it changes no simulated decision.
+    // (§4.4). A fleetsim extension of the public schema, so written only when set. Workers with
+    // `engine.speculation` advertise their own depth, which wins (docs/speculation.md); without
+    // it the observed accept length is 1, which no clamp changes.
     yaml: "speculative_nextn",
     plannerConfig: "speculative_nextn",
     written: "notDefault",

@@ -28,6 +28,18 @@ export interface SummaryInput {
   readonly decodeGpusPerWorker: number;
   /** The `timeseries` buckets (saturation is judged on them). */
   readonly timeline: Pick<TimelineSamples, "intervalMs" | "count">;
+  /**
+   * Speculative decoding over the run: sequence passes that verified drafts, the drafts, the
+   * tokens those passes emitted; null (or absent) when it is off.
+   */
+  readonly speculation?: SpeculationInput | null;
+}
+
+/** Speculative decoding's counters over a run (the replay's `SpeculationCounts`). */
+export interface SpeculationInput {
+  readonly drafts: number;
+  readonly draftTokens: number;
+  readonly tokens: number;
 }
 
 const SUMMARY_COLUMNS: readonly LogColumn[] = [
@@ -179,6 +191,25 @@ export function buildSummary(
     saturation_backlog_growth: sat.growth,
     saturation_window_ms: sat.windowMs,
     backlog_at_last_arrival: sat.backlogAtLastArrival,
+    ...speculationKeys(result.speculation ?? null),
+  };
+}
+
+/**
+ * fleetsim extension (docs/speculation.md): vLLM's `spec_decode` counters — drafts (sequence
+ * passes that verified drafts), draft tokens, accepted tokens — with the mean acceptance length
+ * (tokens per such pass, 1 + accepted / drafts) and the draft acceptance rate (accepted / draft
+ * tokens); 0 for a ratio with nothing to divide by.
+ */
+function speculationKeys(s: SpeculationInput | null): Partial<Summary> {
+  if (s === null) return {};
+  const accepted = s.tokens - s.drafts;
+  return {
+    spec_decode_num_drafts: s.drafts,
+    spec_decode_num_draft_tokens: s.draftTokens,
+    spec_decode_num_accepted_tokens: accepted,
+    spec_decode_mean_acceptance_length: s.drafts > 0 ? s.tokens / s.drafts : 0,
+    spec_decode_draft_acceptance_rate: s.draftTokens > 0 ? accepted / s.draftTokens : 0,
   };
 }
 

@@ -156,6 +156,15 @@ export const runInfoSchema = z.strictObject({
   client: z
     .strictObject({ request_ms: z.number(), response_ms: z.number(), timeout_seconds: z.number().nullable() })
     .optional(),
+  /** `engine.speculation` as resolved (docs/speculation.md), only when the workers speculate. */
+  speculation: z
+    .strictObject({
+      kind: z.enum(["ngram", "mtp"]),
+      num_speculative_tokens: z.number(),
+      acceptance_rates: z.array(z.number()),
+      seed: z.number(),
+    })
+    .optional(),
   /** The GPU-hour price of each GPU system the run provisions, USD (docs/cost.md); absent when one has none. */
   cost: z.strictObject({ usd_per_gpu_hour: z.record(z.string(), z.number()) }).optional(),
 });

@@ -83,6 +83,19 @@ const WITH_SLA = [
 const COST = ["cost_usd", "cost_per_million_output_tokens_usd", "cost_per_good_request_usd"] as const;
 export type CostKey = (typeof COST)[number];
 
+/**
+ * fleetsim extension (docs/speculation.md): speculative decoding's counters, written only when
+ * `engine.speculation` is set, named after vLLM's `spec_decode` metrics.
+ */
+const SPECULATION = [
+  "spec_decode_num_drafts",
+  "spec_decode_num_draft_tokens",
+  "spec_decode_num_accepted_tokens",
+  "spec_decode_mean_acceptance_length",
+  "spec_decode_draft_acceptance_rate",
+] as const;
+export type SpeculationKey = (typeof SPECULATION)[number];
+
 /** Summary keys that depend on host speed; they are the only keys that differ between two runs. */
 export const HOST_TIME_KEYS = [
   "wall_time_ms",
@@ -91,7 +104,7 @@ export const HOST_TIME_KEYS = [
 ] as const satisfies readonly (typeof ALWAYS)[number][];
 
 type Shape = { [K in (typeof ALWAYS)[number] | StatKey<SummaryDistribution>]: z.ZodNumber } & {
-  [K in (typeof WITH_SLA)[number] | CostKey]: z.ZodOptional<z.ZodNumber>;
+  [K in (typeof WITH_SLA)[number] | CostKey | SpeculationKey]: z.ZodOptional<z.ZodNumber>;
 };
 
 function shape(): Shape {
@@ -100,6 +113,7 @@ function shape(): Shape {
   for (const d of SUMMARY_DISTRIBUTIONS) for (const s of SUMMARY_STAT_NAMES) out[`${s}_${d}`] = z.number();
   for (const k of WITH_SLA) out[k] = z.number().optional();
   for (const k of COST) out[k] = z.number().optional();
+  for (const k of SPECULATION) out[k] = z.number().optional();
   return out as Shape;
 }
 

@@ -37,6 +37,8 @@ export function timingKey(engine: EngineSpec): string {
     r.moeTensor,
     r.moeExpert,
     r.asyncScheduling,
+    // The drafter prices a speculating pass's draft work (a key only when speculating).
+    ...(r.speculation ? [r.speculation.kind] : []),
   ];
   return JSON.stringify(
     engine.mode === "aggregated"

@@ -37,6 +37,21 @@ export function buildRunInfo(spec: RunSpec, table: Pick<WorkloadInfo, "count" | 
     traffic: runTraffic(spec, table),
     sla: runSla(spec),
     ...runClient(spec),
+    ...runSpeculation(roles[roles.length - 1][1]),
+  };
+}
+
+/** The decode (or aggregated) role's speculation: every role carries the engine's one block. */
+function runSpeculation(role: WorkerRoleSpec): Pick<RunInfo, "speculation"> {
+  const s = role.speculation ?? null;
+  if (s === null) return {};
+  return {
+    speculation: {
+      kind: s.kind,
+      num_speculative_tokens: s.numSpeculativeTokens,
+      acceptance_rates: [...s.acceptanceRates],
+      seed: s.seed,
+    },
   };
 }
 

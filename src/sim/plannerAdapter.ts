@@ -29,6 +29,7 @@ import type {
   TickSnapshot,
   TrafficWindow,
 } from "./scaling.js";
+import { emptyTrafficWindow, type MutableTrafficWindow } from "./scaling.js";
 
 /** The planner report's types live with the prediction.json contract (src/output/planner.ts). */
 export type { BootstrapInfo, PlannerReport, ScalingEvent };
@@ -50,7 +51,7 @@ export class PlannerReplayAdapter implements ScalingPolicy {
   private readonly target: Record<Role, number | null> = { prefill: null, decode: null };
   private readonly recommended: Record<Role, number | null> = { prefill: null, decode: null };
   private readonly startCount: Record<Role, number>;
-  private pending: MergedTraffic = emptyMerged();
+  private pending: MergedTraffic = emptyTrafficWindow();
   private readonly scalingEvents: ScalingEvent[] = [];
   private readonly recommendedEvents: ScalingEvent[] = [];
   private readonly ticks: PlannerTick[] = [];
@@ -61,6 +62,8 @@ export class PlannerReplayAdapter implements ScalingPolicy {
     private readonly bootstrap: BootstrapInfo,
     /** The retune controller when `planner.retune` is set (retune-only router retune). */
     readonly retune: RetuneController | null = null,
+    /** Whether the workers speculate (`engine.speculation`): the accept length is then observed. */
+    private readonly speculating = false,
   ) {
     this.startCount = { prefill: start.prefill, decode: start.decode };
     this.startSettings = core.settings;
@@ -84,8 +87,8 @@ export class PlannerReplayAdapter implements ScalingPolicy {
     mergeInto(this.pending, snap.traffic);
     let traffic: TrafficObservation | null = null;
     if (scheduled.needTrafficMetrics) {
-      traffic = observationOf(this.pending);
-      this.pending = emptyMerged();
+      traffic = observationOf(this.pending, this.speculating);
+      this.pending = emptyTrafficWindow();
     }
     const workers = this.workerCounts(snap, disagg);
     const effects = this.core.tick({
@@ -252,19 +255,8 @@ export class PlannerReplayAdapter implements ScalingPolicy {
   }
 }
 
-interface MergedTraffic {
-  durationS: number;
-  numReq: number;
-  shapeCount: number;
-  sumIsl: number;
-  sumOsl: number;
-  hitRateCount: number;
-  sumKvHitRate: number;
-}
-
-function emptyMerged(): MergedTraffic {
-  return { durationS: 0, numReq: 0, shapeCount: 0, sumIsl: 0, sumOsl: 0, hitRateCount: 0, sumKvHitRate: 0 };
-}
+/** Windows merged until a tick consumes them. */
+type MergedTraffic = MutableTrafficWindow;
 
 /** Windows merge until a tick consumes them: durations and counts add, averages weight by count. */
 function mergeInto(m: MergedTraffic, w: TrafficWindow): void {
@@ -275,9 +267,11 @@ function mergeInto(m: MergedTraffic, w: TrafficWindow): void {
   m.sumOsl += w.sumOsl;
   m.hitRateCount += w.hitRateCount;
   m.sumKvHitRate += w.sumKvHitRate;
+  m.acceptForwards += w.acceptForwards;
+  m.acceptTokens += w.acceptTokens;
 }
 
-function observationOf(m: MergedTraffic): TrafficObservation | null {
+function observationOf(m: MergedTraffic, speculating: boolean): TrafficObservation | null {
   if (m.durationS <= 0) return null;
   return {
     durationS: m.durationS,
@@ -285,9 +279,20 @@ function observationOf(m: MergedTraffic): TrafficObservation | null {
     isl: m.shapeCount > 0 ? m.sumIsl / m.shapeCount : 0,
     osl: m.shapeCount > 0 ? m.sumOsl / m.shapeCount : 0,
     kvHitRate: m.hitRateCount > 0 ? m.sumKvHitRate / m.hitRateCount : null,
-    // No speculative decoding is simulated: one token per forward pass.
-    acceptLength: m.shapeCount > 0 ? 1 : null,
+    acceptLength: acceptLengthOf(m, speculating),
   };
+}
+
+/**
+ * The window's accept length (planner.md §8.2 `avg_accept_length`): tokens emitted per decode
+ * forward, merged by forward count. Speculating workers report the mean over the sequence passes
+ * that verified drafts (vLLM's mean acceptance length), none for a window without such a pass, so
+ * the Planner keeps its last value. Without speculation every forward emits one token: 1 for a
+ * window with completed requests, as before speculation was simulated.
+ */
+export function acceptLengthOf(m: TrafficWindow, speculating: boolean): number | null {
+  if (!speculating) return m.shapeCount > 0 ? 1 : null;
+  return m.acceptForwards > 0 ? m.acceptTokens / m.acceptForwards : null;
 }
 
 function builtinPlugins(s: PlannerSettings): string[] {

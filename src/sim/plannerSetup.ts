@@ -4,6 +4,7 @@ import { HardwareError } from "../hardware/errors.js";
 import { ModelError } from "../model/errors.js";
 import { resolveModel } from "../model/resolve.js";
 import {
+  type BootstrapTiming,
   bootstrapFpmSha256,
   bootstrapLimitsFromCaps,
   bootstrapObservations,
@@ -65,7 +66,8 @@ export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
     contextLength: role.maxModelLen ?? Number.MAX_SAFE_INTEGER,
     maxKvTokens: role.numGpuBlocks * role.blockSize * role.attentionData,
     kvCacheBlockSize: role.blockSize,
-    speculativeNextn: 0,
+    // The worker's speculative depth, which wins over `planner.speculative_nextn` (planner.md §4.4).
+    speculativeNextn: role.speculation?.numSpeculativeTokens ?? 0,
     attentionData: role.attentionData,
   };
 }
@@ -173,7 +175,11 @@ export async function createPlanner(
     } else {
       const prefillCaps = caps.prefill ?? caps.decode;
       const prefill = bootstrapObservations("prefill", priced.prefill, bootstrapLimitsFromCaps(prefillCaps));
-      const decode = bootstrapObservations("decode", priced.decode, bootstrapLimitsFromCaps(caps.decode));
+      const decode = bootstrapObservations(
+        "decode",
+        verifyingDecode(priced.decode, decodeRole),
+        bootstrapLimitsFromCaps(caps.decode),
+      );
       bootstrap = { prefill, decode };
       info = {
         status: "installed",
@@ -206,7 +212,23 @@ export async function createPlanner(
       history,
     );
   }
-  return new PlannerReplayAdapter(core, start, info, controller);
+  const speculating = (decodeRole.speculation ?? null) !== null;
+  return new PlannerReplayAdapter(core, start, info, controller, speculating);
+}
+
+/**
+ * The bootstrap's decode passes of a speculating role are verify passes, every sequence with its
+ * K drafts (as AIConfigurator prices a decode step with `nextn`), so the Planner's decode
+ * regression starts from what the workers' observed passes will cost.
+ */
+function verifyingDecode(timing: TimingModel, role: WorkerRoleSpec): BootstrapTiming {
+  const spec = role.speculation ?? null;
+  if (spec === null) return timing;
+  const k = spec.numSpeculativeTokens;
+  return {
+    prefillMs: (count, isl, prefix) => timing.prefillMs(count, isl, prefix),
+    decodeMs: (batch, kv, ctx, total) => timing.passMs(0, 0, 0, batch, kv, ctx, total, batch, batch * k),
+  };
 }
 
 /** The bootstrap timing of the prefill and decode roles (the aggregated role is both). */

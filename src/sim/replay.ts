@@ -695,6 +695,7 @@ export class Replay implements ClusterHost {
       preemptions,
       passes: cluster.passes,
       passesInRuns: cluster.passesInRuns,
+      speculation: (decode.spec.speculation ?? null) === null ? null : { ...cluster.speculation },
       disaggregated: prefill !== null,
       lifecycleOperations: lifecycle,
       timeline: this.timeline.finish(this.now),

@@ -30,6 +30,8 @@ export interface ReplayResult {
   readonly passes: number;
   /** Of `passes`, those delivered within runs of plain decode passes (decode-run merging; 0 with the reference stepper). */
   readonly passesInRuns: number;
+  /** Speculative decoding's counters over the run (docs/speculation.md); null when it is off. */
+  readonly speculation: SpeculationCounts | null;
   readonly disaggregated: boolean;
   /** Worker transitions caused by scaling (empty for a fixed deployment). */
   readonly lifecycleOperations: readonly LifecycleOperation[];
@@ -42,6 +44,13 @@ export interface ReplayResult {
   readonly stalled: ReplayStall | null;
   /** The front pool's host KV tier over the run (docs/offload.md); null without one. */
   readonly kvOffload: KvOffloadReport | null;
+}
+
+/** Sequence passes that verified drafts, the drafts they verified, and the tokens they emitted. */
+export interface SpeculationCounts {
+  readonly drafts: number;
+  readonly draftTokens: number;
+  readonly tokens: number;
 }
 
 /** A run the scaling policy starved: its pool had no worker for `STALL_TICKS` ticks while requests waited. */

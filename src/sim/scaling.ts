@@ -18,6 +18,30 @@ export interface TrafficWindow {
   readonly sumOsl: number;
   readonly hitRateCount: number;
   readonly sumKvHitRate: number;
+  /**
+   * Speculative decoding (docs/speculation.md): sequence passes that verified drafts in the
+   * window, and the tokens they emitted (the accept length is their ratio). 0 without speculation.
+   */
+  readonly acceptForwards: number;
+  readonly acceptTokens: number;
+}
+
+/** A traffic window being filled (or merged into). */
+export type MutableTrafficWindow = { -readonly [K in keyof TrafficWindow]: TrafficWindow[K] };
+
+/** A window with nothing in it yet. */
+export function emptyTrafficWindow(): MutableTrafficWindow {
+  return {
+    durationS: 0,
+    numReq: 0,
+    shapeCount: 0,
+    sumIsl: 0,
+    sumOsl: 0,
+    hitRateCount: 0,
+    sumKvHitRate: 0,
+    acceptForwards: 0,
+    acceptTokens: 0,
+  };
 }
 
 /** What the scaling policy sees at a tick, after every other effect of that timestamp. */

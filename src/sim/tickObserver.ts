@@ -1,28 +1,6 @@
 import type { Cluster } from "../cluster/cluster.js";
 import { fpmOf, topologyOf } from "../cluster/snapshot.js";
-import type { TickSnapshot, TrafficWindow } from "./scaling.js";
-
-interface MutableTraffic {
-  durationS: number;
-  numReq: number;
-  shapeCount: number;
-  sumIsl: number;
-  sumOsl: number;
-  hitRateCount: number;
-  sumKvHitRate: number;
-}
-
-function emptyTraffic(): MutableTraffic {
-  return {
-    durationS: 0,
-    numReq: 0,
-    shapeCount: 0,
-    sumIsl: 0,
-    sumOsl: 0,
-    hitRateCount: 0,
-    sumKvHitRate: 0,
-  };
-}
+import { emptyTrafficWindow, type TickSnapshot, type TrafficWindow } from "./scaling.js";
 
 /**
  * What a scaling tick sees (planner.md §8.2): the replay feeds it arrivals and completions as
@@ -31,7 +9,7 @@ function emptyTraffic(): MutableTraffic {
  */
 export class TickObserver {
   private ordinal = 0;
-  private traffic = emptyTraffic();
+  private traffic = emptyTrafficWindow();
   private sinceMs = 0;
 
   onArrival(): void {
@@ -52,7 +30,13 @@ export class TickObserver {
 
   /** The snapshot of tick `t`; starts the next traffic window. */
   snapshot(cluster: Cluster, t: number): TickSnapshot {
-    const window: TrafficWindow = { ...this.traffic, durationS: (t - this.sinceMs) / 1000 };
+    const accept = cluster.takeAcceptSample();
+    const window: TrafficWindow = {
+      ...this.traffic,
+      durationS: (t - this.sinceMs) / 1000,
+      acceptForwards: accept.forwards,
+      acceptTokens: accept.tokens,
+    };
     const prefill = cluster.prefillPool;
     const decode = cluster.decodePool;
     const snapshot: TickSnapshot = {
@@ -64,7 +48,7 @@ export class TickObserver {
       decodeTopology: topologyOf(decode),
       traffic: window,
     };
-    this.traffic = emptyTraffic();
+    this.traffic = emptyTrafficWindow();
     this.sinceMs = t;
     return snapshot;
   }

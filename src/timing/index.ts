@@ -37,6 +37,7 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
           moeExpert: role.moeExpert,
         },
         resolveHostOverhead(spec.hostOverhead, role.asyncScheduling),
+        role.speculation?.kind ?? null,
       );
     }
   }

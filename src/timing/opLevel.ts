@@ -5,6 +5,7 @@ import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import { MlaAttention } from "./mlaAttention.js";
 import type { TimingModel } from "./timingModel.js";
+import type { DraftKind } from "./timingSpec.js";
 
 /** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
 export interface Parallelism {
@@ -38,7 +39,13 @@ type GemmOp = {
   readonly dtype: WeightDtype;
   readonly repeat: number;
 };
-type MemOp = { readonly name: string; readonly bytesPerToken: number; readonly repeat: number };
+type MemOp = {
+  readonly name: string;
+  readonly bytesPerToken: number;
+  readonly repeat: number;
+  /** Times it runs in one MTP draft step (one decoder layer plus the draft token's embedding). */
+  readonly perDraftStep: number;
+};
 
 /**
  * The op-level forward-pass model (`timing: {type: default}`, aisimulate.md §4.2): a pass is the
@@ -55,6 +62,13 @@ type MemOp = { readonly name: string; readonly bytesPerToken: number; readonly r
  *
  * Speed: the attention-free part of a pass depends only on the token count, so it is memoized by
  * token count; attention is one table interpolation per pass.
+ *
+ * Speculative decoding (docs/speculation.md): a verify pass runs each speculating sequence's real
+ * token and its draft tokens as decode positions — the GEMMs, MoE, norms and all-reduces at all
+ * positions, the LM head on every position, decode attention with every position as a query row
+ * over its sequence's context (AIConfigurator's `(nextn + 1)` decode batch) — plus the drafter's
+ * own work: nothing for `ngram` (host-side lookup), one decoder layer, the LM head and one
+ * layer's decode attention per draft step for `mtp`.
  */
 export class OpLevelTiming implements TimingModel {
   private readonly layerGemms: GemmOp[] = [];
@@ -74,6 +88,7 @@ export class OpLevelTiming implements TimingModel {
   private readonly mlaDecodeGemmCache = new Map<number, number>();
   /** Layers with routed experts (every layer for Mixtral/Qwen3-MoE; DeepSeek's after the dense ones). */
   private readonly moeLayers: number;
+  private readonly draftLayerCache = new Map<number, number>();
 
   constructor(
     private readonly model: ModelArchitecture,
@@ -82,6 +97,8 @@ export class OpLevelTiming implements TimingModel {
     private readonly parallel: Parallelism,
     /** Host time outside kernels per non-empty pass (timing/hostOverhead.ts); none by default. */
     private readonly host: HostOverhead = { perPassMs: 0, perSequenceMs: 0 },
+    /** How draft tokens are made when the worker speculates (null: it does not). */
+    private readonly drafter: DraftKind | null = null,
   ) {
     const tp = parallel.tensor;
     const h = model.hiddenSize;
@@ -111,8 +128,13 @@ export class OpLevelTiming implements TimingModel {
       this.pushMlaGemms(mla, L, w);
     }
     // add+norm reads and writes 2 × hidden activations (residual + normed), BF16.
-    this.tokenMemOps.push({ name: "add_norm", bytesPerToken: (2 * h + 2 * h) * 2, repeat: 2 * L });
-    this.tokenMemOps.push({ name: "embedding", bytesPerToken: h * 2, repeat: 1 });
+    this.tokenMemOps.push({
+      name: "add_norm",
+      bytesPerToken: (2 * h + 2 * h) * 2,
+      repeat: 2 * L,
+      perDraftStep: 2,
+    });
+    this.tokenMemOps.push({ name: "embedding", bytesPerToken: h * 2, repeat: 1, perDraftStep: 1 });
     const denseLayers = L - this.moeLayers;
     if (denseLayers > 0) this.pushDenseMlp("", model.intermediateSize / tp, denseLayers, w);
     if (model.moe !== null) {
@@ -133,7 +155,13 @@ export class OpLevelTiming implements TimingModel {
     const h = this.model.hiddenSize;
     this.layerGemms.push({ name: `${prefix}gate_up_gemm`, n: 2 * inter, k: h, dtype: w, repeat });
     this.layerGemms.push({ name: `${prefix}down_gemm`, n: h, k: inter, dtype: w, repeat });
-    this.tokenMemOps.push({ name: `${prefix}act_gate`, bytesPerToken: (2 * inter + inter) * 2, repeat });
+    // One draft step is one average decoder layer (docs/speculation.md), so per-layer ops count repeat / L.
+    this.tokenMemOps.push({
+      name: `${prefix}act_gate`,
+      bytesPerToken: (2 * inter + inter) * 2,
+      repeat,
+      perDraftStep: repeat / this.numLayers,
+    });
   }
 
   /**
@@ -212,6 +240,42 @@ export class OpLevelTiming implements TimingModel {
   }
 
   /**
+   * A decode pass in which `draftSequences` of the `batch` sequences verify `draftTokens` draft
+   * tokens: `batch + draftTokens` positions through the layers, the LM head and decode attention
+   * (each position a query row over the mean context), host time per sequence, and the drafts.
+   */
+  private verifyMs(batch: number, meanContext: number, draftSequences: number, draftTokens: number): number {
+    const rows = batch + draftTokens;
+    const context = Math.max(1, Math.round(meanContext));
+    const ms =
+      this.tokenCost(rows) +
+      this.logits(rows) +
+      this.numLayers * this.decodeAttention(rows, context) +
+      this.mlaDecodeGemmMs(rows) +
+      this.hostMs(batch) +
+      this.draftMs(draftSequences, draftTokens, context);
+    return Math.max(ms, 1e-3);
+  }
+
+  /**
+   * The drafter's GPU time for `draftTokens` drafts of `draftSequences` sequences: none for
+   * `ngram` (the lookup runs on the host, inside the per-sequence host overhead); for `mtp`, one
+   * draft step per draft token of a sequence (the mean, rounded up), each one decoder layer at
+   * one row per sequence, the LM head on those rows and one layer of decode attention.
+   */
+  private draftMs(draftSequences: number, draftTokens: number, context: number): number {
+    if (this.drafter !== "mtp" || draftSequences <= 0 || draftTokens <= 0) return 0;
+    const steps = Math.ceil(draftTokens / draftSequences);
+    return (
+      steps *
+      (this.draftLayerMs(draftSequences) +
+        this.logits(draftSequences) +
+        this.decodeAttention(draftSequences, context) +
+        this.mlaDecodeGemmMs(draftSequences) / this.numLayers)
+    );
+  }
+
+  /**
    * A mixed pass: prefill of one batch plus decode of another, run as ONE forward pass, as vLLM
    * runs it: the GEMMs, norms, all-reduces and the MoE see all tokens of the pass at once (the
    * weights are read once), the LM head runs once over every sequence's last row, and the two
@@ -226,22 +290,32 @@ export class OpLevelTiming implements TimingModel {
     activeKvTokens: number,
     meanContext: number,
     totalKvTokens: number,
+    draftSequences = 0,
+    draftTokens = 0,
   ): number {
     const perRequestNew = prefillCount > 0 && meanIsl > meanPrefix ? meanIsl - meanPrefix : 0;
     const prefillRows = perRequestNew > 0 ? prefillCount : 0;
     const decodeRows = Math.max(decodeBatch, 0);
+    // Drafts ride decoding sequences only.
+    const drafts = decodeRows > 0 && draftSequences > 0 && draftTokens > 0 ? draftTokens : 0;
     if (prefillRows === 0 && decodeRows === 0) return 0;
-    if (prefillRows === 0) return this.decodeMs(decodeRows, activeKvTokens, meanContext, totalKvTokens);
+    if (prefillRows === 0) {
+      return drafts === 0
+        ? this.decodeMs(decodeRows, activeKvTokens, meanContext, totalKvTokens)
+        : this.verifyMs(decodeRows, meanContext, draftSequences, drafts);
+    }
     const L = this.numLayers;
     let ms =
-      this.tokenCost(prefillRows * perRequestNew + decodeRows) +
-      this.logits(prefillRows + decodeRows) +
+      this.tokenCost(prefillRows * perRequestNew + decodeRows + drafts) +
+      this.logits(prefillRows + decodeRows + drafts) +
       L * this.prefillAttention(prefillRows, perRequestNew, meanPrefix) +
       this.mlaPrefillGemmMs(prefillRows * perRequestNew) +
       this.hostMs(prefillRows + decodeRows);
     if (decodeRows > 0) {
-      ms += L * this.decodeAttention(decodeRows, Math.max(1, Math.round(meanContext)));
-      ms += this.mlaDecodeGemmMs(decodeRows);
+      const context = Math.max(1, Math.round(meanContext));
+      ms += L * this.decodeAttention(decodeRows + drafts, context);
+      ms += this.mlaDecodeGemmMs(decodeRows + drafts);
+      if (drafts > 0) ms += this.draftMs(draftSequences, drafts, context);
     }
     return ms;
   }
@@ -346,6 +420,52 @@ export class OpLevelTiming implements TimingModel {
     return sum;
   }
 
+  /**
+   * One MTP draft step's layer work for `tokens` rows (memoized): one decoder layer's GEMMs (or
+   * router + MoE), its norms, activation and all-reduces, and the draft token's embedding. The
+   * draft head's own input projection is left out (docs/speculation.md).
+   */
+  private draftLayerMs(tokens: number): number {
+    const cached = this.draftLayerCache.get(tokens);
+    if (cached !== undefined) return cached;
+    const t = this.tables;
+    const L = this.numLayers;
+    let ms = 0;
+    // A layer GEMM runs `repeat` times in a pass (L, or the dense / MoE layers of a model that has
+    // both): the draft layer is the average decoder layer.
+    for (const g of this.layerGemms) ms += (g.repeat / L) * t.gemm(g.dtype, tokens, g.n, g.k);
+    const moe = this.model.moe;
+    if (moe !== null) {
+      ms += (this.moeLayers / L) * this.moeLayerMs(tokens);
+      if (this.parallel.attentionData > 1 && this.parallel.moeExpert > 1) {
+        ms += this.allToAllMs(tokens, moe.topK) / L;
+      }
+    }
+    for (const m of this.tokenMemOps) ms += m.perDraftStep * this.memOpMs(tokens * m.bytesPerToken);
+    const tp = this.parallel.tensor;
+    if (tp > 1) ms += 3 * t.allReduce(tp, tokens * this.hiddenBytesPerToken);
+    if (this.draftLayerCache.size < 1 << 16) this.draftLayerCache.set(tokens, ms);
+    return ms;
+  }
+
+  /** One MoE layer's fused experts for `tokens` tokens of each attention-DP rank. */
+  private moeLayerMs(tokens: number): number {
+    const moe = this.model.moe!;
+    const p = this.parallel;
+    return this.tables.moe(
+      this.model.weightDtype,
+      // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
+      // balanced (each rank is priced on its own batch).
+      tokens * p.attentionData,
+      this.model.hiddenSize,
+      moe.expertIntermediateSize,
+      moe.topK,
+      moe.numExperts,
+      p.moeTensor,
+      p.moeExpert,
+    );
+  }
+
   private logits(rows: number): number {
     const cached = this.logitsCache.get(rows);
     if (cached !== undefined) return cached;
@@ -364,20 +484,7 @@ export class OpLevelTiming implements TimingModel {
       ops.push({
         name: "moe",
         repeat: this.moeLayers,
-        latencyMs:
-          this.moeLayers *
-          t.moe(
-            this.model.weightDtype,
-            // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
-            // balanced (each rank is priced on its own batch).
-            tokens * p.attentionData,
-            this.model.hiddenSize,
-            moe.expertIntermediateSize,
-            moe.topK,
-            moe.numExperts,
-            p.moeTensor,
-            p.moeExpert,
-          ),
+        latencyMs: this.moeLayers * this.moeLayerMs(tokens),
       });
       if (p.attentionData > 1 && p.moeExpert > 1) {
         ops.push({

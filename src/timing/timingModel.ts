@@ -23,6 +23,11 @@ export interface TimingModel {
   /**
    * One pass that prefills `prefillCount` requests and decodes `decodeBatch` others (arguments as
    * for `prefillMs` and `decodeMs`; 0 counts mean that half is empty).
+   *
+   * With speculative decoding (docs/speculation.md), `draftSequences` of the decoding requests
+   * verify `draftTokens` draft tokens in all besides their one real token: the pass carries
+   * `decodeBatch + draftTokens` decode positions. Omitted or 0: no speculation, and the pass costs
+   * exactly what it costs without these arguments.
    */
   passMs(
     prefillCount: number,
@@ -32,12 +37,16 @@ export interface TimingModel {
     activeKvTokens: number,
     meanContext: number,
     totalKvTokens: number,
+    draftSequences?: number,
+    draftTokens?: number,
   ): number;
 }
 
 /**
  * Base of the reference's closed forms: a mixed pass costs its prefill plus its decode, and an
- * empty half is not priced at all.
+ * empty half is not priced at all. Draft tokens add nothing: the closed forms price a decode pass
+ * by its batch and KV use, which verification does not change — as the Dynamo mocker prices a
+ * speculating pass with its perf model's plain decode time (docs/speculation.md).
  */
 export abstract class AdditiveTiming implements TimingModel {
   abstract prefillMs(batchCount: number, meanIsl: number, meanPrefix: number): number;
@@ -56,6 +65,8 @@ export abstract class AdditiveTiming implements TimingModel {
     activeKvTokens: number,
     meanContext: number,
     totalKvTokens: number,
+    _draftSequences = 0,
+    _draftTokens = 0,
   ): number {
     const prefill = prefillCount > 0 ? this.prefillMs(prefillCount, meanIsl, meanPrefix) : 0;
     const decode =

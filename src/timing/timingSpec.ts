@@ -19,6 +19,13 @@ export type TimingSpec =
       readonly hostOverhead: { readonly perPassMs: number | null; readonly perSequenceMs: number | null };
     };
 
+/**
+ * How a speculating worker drafts its tokens (docs/speculation.md): `ngram` looks them up in the
+ * sequence on the host (no GPU work); `mtp` runs a one-layer draft head of the target model once
+ * per draft token (multi-token prediction / EAGLE-style heads; fleetsim extension).
+ */
+export type DraftKind = "ngram" | "mtp";
+
 /** What a timing model needs of its worker role: the parallel layout and the scheduling mode. */
 export interface TimedRole {
   readonly tensor: number;
@@ -28,4 +35,6 @@ export interface TimedRole {
   readonly moeExpert: number;
   /** vLLM `--async-scheduling` hides the host overhead behind the previous pass. */
   readonly asyncScheduling: boolean;
+  /** `engine.speculation` (its drafter prices the draft work of a pass); absent or null = off. */
+  readonly speculation?: { readonly kind: DraftKind } | null;
 }

@@ -78,9 +78,9 @@ describe("fleetsim config JSON Schema: structure", () => {
   });
 
   it("keys fleetsim rejects are `not: {}` with the loader's reason; integers carry no safe-integer noise", () => {
-    const speculation = props((props(schema, "engine")["oneOf"] as Node[])[0], "speculation");
-    expect(speculation["not"]).toEqual({});
-    expect(speculation["description"]).toBe("speculation is not supported by fleetsim yet");
+    const nextn = props((props(schema, "engine")["oneOf"] as Node[])[0], "nextn");
+    expect(nextn["not"]).toEqual({});
+    expect(nextn["description"]).toBe("nextn is not supported by fleetsim yet");
     expect(JSON.stringify(schema)).not.toContain(String(Number.MAX_SAFE_INTEGER));
   });
 
@@ -158,7 +158,12 @@ describe("fleetsim config JSON Schema: configs", () => {
   it.each([
     ["a misspelled top-level key", `routr: {}\n${RUNNABLE_ENGINE}`, "$.routr"],
     ["a misspelled enum value", `router: {policy: kv_routr}\n${RUNNABLE_ENGINE}`, "$.router.policy"],
-    ["an unsupported reference knob", `${RUNNABLE_ENGINE}  speculation: {}\n`, "$.engine"],
+    ["an unsupported reference knob", `${RUNNABLE_ENGINE}  nextn: 1\n`, "$.engine"],
+    [
+      "speculation with a rate out of [0, 1]",
+      `${RUNNABLE_ENGINE}  speculation: {num_speculative_tokens: 1, acceptance_rates: [2]}\n`,
+      "$.engine",
+    ],
     [
       "prefill workers without mode: disaggregated",
       RUNNABLE_PD_ENGINE.replace("  mode: disaggregated\n", ""),

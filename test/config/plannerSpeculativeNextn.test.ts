@@ -2,8 +2,8 @@
  * `planner.speculative_nextn` (PlannerConfig `speculative_nextn`, planner.md §1.1): the fallback
  * speculative-decoding depth the Planner's SLA load loop clamps the observed accept length with
  * when a worker advertises none (§4.4). A fleetsim extension of the public schema, added as one
- * row of the knob table; fleetsim simulates no speculative decoding (accept length 1), so it
- * changes no decision of a simulated run.
+ * row of the knob table. A speculating worker's own depth wins over it (test/sim/speculation.test.ts,
+ * docs/speculation.md); without speculation the observed accept length is 1, which no clamp changes.
  */
 import { describe, expect, it } from "vitest";
 import { translateTraceReplay } from "../../src/api/translate.js";

@@ -253,10 +253,47 @@ const CASES: readonly Case[] = [
     message: "Input should be a positive integer or 'max'",
   },
   {
-    name: "speculation",
+    name: "speculation without acceptance rates",
     sets: ["engine.speculation={kind: ngram, num_speculative_tokens: 3}"],
-    path: "engine.speculation",
-    message: `engine.speculation ${NOT_YET}`,
+    path: "engine.speculation.acceptance_rates",
+    message: "Field required",
+  },
+  {
+    name: "speculation: too many draft tokens",
+    sets: ["engine.speculation={num_speculative_tokens: 6, acceptance_rates: 0.5}"],
+    path: "engine.speculation.num_speculative_tokens",
+    message: "Input should be an integer in 1..5",
+  },
+  {
+    name: "speculation: a rate out of [0, 1]",
+    sets: ["engine.speculation={num_speculative_tokens: 2, acceptance_rates: [0.8, 1.5]}"],
+    path: "engine.speculation.acceptance_rates.1",
+    message: "engine.speculation.acceptance_rates.1 must be a number in [0, 1], got number 1.5",
+  },
+  {
+    name: "speculation: one rate per draft position",
+    sets: ["engine.speculation={num_speculative_tokens: 3, acceptance_rates: [0.8, 0.6]}"],
+    path: "engine.speculation.acceptance_rates",
+    message:
+      "engine.speculation.acceptance_rates must list one rate per draft position: num_speculative_tokens is 3, got 2 rates",
+  },
+  {
+    name: "speculation: a draft model",
+    sets: ["engine.speculation={kind: draft_model, num_speculative_tokens: 2, acceptance_rates: 0.7}"],
+    path: "engine.speculation.kind",
+    message: `engine.speculation.kind='draft_model' ${NOT_YET} (supported: 'ngram' or 'mtp')`,
+  },
+  {
+    name: "speculation: a misspelt key",
+    sets: ["engine.speculation={num_speculative_tokens: 2, acceptance_rates: 0.7, sed: 1}"],
+    path: "engine.speculation.sed",
+    message: "Extra inputs are not permitted",
+  },
+  {
+    name: "an AIC estimator knob",
+    sets: ["engine.nextn=1"],
+    path: "engine.nextn",
+    message: `engine.nextn ${NOT_YET}`,
   },
   {
     name: "kv_transfer in aggregated mode",

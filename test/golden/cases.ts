@@ -44,6 +44,16 @@ export const GOLDEN_CASES: readonly GoldenCase[] = [
     sets: [],
   },
   {
+    name: "aggregated-speculation",
+    about:
+      "examples/aggregated.yaml with ngram speculative decoding (K 3, conditional rates 0.8/0.6/0.4; docs/speculation.md)",
+    config: "examples/aggregated.yaml",
+    stack: "engine",
+    sets: [
+      "engine.speculation={kind: ngram, num_speculative_tokens: 3, acceptance_rates: [0.8, 0.6, 0.4], seed: 42}",
+    ],
+  },
+  {
     name: "synthetic-sessions",
     about: "examples/synthetic-sessions.yaml as bundled (multi-turn synthetic sessions, Poisson)",
     config: "examples/synthetic-sessions.yaml",

@@ -273,4 +273,34 @@ describe("DeepSeek-V3 replays", () => {
       checkOffload(doc, on);
     },
   );
+
+  it("speculates with its MTP head: one draft at 0.8 acceptance cuts the mean ITL, with host offload on", async () => {
+    const run = async (speculation: string) => {
+      const out = tempDir();
+      const r = await cli(
+        "predict",
+        "-c",
+        "examples/aggregated.yaml",
+        ...common,
+        "--set",
+        "engine.workers.aggregated.parallelism={replicas: 1, tensor: 8}",
+        "--set",
+        `engine.speculation=${speculation}`,
+        ...offload("aggregated", "on"),
+        "--output-dir",
+        out,
+      );
+      expect(r.code).toBe(0);
+      return JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")).summary;
+    };
+    const plain = await run("null");
+    const mtp = await run("{kind: mtp, num_speculative_tokens: 1, acceptance_rates: [0.8]}");
+    expect(mtp.completed_requests).toBe(315);
+    expect(mtp.spec_decode_mean_acceptance_length).toBeGreaterThan(1.75);
+    expect(mtp.spec_decode_mean_acceptance_length).toBeLessThan(1.85);
+    // 1.8 tokens per verify pass that costs a little more than a plain decode pass (MLA verify
+    // rows, one MTP layer): measured 38.2 -> 23.0 ms on the sample trace.
+    expect(mtp.mean_itl_ms).toBeLessThan(0.7 * plain.mean_itl_ms);
+    expect(mtp.mean_itl_ms).toBeGreaterThan(0.5 * plain.mean_itl_ms);
+  });
 });

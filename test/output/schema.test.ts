@@ -42,6 +42,7 @@ const RUN_KINDS: Record<string, readonly string[]> = {
   disaggregated: ["disaggregated-kv-transfer", "disaggregated-kv-router"],
   planner: ["seed-aggregated-planner", "seed-disaggregated-planner", "seed-aggregated-advisory"],
   retune: ["retune-router"],
+  speculation: ["aggregated-speculation"],
 };
 
 /** Paths every run of a kind writes (beyond what the schema requires of every run). */
@@ -59,6 +60,7 @@ const KIND_PATHS: Record<string, readonly string[]> = {
     "planner.ticks[].topology.decode.active_count",
     "run.planner.max_num_gpus",
   ],
+  speculation: ["run.speculation.acceptance_rates", "summary.spec_decode_mean_acceptance_length"],
   retune: [
     "planner.retune_events[].top[][0].router.*",
     "planner.ticks[].router_policies[].parameters.*",

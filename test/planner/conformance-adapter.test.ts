@@ -14,7 +14,12 @@ import { describe, expect, it } from "vitest";
 import { PlannerCore } from "../../src/planner/plannerCore.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../../src/planner/types.js";
 import { PlannerReplayAdapter, type ScalingEvent } from "../../src/sim/plannerAdapter.js";
-import type { PoolTopology, TickSnapshot, TrafficWindow } from "../../src/sim/scaling.js";
+import {
+  emptyTrafficWindow,
+  type PoolTopology,
+  type TickSnapshot,
+  type TrafficWindow,
+} from "../../src/sim/scaling.js";
 import { engineCaps, forwardPass, plannerSettings } from "../helpers/planner.js";
 
 const CONTEXT_LENGTH = 4096;
@@ -54,15 +59,7 @@ function topology(p: Pool): PoolTopology {
 }
 
 function window(durationS: number): TrafficWindow {
-  return {
-    durationS,
-    numReq: 0,
-    shapeCount: 0,
-    sumIsl: 0,
-    sumOsl: 0,
-    hitRateCount: 0,
-    sumKvHitRate: 0,
-  };
+  return { ...emptyTrafficWindow(), durationS };
 }
 
 /** A disaggregated snapshot; FPMs come from active workers only (prefill ids 0.., decode ids 100..). */

@@ -10,7 +10,7 @@ import { PlannerCore } from "../../src/planner/plannerCore.js";
 import type { PlannerSettings } from "../../src/planner/types.js";
 import { PlannerReplayAdapter } from "../../src/sim/plannerAdapter.js";
 import { capabilitiesOf } from "../../src/sim/plannerSetup.js";
-import type { TickSnapshot, TrafficWindow } from "../../src/sim/scaling.js";
+import { emptyTrafficWindow, type TickSnapshot, type TrafficWindow } from "../../src/sim/scaling.js";
 import { aggregatedRole, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 function slaPlanner(
@@ -41,15 +41,7 @@ ${RUNNABLE_ENGINE}`,
 
 /** One request arrived and one completed (isl 100, osl 10) in each window. */
 function window(durationS: number): TrafficWindow {
-  return {
-    durationS,
-    numReq: 1,
-    shapeCount: 1,
-    sumIsl: 100,
-    sumOsl: 10,
-    hitRateCount: 0,
-    sumKvHitRate: 0,
-  };
+  return { ...emptyTrafficWindow(), durationS, numReq: 1, shapeCount: 1, sumIsl: 100, sumOsl: 10 };
 }
 
 function aggSnap(ordinal: number, nowMs: number, windowS: number): TickSnapshot {

@@ -51,6 +51,14 @@ const deployment = fc.record({
     }),
     { nil: null },
   ),
+  // Speculative decoding: draft slots allocated per pass and partly freed (docs/speculation.md).
+  speculation: fc.option(
+    fc.record({
+      k: fc.integer({ min: 1, max: 5 }),
+      rate: fc.constantFrom(0, 0.3, 0.8, 1),
+      seed: fc.integer({ min: 0, max: 1000 }),
+    }),
+  ),
 });
 
 function specOf(
@@ -66,6 +74,15 @@ function specOf(
     maxBatchedTokens: 64,
     startupSeconds: d.startupSeconds,
     timing: { type: "fixed", prefillMs: 7, decodeMs: 3 },
+    speculation:
+      d.speculation === null
+        ? null
+        : {
+            kind: "ngram",
+            numSpeculativeTokens: d.speculation.k,
+            acceptanceRates: new Array<number>(d.speculation.k).fill(d.speculation.rate),
+            seed: d.speculation.seed,
+          },
   };
   const h = d.hostOffload;
   const front: Partial<WorkerRoleSpec> =

@@ -95,6 +95,25 @@ describe.each(IMPLEMENTATIONS)("TimingModel contract: %s", (_name, make) => {
     }
   });
 
+  it("draft tokens (speculative decoding): 0 changes nothing, more never cost less", () => {
+    for (const [count, isl, batch, ctx] of [
+      [0, 0, 32, 800],
+      [1, 1024, 16, 2000],
+    ]) {
+      const plain = t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV);
+      expect(t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, 0, 0)).toBe(plain);
+      expect(t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, batch, 0)).toBe(plain);
+      let last = plain;
+      for (const k of [1, 3, 5]) {
+        const verify = t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, batch, batch * k);
+        expect(Number.isFinite(verify) && verify >= last - 1e-9, `${k} drafts`).toBe(true);
+        last = verify;
+      }
+    }
+    // A prefill-only pass carries no drafts.
+    expect(t.passMs(1, 1024, 0, 0, 0, 0, TOTAL_KV, 4, 12)).toBe(t.prefillMs(1, 1024, 0));
+  });
+
   it("is a pure function: the same query gives the same answer", () => {
     const a = [
       t.prefillMs(2, 3000, 100),
