@@ -71,6 +71,15 @@ export function configWarnings(spec: RunSpec, host: Pick<HostResources, "cpuCoun
       );
     }
   }
+  for (const [name, role] of rolesOf(spec)) {
+    const interval = role.prefillScheduleInterval ?? 1;
+    if (interval > 1 && role.attentionData === 1) {
+      out.push(
+        `engine.workers.${name}.scheduler.prefill_schedule_interval = ${interval} has no effect without attention DP ` +
+          `(parallelism.attention_data = 1): as in the reference, only attention-DP workers admit prefills every N-th pass`,
+      );
+    }
+  }
   const retune = planner?.retune ?? null;
   if (retune !== null) {
     const setting = (spec.execution ?? DEFAULT_EXECUTION).resources.cpuLimit;
@@ -91,15 +100,19 @@ export function configWarnings(spec: RunSpec, host: Pick<HostResources, "cpuCoun
   return out;
 }
 
+function rolesOf(spec: RunSpec): [string, WorkerRoleSpec][] {
+  const engine = spec.engine;
+  return engine.mode === "aggregated"
+    ? [["aggregated", engine.aggregated]]
+    : [
+        ["prefill", engine.prefill],
+        ["decode", engine.decode],
+      ];
+}
+
 export function describeRun(spec: RunSpec): RunOverview {
   const engine = spec.engine;
-  const roles: [string, WorkerRoleSpec][] =
-    engine.mode === "aggregated"
-      ? [["aggregated", engine.aggregated]]
-      : [
-          ["prefill", engine.prefill],
-          ["decode", engine.decode],
-        ];
+  const roles = rolesOf(spec);
   const sla = spec.sla;
   return {
     mode: engine.mode,

@@ -295,9 +295,11 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       }
       let progressed = false;
       let duration = 0;
+      const admits = this.admitsWaiting(pool, w);
       for (let r = 0; r < D; r++) {
         const engine = engines[w * D + r];
         if (!engine.hasWork()) continue;
+        engine.admitsWaiting = admits;
         const d = engine.startPass(t);
         if (!engine.lastPassProgressed) continue;
         progressed = true;
@@ -306,9 +308,26 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       // Nothing could run (e.g. the waiting heads do not fit yet): stay idle until new work.
       if (!progressed) continue;
       busy[w] = 1;
+      pool.passesRun[w]++;
       this.passes++;
       this.host.schedulePassEnd(t + duration, pool.id * POOL_ID_SPAN + w);
     }
+  }
+
+  /**
+   * `prefill_schedule_interval` N under attention DP (aisimulate.md §2.2: "vLLM attn-DP only: admit
+   * prefill every N-th pass"): the worker's ranks admit waiting requests together on every N-th
+   * pass, so one rank's new prefill does not hold every other rank's decode at the barrier pass
+   * after pass. A worker with nothing running admits at once: there is no decode to protect, and
+   * waiting for a pass that never comes would stall it.
+   */
+  private admitsWaiting(pool: WorkerPool, w: number): boolean {
+    const interval = pool.spec.prefillScheduleInterval ?? 1;
+    const D = pool.ranksPerWorker;
+    if (interval <= 1 || D === 1 || pool.passesRun[w] % interval === 0) return true;
+    const engines = pool.engines;
+    for (let r = 0; r < D; r++) if (engines[w * D + r].runningCount > 0) return false;
+    return true;
   }
 
   /** A run candidate's plain pass, started and queued like any other (it commutes with every other start at `t`). */

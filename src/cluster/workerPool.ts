@@ -33,6 +33,8 @@ export class WorkerPool {
   readonly busy: number[] = [];
   /** Per worker: it may have new work; drive it at this timestamp. */
   readonly dirty: number[] = [];
+  /** Passes each worker has run: with attention DP and `prefillScheduleInterval` N, pass k admits waiting requests iff k % N == 0. */
+  readonly passesRun: number[] = [];
   readonly placement: Placement;
   /** The placement's request and KV tracking (the KV router), read once here; null for round robin. */
   readonly kvRouting: KvRouting | null;
@@ -134,6 +136,7 @@ export class WorkerPool {
     this.state.push(WorkerState.Starting);
     this.busy.push(0);
     this.dirty.push(0);
+    this.passesRun.push(0);
     this.provisioned++;
     this.startingCount++;
     if (ready) this.markReady(w);

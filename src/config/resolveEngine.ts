@@ -192,6 +192,7 @@ function resolveRole(
     maxBatchedTokens: role.scheduler.max_batched_tokens,
     maxSequences: role.scheduler.max_sequences,
     asyncScheduling: role.scheduler.async_scheduling,
+    prefillScheduleInterval: role.scheduler.prefill_schedule_interval,
     blockSize: role.kv_cache.block_size,
     prefixCaching: role.kv_cache.prefix_caching,
     numGpuBlocks,

@@ -42,6 +42,12 @@ export interface WorkerRoleSpec {
   readonly maxSequences: number;
   /** vLLM `--async-scheduling`: arrivals join one pass later while passes run back to back. */
   readonly asyncScheduling: boolean;
+  /**
+   * `scheduler.prefill_schedule_interval`: with attention DP, a worker admits waiting requests
+   * only every N-th pass (1 = every pass; docs/timing.md "Prefill schedule interval"). Absent in
+   * specs built in code = 1.
+   */
+  readonly prefillScheduleInterval?: number;
   /** Engine KV block size in tokens. */
   readonly blockSize: number;
   readonly prefixCaching: boolean;

@@ -271,23 +271,10 @@ export const AggregatedRole = z.strictObject({
 
 /** `engine.workers.prefill` / `decode`: may run on other hardware than `engine.hardware`. */
 export function disaggregatedRole(kind: "prefill" | "decode") {
-  return z
-    .strictObject({
-      ...roleFields(kind),
-      hardware: HardwareId.optional(),
-    })
-    .superRefine((role, ctx) => {
-      // The reference's engine stack requires attention DP 1 for P/D (aisimulate.md §5.4), and
-      // the hand-off between DP ranks is not modelled; refuse rather than simulate it wrongly.
-      const dp = role.parallelism.attention_data;
-      if (dp > 1) {
-        fail(
-          ctx,
-          `${PATH}=${dp} is not supported by fleetsim yet with engine.mode='disaggregated' (only 1)`,
-          ["parallelism", "attention_data"],
-        );
-      }
-    });
+  return z.strictObject({
+    ...roleFields(kind),
+    hardware: HardwareId.optional(),
+  });
 }
 
 export type AggregatedRoleConfig = z.output<typeof AggregatedRole>;

@@ -264,6 +264,12 @@ export class VllmEngine {
     return new Sequence(req, promptLength, maxOutput, promptHashes, promptHashOffset, promptFullBlocks);
   }
 
+  /**
+   * Whether the next pass may admit waiting requests (the cluster closes it between the passes of
+   * `prefill_schedule_interval`); running requests, hand-offs and loaded prefixes are unaffected.
+   */
+  admitsWaiting = true;
+
   /** Executes one pass starting at `now`; returns its duration in ms. */
   startPass(now: number): number {
     const cfg = this.config;
@@ -350,7 +356,12 @@ export class VllmEngine {
         budget -= desired;
         running.push(s);
       }
-      while (running.length < cfg.maxSequences && budget > 0 && this.waiting.length > 0) {
+      while (
+        this.admitsWaiting &&
+        running.length < cfg.maxSequences &&
+        budget > 0 &&
+        this.waiting.length > 0
+      ) {
         const s = this.waiting.front();
         if (s.queuedAfterPass >= visibleBelow) break;
         const len = s.length;

@@ -102,4 +102,18 @@ describe("fleetsim validate warnings", () => {
     expect(doc.warnings[0]).toContain("planner.max_num_gpus = 4 is equal to the 4 GPUs");
     expect(JSON.parse((await validate(plannerConfig(5), 8, "json")).out).warnings).toEqual([]);
   });
+  it("prefill_schedule_interval without attention DP warns that it has no effect; with DP it does not", async () => {
+    const config = (parallelism: string) =>
+      configFile(
+        `${SYNTHETIC}${RUNNABLE_ENGINE}      parallelism: ${parallelism}
+      scheduler: {prefill_schedule_interval: 4}
+`,
+      );
+    expect((await validate(config("{replicas: 1}"), 8)).err).toBe(
+      "fleetsim: warning: engine.workers.aggregated.scheduler.prefill_schedule_interval = 4 has no effect " +
+        "without attention DP (parallelism.attention_data = 1): as in the reference, only attention-DP workers " +
+        "admit prefills every N-th pass\n",
+    );
+    expect((await validate(config("{replicas: 1, attention_data: 2}"), 8)).err).toBe("");
+  });
 });

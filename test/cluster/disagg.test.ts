@@ -123,4 +123,40 @@ describe("disaggregated replay (fixed 10 ms prefill / 2 ms decode, 1 MB/token at
     expect(reserved.some((t, i) => t > held[i])).toBe(true);
     for (const w of replay.workers) expect(w.isIdle()).toBe(true);
   });
+  it("attention DP on both roles: each rank holds its own requests, hand-offs land on decode ranks", async () => {
+    // Two requests at once; 2 prefill ranks of one request each (max_sequences 1 per rank), 2
+    // decode ranks. Each prefill rank prefills its own request in the same pass [0, 10); both
+    // 8-token transfers land at 18 on decode ranks 0 and 1, which decode them side by side.
+    const rows = [
+      { timestamp: 0, input_length: 8, output_length: 3, hash_ids: [1, 2] },
+      { timestamp: 0, input_length: 8, output_length: 5, hash_ids: [3, 4] },
+    ];
+    const spec = disaggSpec(writeTrace(rows), {
+      prefill: { attentionData: 2, gpusPerWorker: 2 },
+      decode: { attentionData: 2, gpusPerWorker: 2 },
+    });
+    const { replay, result } = await run(spec);
+    const recs = buildPerRequest(result);
+    expect(recs.map((r) => r.routing_history.map((h) => [h.pool, h.logical_worker_id, h.dp_rank]))).toEqual([
+      [
+        ["prefill", 0, 0],
+        ["decode", 0, 0],
+      ],
+      [
+        ["prefill", 0, 1],
+        ["decode", 0, 1],
+      ],
+    ]);
+    expect(recs.map((r) => r.source_held_ms)).toEqual([10, 10]);
+    expect(recs.map((r) => r.decode_admit_ms)).toEqual([18, 18]);
+    // One decode pass for both ranks (the barrier): the tokens come out together.
+    expect(recs.map((r) => [r.first_token_ms, r.last_token_ms])).toEqual([
+      [20, 24],
+      [20, 28],
+    ]);
+    const s = buildSummary(result, null);
+    expect([s.prefill_gpus_per_worker, s.decode_gpus_per_worker]).toEqual([2, 2]);
+    expect(s.gpu_hours).toBeCloseTo(((s.prefill_worker_seconds + s.decode_worker_seconds) * 2) / 3600, 12);
+    for (const w of replay.workers) expect(w.isIdle()).toBe(true);
+  });
 });

@@ -57,4 +57,34 @@ describe("GPUs per worker = tensor × attention_data", () => {
     const caps = capabilitiesOf(spec.engine.aggregated);
     expect([caps.numGpu, caps.gpuCostPerReplica]).toEqual([2, 2]);
   });
+  it("a disaggregated role with attention DP: budget and gpu_hours count tensor × attention_data", async () => {
+    const pd = `traffic:
+  source: {type: trace, format: mooncake, paths: [${TRACE}]}
+engine:
+  mode: disaggregated
+  model: Qwen/Qwen3-8B
+  hardware: h200_sxm
+  context_length: 4096
+  workers:
+    prefill:
+      parallelism: {tensor: 1, attention_data: 2}
+      kv_cache: {capacity: {type: fixed, blocks: 2000}}
+      timing: {type: fixed, prefill_ms: 20, decode_ms: 5}
+    decode:
+      parallelism: {tensor: 2, attention_data: 4}
+      kv_cache: {capacity: {type: fixed, blocks: 2000}}
+      timing: {type: fixed, prefill_ms: 20, decode_ms: 5}
+`;
+    const spec = loadYaml(pd, { files: { [TRACE]: ROWS } });
+    if (spec.engine.mode !== "disaggregated") throw new Error("disaggregated expected");
+    expect(capabilitiesOf(spec.engine.prefill).numGpu).toBe(2);
+    expect(capabilitiesOf(spec.engine.decode).numGpu).toBe(8);
+    const { summary } = (await runPrediction(spec, { capturePerRequest: false })).prediction;
+    expect(summary.completed_requests).toBe(30);
+    expect([summary.prefill_gpus_per_worker, summary.decode_gpus_per_worker]).toEqual([2, 8]);
+    expect(summary.gpu_hours).toBeCloseTo(
+      (summary.prefill_worker_seconds * 2 + summary.decode_worker_seconds * 8) / 3600,
+      12,
+    );
+  });
 });

@@ -355,13 +355,6 @@ const CASES: readonly Case[] = [
       "prefill and decode workers hand KV over in whole blocks",
   },
   {
-    name: "attention DP in a P/D role",
-    yaml: RUNNABLE_PD_ENGINE,
-    sets: [`${DECODE}.parallelism.attention_data=2`],
-    path: `${DECODE}.parallelism.attention_data`,
-    message: `${DECODE}.parallelism.attention_data=2 ${NOT_YET} with engine.mode='disaggregated' (only 1)`,
-  },
-  {
     name: "hardware auto on a P/D role",
     yaml: RUNNABLE_PD_ENGINE,
     sets: [`${PREFILL}.hardware=auto`],

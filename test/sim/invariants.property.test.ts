@@ -37,6 +37,9 @@ const deployment = fc.record({
   replicas: fc.integer({ min: 1, max: 3 }),
   decodeReplicas: fc.integer({ min: 1, max: 3 }),
   gpusPerWorker: fc.constantFrom(1, 2),
+  // Attention-DP ranks per worker, in both modes, with prefill admitted every pass or every 3rd.
+  attentionData: fc.constantFrom(1, 1, 2),
+  prefillScheduleInterval: fc.constantFrom(1, 3),
   startupSeconds: fc.constantFrom(0, 0.05, 0.5, 3),
   numGpuBlocks: fc.integer({ min: 40, max: 200 }),
   maxSequences: fc.integer({ min: 1, max: 16 }),
@@ -68,7 +71,9 @@ function specOf(
   const path = writeTrace(rows);
   const common: Partial<WorkerRoleSpec> = {
     tensor: d.gpusPerWorker,
-    gpusPerWorker: d.gpusPerWorker,
+    attentionData: d.attentionData,
+    gpusPerWorker: d.gpusPerWorker * d.attentionData,
+    prefillScheduleInterval: d.prefillScheduleInterval,
     numGpuBlocks: d.numGpuBlocks,
     maxSequences: d.maxSequences,
     maxBatchedTokens: 64,
@@ -216,7 +221,7 @@ describe("replay invariants under random traffic and scaling", () => {
       const rows = randomRows({ ...t, lullFactor: 5, alphabet: 4 });
       const base = specOf(rows, d);
       const mode = base.engine.mode === "disaggregated" ? "disagg" : "agg";
-      const oneOfEach = (mode === "disagg" ? 2 : 1) * d.gpusPerWorker;
+      const oneOfEach = (mode === "disagg" ? 2 : 1) * d.gpusPerWorker * d.attentionData;
       const budget = extra === 0 ? -1 : oneOfEach + extra - 1;
       const spec: RunSpec = withPlanner
         ? {
