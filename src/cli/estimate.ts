@@ -25,6 +25,8 @@ export interface EstimateOptions {
   readonly batch: number;
   readonly context: number | undefined;
   readonly perfDatabase: string | undefined;
+  /** `engine.enable_eplb`: MoE on the balanced-load tables. */
+  readonly enableEplb?: boolean;
   readonly format: "table" | "json";
 }
 
@@ -45,10 +47,11 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
   const model = resolveModel(opts.model);
   const gpu = gpuSpec(opts.hardware);
   const data = hardwareData(gpu.id);
+  const balancedMoe = opts.enableEplb === true && model.moe !== null;
   const tables: OpPerfTables =
     opts.perfDatabase !== undefined
-      ? await loadParquetTables(resolve(opts.perfDatabase), gpu.id)
-      : loadCompactTables(gpu.id);
+      ? await loadParquetTables(resolve(opts.perfDatabase), gpu.id, undefined, balancedMoe)
+      : loadCompactTables(gpu.id, balancedMoe);
   const moe = configuredMoeParallelism(model, {
     tensor: opts.tensor,
     pipeline: opts.pipeline,
@@ -89,6 +92,7 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
         decode: decode === null ? null : { context: opts.context, ...asJson(decode) },
         total_ms: totalMs,
         perf_data: opts.perfDatabase === undefined ? "compact" : "parquet",
+        moe_distribution: model.moe === null ? null : balancedMoe ? "balanced" : "power_law",
         hardware_data: { tier: data.tier, base: data.base, basis: data.basis },
       })}\n`,
     );
@@ -96,6 +100,11 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
   }
   const header = `${model.id} on ${gpu.id} (vLLM, ${model.weightDtype} weights, ${model.kvDtype} KV), tensor ${opts.tensor}, pipeline ${opts.pipeline}`;
   const parts = [header, `Hardware data: ${data.tier} (${data.basis})`];
+  if (model.moe !== null) {
+    parts.push(
+      `Expert load: ${balancedMoe ? "balanced (EPLB)" : "power-law routing (--enable-eplb for balanced)"}`,
+    );
+  }
   if (prefill !== null) {
     parts.push(
       `Prefill: ${opts.batch} × ${opts.prefillTokens} new tokens over a ${opts.prefix}-token prefix`,

@@ -512,6 +512,7 @@ Examples:
       "--perf-database <dir>",
       "read an AIConfigurator-format perf-data tree instead of the built-in tables",
     )
+    .option("--enable-eplb", "price MoE layers with balanced expert load (engine.enable_eplb)")
     .addOption(
       new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
     )
@@ -539,6 +540,7 @@ Examples:
             batch: opts.batch,
             context: opts.context,
             perfDatabase: opts.perfDatabase,
+            enableEplb: opts.enableEplb === true,
             format: opts.format,
           },
           io,

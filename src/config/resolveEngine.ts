@@ -37,7 +37,13 @@ export function resolveEngine(
   const deployment = new DeploymentFacts(engine.model, report);
   const perfDatabase =
     engine.perf_database === undefined ? null : resolvePath(configDir, engine.perf_database);
-  const roleContext: RoleContext = { engineHardware: engine.hardware, deployment, perfDatabase, report };
+  const roleContext: RoleContext = {
+    engineHardware: engine.hardware,
+    deployment,
+    perfDatabase,
+    balancedMoe: engine.enable_eplb,
+    report,
+  };
   const common = { model: engine.model, hardware: engine.hardware, backend: engine.backend };
   // Only a speculating run's roles carry the key: specs of other runs stay as they were.
   const spec = speculationOf(engine);
@@ -157,6 +163,8 @@ interface RoleContext {
   readonly engineHardware: string;
   readonly deployment: DeploymentFacts;
   readonly perfDatabase: string | null;
+  /** `engine.enable_eplb`: MoE priced on the balanced-load tables. */
+  readonly balancedMoe: boolean;
   readonly report: Report;
 }
 
@@ -328,7 +336,7 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
         perPassMs: t.host_overhead?.per_pass_ms ?? null,
         perSequenceMs: t.host_overhead?.per_sequence_ms ?? null,
       };
-      return { type: "default", model, gpu, perfDatabase, hostOverhead };
+      return { type: "default", model, gpu, perfDatabase, hostOverhead, balancedMoe: ctx.balancedMoe };
     }
   }
 }

@@ -47,7 +47,6 @@ const UNSUPPORTED_ENGINE_KNOBS = [
   "attention_backend",
   "moe_backend",
   "moe_kernel_source",
-  "enable_eplb",
   "wideep_num_slots",
   "nextn",
   "nextn_accepted",
@@ -67,6 +66,11 @@ const COMMON = {
   context_length: positiveOr("integer", "max").default("max"),
   /** fleetsim extension: an AIConfigurator-format perf-data tree (`<dir>/<gpu>/vllm/<version>/*.parquet`). */
   perf_database: z.string().min(1).optional(),
+  /**
+   * The reference's `enable_eplb`: expert-parallel load balancing, priced on the MoE tables
+   * measured with balanced expert load (docs/models.md "Expert load balance").
+   */
+  enable_eplb: z.boolean().default(false),
   /** Speculative decoding of every worker (docs/speculation.md); absent or null = off. */
   speculation: Speculation.nullable().optional(),
   ...unsupportedEngineKnobs,

@@ -2,7 +2,7 @@ import type { KvDtype, WeightDtype } from "./dtypes.js";
 import type { GpuSpec } from "./gpu.js";
 import { Grid } from "./grid.js";
 import { type GridData, MOE_RULES, type MoeTable, type OpTableData } from "./tableData.js";
-import { buildGrids } from "./tables.js";
+import { buildGrids, moeGrid } from "./tables.js";
 
 /**
  * The compact op tables committed in the project (`calibration/<gpu>.json`): the parquet grids
@@ -49,6 +49,9 @@ export function compactTableData(full: OpTableData, spec: GpuSpec, policy = COMP
     allReduce: full.allReduce.map((t, i) => ({ numGpus: t.numGpus, grid: filled(grids.allReduce[i]) })),
     moeDistribution: full.moeDistribution,
     moe: full.moe.map((t, i) => ({ ...t, grid: filled(grids.moe[i]) })),
+    ...(full.moeBalanced === undefined
+      ? {}
+      : { moeBalanced: full.moeBalanced.map((t) => ({ ...t, grid: filled(moeGrid(t)) })) }),
   };
 }
 
@@ -180,6 +183,8 @@ export interface CompactJson {
    * `dtype hidden inter topK experts moeTp moeEp`, `;`-separated.
    */
   readonly moe: { readonly shapes: string } & CompactGrid;
+  /** The `balanced` MoE rows in the same form (absent in files derived before EPLB support). */
+  readonly moeBalanced?: { readonly shapes: string } & CompactGrid;
 }
 
 function encodeMoe(tables: readonly MoeTable[]): { shapes: string } & CompactGrid {
@@ -247,6 +252,7 @@ export function encodeCompact(d: OpTableData): CompactJson {
     allReduce: d.allReduce.map((t) => ({ numGpus: t.numGpus, ...encodeGrid(t.grid, "line") })),
     moeDistribution: d.moeDistribution,
     moe: encodeMoe(d.moe),
+    ...(d.moeBalanced === undefined ? {} : { moeBalanced: encodeMoe(d.moeBalanced) }),
   };
 }
 
@@ -293,5 +299,6 @@ export function decodeCompact(j: CompactJson): OpTableData {
     allReduce: j.allReduce.map((t) => ({ numGpus: t.numGpus, grid: lazyDecodeGrid(t, "line", j.logStep) })),
     moeDistribution: j.moeDistribution,
     moe: decodeMoe(j.moe, j.logStep),
+    ...(j.moeBalanced === undefined ? {} : { moeBalanced: decodeMoe(j.moeBalanced, j.logStep) }),
   };
 }

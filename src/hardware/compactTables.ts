@@ -4,6 +4,7 @@ import { gpuSpec, knownGpuIds, tableSystem } from "./catalog.js";
 import { type CompactJson, decodeCompact } from "./compact.js";
 import { HardwareError } from "./errors.js";
 import type { OpPerfTables } from "./perfTables.js";
+import { moeDistributionOf } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
 import { RooflineRescaledTables } from "./variants.js";
 
@@ -34,8 +35,9 @@ export function readCompactJson(gpu: string): CompactJson {
  * Op tables of a built-in GPU from the compact tables committed in the project — no perf-data
  * directory needed. Same interpolation as `loadParquetTables`; agreement in docs/perf-tables.md.
  */
-export function loadCompactTables(gpu: string): OpPerfTables {
+export function loadCompactTables(gpu: string, balancedMoe = false): OpPerfTables {
   const measured = tableSystem(gpu);
-  const tables = buildOpPerfTables(decodeCompact(readCompactJson(measured)), gpuSpec(measured));
+  const data = moeDistributionOf(decodeCompact(readCompactJson(measured)), balancedMoe, gpu);
+  const tables = buildOpPerfTables(data, gpuSpec(measured));
   return measured === gpu ? tables : new RooflineRescaledTables(tables, gpuSpec(measured), gpuSpec(gpu));
 }

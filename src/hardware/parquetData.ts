@@ -7,6 +7,7 @@ import { HardwareError } from "./errors.js";
 import {
   type AllReduceTable,
   type AttentionGroup,
+  BALANCED_MOE_DISTRIBUTION,
   DEFAULT_MOE_DISTRIBUTION,
   type GridData,
   KV_DTYPES,
@@ -228,11 +229,17 @@ function allReduceTables(rows: PerfRows): { source: string; tables: AllReduceTab
   };
 }
 
-function moeTables(rows: readonly Row[]): { distribution: string; tables: MoeTable[] } {
+/** The MoE rows of `wanted` (else of the default distribution, else the first one by name). */
+function moeTables(
+  rows: readonly Row[],
+  wanted = DEFAULT_MOE_DISTRIBUTION,
+): { distribution: string; tables: MoeTable[] } {
   const dists = new Set(rows.map((r) => str(r, "distribution")));
-  const distribution = dists.has(DEFAULT_MOE_DISTRIBUTION)
-    ? DEFAULT_MOE_DISTRIBUTION
-    : ([...dists].sort()[0] ?? "");
+  const distribution = dists.has(wanted)
+    ? wanted
+    : dists.has(DEFAULT_MOE_DISTRIBUTION)
+      ? DEFAULT_MOE_DISTRIBUTION
+      : ([...dists].sort()[0] ?? "");
   const sets = new Map<string, { t: Omit<MoeTable, "grid">; set: PointSet }>();
   for (const r of rows) {
     const dtype = str(r, "moe_dtype");
@@ -271,7 +278,8 @@ function moeTables(rows: readonly Row[]): { distribution: string; tables: MoeTab
 /**
  * Every row the simulator can use, as `OpTableData`: GEMM for BF16/FP8/FP8-block; full-attention
  * (`window_size` 0) context and generation attention for BF16/FP8 KV; the CUDA-graph custom
- * all-reduce (NCCL all_reduce when absent); MoE rows of the default distribution. Each shape
+ * all-reduce (NCCL all_reduce when absent); MoE rows of the default distribution, and of the
+ * `balanced` one where measured (EPLB). Each shape
  * has one `kernel_source` in these tables (the kernel vLLM picked when it was collected), so no
  * kernel choice is made here; a duplicated coordinate keeps its first row, as AIC's loaders do.
  */
@@ -298,6 +306,7 @@ export function toTableData(rows: PerfRows): OpTableData {
   ]);
   const ar = allReduceTables(rows);
   const moe = moeTables(rows.moe);
+  const balanced = moeTables(rows.moe, BALANCED_MOE_DISTRIBUTION);
   return {
     gpu: rows.gpu,
     perfDataVersion: rows.version,
@@ -308,5 +317,6 @@ export function toTableData(rows: PerfRows): OpTableData {
     allReduce: ar.tables,
     moeDistribution: moe.distribution,
     moe: moe.tables,
+    ...(balanced.distribution === BALANCED_MOE_DISTRIBUTION ? { moeBalanced: balanced.tables } : {}),
   };
 }

@@ -5,7 +5,7 @@ import type { GpuSpec } from "./gpu.js";
 import { readPerfRows, toTableData } from "./parquetData.js";
 import type { OpPerfTables } from "./perfTables.js";
 import { parseSystemYaml } from "./systemSpec.js";
-import type { OpTableData } from "./tableData.js";
+import { moeDistributionOf, type OpTableData } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
 import { GPU_VARIANTS, RooflineRescaledTables, variantSpec } from "./variants.js";
 
@@ -30,10 +30,15 @@ export async function loadParquetTableData(
  * built-in catalog) and interpolates every measured row. A memory variant (`variants.ts`) reads
  * its base system's tree.
  */
-export async function loadParquetTables(dir: string, gpu: string, version?: string): Promise<OpPerfTables> {
+export async function loadParquetTables(
+  dir: string,
+  gpu: string,
+  version?: string,
+  balancedMoe = false,
+): Promise<OpPerfTables> {
   const measured = tableSystem(gpu);
   const { data, spec } = await loadParquetTableData(dir, measured, version);
-  const tables = buildOpPerfTables(data, spec);
+  const tables = buildOpPerfTables(moeDistributionOf(data, balancedMoe, gpu), spec);
   // A memory variant reads its base system's tree and rescales it (variants.ts).
   return measured === gpu
     ? tables

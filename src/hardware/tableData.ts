@@ -1,4 +1,5 @@
 import type { KvDtype, WeightDtype } from "./dtypes.js";
+import { HardwareError } from "./errors.js";
 import type { GridRules } from "./grid.js";
 
 /**
@@ -56,6 +57,36 @@ export interface OpTableData {
   /** The MoE token-routing distribution the rows were measured with. */
   readonly moeDistribution: string;
   readonly moe: readonly MoeTable[];
+  /**
+   * The same MoE shapes measured with perfectly balanced expert load (AIC's `balanced`
+   * distribution), which `engine.enable_eplb` prices (docs/models.md "Expert load balance");
+   * absent where the tables have none.
+   */
+  readonly moeBalanced?: readonly MoeTable[];
+}
+
+/** AIC's MoE workload with every expert given the same tokens: what EPLB approaches. */
+export const BALANCED_MOE_DISTRIBUTION = "balanced";
+
+/**
+ * `data` with the MoE rows a run prices: the default (power-law routing) ones, or with
+ * `engine.enable_eplb` the balanced ones (docs/models.md "Expert load balance").
+ */
+export function moeDistributionOf(data: OpTableData, balancedMoe: boolean, gpu: string): OpTableData {
+  if (!balancedMoe) return data;
+  const balanced = balancedOf(data);
+  if (balanced === null) {
+    throw new HardwareError(
+      `engine.enable_eplb needs MoE tables measured with balanced expert load, and ${gpu}'s tables have none`,
+    );
+  }
+  return balanced;
+}
+
+function balancedOf(data: OpTableData): OpTableData | null {
+  const balanced = data.moeBalanced;
+  if (balanced === undefined || balanced.length === 0) return null;
+  return { ...data, moeDistribution: BALANCED_MOE_DISTRIBUTION, moe: balanced };
 }
 
 export const WEIGHT_DTYPES: readonly WeightDtype[] = ["bfloat16", "fp8", "fp8_block"];

@@ -107,7 +107,7 @@ function generationGrid(spec: GpuSpec, g: AttentionGroup): Grid {
 
 const contextGrid = (g: AttentionGroup): Grid => new Grid(g.grid.axes, g.grid.latencyMs, CONTEXT_RULES);
 const allReduceGrid = (grid: GridData): Grid => new Grid(grid.axes, grid.latencyMs, ALLREDUCE_RULES);
-const moeGrid = (t: MoeTable): Grid => new Grid(t.grid.axes, t.grid.latencyMs, MOE_RULES);
+export const moeGrid = (t: MoeTable): Grid => new Grid(t.grid.axes, t.grid.latencyMs, MOE_RULES);
 
 /** Builds (SOL-clamps, hole-fills) every grid of `data`. */
 export function buildGrids(data: OpTableData, spec: GpuSpec): Grids {

@@ -17,13 +17,16 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
     case "fixed":
       return new FixedTiming(spec.prefillMs, spec.decodeMs);
     case "default": {
+      const balancedMoe = spec.balancedMoe === true && spec.model.moe !== null;
       const tables =
         spec.perfDatabase === null
-          ? loadCompactTables(spec.gpu.id)
+          ? loadCompactTables(spec.gpu.id, balancedMoe)
           : // The parquet reader loads only for a perf database (start-up, docs/performance.md).
             await (await import("../hardware/parquetTables.js")).loadParquetTables(
               spec.perfDatabase,
               spec.gpu.id,
+              undefined,
+              balancedMoe,
             );
       return new OpLevelTiming(
         spec.model,

@@ -17,6 +17,11 @@ export type TimingSpec =
       readonly perfDatabase: string | null;
       /** `timing.host_overhead`: null fields take the defaults of `timing/hostOverhead.ts`. */
       readonly hostOverhead: { readonly perPassMs: number | null; readonly perSequenceMs: number | null };
+      /**
+       * `engine.enable_eplb`: the MoE layers are priced on the tables measured with balanced
+       * expert load instead of power-law routing (docs/models.md "Expert load balance"). Absent = false.
+       */
+      readonly balancedMoe?: boolean;
     };
 
 /**

@@ -3,31 +3,18 @@
  * raises prefix reuse and lowers TTFT on the bundled trace, reports what it did, changes nothing
  * when it is smaller than the GPU cache, and is refused where it would do nothing.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
-import { tempDir } from "../helpers/specs.js";
+import { cli, predictExample } from "../helpers/cli.js";
 
 const ROLE = "engine.workers.aggregated";
 
 async function run(hostOffload: string, ...more: string[]) {
-  const out = tempDir();
-  const r = await cli(
-    "predict",
-    "-c",
-    "examples/aggregated.yaml",
-    "--set",
-    `${ROLE}.kv_cache.capacity={type: fixed, blocks: 600}`,
-    "--set",
-    `${ROLE}.kv_cache.host_offload=${hostOffload}`,
+  const r = await predictExample(
+    [`${ROLE}.kv_cache.capacity={type: fixed, blocks: 600}`, `${ROLE}.kv_cache.host_offload=${hostOffload}`],
     ...more,
-    "--output-dir",
-    out,
   );
-  const file = join(out, "prediction.json");
-  return { r, doc: r.code === 0 ? JSON.parse(readFileSync(file, "utf8")) : null };
+  return { r, doc: r.doc };
 }
 
 describe("KV host offload", () => {

@@ -86,6 +86,7 @@ describe("defaults", () => {
         maxBatchedTokens: 8192,
         maxSequences: 256,
         asyncScheduling: false,
+        prefillScheduleInterval: 1,
         blockSize: 64,
         prefixCaching: true,
         numGpuBlocks: 1000,

@@ -9,8 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { gpuSpec, hardwareData, knownGpuIds, measuredGpuIds } from "../../src/hardware/catalog.js";
 import { loadCompactTables } from "../../src/hardware/compactTables.js";
-import { cli } from "../helpers/cli.js";
-import { tempDir } from "../helpers/specs.js";
+import { cli, predictExample } from "../helpers/cli.js";
 
 const ESTIMATED = ["h20_3e", "gb200", "mi300x"] as const;
 
@@ -79,23 +78,14 @@ describe("runs on an estimated system", () => {
   it.each(ESTIMATED)(
     "%s runs, says estimated on stderr, in the fleet block and in prediction.json",
     async (gpu) => {
-      const out = tempDir();
-      const r = await cli(
-        "predict",
-        "-c",
-        "examples/aggregated.yaml",
-        "--set",
-        `engine.hardware=${gpu}`,
-        "--output-dir",
-        out,
-        "--html",
-      );
+      const r = await predictExample([`engine.hardware=${gpu}`], "--html");
+      const out = r.outDir;
       expect(r.code).toBe(0);
       expect(r.err).toContain(`fleetsim: warning: ${gpu} has no measured op tables: its timing is estimated`);
       expect(r.out).toMatch(
         new RegExp(`Hardware: ${gpu} \\(estimated: datasheet roofline over \\w+'s measured op tables\\)`),
       );
-      const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
+      const doc = r.doc;
       const { tier, base, basis } = hardwareData(gpu);
       expect(doc.run.topology.aggregated.hardware_data).toEqual({ tier, base, basis });
       expect(doc.summary.completed_requests).toBe(doc.summary.num_requests);
@@ -105,8 +95,7 @@ describe("runs on an estimated system", () => {
   );
 
   it("a calibrated system says calibrated and warns nothing", async () => {
-    const out = tempDir();
-    const r = await cli("predict", "-c", "examples/aggregated.yaml", "--output-dir", out);
+    const r = await predictExample([]);
     expect(r.err).not.toContain("no measured op tables");
     expect(r.out).toContain("Hardware: h200_sxm (calibrated: measured op tables)");
   });

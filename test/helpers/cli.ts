@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { runCli } from "../../src/cli/main.js";
+import { tempDir } from "./specs.js";
 
 export interface CliRun {
   code: number;
@@ -32,3 +35,34 @@ export async function cli(...argv: string[]): Promise<CliRun> {
   });
   return { code, out, err };
 }
+
+/**
+ * `fleetsim predict -c examples/aggregated.yaml` (the bundled example) with `--set` overrides
+ * (`"key=value"` each) and any further arguments, into a fresh directory; `doc` is the written
+ * prediction.json, or null when the run failed.
+ */
+export async function predictExample(
+  sets: readonly string[],
+  ...more: string[]
+): Promise<CliRun & { outDir: string; doc: PredictionDoc }> {
+  const outDir = tempDir();
+  const r = await cli(
+    "predict",
+    "-c",
+    "examples/aggregated.yaml",
+    ...sets.flatMap((s) => ["--set", s]),
+    ...more,
+    "--output-dir",
+    outDir,
+  );
+  const file = join(outDir, "prediction.json");
+  return {
+    ...r,
+    outDir,
+    doc: r.code === 0 ? (JSON.parse(readFileSync(file, "utf8")) as PredictionDoc) : null,
+  };
+}
+
+/** prediction.json as tests read it: untyped JSON (null when the run failed). */
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary keys of the written file
+export type PredictionDoc = any;

@@ -42,10 +42,12 @@ describe("committed calibration = derivation from ../shared/perf-data", () => {
     }
   });
 
-  it("compact tables stay small (≤ 300 KiB per GPU)", () => {
+  // 300 KiB before the balanced MoE rows of engine.enable_eplb (about 40 KiB per GPU with MoE
+  // tables); the file is parsed whole at start-up, its grids decoded only when queried.
+  it("compact tables stay small (≤ 350 KiB per GPU)", () => {
     for (const gpu of Object.keys(derived.tables)) {
       const bytes = readFileSync(resolve(HW, "calibration", `${gpu}.json`)).length;
-      expect(bytes, `${gpu}.json is ${(bytes / 1024).toFixed(0)} KiB`).toBeLessThanOrEqual(300 * 1024);
+      expect(bytes, `${gpu}.json is ${(bytes / 1024).toFixed(0)} KiB`).toBeLessThanOrEqual(350 * 1024);
     }
   });
 });
