@@ -1,10 +1,11 @@
 import type { RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { type DiskIoStats, DiskKvTier } from "../engine/diskKvTier.js";
 import { HostKvTier } from "../engine/hostKvTier.js";
 import type { KvEventListener } from "../engine/kvBlockPool.js";
 import { TierUnion } from "../engine/tierUnion.js";
 import type { AdmissionObserver, EngineHostOffload } from "../engine/vllmEngine.js";
 import { VllmEngine } from "../engine/vllmEngine.js";
-import type { KvOffloadReport } from "../output/kvOffload.js";
+import type { G3OffloadReport, KvOffloadReport } from "../output/kvOffload.js";
 import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import type { WorkerRole } from "../util/workerRole.js";
@@ -51,6 +52,8 @@ export class WorkerPool {
   drainingCount = 0;
   /** Host KV tiers (docs/offload.md): one per slot, or the pool's one shared tier; empty without offload. */
   readonly hostTiers: HostKvTier[] = [];
+  /** Disk KV tiers behind them: one per host tier (`worker_local`) or the pool's shared one. */
+  readonly diskTiers: DiskKvTier[] = [];
   /** Slot of each request whose host load is in flight, by row. */
   private readonly loadSlot = new Map<number, number>();
 
@@ -67,7 +70,8 @@ export class WorkerPool {
   ) {
     this.ranksPerWorker = spec.attentionData;
     const h = spec.hostOffload;
-    if (h != null && h.scope === "cluster_shared") this.hostTiers.push(this.newHostTier(true));
+    if (h?.disk != null && h.disk.scope === "cluster_shared") this.diskTiers.push(this.newDiskTier());
+    if (h != null && h.scope === "cluster_shared") this.hostTiers.push(this.newHostTier(true, 0));
     this.placement =
       router.policy === "kv_router"
         ? new KvPlacement(router, role, spec.attentionData, spec.blockSize)
@@ -143,15 +147,39 @@ export class WorkerPool {
     return w;
   }
 
-  private newHostTier(shared: boolean): HostKvTier {
+  /** A host tier (shared by the pool, or engine `slot`'s own) and, with `g3_offload`, its disk tier. */
+  private newHostTier(shared: boolean, slot: number): HostKvTier {
     const h = this.spec.hostOffload!;
-    return new HostKvTier(h.numHostBlocks, {
+    const tier = new HostKvTier(h.numHostBlocks, {
       h2dBandwidthGBps: h.h2dBandwidthGBps,
       d2hBandwidthGBps: h.d2hBandwidthGBps,
       latencyToFirstByteMs: h.latencyToFirstByteMs,
       sharedH2dBandwidthGBps: shared ? h.sharedH2dBandwidthGBps : null,
       sharedD2hBandwidthGBps: shared ? h.sharedD2hBandwidthGBps : null,
     });
+    const d = h.disk;
+    if (d != null) {
+      if (d.scope === "worker_local") this.diskTiers.push(this.newDiskTier());
+      tier.disk = this.diskTiers[this.diskTiers.length - 1];
+      tier.diskWriter = slot;
+    }
+    return tier;
+  }
+
+  private newDiskTier(): DiskKvTier {
+    const h = this.spec.hostOffload!;
+    const d = h.disk!;
+    return new DiskKvTier(
+      d.numBlocks,
+      {
+        readBandwidthGBps: d.readBandwidthGBps,
+        writeBandwidthGBps: d.writeBandwidthGBps,
+        latencyToFirstByteMs: d.latencyToFirstByteMs,
+        sharedReadBandwidthGBps: d.sharedReadBandwidthGBps,
+        sharedWriteBandwidthGBps: d.sharedWriteBandwidthGBps,
+      },
+      h.bytesPerBlock,
+    );
   }
 
   /** The host tier engine `slot` offloads to (its own, or the pool's shared one), or null. */
@@ -164,7 +192,7 @@ export class WorkerPool {
     if (h.scope === "cluster_shared") {
       tier = this.hostTiers[0]!;
     } else {
-      tier = this.newHostTier(false);
+      tier = this.newHostTier(false, slot);
       this.hostTiers.push(tier);
     }
     const loadSlot = this.loadSlot;
@@ -172,6 +200,9 @@ export class WorkerPool {
       tier,
       bytesPerBlock: h.bytesPerBlock,
       link: { freeAtMs: 0 },
+      disk: tier.disk,
+      diskLink: { freeAtMs: 0 },
+      diskReader: slot,
       scheduleLoadEnd(req: number, atMs: number): void {
         loadSlot.set(req, slot);
         schedule(atMs, req);
@@ -222,6 +253,60 @@ export class WorkerPool {
       loaded_bytes_per_gpu: loaded * h.bytesPerBlock,
       mean_load_ms: loads === 0 ? 0 : waitMs / loads,
       resident_blocks: resident,
+    };
+  }
+
+  /** What the pool's disk tiers did by `endMs` (prediction.json `g3_offload`); null without one. */
+  diskOffloadReport(endMs: number): G3OffloadReport | null {
+    const d = this.spec.hostOffload?.disk;
+    if (d == null) return null;
+    const io = (): DiskIoStats => ({
+      submitted_jobs: 0,
+      completed_jobs: 0,
+      cancelled_jobs: 0,
+      completed_bytes: 0,
+      transfer_ms: 0,
+    });
+    const read = io();
+    const write = io();
+    const add = (into: DiskIoStats, x: DiskIoStats): void => {
+      into.submitted_jobs += x.submitted_jobs;
+      into.completed_jobs += x.completed_jobs;
+      into.cancelled_jobs += x.cancelled_jobs;
+      into.completed_bytes += x.completed_bytes;
+      into.transfer_ms += x.transfer_ms;
+    };
+    let probes = 0;
+    let hits = 0;
+    let pending = 0;
+    let evictions = 0;
+    let resident = 0;
+    let pendingBlocks = 0;
+    let cross = 0;
+    for (const t of this.diskTiers) {
+      add(read, t.readStatsAt(endMs));
+      add(write, t.writeStatsAt(endMs));
+      probes += t.lookupProbes;
+      hits += t.lookupHits;
+      pending += t.lookupPending;
+      evictions += t.evictions;
+      resident += t.residentBlocks;
+      pendingBlocks += t.pendingBlocksAt(endMs);
+      cross += t.crossWorkerReadBlocks;
+    }
+    return {
+      scope: d.scope,
+      tiers: this.diskTiers.length,
+      g3_blocks_per_tier: d.numBlocks,
+      lookup_probes: probes,
+      lookup_hits: hits,
+      lookup_pending: pending,
+      read,
+      write,
+      evictions,
+      resident_blocks: resident - pendingBlocks,
+      pending_blocks: pendingBlocks,
+      cross_worker_read_blocks: cross,
     };
   }
 

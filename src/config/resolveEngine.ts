@@ -18,7 +18,14 @@ import { configuredMoeParallelism } from "../model/weights.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
 import { dotted, type PathSegment } from "./issues.js";
-import type { EngineSpec, HostOffloadSpec, KvTransferSpec, TimingSpec, WorkerRoleSpec } from "./runSpec.js";
+import type {
+  DiskOffloadSpec,
+  EngineSpec,
+  HostOffloadSpec,
+  KvTransferSpec,
+  TimingSpec,
+  WorkerRoleSpec,
+} from "./runSpec.js";
 import type { DisaggregatedEngineConfig, EngineConfig, RoleConfig } from "./schemaEngine.js";
 
 /** Records one issue at a config path (the message already names what is wrong). */
@@ -258,6 +265,21 @@ function resolveHostOffload(
     sharedH2dBandwidthGBps: h.shared_h2d_bandwidth_gbps,
     bytesPerBlock: bytesPerToken * role.kv_cache.block_size,
     routerSeesHost: h.router_sees_host,
+    disk: diskTierOf(role.kv_cache.g3_offload),
+  };
+}
+
+function diskTierOf(g: RoleConfig["kv_cache"]["g3_offload"]): DiskOffloadSpec | null {
+  if (g === null) return null;
+  const shared = g.scope === "cluster_shared";
+  return {
+    numBlocks: g.num_g3_blocks,
+    scope: g.scope,
+    latencyToFirstByteMs: g.latency_to_first_byte_ms,
+    readBandwidthGBps: g.read_bandwidth_gbps,
+    writeBandwidthGBps: g.write_bandwidth_gbps,
+    sharedReadBandwidthGBps: shared ? g.shared_read_bandwidth_gbps : null,
+    sharedWriteBandwidthGBps: shared ? g.shared_write_bandwidth_gbps : null,
   };
 }
 

@@ -83,6 +83,22 @@ export interface HostOffloadSpec {
   readonly bytesPerBlock: number;
   /** fleetsim extension: the KV router also sees the blocks of a worker's own host tier. */
   readonly routerSeesHost: boolean;
+  /** `kv_cache.g3_offload`: the disk tier behind this one; absent or null = none. */
+  readonly disk?: DiskOffloadSpec | null;
+}
+
+/** The disk KV tier of a role (`kv_cache.g3_offload`, the reference's G3; docs/offload.md "Disk tier"). */
+export interface DiskOffloadSpec {
+  /** Disk blocks per worker (`worker_local`: per attention-DP rank) or for the pool (`cluster_shared`). */
+  readonly numBlocks: number;
+  readonly scope: "worker_local" | "cluster_shared";
+  readonly latencyToFirstByteMs: number;
+  /** Each worker's own link (decimal GB/s). */
+  readonly readBandwidthGBps: number;
+  readonly writeBandwidthGBps: number;
+  /** The shared storage backend of a cluster-shared tier; null for worker-local disks. */
+  readonly sharedReadBandwidthGBps: number | null;
+  readonly sharedWriteBandwidthGBps: number | null;
 }
 
 interface EngineCommon {

@@ -172,6 +172,21 @@ const HostOffload = z
     }
   });
 
+/**
+ * `kv_cache.g3_offload` (the reference's G3 tier, aisimulate.md §2.2; docs/offload.md "Disk
+ * tier"): disk or network storage behind the host tier, which it needs. Keys and defaults are the
+ * reference's.
+ */
+const G3Offload = z.strictObject({
+  num_g3_blocks: bounded(LIMITS.blocks, "disk KV blocks"),
+  scope: z.enum(["worker_local", "cluster_shared"]).default("worker_local"),
+  latency_to_first_byte_ms: nonNegNum().default(0.1),
+  read_bandwidth_gbps: posNum().default(10),
+  write_bandwidth_gbps: posNum().default(10),
+  shared_read_bandwidth_gbps: posNum().default(80),
+  shared_write_bandwidth_gbps: posNum().default(80),
+});
+
 const KvCache = z
   .strictObject({
     block_size: bounded(LIMITS.blockSize, "tokens per KV block").optional(),
@@ -179,10 +194,22 @@ const KvCache = z
     bytes_per_token: positiveOr("number", "auto").default("auto"),
     capacity: Capacity.prefault({}),
     host_offload: HostOffload.nullable().optional(),
-    g3_offload: unsupportedKey("G3 KV offload"),
+    g3_offload: G3Offload.nullable().optional(),
     state_cache: unsupportedKey("recurrent state cache"),
   })
   .superRefine((kv, ctx) => {
+    const g3 = kv.g3_offload ?? null;
+    if (g3 !== null && (kv.host_offload ?? null) === null) {
+      fail(ctx, `${PATH} requires ${up(1)}.host_offload: disk blocks are staged through host memory`, [
+        "g3_offload",
+      ]);
+    } else if (g3 !== null && g3.scope === "worker_local" && kv.host_offload?.scope === "cluster_shared") {
+      fail(
+        ctx,
+        `${PATH} 'worker_local' needs ${up(2)}.host_offload.scope 'dp_rank_local': a cluster-shared host tier has no one worker to own a local disk`,
+        ["g3_offload", "scope"],
+      );
+    }
     if (kv.block_size !== undefined && kv.block_size < VLLM_MIN_BLOCK_SIZE) {
       fail(ctx, `${PATH} must be >= ${VLLM_MIN_BLOCK_SIZE} for backend 'vllm'`, ["block_size"]);
     }
@@ -203,6 +230,7 @@ const KvCache = z
     bytes_per_token: kv.bytes_per_token,
     capacity: kv.capacity,
     host_offload: kv.host_offload ?? null,
+    g3_offload: kv.g3_offload ?? null,
   }));
 
 const Timing = z

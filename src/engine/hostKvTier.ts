@@ -1,6 +1,7 @@
-import { LruList } from "../util/lruList.js";
-import { BlockHashIndex } from "./blockHashIndex.js";
+import type { DiskKvTier, DiskLink } from "./diskKvTier.js";
 import type { KvEventListener } from "./kvBlockPool.js";
+import { type FifoLink, transferOverLinks } from "./linkFifo.js";
+import { LruBlockSet } from "./lruBlockSet.js";
 
 /**
  * The host-memory KV tier behind one or more GPU caches (G2; vLLM's OffloadingConnector to CPU,
@@ -15,13 +16,20 @@ import type { KvEventListener } from "./kvBlockPool.js";
  */
 export class HostKvTier {
   readonly capacity: number;
-  private readonly slotHash: Float64Array;
-  private readonly lru: LruList;
-  private used = 0;
-  private readonly byHash: BlockHashIndex;
-  /** When the shared link (cluster-shared tier) is next free, ms. */
-  private sharedFreeAtMs = 0;
+  private readonly blocks: LruBlockSet;
+  /** The shared link of a cluster-shared tier. */
+  private readonly sharedLink: FifoLink = { freeAtMs: 0 };
   private listener: KvEventListener | null = null;
+  /** The disk (G3) tier its evicted blocks spill to, or null (docs/offload.md "Disk tier"). */
+  disk: DiskKvTier | null = null;
+  /** Its id as a writer to the disk tier, and its own write link there. */
+  diskWriter = 0;
+  readonly diskLink: DiskLink = { freeAtMs: 0 };
+  /**
+   * The virtual time of the latest pass or load of an engine using this tier (set by the engine):
+   * when a store evicts a block, its spill to disk is written from then.
+   */
+  nowMs = 0;
   // Counters over the tier's life (docs/offload.md "What it reports").
   storedBlocks = 0;
   evictedBlocks = 0;
@@ -34,12 +42,8 @@ export class HostKvTier {
     capacity: number,
     readonly spec: HostTierLinks,
   ) {
-    if (!Number.isInteger(capacity) || capacity <= 0)
-      throw new RangeError("host KV capacity must be > 0 blocks");
+    this.blocks = new LruBlockSet(capacity, "host KV");
     this.capacity = capacity;
-    this.slotHash = new Float64Array(capacity).fill(-1);
-    this.lru = new LruList(capacity);
-    this.byHash = new BlockHashIndex(capacity);
   }
 
   /** Sends stored/removed events of this tier to `listener` (the router's view, when it sees host hits). */
@@ -48,66 +52,64 @@ export class HostKvTier {
   }
 
   get residentBlocks(): number {
-    return this.used;
+    return this.blocks.size;
   }
 
   has(hash: number): boolean {
-    return this.byHash.get(hash) >= 0;
+    return this.blocks.slotOf(hash) >= 0;
   }
 
   /** Offloads a block the GPU just registered (or refreshes it as the newest entry). */
   store(hash: number): void {
-    let slot = this.byHash.get(hash);
+    const blocks = this.blocks;
+    const slot = blocks.slotOf(hash);
     if (slot >= 0) {
-      this.lru.remove(slot);
-      this.lru.pushTail(slot);
+      blocks.touch(slot);
       return;
     }
-    if (this.used < this.capacity) {
-      slot = this.used++;
-    } else {
-      slot = this.lru.head;
-      this.lru.remove(slot);
-      const old = this.slotHash[slot];
-      this.byHash.delete(old);
+    blocks.insert(hash);
+    const old = blocks.evictedHash;
+    if (old >= 0) {
       this.evictedBlocks++;
       if (this.listener !== null) this.listener.onBlockRemoved(old);
+      // Spilled to the disk tier behind this one (write-back on eviction), when there is one.
+      if (this.disk !== null) this.disk.spill(old, this.nowMs, this.diskWriter, this.diskLink);
     }
-    this.slotHash[slot] = hash;
-    this.byHash.setIfAbsent(hash, slot);
-    this.lru.pushTail(slot);
     this.storedBlocks++;
     if (this.listener !== null) this.listener.onBlockStored(hash);
   }
 
   /** A prefix hit: the block becomes the newest entry (it is being read). */
   touch(hash: number): void {
-    const slot = this.byHash.get(hash);
-    if (slot < 0) return;
-    this.lru.remove(slot);
-    this.lru.pushTail(slot);
+    const slot = this.blocks.slotOf(hash);
+    if (slot >= 0) this.blocks.touch(slot);
   }
 
   /**
    * Schedules loading `blocks` blocks of `bytesPerBlock` into a GPU whose own link is free at
    * `link.freeAtMs`, requested at `nowMs`; returns when the last byte lands and advances the links.
    */
-  scheduleLoad(nowMs: number, blocks: number, bytesPerBlock: number, link: WorkerLink): number {
+  scheduleLoad(
+    nowMs: number,
+    blocks: number,
+    bytesPerBlock: number,
+    link: WorkerLink,
+    /** When the load was asked for (before any disk read that staged its blocks); default `nowMs`. */
+    requestedMs = nowMs,
+  ): number {
     const s = this.spec;
-    const bytes = blocks * bytesPerBlock;
-    const own = (bytes / (s.h2dBandwidthGBps * 1e9)) * 1000;
-    let start = Math.max(nowMs, link.freeAtMs);
-    let busy = own;
-    if (s.sharedH2dBandwidthGBps !== null) {
-      start = Math.max(start, this.sharedFreeAtMs);
-      busy = Math.max(own, (bytes / (s.sharedH2dBandwidthGBps * 1e9)) * 1000);
-      this.sharedFreeAtMs = start + busy;
-    }
-    link.freeAtMs = start + busy;
-    const done = start + s.latencyToFirstByteMs + busy;
+    const done = transferOverLinks(
+      nowMs,
+      blocks * bytesPerBlock,
+      s.latencyToFirstByteMs,
+      link,
+      s.h2dBandwidthGBps,
+      this.sharedLink,
+      s.sharedH2dBandwidthGBps,
+    );
     this.loads++;
     this.loadedBlocks += blocks;
-    this.loadWaitMs += done - nowMs;
+    this.loadWaitMs += done - requestedMs;
     return done;
   }
 }
@@ -123,6 +125,4 @@ export interface HostTierLinks {
 }
 
 /** One GPU's host↔device link: when it is next free for a load, ms. */
-export interface WorkerLink {
-  freeAtMs: number;
-}
+export type WorkerLink = FifoLink;

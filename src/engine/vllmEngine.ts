@@ -3,6 +3,7 @@ import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
+import type { DiskKvTier, DiskLink } from "./diskKvTier.js";
 import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { PassStats } from "./passStats.js";
@@ -48,6 +49,11 @@ export interface EngineHostOffload {
   readonly bytesPerBlock: number;
   /** This GPU's host↔device link. */
   readonly link: WorkerLink;
+  /** The disk (G3) tier behind the host tier (docs/offload.md "Disk tier"), or null. */
+  readonly disk: DiskKvTier | null;
+  /** This engine's own link to the disk tier (reads) and its id there (who wrote what). */
+  readonly diskLink: DiskLink;
+  readonly diskReader: number;
   /** Asks the replay to call `completeLoad(req)` at `atMs`, when the blocks have landed. */
   scheduleLoadEnd(req: number, atMs: number): void;
 }
@@ -133,6 +139,8 @@ export class VllmEngine {
   /** Host offload: loads that landed, waiting for a slot in the batch (FIFO). */
   private readonly loadedReady = new SequenceQueue();
   private readonly host: EngineHostOffload | null;
+  /** The disk blocks of the last `offloadHits` run. */
+  private runDiskBlocks = 0;
   /** Whether the last pass changed anything (scheduled tokens, signalled, or preempted). */
   lastPassProgressed = false;
   /** Forward-pass metrics of the latest pass (what the Planner observes). */
@@ -286,6 +294,8 @@ export class VllmEngine {
     // requests queued before that (serial < previous). An idle gap or an empty batch means the
     // scheduler ran just now and sees everything.
     const previousSerial = this.passSerial++;
+    // A store this pass makes may evict a host block to disk: its write starts now.
+    if (this.host !== null) this.host.tier.nowMs = now;
     const backToBack = cfg.asyncScheduling === true && now === this.lastPassEndMs && this.running.length > 0;
     const visibleBelow = backToBack ? previousSerial : Number.POSITIVE_INFINITY;
 
@@ -393,16 +403,17 @@ export class VllmEngine {
         // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
         const needed = knownBlocks - activeCachedBlocks;
         if (needed > this.pool.availableBlocks) break;
-        // The prefix goes on in the host tier: load it instead of recomputing it.
-        const hostBlocks = this.host === null || !cfg.prefixCaching ? 0 : this.hostHits(s, cachedBlocks, len);
+        // The prefix goes on in host memory or on disk: load it instead of recomputing it.
+        const loadBlocks =
+          this.host === null || !cfg.prefixCaching ? 0 : this.offloadHits(s, cachedBlocks, len, now);
         this.popWaiting();
         for (let k = 0; k < cachedBlocks; k++) {
           const b = this.pool.lookup(this.hashOf(s, k));
           this.pool.acquire(b);
           s.blocks.push(b);
         }
-        if (hostBlocks > 0) {
-          this.startLoad(s, cachedBlocks, hostBlocks, now);
+        if (loadBlocks > 0) {
+          this.startLoad(s, cachedBlocks, loadBlocks, now);
           continue;
         }
         const cachedTokens = cachedBlocks * bs;
@@ -576,6 +587,8 @@ export class VllmEngine {
       const end = t + ms;
       if (!(end < limitMs) || end > capMs || end + responseMs > deadlineMs) break;
       this.passSerial++;
+      // As startPass: a block this pass registers may push a host block to disk from now.
+      if (this.host !== null) this.host.tier.nowMs = t;
       // The requests at a block boundary, in batch order as startPass visits them: a block
       // allocated before its token is computed (ensureBlocks), a filled block registered after
       // (compute).
@@ -711,29 +724,47 @@ export class VllmEngine {
   }
 
   /**
-   * Host blocks continuing `s`'s prefix after its `gpuBlocks` GPU hits, up to the blocks a prefix
-   * hit may cover (the last token is always recomputed), contiguous as GPU hits are.
+   * Offloaded blocks continuing `s`'s prefix after its `gpuBlocks` GPU hits, each in host memory
+   * or (with a disk tier) on disk, up to the blocks a prefix hit may cover (the last token is
+   * always recomputed), contiguous as GPU hits are; how many of them are on disk is left in
+   * `runDiskBlocks`. A disk block whose write has not landed ends the run.
    */
-  private hostHits(s: Sequence, gpuBlocks: number, len: number): number {
-    const tier = this.host!.tier;
+  private offloadHits(s: Sequence, gpuBlocks: number, len: number, now: number): number {
+    const host = this.host!;
+    const tier = host.tier;
+    const disk = host.disk;
     const limit = Math.min(
       Math.floor((len - 1) / this.config.blockSize),
       s.promptFullBlocks + s.outputHashes.length,
     );
+    let onDisk = 0;
     let k = gpuBlocks;
-    while (k < limit && tier.has(this.hashOf(s, k))) k++;
+    for (; k < limit; k++) {
+      const hash = this.hashOf(s, k);
+      if (tier.has(hash)) continue;
+      if (disk === null || !disk.probe(hash, now)) break;
+      onDisk++;
+    }
+    this.runDiskBlocks = onDisk;
     return k - gpuBlocks;
   }
 
   /**
-   * Admits `s` into a host load: its GPU hits are held, blocks for the `hostBlocks` loaded ones
-   * are allocated now, and it joins the batch once they land (vLLM's connector keeps such a
-   * request out of the batch, WAITING_FOR_REMOTE_KVS, while other requests run).
+   * Admits `s` into a load of its `loadBlocks` offloaded blocks: its GPU hits are held, blocks for
+   * the loaded ones are allocated now, and it joins the batch once they land (vLLM's connector
+   * keeps such a request out of the batch, WAITING_FOR_REMOTE_KVS, while other requests run). The
+   * run's disk blocks are read into host memory first; then all of them cross the GPU's host link.
    */
-  private startLoad(s: Sequence, gpuBlocks: number, hostBlocks: number, now: number): void {
+  private startLoad(s: Sequence, gpuBlocks: number, loadBlocks: number, now: number): void {
     const host = this.host!;
     const bs = this.config.blockSize;
-    for (let k = gpuBlocks; k < gpuBlocks + hostBlocks; k++) host.tier.touch(this.hashOf(s, k));
+    const disk = host.disk;
+    for (let k = gpuBlocks; k < gpuBlocks + loadBlocks; k++) {
+      const hash = this.hashOf(s, k);
+      if (host.tier.has(hash)) host.tier.touch(hash);
+      else disk!.touchRead(hash, host.diskReader);
+    }
+    const staged = this.runDiskBlocks > 0 ? disk!.scheduleRead(now, this.runDiskBlocks, host.diskLink) : now;
     s.numComputed = gpuBlocks * bs;
     s.prefillTarget = s.length;
     // The whole known length, as admission checked it fits: the request then joins the batch
@@ -741,9 +772,12 @@ export class VllmEngine {
     if (!this.ensureBlocks(s, s.length)) {
       throw new Error("internal: admitted request could not allocate the KV it loads");
     }
-    s.loadedBlocks = hostBlocks;
+    s.loadedBlocks = loadBlocks;
     this.loading.set(s.req, s);
-    host.scheduleLoadEnd(s.req, host.tier.scheduleLoad(now, hostBlocks, host.bytesPerBlock, host.link));
+    host.scheduleLoadEnd(
+      s.req,
+      host.tier.scheduleLoad(staged, loadBlocks, host.bytesPerBlock, host.link, now),
+    );
   }
 
   /**

@@ -4,7 +4,7 @@
  * the writers build come. An unknown key or a missing required key fails `predictionSchema`.
  */
 import * as z from "zod";
-import { kvOffloadSchema } from "./kvOffload.js";
+import { g3OffloadSchema, kvOffloadSchema } from "./kvOffload.js";
 import { perRequestRecordSchema } from "./perRequest.js";
 import { plannerReportSchema } from "./planner.js";
 import { runInfoSchema } from "./run.js";
@@ -32,5 +32,6 @@ export const predictionSchema = z.strictObject({
   timeseries: timeseriesSchema,
   /** fleetsim extension, only with a host KV tier: what it did (docs/offload.md). */
   kv_offload: kvOffloadSchema.optional(),
+  g3_offload: g3OffloadSchema.optional(),
 });
 export type Prediction = z.infer<typeof predictionSchema>;

@@ -70,6 +70,8 @@ export interface FleetFacts {
   hardware: HardwareFact[];
   /** The host KV tier's work (docs/offload.md); null without one. */
   kvOffload: { loads: number; loadedTokens: number; meanLoadMs: number; evicted: number } | null;
+  /** The disk KV tier's work (docs/offload.md "Disk tier"); null without one. */
+  diskOffload: { reads: number; readBytes: number; hits: number; probes: number; resident: number } | null;
 }
 
 export interface HardwareFact {
@@ -131,6 +133,20 @@ export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
           },
     hardware: hardwareOf(doc),
     kvOffload: kvOffloadOf(doc),
+    diskOffload: diskOffloadOf(doc),
+  };
+}
+
+function diskOffloadOf(doc: Doc): FleetFacts["diskOffload"] {
+  const g = doc.g3_offload;
+  const read = g?.read;
+  if (read?.submitted_jobs === undefined || read.completed_bytes === undefined) return null;
+  return {
+    reads: read.submitted_jobs,
+    readBytes: read.completed_bytes,
+    hits: g?.lookup_hits ?? 0,
+    probes: g?.lookup_probes ?? 0,
+    resident: g?.resident_blocks ?? 0,
   };
 }
 

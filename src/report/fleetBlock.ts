@@ -69,6 +69,13 @@ export function fleetLines(f: FleetFacts): string[] {
         `(mean load ${formatNumber(k.meanLoadMs)} ms), ${formatCount(k.evicted)} blocks evicted`,
     );
   }
+  if (f.diskOffload !== null) {
+    const d = f.diskOffload;
+    lines.push(
+      `KV Disk Offload: ${formatCount(d.reads)} reads, ${formatNumber(d.readBytes / 1e9)} GB per GPU from disk ` +
+        `(${formatCount(d.hits)} of ${formatCount(d.probes)} block lookups hit), ${formatCount(d.resident)} blocks resident`,
+    );
+  }
   if (f.cost !== null) lines.push(costLine(f.cost));
   const provisioned = [
     `peak ${f.peakGpus === null ? "N/A" : gpus(f.peakGpus)}`,

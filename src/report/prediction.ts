@@ -32,5 +32,6 @@ export function buildPrediction(
     run: { ...buildRunInfo(spec, result.workload), ...runCost(spec) },
     timeseries: buildTimeseries(result.timeline, result.requests, spec.sla),
     ...(result.kvOffload === null ? {} : { kv_offload: result.kvOffload }),
+    ...(result.g3Offload === null ? {} : { g3_offload: result.g3Offload }),
   };
 }

@@ -701,6 +701,7 @@ export class Replay implements ClusterHost {
       timeline: this.timeline.finish(this.now),
       stalled: this.stall,
       kvOffload: cluster.front.hostOffloadReport(),
+      g3Offload: cluster.front.diskOffloadReport(this.now),
     };
   }
 }

@@ -3,7 +3,7 @@ import type { Collector } from "../metrics/collector.js";
 import type { RequestCapture } from "../metrics/requestCapture.js";
 import type { RequestLog } from "../metrics/requestLog.js";
 import type { TimelineSamples } from "../metrics/timeline.js";
-import type { KvOffloadReport } from "../output/kvOffload.js";
+import type { G3OffloadReport, KvOffloadReport } from "../output/kvOffload.js";
 import type { WorkloadInfo } from "../traffic/requestSource.js";
 
 /** What a finished replay hands to reporting. */
@@ -44,6 +44,8 @@ export interface ReplayResult {
   readonly stalled: ReplayStall | null;
   /** The front pool's host KV tier over the run (docs/offload.md); null without one. */
   readonly kvOffload: KvOffloadReport | null;
+  /** What the disk (G3) tiers did (`kv_cache.g3_offload`); null without one. */
+  readonly g3Offload: G3OffloadReport | null;
 }
 
 /** Sequence passes that verified drafts, the drafts they verified, and the tokens they emitted. */

@@ -40,6 +40,7 @@ describe("defaults", () => {
         bytes_per_token: "auto",
         capacity: { type: "default", memory_fraction: 0.9, cuda_graph_reserved_bytes: 0 },
         host_offload: null,
+        g3_offload: null,
       },
       timing: { type: "default", forward_model: "op_level", fpm_parquet_path: undefined },
       startup_seconds: 0,

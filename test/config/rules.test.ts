@@ -504,10 +504,19 @@ const CASES: readonly Case[] = [
     message: UNKNOWN_MODEL_MESSAGE,
   },
   {
-    name: "G3 (disk) offload",
+    name: "G3 (disk) offload without a host tier",
     sets: [`${ROLE}.kv_cache.g3_offload={num_g3_blocks: 10}`],
     path: `${ROLE}.kv_cache.g3_offload`,
-    message: `${ROLE}.kv_cache.g3_offload ${NOT_YET} (G3 KV offload)`,
+    message: `${ROLE}.kv_cache.g3_offload requires ${ROLE}.kv_cache.host_offload: disk blocks are staged through host memory`,
+  },
+  {
+    name: "worker-local disks behind a cluster-shared host tier",
+    sets: [
+      `${ROLE}.kv_cache.host_offload={num_host_blocks: 100, scope: cluster_shared}`,
+      `${ROLE}.kv_cache.g3_offload={num_g3_blocks: 10}`,
+    ],
+    path: `${ROLE}.kv_cache.g3_offload.scope`,
+    message: `${ROLE}.kv_cache.g3_offload.scope 'worker_local' needs ${ROLE}.kv_cache.host_offload.scope 'dp_rank_local': a cluster-shared host tier has no one worker to own a local disk`,
   },
   {
     name: "fixed timing without decode_ms",

@@ -4,6 +4,7 @@
  * blocks land.
  */
 import { describe, expect, it } from "vitest";
+import { DiskKvTier, type DiskTierLinks } from "../../src/engine/diskKvTier.js";
 import { HostKvTier, type HostTierLinks } from "../../src/engine/hostKvTier.js";
 import { TierUnion } from "../../src/engine/tierUnion.js";
 import type { EngineHostOffload } from "../../src/engine/vllmEngine.js";
@@ -70,14 +71,26 @@ describe("TierUnion: the router's view of a rank's two tiers", () => {
   });
 });
 
-/** An engine with 4-token blocks, `gpuBlocks` of GPU cache and a host tier; loads are recorded. */
-function offloadHarness(gpuBlocks: number, prompts: number[][]) {
-  const tier = new HostKvTier(64, LINKS);
+/**
+ * An engine with 4-token blocks, `gpuBlocks` of GPU cache and a host tier of `hostBlocks` (with a
+ * disk tier behind it when given); loads are recorded.
+ */
+function offloadHarness(
+  gpuBlocks: number,
+  prompts: number[][],
+  hostBlocks = 64,
+  disk: DiskKvTier | null = null,
+) {
+  const tier = new HostKvTier(hostBlocks, LINKS);
+  tier.disk = disk;
   const loads: { req: number; at: number }[] = [];
   const host: EngineHostOffload = {
     tier,
     bytesPerBlock: 1e6,
     link: { freeAtMs: 0 },
+    disk,
+    diskLink: { freeAtMs: 0 },
+    diskReader: 0,
     scheduleLoadEnd: (req, at) => loads.push({ req, at }),
   };
   const h = new EngineHarness(engineConfig({ numGpuBlocks: gpuBlocks, hostOffload: host }), prompts);
@@ -144,5 +157,102 @@ describe("an engine with a host tier", () => {
     h.submit(2, 17, 2);
     h.drain();
     expect(h.admissions.at(-1)).toMatchObject({ req: 2, reused: 0 });
+  });
+});
+
+const DISK: DiskTierLinks = {
+  readBandwidthGBps: 0.5, // 2 ms per 1 MB block
+  writeBandwidthGBps: 1,
+  latencyToFirstByteMs: 0.1,
+  sharedReadBandwidthGBps: null,
+  sharedWriteBandwidthGBps: null,
+};
+
+describe("DiskKvTier (G3)", () => {
+  it("writes spilled blocks one after another on the writer's link; a block is readable once its write lands", () => {
+    const d = new DiskKvTier(4, DISK, 1e6);
+    const link = { freeAtMs: 0 };
+    d.spill(1, 10, 0, link); // [10, 11) on the link, lands at 11.1
+    d.spill(2, 10, 0, link); // waits for the link: [11, 12), lands at 12.1
+    expect(d.probe(1, 11)).toBe(false); // still being written: a pending probe
+    expect(d.probe(1, 11.1)).toBe(true);
+    expect(d.probe(2, 12)).toBe(false);
+    expect(d.probe(3, 20)).toBe(false); // never written: a miss
+    expect([d.lookupProbes, d.lookupHits, d.lookupPending]).toEqual([4, 1, 2]);
+    d.spill(1, 13, 0, link); // already there: refreshed, not written again
+    const w = d.writeStatsAt(100);
+    expect(w).toMatchObject({
+      submitted_jobs: 2,
+      completed_jobs: 2,
+      cancelled_jobs: 0,
+      completed_bytes: 2e6,
+    });
+    expect(w.transfer_ms).toBeCloseTo(1.1 + 2.1, 9);
+    expect(d.writeStatsAt(11.5).completed_jobs).toBe(1);
+    expect(d.pendingBlocksAt(11.5)).toBe(1);
+  });
+
+  it("evicts the least recently used block when full and counts reads of another worker's blocks", () => {
+    const d = new DiskKvTier(
+      2,
+      { ...DISK, sharedReadBandwidthGBps: 0.25, sharedWriteBandwidthGBps: 10 },
+      1e6,
+    );
+    const a = { freeAtMs: 0 };
+    const b = { freeAtMs: 0 };
+    d.spill(1, 0, 0, a);
+    d.spill(2, 0, 1, b);
+    d.touchRead(1, 1); // worker 1 reads worker 0's block: newest now
+    d.spill(3, 5, 0, a); // evicts 2
+    expect([d.probe(1, 10), d.probe(2, 10), d.probe(3, 10)]).toEqual([true, false, true]);
+    expect(d.evictions).toBe(1);
+    expect(d.crossWorkerReadBlocks).toBe(1);
+    // The shared backend (0.25 GB/s: 4 ms per block) is slower than either worker's link, and the
+    // two readers take turns on it.
+    expect(d.scheduleRead(20, 1, a)).toBeCloseTo(24.1, 9);
+    expect(d.scheduleRead(20, 1, b)).toBeCloseTo(28.1, 9);
+  });
+});
+
+describe("an engine with host and disk tiers", () => {
+  const prompts = [
+    [1, 2, 3, 4],
+    [11, 12, 13, 14, 15, 16, 17],
+    [1, 2, 3, 4],
+  ];
+
+  it("reads a prefix the host tier evicted back from disk, through host memory, before the request runs", () => {
+    // 8 host blocks: r1's 7 blocks push r0's oldest three (1, 2, 3) out of host memory to disk.
+    const disk = new DiskKvTier(64, DISK, 1e6);
+    const { h, tier, loads } = offloadHarness(8, prompts, 8, disk);
+    evictFirstPrefix(h);
+    expect([1, 2, 3, 4].map((x) => tier.has(x))).toEqual([false, false, false, true]);
+    expect(disk.residentBlocks).toBe(3);
+    h.now += 50; // the writes have landed
+    h.submit(2, 17, 2);
+    const admitAt = h.now;
+    h.pass();
+    // Blocks 1-3 from disk: 0.1 ms + 3 × 2 ms; then all 4 over the host link: 0.5 ms + 4 ms.
+    expect(loads).toHaveLength(1);
+    expect(loads[0]!.at).toBeCloseTo(admitAt + 6.1 + 4.5, 9);
+    expect(disk.readBlocks).toBe(3);
+    h.now = loads[0]!.at;
+    expect(h.engine.completeLoad(2)).toBe(true);
+    h.drain();
+    expect(h.admissions.at(-1)).toMatchObject({ req: 2, reused: 16 });
+    expect(h.engine.auditKv([])).toBeNull();
+    // Staged through host memory: the loaded blocks are host-resident again.
+    expect([1, 2, 3].every((x) => tier.has(x))).toBe(true);
+  });
+
+  it("a block still being written to disk is not read: the prefix run ends there and the rest is recomputed", () => {
+    const disk = new DiskKvTier(64, { ...DISK, writeBandwidthGBps: 0.001 }, 1e6); // 1 s per block
+    const { h, loads } = offloadHarness(8, prompts, 8, disk);
+    evictFirstPrefix(h);
+    h.submit(2, 17, 2);
+    h.drain();
+    expect(loads).toEqual([]);
+    expect(h.admissions.at(-1)).toMatchObject({ req: 2, reused: 0 });
+    expect(disk.lookupPending).toBeGreaterThan(0);
   });
 });

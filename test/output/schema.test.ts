@@ -76,7 +76,30 @@ const KIND_PATHS: Record<string, readonly string[]> = {
  * `retune.planner`. A new schema key must be written by a golden run or be listed here.
  */
 const NOT_IN_ANY_RUN = [
-  // Present only with kv_cache.host_offload (test/cli/offload.test.ts checks its keys).
+  // Present only with kv_cache.host_offload / g3_offload (test/cli/offload.test.ts checks their keys).
+  "g3_offload",
+  "g3_offload.cross_worker_read_blocks",
+  "g3_offload.evictions",
+  "g3_offload.g3_blocks_per_tier",
+  "g3_offload.lookup_hits",
+  "g3_offload.lookup_pending",
+  "g3_offload.lookup_probes",
+  "g3_offload.pending_blocks",
+  "g3_offload.read",
+  "g3_offload.read.cancelled_jobs",
+  "g3_offload.read.completed_bytes",
+  "g3_offload.read.completed_jobs",
+  "g3_offload.read.submitted_jobs",
+  "g3_offload.read.transfer_ms",
+  "g3_offload.resident_blocks",
+  "g3_offload.scope",
+  "g3_offload.tiers",
+  "g3_offload.write",
+  "g3_offload.write.cancelled_jobs",
+  "g3_offload.write.completed_bytes",
+  "g3_offload.write.completed_jobs",
+  "g3_offload.write.submitted_jobs",
+  "g3_offload.write.transfer_ms",
   "kv_offload",
   "kv_offload.evicted_blocks",
   "kv_offload.host_blocks_per_tier",

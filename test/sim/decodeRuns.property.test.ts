@@ -90,6 +90,19 @@ function specOf(c: Setup): RunSpec {
             sharedH2dBandwidthGBps: 80,
             bytesPerBlock: 1e5,
             routerSeesHost: false,
+            // Every other drawn host tier spills to a small disk tier behind it.
+            disk:
+              c.hostBlocks % 2 === 0
+                ? null
+                : {
+                    numBlocks: 50,
+                    scope: c.replicas > 1 && c.hostBlocks > 100 ? "cluster_shared" : "worker_local",
+                    latencyToFirstByteMs: 0.2,
+                    readBandwidthGBps: 0.05,
+                    writeBandwidthGBps: 0.5,
+                    sharedReadBandwidthGBps: null,
+                    sharedWriteBandwidthGBps: null,
+                  },
           },
         };
   const base = c.disaggregated

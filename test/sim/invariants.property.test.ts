@@ -49,6 +49,15 @@ const deployment = fc.record({
   hostOffload: fc.option(
     fc.record({
       numHostBlocks: fc.integer({ min: 10, max: 400 }),
+      // A disk tier behind it (G3), written slowly or quickly, small or roomy.
+      disk: fc.option(
+        fc.record({
+          numBlocks: fc.integer({ min: 5, max: 800 }),
+          cluster: fc.boolean(),
+          writeBandwidthGBps: fc.constantFrom(0.001, 0.1, 10),
+        }),
+        { nil: null },
+      ),
       scope: fc.constantFrom("dp_rank_local" as const, "cluster_shared" as const),
       h2dBandwidthGBps: fc.constantFrom(0.001, 0.1, 32),
     }),
@@ -95,7 +104,22 @@ function specOf(
       ? {}
       : {
           hostOffload: {
-            ...h,
+            numHostBlocks: h.numHostBlocks,
+            scope: h.scope,
+            h2dBandwidthGBps: h.h2dBandwidthGBps,
+            disk:
+              h.disk === null
+                ? null
+                : {
+                    numBlocks: h.disk.numBlocks,
+                    // A worker-local disk needs a per-rank host tier (the config rule).
+                    scope: h.disk.cluster || h.scope === "cluster_shared" ? "cluster_shared" : "worker_local",
+                    latencyToFirstByteMs: 0.1,
+                    readBandwidthGBps: 1,
+                    writeBandwidthGBps: h.disk.writeBandwidthGBps,
+                    sharedReadBandwidthGBps: h.disk.cluster ? 2 : null,
+                    sharedWriteBandwidthGBps: h.disk.cluster ? 2 : null,
+                  },
             d2hBandwidthGBps: 32,
             latencyToFirstByteMs: 0.1,
             sharedD2hBandwidthGBps: 80,
