@@ -2,23 +2,35 @@ import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX } from "../../src/cli/startupProbe.js";
 import { tempDir } from "../helpers/specs.js";
 
 const BIN = ["--import", "tsx", "src/cli/bin.ts"];
 
+/**
+ * Runs the CLI as a child process. `interruptAfterMs`: SIGINT that long after the replay's event
+ * loop started (the start-up probe line on stderr), so a slow start on a busy machine cannot make
+ * the signal arrive before the handlers are installed.
+ */
 function run(args: string[], opts: { interruptAfterMs?: number } = {}) {
   return new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }>(
     (resolve, reject) => {
-      const child = spawn(process.execPath, [...BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+      const env =
+        opts.interruptAfterMs === undefined ? process.env : { ...process.env, [STARTUP_PROBE_ENV]: "1" };
+      const child = spawn(process.execPath, [...BIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env });
       let out = "";
       let err = "";
+      let armed = false;
       child.stdout.on("data", (d) => {
         out += d;
       });
       child.stderr.on("data", (d) => {
         err += d;
+        if (opts.interruptAfterMs !== undefined && !armed && err.includes(STARTUP_PROBE_PREFIX)) {
+          armed = true;
+          setTimeout(() => child.kill("SIGINT"), opts.interruptAfterMs);
+        }
       });
-      if (opts.interruptAfterMs !== undefined) setTimeout(() => child.kill("SIGINT"), opts.interruptAfterMs);
       child.on("error", reject);
       child.on("close", (code, signal) => resolve({ code, signal, out, err }));
     },
@@ -55,7 +67,7 @@ engine:
 `,
     );
     const out = join(dir, "out");
-    const r = await run(["predict", "-c", config, "--output-dir", out], { interruptAfterMs: 4000 });
+    const r = await run(["predict", "-c", config, "--output-dir", out], { interruptAfterMs: 500 });
     expect(r.code).toBe(130);
     expect(r.err).toContain("interrupted");
     expect(existsSync(out)).toBe(false);
