@@ -3,6 +3,12 @@ import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
+import {
+  blocksToCompletion,
+  type CapacityPolicy,
+  clampOutputToCache,
+  toCompletionBlocks,
+} from "./capacityPolicy.js";
 import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { PassStats } from "./passStats.js";
@@ -39,6 +45,11 @@ export interface EngineConfig {
    * pass and emit 1 + the accepted ones. Absent or null = off. A prefill worker never speculates.
    */
   readonly speculation?: SpeculationSpec | null;
+  /**
+   * TRT-LLM's capacity scheduler (engine/capacityPolicy.ts); absent = vLLM's admission, which
+   * `max_utilization` shares.
+   */
+  readonly capacityPolicy?: CapacityPolicy;
 }
 
 /** How an engine reaches its host KV tier. */
@@ -157,6 +168,8 @@ export class VllmEngine {
   /** Speculative decoding: draft tokens per sequence per pass (0 = off) and the acceptance draws. */
   private readonly draftLimit: number;
   private readonly sampler: BurstSampler | null;
+  /** TRT-LLM `GUARANTEED_NO_EVICT`: admit only what fits to completion; never preempt. */
+  private readonly noEvict: boolean;
 
   constructor(
     private readonly config: EngineConfig,
@@ -168,6 +181,7 @@ export class VllmEngine {
     const spec = config.role === "prefill" ? null : (config.speculation ?? null);
     this.draftLimit = spec === null ? 0 : spec.numSpeculativeTokens;
     this.sampler = spec === null ? null : new BurstSampler(spec);
+    this.noEvict = config.capacityPolicy === "guaranteed_no_evict";
   }
 
   get waitingCount(): number {
@@ -246,6 +260,10 @@ export class VllmEngine {
   }
 
   enqueue(seq: Sequence): void {
+    if (this.noEvict) {
+      const cfg = this.config;
+      seq.maxOutput = clampOutputToCache(seq.maxOutput, seq.promptLength, cfg.numGpuBlocks, cfg.blockSize);
+    }
     seq.queuedAfterPass = this.passSerial;
     this.pushWaiting(seq, false);
   }
@@ -305,6 +323,9 @@ export class VllmEngine {
           : 0;
       if (drafts > 0) desired = 1 + drafts;
       let currentPreempted = false;
+      if (this.noEvict && !this.ensureBlocks(s, s.numComputed + desired)) {
+        throw new Error("internal: a GUARANTEED_NO_EVICT request ran out of the KV reserved for it");
+      }
       while (!this.ensureBlocks(s, s.numComputed + desired)) {
         // LIFO: the newest running request gives its KV back and is recomputed later.
         const victim = running[running.length - 1];
@@ -350,6 +371,8 @@ export class VllmEngine {
         budget -= desired;
         running.push(s);
       }
+      // No-evict: the blocks running requests still need to complete are spoken for.
+      let spokenFor = this.noEvict ? blocksToCompletion(running, bs) : 0;
       while (running.length < cfg.maxSequences && budget > 0 && this.waiting.length > 0) {
         const s = this.waiting.front();
         if (s.queuedAfterPass >= visibleBelow) break;
@@ -380,8 +403,9 @@ export class VllmEngine {
           }
         }
         // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
-        const needed = knownBlocks - activeCachedBlocks;
-        if (needed > this.pool.availableBlocks) break;
+        // No-evict needs the whole completion to fit beside what the running ones will still take.
+        const needed = (this.noEvict ? toCompletionBlocks(s, bs) : knownBlocks) - activeCachedBlocks;
+        if (needed > this.pool.availableBlocks - spokenFor) break;
         // The prefix goes on in the host tier: load it instead of recomputing it.
         const hostBlocks = this.host === null || !cfg.prefixCaching ? 0 : this.hostHits(s, cachedBlocks, len);
         this.popWaiting();
@@ -407,6 +431,7 @@ export class VllmEngine {
         this.compute(s, desired);
         budget -= desired;
         running.push(s);
+        if (this.noEvict) spokenFor += toCompletionBlocks(s, bs) - s.blocks.length;
       }
     }
 
