@@ -114,6 +114,7 @@ export class WorkerPool {
           asyncScheduling: spec.asyncScheduling,
           hostOffload: this.hostOffloadFor(w * this.ranksPerWorker + r),
           speculation: spec.speculation ?? null,
+          ...(spec.capacityPolicy === undefined ? {} : { capacityPolicy: spec.capacityPolicy }),
         },
         this.timing,
         this.observer,

@@ -16,6 +16,7 @@ import { defaultKvCapacityBlocks, kvBytesPerToken } from "../model/memory.js";
 import { resolveModel } from "../model/resolve.js";
 import { configuredMoeParallelism } from "../model/weights.js";
 import type { WorkerRole } from "../util/workerRole.js";
+import { BACKEND_DEFAULTS, type Backend, roleBlockSize, roleMemoryFraction } from "./backends.js";
 import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
 import { dotted, type PathSegment } from "./issues.js";
 import type {
@@ -27,6 +28,7 @@ import type {
   WorkerRoleSpec,
 } from "./runSpec.js";
 import type { DisaggregatedEngineConfig, EngineConfig, RoleConfig } from "./schemaEngine.js";
+import { SGLANG_DEFAULTS } from "./schemaRole.js";
 
 /** Records one issue at a config path (the message already names what is wrong). */
 export type Report = (path: readonly PathSegment[], message: string) => void;
@@ -46,6 +48,7 @@ export function resolveEngine(
     engine.perf_database === undefined ? null : resolvePath(configDir, engine.perf_database);
   const roleContext: RoleContext = {
     engineHardware: engine.hardware,
+    backend: engine.backend,
     deployment,
     perfDatabase,
     balancedMoe: engine.enable_eplb,
@@ -168,6 +171,7 @@ class DeploymentFacts {
 
 interface RoleContext {
   readonly engineHardware: string;
+  readonly backend: Backend;
   readonly deployment: DeploymentFacts;
   readonly perfDatabase: string | null;
   /** `engine.enable_eplb`: MoE priced on the balanced-load tables. */
@@ -194,6 +198,7 @@ function resolveRole(
   if (timing === undefined || numGpuBlocks === undefined || hostOffload === undefined) return undefined;
   const p = role.parallelism;
   const moe = moeSharding(p, ctx);
+  const blockSize = roleBlockSize(role, ctx.backend);
   return {
     replicas: p.replicas,
     tensor: p.tensor,
@@ -208,13 +213,40 @@ function resolveRole(
     maxSequences: role.scheduler.max_sequences,
     asyncScheduling: role.scheduler.async_scheduling,
     prefillScheduleInterval: role.scheduler.prefill_schedule_interval,
-    blockSize: role.kv_cache.block_size,
+    blockSize,
     prefixCaching: role.kv_cache.prefix_caching,
     numGpuBlocks,
     timing,
     startupSeconds: role.startup_seconds,
     hardware: role.hardware ?? ctx.engineHardware,
     hostOffload,
+    ...backendFields(role, ctx.backend),
+  };
+}
+
+/** The backend's own role settings; nothing for vLLM, whose role specs stay as they were. */
+function backendFields(
+  role: RoleConfig,
+  backend: Backend,
+): Pick<WorkerRoleSpec, "backend" | "capacityPolicy" | "sglang"> {
+  if (backend === "vllm") return {};
+  if (backend === "trtllm") {
+    const policy = role.scheduler.capacity_scheduler_policy ?? "GUARANTEED_NO_EVICT";
+    return {
+      backend,
+      capacityPolicy: policy === "MAX_UTILIZATION" ? "max_utilization" : "guaranteed_no_evict",
+    };
+  }
+  const sg = role.sglang;
+  return {
+    backend,
+    sglang: {
+      schedulePolicy: sg?.schedule_policy ?? "fifo",
+      maxPrefillTokens: sg?.max_prefill_tokens ?? SGLANG_DEFAULTS.maxPrefillTokens,
+      chunkedPrefillSize: sg?.chunked_prefill_size ?? SGLANG_DEFAULTS.chunkedPrefillSize,
+      clipMaxNewTokens: sg?.clip_max_new_tokens ?? SGLANG_DEFAULTS.clipMaxNewTokens,
+      scheduleConservativeness: sg?.schedule_conservativeness ?? SGLANG_DEFAULTS.scheduleConservativeness,
+    },
   };
 }
 
@@ -263,7 +295,7 @@ function resolveHostOffload(
     latencyToFirstByteMs: h.latency_to_first_byte_ms,
     sharedD2hBandwidthGBps: h.shared_d2h_bandwidth_gbps,
     sharedH2dBandwidthGBps: h.shared_h2d_bandwidth_gbps,
-    bytesPerBlock: bytesPerToken * role.kv_cache.block_size,
+    bytesPerBlock: bytesPerToken * roleBlockSize(role, ctx.backend),
     routerSeesHost: h.router_sees_host,
     disk: diskTierOf(role.kv_cache.g3_offload),
   };
@@ -381,8 +413,9 @@ function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number
         // share of them, as the timing model prices them.
         attentionData: p.attention_data,
         ...moeSharding(p, ctx),
-        blockSize: kv.block_size,
-        memoryFraction: capacity.memory_fraction,
+        blockSize: roleBlockSize(role, ctx.backend),
+        memoryFraction: roleMemoryFraction(capacity.memory_fraction, ctx.backend),
+        memoryRule: BACKEND_DEFAULTS[ctx.backend].memoryRule,
         maxNumTokens: role.scheduler.max_batched_tokens,
         cudaGraphReservedBytes: capacity.cuda_graph_reserved_bytes ?? 0,
       }).blocks;
@@ -395,12 +428,13 @@ function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number
   if (capacity.blocks !== undefined) return capacity.blocks;
   // Schema guarantees bytes with an explicit block size and a numeric bytes_per_token here.
   const bytesPerToken = kv.bytes_per_token as number;
-  const blocks = Math.floor(capacity.bytes! / (kv.block_size * bytesPerToken));
+  const blockSize = roleBlockSize(role, ctx.backend);
+  const blocks = Math.floor(capacity.bytes! / (blockSize * bytesPerToken));
   if (blocks < 1) {
     ctx.report(
       [...path, "kv_cache", "capacity", "bytes"],
       `${dotted(path)}.kv_cache.capacity.bytes=${capacity.bytes} holds no full KV block ` +
-        `(block_size ${kv.block_size} x bytes_per_token ${bytesPerToken} bytes)`,
+        `(block_size ${blockSize} x bytes_per_token ${bytesPerToken} bytes)`,
     );
     return undefined;
   }
@@ -443,8 +477,10 @@ function resolveContextLength(
   lookup: ContextLengthLookup,
   deployment: DeploymentFacts,
   report: Report,
-): number | undefined {
+): number | null | undefined {
   if (engine.context_length !== "max") return engine.context_length;
+  // SGLang and TRT-LLM with `max`: no limit (aisimulate.md §4.4).
+  if (engine.backend !== "vllm") return null;
   const found = lookupMaxContextLength(engine.model, lookup);
   if (found === undefined) {
     // An unknown model was already reported once; say it only once.

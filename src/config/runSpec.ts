@@ -66,6 +66,29 @@ export interface WorkerRoleSpec {
    * speculates); absent (specs built in code) or null = off.
    */
   readonly speculation?: SpeculationSpec | null;
+  /**
+   * `engine.backend` (docs/backends.md), the same for every role; absent (specs built in code and
+   * every vLLM run, whose specs stay as they were) = `vllm`.
+   */
+  readonly backend?: Backend;
+  /** TRT-LLM's `scheduler.capacity_scheduler_policy`; present only with backend trtllm. */
+  readonly capacityPolicy?: CapacityPolicy;
+  /** `engine.workers.<role>.sglang` after defaults; present only with backend sglang. */
+  readonly sglang?: SglangSpec;
+}
+
+export type Backend = "vllm" | "sglang" | "trtllm";
+
+/** TRT-LLM's capacity scheduler (docs/backends.md). */
+export type CapacityPolicy = "guaranteed_no_evict" | "max_utilization";
+
+/** The SGLang scheduler's settings (mocker.md §1.5; `sglang.*`). */
+export interface SglangSpec {
+  readonly schedulePolicy: "fifo" | "lpm";
+  readonly maxPrefillTokens: number;
+  readonly chunkedPrefillSize: number;
+  readonly clipMaxNewTokens: number;
+  readonly scheduleConservativeness: number;
 }
 
 /** The host-memory KV tier of a role (`kv_cache.host_offload`, the reference's G2). */
@@ -105,7 +128,7 @@ interface EngineCommon {
   readonly model: string;
   /** Engine-level `hardware`; a disaggregated role may override it (its timing spec carries the GPU). */
   readonly hardware: string;
-  readonly backend: "vllm";
+  readonly backend: Backend;
 }
 
 export interface AggregatedEngineSpec extends EngineCommon {

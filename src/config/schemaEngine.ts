@@ -1,5 +1,6 @@
 /**
- * `engine` (aisimulate.md §2.2). fleetsim simulates vLLM workers, aggregated or disaggregated
+ * `engine` (aisimulate.md §2.2). fleetsim simulates vLLM, SGLang and TRT-LLM workers
+ * (docs/backends.md; the rules that need the backend: `backends.ts`), aggregated or disaggregated
  * into prefill and decode roles (roles: `schemaRole.ts`). Every other reference knob is still
  * recognised so that it fails with "not supported by fleetsim yet" rather than as an unknown key.
  *
@@ -9,18 +10,9 @@
  * mode it asks for, and a wrong mode is one error rather than one per misplaced key.
  */
 import * as z from "zod";
+import { BACKENDS, checkBackendRules, withBackendDefaults } from "./backends.js";
 import { isMapping } from "./mapping.js";
-import {
-  fail,
-  oneOf,
-  orList,
-  PATH,
-  positiveOr,
-  posNum,
-  rejectKey,
-  unsupportedKey,
-  up,
-} from "./schemaPrimitives.js";
+import { orList, PATH, positiveOr, posNum, rejectKey, unsupportedKey } from "./schemaPrimitives.js";
 import { AggregatedRole, disaggregatedRole, HardwareId, type RoleConfig } from "./schemaRole.js";
 import { Speculation } from "./schemaSpeculation.js";
 
@@ -61,7 +53,8 @@ const unsupportedEngineKnobs = Object.fromEntries(
 const COMMON = {
   model: z.string().min(1),
   hardware: HardwareId,
-  backend: oneOf(["vllm", "sglang", "trtllm"], ["vllm"]).default("vllm"),
+  /** Scheduler semantics of every worker (docs/backends.md); all are priced from the vLLM op tables. */
+  backend: z.enum(BACKENDS).default("vllm"),
   backend_version: z.string().min(1).optional(),
   context_length: positiveOr("integer", "max").default("max"),
   /** fleetsim extension: an AIConfigurator-format perf-data tree (`<dir>/<gpu>/vllm/<version>/*.parquet`). */
@@ -80,17 +73,19 @@ const ENCODER = unsupportedKey("analytical encoder (EPD) workers");
 
 const PD_ROLE = `${PATH} requires engine.mode='disaggregated'; engine.mode='aggregated' accepts only workers.aggregated`;
 
-const AggregatedEngine = z.strictObject({
-  mode: z.literal("aggregated"),
-  ...COMMON,
-  kv_transfer: rejectKey(`${PATH} is only valid with engine.mode='disaggregated'`),
-  workers: z.strictObject({
-    aggregated: AggregatedRole,
-    prefill: rejectKey(PD_ROLE),
-    decode: rejectKey(PD_ROLE),
-    encoder: ENCODER,
-  }),
-});
+const AggregatedEngine = z
+  .strictObject({
+    mode: z.literal("aggregated"),
+    ...COMMON,
+    kv_transfer: rejectKey(`${PATH} is only valid with engine.mode='disaggregated'`),
+    workers: z.strictObject({
+      aggregated: AggregatedRole,
+      prefill: rejectKey(PD_ROLE),
+      decode: rejectKey(PD_ROLE),
+      encoder: ENCODER,
+    }),
+  })
+  .superRefine(checkBackendRules);
 
 /** KV hand-off from prefill to decode (aisimulate.md §4.6). */
 const KvTransfer = z.strictObject({
@@ -100,36 +95,24 @@ const KvTransfer = z.strictObject({
   timing_mode: z.enum(["destination_missing", "full_prompt"]).default("destination_missing"),
 });
 
-const DisaggregatedWorkers = z
-  .strictObject({
-    prefill: disaggregatedRole("prefill"),
-    decode: disaggregatedRole("decode"),
-    aggregated: rejectKey(
-      `${PATH} requires engine.mode='aggregated'; engine.mode='disaggregated' accepts only workers.prefill and workers.decode`,
-    ),
-    encoder: ENCODER,
-  })
-  .superRefine((w, ctx) => {
-    // The hand-off moves whole KV blocks and the router hashes prompts in engine blocks, so both
-    // roles must cut prompts the same way (the reference requires it too; mocker.md §3.1).
-    const prefill = w.prefill.kv_cache.block_size;
-    const decode = w.decode.kv_cache.block_size;
-    if (prefill !== decode) {
-      fail(
-        ctx,
-        `${PATH} (${decode}) must equal ${up(3)}.prefill.kv_cache.block_size (${prefill}): ` +
-          "prefill and decode workers hand KV over in whole blocks",
-        ["decode", "kv_cache", "block_size"],
-      );
-    }
-  });
-
-const DisaggregatedEngine = z.strictObject({
-  mode: z.literal("disaggregated"),
-  ...COMMON,
-  kv_transfer: KvTransfer.prefault({}),
-  workers: DisaggregatedWorkers,
+// Both roles' block sizes must agree (checked with the backend's defaults in config/backends.ts).
+const DisaggregatedWorkers = z.strictObject({
+  prefill: disaggregatedRole("prefill"),
+  decode: disaggregatedRole("decode"),
+  aggregated: rejectKey(
+    `${PATH} requires engine.mode='aggregated'; engine.mode='disaggregated' accepts only workers.prefill and workers.decode`,
+  ),
+  encoder: ENCODER,
 });
+
+const DisaggregatedEngine = z
+  .strictObject({
+    mode: z.literal("disaggregated"),
+    ...COMMON,
+    kv_transfer: KvTransfer.prefault({}),
+    workers: DisaggregatedWorkers,
+  })
+  .superRefine(checkBackendRules);
 
 /** An omitted `mode` is the default one, filled in so that it can choose the schema. */
 function withDefaultMode(value: unknown): unknown {
@@ -149,7 +132,9 @@ function modeMessage(iss: z.core.$ZodRawIssue): string | undefined {
 
 export const Engine = z.preprocess(
   withDefaultMode,
-  z.discriminatedUnion("mode", [AggregatedEngine, DisaggregatedEngine], { error: modeMessage }),
+  z
+    .discriminatedUnion("mode", [AggregatedEngine, DisaggregatedEngine], { error: modeMessage })
+    .transform(withBackendDefaults),
 );
 
 export type EngineConfig = z.output<typeof Engine>;

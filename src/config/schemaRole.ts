@@ -25,10 +25,6 @@ import {
   up,
 } from "./schemaPrimitives.js";
 
-/** vLLM's default KV block size; the only backend fleetsim runs. */
-export const VLLM_DEFAULT_BLOCK_SIZE = 64;
-const VLLM_MIN_BLOCK_SIZE = 2;
-
 /**
  * `scheduler.max_sequences` defaults per role (aisimulate.md §2.2): a prefill worker admits one
  * sequence per pass unless told otherwise; aggregated and decode workers batch up to 256.
@@ -108,6 +104,11 @@ function scheduler(kind: WorkerRole) {
     prefill_decode_interval: nonNegInt().default(0),
     /** fleetsim extension: vLLM `--async-scheduling` (docs/timing.md, "Async scheduling"). */
     async_scheduling: z.boolean().default(false),
+    /**
+     * fleetsim extension, TRT-LLM's `scheduler_config.capacity_scheduler_policy` (backend trtllm
+     * only; docs/backends.md). Absent = `GUARANTEED_NO_EVICT`, as the reference.
+     */
+    capacity_scheduler_policy: z.enum(["GUARANTEED_NO_EVICT", "MAX_UTILIZATION"]).optional(),
   });
 }
 
@@ -141,7 +142,8 @@ const Capacity = z
       ? { type: "fixed" as const, blocks: c.blocks, bytes: c.bytes }
       : {
           type: "default" as const,
-          memory_fraction: c.memory_fraction ?? 0.9,
+          // Absent: the backend's default (config/backends.ts), applied where the backend is known.
+          memory_fraction: c.memory_fraction,
           cuda_graph_reserved_bytes: c.cuda_graph_reserved_bytes ?? 0,
         },
   );
@@ -210,9 +212,7 @@ const KvCache = z
         ["g3_offload", "scope"],
       );
     }
-    if (kv.block_size !== undefined && kv.block_size < VLLM_MIN_BLOCK_SIZE) {
-      fail(ctx, `${PATH} must be >= ${VLLM_MIN_BLOCK_SIZE} for backend 'vllm'`, ["block_size"]);
-    }
+    // The block size's lower bound depends on the backend: checked in config/backends.ts.
     if (kv.capacity.type === "fixed" && kv.capacity.bytes !== undefined) {
       // bytes → blocks needs both factors spelled out: neither the default block size nor an
       // `auto` bytes_per_token (derived from the model) is something the user has agreed to.
@@ -225,7 +225,8 @@ const KvCache = z
     }
   })
   .transform((kv) => ({
-    block_size: kv.block_size ?? VLLM_DEFAULT_BLOCK_SIZE,
+    // Absent: the backend's default (config/backends.ts `roleBlockSize`).
+    block_size: kv.block_size,
     prefix_caching: kv.prefix_caching,
     bytes_per_token: kv.bytes_per_token,
     capacity: kv.capacity,
@@ -281,6 +282,35 @@ const Timing = z
     }
   });
 
+/** The reference mocker's SGLang scheduler defaults (mocker.md §1.5). */
+export const SGLANG_DEFAULTS = {
+  maxPrefillTokens: 16384,
+  chunkedPrefillSize: 8192,
+  clipMaxNewTokens: 4096,
+  scheduleConservativeness: 1.0,
+} as const;
+
+/**
+ * `sglang` (backend sglang only; docs/backends.md): the reference mocker's `sglang.*` engine
+ * arguments (mocker.md §1.1, §1.5) with its defaults. `fcfs` is the reference's alias of `fifo`.
+ */
+const Sglang = z
+  .strictObject({
+    schedule_policy: z.enum(["fifo", "fcfs", "lpm"]).default("fifo"),
+    page_size: bounded(LIMITS.blockSize, "tokens per KV page").optional(),
+    max_prefill_tokens: bounded(LIMITS.maxBatchedTokens, "tokens per prefill batch").default(
+      SGLANG_DEFAULTS.maxPrefillTokens,
+    ),
+    chunked_prefill_size: bounded(LIMITS.maxBatchedTokens, "tokens per prefill chunk").default(
+      SGLANG_DEFAULTS.chunkedPrefillSize,
+    ),
+    clip_max_new_tokens: bounded(LIMITS.maxBatchedTokens, "output tokens reserved per request").default(
+      SGLANG_DEFAULTS.clipMaxNewTokens,
+    ),
+    schedule_conservativeness: posNum().max(1000).default(SGLANG_DEFAULTS.scheduleConservativeness),
+  })
+  .transform((s) => ({ ...s, schedule_policy: s.schedule_policy === "fcfs" ? "fifo" : s.schedule_policy }));
+
 function roleFields(kind: WorkerRole) {
   return {
     parallelism: Parallelism.prefault({}),
@@ -288,6 +318,7 @@ function roleFields(kind: WorkerRole) {
     kv_cache: KvCache.prefault({}),
     timing: Timing.prefault({}),
     startup_seconds: nonNegNum().default(0),
+    sglang: Sglang.optional(),
   };
 }
 

@@ -7,8 +7,11 @@ export class Sequence {
   /** Row of the request in the workload. */
   readonly req: number;
   readonly promptLength: number;
-  /** Output tokens to generate (requested length, capped by max_model_len). */
-  readonly maxOutput: number;
+  /**
+   * Output tokens to generate (requested length, capped by max_model_len; a TRT-LLM no-evict
+   * engine clamps it to its cache when the request is queued).
+   */
+  maxOutput: number;
   /** The array holding the prompt's full-block hashes (the table's, or a trace stream's chunk). */
   readonly promptHashes: Float64Array;
   /** Offset of the prompt's full-block hashes in `promptHashes`. */

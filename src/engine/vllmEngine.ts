@@ -3,6 +3,12 @@ import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
+import {
+  blocksToCompletion,
+  type CapacityPolicy,
+  clampOutputToCache,
+  toCompletionBlocks,
+} from "./capacityPolicy.js";
 import type { DiskKvTier, DiskLink } from "./diskKvTier.js";
 import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
 import { KvBlockPool } from "./kvBlockPool.js";
@@ -40,6 +46,11 @@ export interface EngineConfig {
    * pass and emit 1 + the accepted ones. Absent or null = off. A prefill worker never speculates.
    */
   readonly speculation?: SpeculationSpec | null;
+  /**
+   * TRT-LLM's capacity scheduler (engine/capacityPolicy.ts); absent = vLLM's admission, which
+   * `max_utilization` shares.
+   */
+  readonly capacityPolicy?: CapacityPolicy;
 }
 
 /** How an engine reaches its host KV tier. */
@@ -165,6 +176,8 @@ export class VllmEngine {
   /** Speculative decoding: draft tokens per sequence per pass (0 = off) and the acceptance draws. */
   private readonly draftLimit: number;
   private readonly sampler: BurstSampler | null;
+  /** TRT-LLM `GUARANTEED_NO_EVICT`: admit only what fits to completion; never preempt. */
+  private readonly noEvict: boolean;
 
   constructor(
     private readonly config: EngineConfig,
@@ -176,6 +189,7 @@ export class VllmEngine {
     const spec = config.role === "prefill" ? null : (config.speculation ?? null);
     this.draftLimit = spec === null ? 0 : spec.numSpeculativeTokens;
     this.sampler = spec === null ? null : new BurstSampler(spec);
+    this.noEvict = config.capacityPolicy === "guaranteed_no_evict";
   }
 
   get waitingCount(): number {
@@ -254,6 +268,10 @@ export class VllmEngine {
   }
 
   enqueue(seq: Sequence): void {
+    if (this.noEvict) {
+      const cfg = this.config;
+      seq.maxOutput = clampOutputToCache(seq.maxOutput, seq.promptLength, cfg.numGpuBlocks, cfg.blockSize);
+    }
     seq.queuedAfterPass = this.passSerial;
     this.pushWaiting(seq, false);
   }
@@ -321,6 +339,9 @@ export class VllmEngine {
           : 0;
       if (drafts > 0) desired = 1 + drafts;
       let currentPreempted = false;
+      if (this.noEvict && !this.ensureBlocks(s, s.numComputed + desired)) {
+        throw new Error("internal: a GUARANTEED_NO_EVICT request ran out of the KV reserved for it");
+      }
       while (!this.ensureBlocks(s, s.numComputed + desired)) {
         // LIFO: the newest running request gives its KV back and is recomputed later.
         const victim = running[running.length - 1];
@@ -366,6 +387,8 @@ export class VllmEngine {
         budget -= desired;
         running.push(s);
       }
+      // No-evict: the blocks running requests still need to complete are spoken for.
+      let spokenFor = this.noEvict ? blocksToCompletion(running, bs) : 0;
       while (
         this.admitsWaiting &&
         running.length < cfg.maxSequences &&
@@ -401,8 +424,9 @@ export class VllmEngine {
           }
         }
         // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
-        const needed = knownBlocks - activeCachedBlocks;
-        if (needed > this.pool.availableBlocks) break;
+        // No-evict needs the whole completion to fit beside what the running ones will still take.
+        const needed = (this.noEvict ? toCompletionBlocks(s, bs) : knownBlocks) - activeCachedBlocks;
+        if (needed > this.pool.availableBlocks - spokenFor) break;
         // The prefix goes on in host memory or on disk: load it instead of recomputing it.
         const loadBlocks =
           this.host === null || !cfg.prefixCaching ? 0 : this.offloadHits(s, cachedBlocks, len, now);
@@ -429,6 +453,7 @@ export class VllmEngine {
         this.compute(s, desired);
         budget -= desired;
         running.push(s);
+        if (this.noEvict) spokenFor += toCompletionBlocks(s, bs) - s.blocks.length;
       }
     }
 

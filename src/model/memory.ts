@@ -6,6 +6,9 @@
  *   non_kv   = weights + activations(max_num_tokens) + other_mem + nccl_mem[min(TP, 8)]
  *              + cuda_graph_reserved_bytes
  *   kv_bytes = capacity · memory_fraction − non_kv            (vLLM: fraction of TOTAL memory)
+ *   kv_bytes = (capacity − non_kv) · memory_fraction          (TRT-LLM: fraction of FREE memory)
+ *   kv_bytes = (capacity − resident) · memory_fraction − weights − cuda_graph_reserved
+ *                                                             (SGLang; activations not deducted)
  *   tokens   = floor(kv_bytes / kv_bytes_per_token);  blocks = floor(tokens / block_size)
  *
  * Every quantity is per GPU (one TP shard of one pipeline stage).
@@ -93,6 +96,13 @@ export function ncclBytes(model: ModelArchitecture, gpu: GpuSpec, tensor: number
   throw new ModelError(`${gpu.id}: the system has no nccl_mem entry for tensor=${key}`);
 }
 
+/**
+ * How `memory_fraction` applies (aisimulate.md §4.5): `of_total` (vLLM), `of_free` (TRT-LLM), or
+ * SGLang's `mem_fraction_static` of the memory left after the resident runtime overhead (fleetsim
+ * takes the runtime and NCCL overheads as that resident overhead; docs/backends.md).
+ */
+export type KvMemoryRule = "of_total" | "of_free" | "sglang";
+
 export interface KvCapacityInput extends WeightParallelism {
   readonly model: ModelArchitecture;
   readonly gpu: GpuSpec;
@@ -104,6 +114,8 @@ export interface KvCapacityInput extends WeightParallelism {
   readonly maxNumTokens: number;
   /** `capacity.cuda_graph_reserved_bytes`; default 0. */
   readonly cudaGraphReservedBytes?: number;
+  /** Default `of_total` (vLLM). */
+  readonly memoryRule?: KvMemoryRule;
 }
 
 export interface KvCapacityBreakdown {
@@ -141,8 +153,14 @@ export function defaultKvCapacityBlocks(input: KvCapacityInput): KvCapacity {
   const nonKvBytes =
     weightsBytes + activationsBytes + runtimeOverheadBytes + commOverheadBytes + cudaGraphReservedBytes;
   const capacityBytes = gpu.memCapacityBytes;
-  // Same float expression as the reference (`capacity * fraction - non_kv`), so the floors match.
-  const budget = capacityBytes * memoryFraction - nonKvBytes;
+  const budget = kvBudget(input.memoryRule ?? "of_total", {
+    capacityBytes,
+    memoryFraction,
+    nonKvBytes,
+    weightsBytes,
+    residentBytes: runtimeOverheadBytes + commOverheadBytes,
+    cudaGraphReservedBytes,
+  });
   const perToken = kvBytesPerToken(model, input);
   const tokens = budget > 0 ? pyFloorDiv(budget, perToken) : 0;
   const blocks = Math.floor(tokens / blockSize);
@@ -166,6 +184,29 @@ export function defaultKvCapacityBlocks(input: KvCapacityInput): KvCapacity {
   // one block would leave an engine that can never admit a request, so that is refused too.
   if (blocks < 1) throw new ModelError(doesNotFitMessage(model, gpu, input, breakdown));
   return { blocks, breakdown };
+}
+
+interface BudgetTerms {
+  readonly capacityBytes: number;
+  readonly memoryFraction: number;
+  readonly nonKvBytes: number;
+  readonly weightsBytes: number;
+  readonly residentBytes: number;
+  readonly cudaGraphReservedBytes: number;
+}
+
+/** KV bytes per GPU under each backend's rule, in the reference's float expressions (so the floors match). */
+function kvBudget(rule: KvMemoryRule, t: BudgetTerms): number {
+  switch (rule) {
+    case "of_total":
+      return t.capacityBytes * t.memoryFraction - t.nonKvBytes;
+    case "of_free":
+      return (t.capacityBytes - t.nonKvBytes) * t.memoryFraction;
+    case "sglang":
+      return (
+        (t.capacityBytes - t.residentBytes) * t.memoryFraction - t.weightsBytes - t.cudaGraphReservedBytes
+      );
+  }
 }
 
 function checkCapacityInput(

@@ -53,6 +53,11 @@ export const runRoleSchema = z.strictObject({
   kv_blocks: z.number(),
   prefix_caching: z.boolean(),
   startup_seconds: z.number(),
+  /**
+   * The backend whose op tables price the passes, when that is not `backend` (SGLang and TRT-LLM
+   * runs are priced from the vLLM tables, docs/backends.md); absent otherwise.
+   */
+  timing_backend: z.literal("vllm").optional(),
 });
 export type RunRole = z.infer<typeof runRoleSchema>;
 

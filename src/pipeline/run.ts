@@ -51,6 +51,7 @@ export async function runPrediction(
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
   warnEstimatedHardware(spec, hooks.warn);
+  warnBorrowedTables(spec, hooks.warn);
   const retuneOn = spec.planner?.retune !== undefined && spec.planner.retune !== null;
   const [workload, timings] = await Promise.all([
     retuneOn
@@ -167,6 +168,21 @@ function warnEstimatedHardware(spec: RunSpec, warn: ((line: string) => void) | u
       warn?.(`${gpu} has no measured op tables: its timing is estimated (${d.basis}), not calibrated`);
     }
   }
+}
+
+/**
+ * SGLang and TRT-LLM runs keep their own scheduler semantics but their op-level timing reads the
+ * vLLM op tables (the only ones in the perf data; docs/backends.md): say so before the run starts.
+ */
+function warnBorrowedTables(spec: RunSpec, warn: ((line: string) => void) | undefined): void {
+  const e = spec.engine;
+  if (e.backend === "vllm") return;
+  const roles = e.mode === "aggregated" ? [e.aggregated] : [e.prefill, e.decode];
+  if (!roles.some((r) => r.timing.type === "default")) return;
+  warn?.(
+    `engine.backend '${e.backend}': its scheduler is simulated, but passes are priced from the vLLM op tables ` +
+      "(no op tables of this backend exist); expect kernel-level differences",
+  );
 }
 
 /**

@@ -85,6 +85,10 @@ function runRole(role: WorkerRoleSpec, engineHardware: string): RunRole {
     kv_blocks: role.numGpuBlocks,
     prefix_caching: role.prefixCaching,
     startup_seconds: role.startupSeconds,
+    // Only vLLM op tables exist: other backends' op-level passes are priced from them.
+    ...(role.backend !== undefined && role.backend !== "vllm" && role.timing.type === "default"
+      ? { timing_backend: "vllm" as const }
+      : {}),
   };
 }
 

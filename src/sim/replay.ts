@@ -3,6 +3,7 @@ import { createCluster, deploymentRoles } from "../cluster/create.js";
 import { type ClusterHost, POOL_ID_SPAN } from "../cluster/host.js";
 import { poolName } from "../cluster/lifecycle.js";
 import { DEFAULT_CLIENT, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
+import { clampOutputToCache } from "../engine/capacityPolicy.js";
 import { cappedOutputTokens, type RunWindow, type VllmEngine } from "../engine/vllmEngine.js";
 import { Collector, Terminal } from "../metrics/collector.js";
 import { RequestCapture } from "../metrics/requestCapture.js";
@@ -120,6 +121,8 @@ export class Replay implements ClusterHost {
   /** What `--capture-per-request` keeps beyond the log; null without it. */
   private readonly capture: RequestCapture | null;
   private readonly maxModelLen: number | null;
+  /** The KV tokens of a worker that clamp every request's output (TRT-LLM no-evict), or null. */
+  private readonly outputCacheTokens: number | null;
   private readonly maxTimeMs: number | null;
   /** Client send → router (`client.overhead.request_ms`): the fleet sees a request this much later. */
   private readonly requestMs: number;
@@ -181,6 +184,10 @@ export class Replay implements ClusterHost {
     this.responseMs = client.responseMs;
     this.timeoutMs = client.timeoutMs;
     this.maxModelLen = roles[0].maxModelLen;
+    // TRT-LLM no-evict engines clamp outputs to their cache when queued (aggregated only).
+    const front = roles[0];
+    this.outputCacheTokens =
+      front.capacityPolicy === "guaranteed_no_evict" ? front.numGpuBlocks * front.blockSize : null;
     this.collector = new Collector(source.window, {
       // Only completed requests may contribute token gaps. Gaps can stream straight into the
       // sketches unless some admitted request may end without completing: cut off by the
@@ -599,12 +606,7 @@ export class Replay implements ClusterHost {
     const c = this.collector;
     const source = this.source;
     if (this.invariants !== null && c.statusOf(row) !== Terminal.None) {
-      const expected = cappedOutputTokens(
-        source.inputLength(row),
-        source.outputLength(row),
-        this.maxModelLen,
-      );
-      this.invariants.ended(row, expected);
+      this.invariants.ended(row, this.expectedOutput(row));
     }
     this.requests.append(c, row, source.inputLength(row));
     this.capture?.append(c, row, source);
@@ -660,6 +662,15 @@ export class Replay implements ClusterHost {
     if (open > 0) throw new Error(`internal: the replay reached a dead end with ${open} requests unfinished`);
   }
 
+  /** The output tokens a completed request must have got (invariant INV-7). */
+  private expectedOutput(row: number): number {
+    const source = this.source;
+    const isl = source.inputLength(row);
+    const out = cappedOutputTokens(isl, source.outputLength(row), this.maxModelLen);
+    const cache = this.outputCacheTokens;
+    return cache === null ? out : clampOutputToCache(out, isl, cache, 1);
+  }
+
   private result(wallTimeMs: number): ReplayResult {
     const cluster = this.cluster;
     // Pass ends delivered within runs are timestamps the replay processed, as in pass-by-pass stepping.
@@ -667,11 +678,7 @@ export class Replay implements ClusterHost {
     cluster.accrue(this.now);
     const lifecycle = cluster.lifecycle.operations;
     if (this.invariants !== null) {
-      const source = this.source;
-      const maxModelLen = this.maxModelLen;
-      this.invariants.atEnd(this.now, this.finished, lifecycle, (row) =>
-        cappedOutputTokens(source.inputLength(row), source.outputLength(row), maxModelLen),
-      );
+      this.invariants.atEnd(this.now, this.finished, lifecycle, (row) => this.expectedOutput(row));
     }
     // Rows still live (never arrived, or cut off by the time cap) go to the log too, in row order.
     const rows = this.rows;

@@ -235,10 +235,77 @@ const CASES: readonly Case[] = [
     message: "Input should be 'aggregated' or 'disaggregated'",
   },
   {
-    name: "sglang backend",
-    sets: ["engine.backend=sglang"],
+    name: "unknown backend",
+    sets: ["engine.backend=tgi"],
     path: "engine.backend",
-    message: `engine.backend='sglang' ${NOT_YET} (supported: 'vllm')`,
+    message: "Input should be 'vllm', 'sglang' or 'trtllm'",
+  },
+  // backend rules (config/backends.ts, docs/backends.md)
+  {
+    name: "TRT-LLM disaggregated",
+    yaml: RUNNABLE_PD_ENGINE,
+    sets: ["engine.backend=trtllm"],
+    path: "engine.backend",
+    message:
+      "engine.backend='trtllm' does not support engine.mode='disaggregated' (the reference rejects it too); " +
+      "use engine.mode='aggregated', or backend 'vllm' or 'sglang'",
+  },
+  {
+    name: "block size 1 on TRT-LLM",
+    sets: ["engine.backend=trtllm", `${ROLE}.kv_cache.block_size=1`],
+    path: `${ROLE}.kv_cache.block_size`,
+    message: `${ROLE}.kv_cache.block_size must be >= 2 for backend 'trtllm'`,
+  },
+  {
+    name: "capacity scheduler policy without TRT-LLM",
+    sets: [`${ROLE}.scheduler.capacity_scheduler_policy=MAX_UTILIZATION`],
+    path: `${ROLE}.scheduler.capacity_scheduler_policy`,
+    message: `${ROLE}.scheduler.capacity_scheduler_policy is only valid with engine.backend='trtllm'`,
+  },
+  {
+    name: "unknown capacity scheduler policy",
+    sets: ["engine.backend=trtllm", `${ROLE}.scheduler.capacity_scheduler_policy=STATIC_BATCH`],
+    path: `${ROLE}.scheduler.capacity_scheduler_policy`,
+    message: "Input should be 'GUARANTEED_NO_EVICT' or 'MAX_UTILIZATION'",
+  },
+  {
+    name: "sglang settings without SGLang",
+    sets: [`${ROLE}.sglang={schedule_policy: lpm}`],
+    path: `${ROLE}.sglang`,
+    message: `${ROLE}.sglang is only valid with engine.backend='sglang'`,
+  },
+  {
+    name: "SGLang page size differs from the block size",
+    sets: ["engine.backend=sglang", `${ROLE}.kv_cache.block_size=16`, `${ROLE}.sglang={page_size: 8}`],
+    path: `${ROLE}.sglang.page_size`,
+    message: `${ROLE}.sglang.page_size (8) must equal ${ROLE}.kv_cache.block_size (16)`,
+  },
+  {
+    name: "SGLang chunk not a whole number of pages",
+    sets: ["engine.backend=sglang", `${ROLE}.sglang={page_size: 16, chunked_prefill_size: 1000}`],
+    path: `${ROLE}.sglang.chunked_prefill_size`,
+    message: `${ROLE}.sglang.chunked_prefill_size (1000) must be a multiple of the page size (16)`,
+  },
+  {
+    name: "unknown SGLang schedule policy",
+    sets: ["engine.backend=sglang", `${ROLE}.sglang={schedule_policy: lof}`],
+    path: `${ROLE}.sglang.schedule_policy`,
+    message: "Input should be 'fifo', 'fcfs' or 'lpm'",
+  },
+  {
+    name: "host offload on SGLang",
+    sets: ["engine.backend=sglang", `${ROLE}.kv_cache.host_offload={num_host_blocks: 100}`],
+    path: `${ROLE}.kv_cache.host_offload`,
+    message: `${ROLE}.kv_cache.host_offload is only supported with engine.backend='vllm' (as in the reference)`,
+  },
+  {
+    name: "speculation on TRT-LLM",
+    sets: [
+      "engine.backend=trtllm",
+      "engine.speculation={kind: ngram, num_speculative_tokens: 2, acceptance_rates: [0.5, 0.5]}",
+    ],
+    path: "engine.speculation",
+    message: "engine.speculation is only supported with engine.backend='vllm' (as in the reference)",
   },
   {
     name: "hardware auto",

@@ -1,0 +1,151 @@
+/**
+ * What `engine.backend` changes in the config (docs/backends.md): per-backend defaults
+ * (aisimulate.md §2.2: block size vLLM 64 / SGLang 1 / TRT-LLM 32, memory fraction vLLM/TRT 0.9 /
+ * SGLang 0.88) and the rules that need the backend, which a role's own schema cannot see (the
+ * backend is an engine-level key): block sizes, backend-only settings (`sglang`, TRT-LLM's
+ * `capacity_scheduler_policy`), and what a backend does not support (TRT-LLM disaggregated,
+ * which the reference rejects too; host offload and speculation are vLLM-only there).
+ */
+import type * as z from "zod";
+import type { KvMemoryRule } from "../model/memory.js";
+import { fail, failAtKey, PATH, up } from "./schemaPrimitives.js";
+import type { RoleConfig } from "./schemaRole.js";
+
+export const BACKENDS = ["vllm", "sglang", "trtllm"] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+interface BackendDefaults {
+  readonly blockSize: number;
+  readonly memoryFraction: number;
+  /** How `memory_fraction` applies (aisimulate.md §4.5): of total memory, or of what is free. */
+  readonly memoryRule: KvMemoryRule;
+  /** Smallest `kv_cache.block_size` the backend takes. */
+  readonly minBlockSize: number;
+}
+
+export const BACKEND_DEFAULTS: Readonly<Record<Backend, BackendDefaults>> = {
+  vllm: { blockSize: 64, memoryFraction: 0.9, memoryRule: "of_total", minBlockSize: 2 },
+  sglang: { blockSize: 1, memoryFraction: 0.88, memoryRule: "sglang", minBlockSize: 1 },
+  trtllm: { blockSize: 32, memoryFraction: 0.9, memoryRule: "of_free", minBlockSize: 2 },
+};
+
+/** A role's KV block size: its own, else (SGLang) its `sglang.page_size`, else the backend's default. */
+export function roleBlockSize(role: RoleConfig, backend: Backend): number {
+  return role.kv_cache.block_size ?? role.sglang?.page_size ?? BACKEND_DEFAULTS[backend].blockSize;
+}
+
+/** A role's `capacity.memory_fraction` (default capacity): its own, else the backend's default. */
+export function roleMemoryFraction(given: number | undefined, backend: Backend): number {
+  return given ?? BACKEND_DEFAULTS[backend].memoryFraction;
+}
+
+interface EngineShape {
+  readonly mode: "aggregated" | "disaggregated";
+  readonly backend: Backend;
+  readonly speculation?: unknown;
+  readonly workers: Readonly<Record<string, RoleConfig | undefined>>;
+}
+
+/**
+ * The backend rules of a parsed `engine` (superRefine of each mode's schema): issue paths are
+ * relative to `engine`.
+ */
+export function checkBackendRules(engine: EngineShape, ctx: z.RefinementCtx): void {
+  const backend = engine.backend;
+  if (backend === "trtllm" && engine.mode === "disaggregated") {
+    fail(
+      ctx,
+      `${PATH}='trtllm' does not support engine.mode='disaggregated' (the reference rejects it too); ` +
+        "use engine.mode='aggregated', or backend 'vllm' or 'sglang'",
+      ["backend"],
+    );
+    return;
+  }
+  if (backend !== "vllm" && engine.speculation !== undefined && engine.speculation !== null) {
+    fail(ctx, `${PATH} is only supported with engine.backend='vllm' (as in the reference)`, ["speculation"]);
+  }
+  for (const [name, role] of Object.entries(engine.workers)) {
+    if (role === undefined) continue;
+    checkRole(role, backend, ctx, ["workers", name]);
+  }
+  if (engine.mode === "disaggregated") {
+    const prefill = roleBlockSize(engine.workers["prefill"]!, backend);
+    const decode = roleBlockSize(engine.workers["decode"]!, backend);
+    // The hand-off moves whole KV blocks and the router hashes prompts in engine blocks, so both
+    // roles must cut prompts the same way (the reference requires it too; mocker.md §3.1).
+    if (prefill !== decode) {
+      fail(
+        ctx,
+        `${PATH} (${decode}) must equal ${up(3)}.prefill.kv_cache.block_size (${prefill}): ` +
+          "prefill and decode workers hand KV over in whole blocks",
+        ["workers", "decode", "kv_cache", "block_size"],
+      );
+    }
+  }
+}
+
+function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at: string[]): void {
+  const defaults = BACKEND_DEFAULTS[backend];
+  const given = role.kv_cache.block_size;
+  if (given !== undefined && given < defaults.minBlockSize) {
+    fail(ctx, `${PATH} must be >= ${defaults.minBlockSize} for backend '${backend}'`, [
+      ...at,
+      "kv_cache",
+      "block_size",
+    ]);
+  }
+  if (role.scheduler.capacity_scheduler_policy !== undefined && backend !== "trtllm") {
+    failAtKey(ctx, `${PATH} is only valid with engine.backend='trtllm'`, [
+      ...at,
+      "scheduler",
+      "capacity_scheduler_policy",
+    ]);
+  }
+  if (backend !== "vllm" && role.kv_cache.host_offload !== null) {
+    fail(ctx, `${PATH} is only supported with engine.backend='vllm' (as in the reference)`, [
+      ...at,
+      "kv_cache",
+      "host_offload",
+    ]);
+  }
+  const sg = role.sglang;
+  if (sg === undefined) return;
+  if (backend !== "sglang") {
+    failAtKey(ctx, `${PATH} is only valid with engine.backend='sglang'`, [...at, "sglang"]);
+    return;
+  }
+  // mocker.md §1.1: the page is the block; both set must agree, and chunks are whole pages.
+  if (given !== undefined && sg.page_size !== undefined && given !== sg.page_size) {
+    fail(ctx, `${PATH} (${sg.page_size}) must equal ${up(2)}.kv_cache.block_size (${given})`, [
+      ...at,
+      "sglang",
+      "page_size",
+    ]);
+    return;
+  }
+  const page = roleBlockSize(role, backend);
+  if (sg.chunked_prefill_size % page !== 0) {
+    fail(ctx, `${PATH} (${sg.chunked_prefill_size}) must be a multiple of the page size (${page})`, [
+      ...at,
+      "sglang",
+      "chunked_prefill_size",
+    ]);
+  }
+}
+
+/**
+ * Fills each role's backend defaults into a parsed `engine` (its block size and default-capacity
+ * memory fraction), so the validated config shows the values that run. Mutates the fresh parse
+ * output in place and returns it.
+ */
+export function withBackendDefaults<E extends EngineShape>(engine: E): E {
+  for (const role of Object.values(engine.workers)) {
+    if (role === undefined) continue;
+    role.kv_cache.block_size = roleBlockSize(role, engine.backend);
+    const capacity = role.kv_cache.capacity;
+    if (capacity.type === "default") {
+      capacity.memory_fraction = roleMemoryFraction(capacity.memory_fraction, engine.backend);
+    }
+  }
+  return engine;
+}

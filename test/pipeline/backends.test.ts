@@ -1,0 +1,57 @@
+/**
+ * `engine.backend` on the bundled example configs (docs/backends.md): each backend runs them with
+ * `--set engine.backend=…`, and the results differ where the schedulers do.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
+import { runPrediction } from "../../src/pipeline/run.js";
+
+const EXAMPLE = fileURLToPath(new URL("../../examples/aggregated.yaml", import.meta.url));
+const ROLE = "engine.workers.aggregated";
+/** A cache small enough, and arrivals dense enough, that vLLM preempts on the example trace. */
+const SMALL_CACHE = [`${ROLE}.kv_cache.capacity={type: fixed, blocks: 160}`, "traffic.load.speedup=20"];
+
+/** The summary without its host-time keys (wall time and what is divided by it). */
+function simulated(summary: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const host = new Set(["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"]);
+  return Object.fromEntries(Object.entries(summary).filter(([k]) => !host.has(k)));
+}
+
+async function run(...sets: string[]) {
+  const warnings: string[] = [];
+  const spec = loadConfig({ configPath: EXAMPLE, sets, stack: "engine" });
+  const outcome = await runPrediction(spec, { capturePerRequest: false }, { warn: (l) => warnings.push(l) });
+  return { ...outcome, warnings };
+}
+
+describe("engine.backend on examples/aggregated.yaml", () => {
+  it("TRT-LLM never preempts where vLLM does, and completes every request", async () => {
+    const vllm = await run(...SMALL_CACHE);
+    const trt = await run(...SMALL_CACHE, "engine.backend=trtllm");
+    expect(vllm.result.preemptions).toBeGreaterThan(0);
+    expect(trt.result.preemptions).toBe(0);
+    const s = trt.prediction.summary as Record<string, number>;
+    expect(s["completed_requests"]).toBe(vllm.prediction.summary["completed_requests"]);
+    // MAX_UTILIZATION packs like vLLM: the same run.
+    const maxUtil = await run(
+      ...SMALL_CACHE,
+      "engine.backend=trtllm",
+      `${ROLE}.scheduler.capacity_scheduler_policy=MAX_UTILIZATION`,
+    );
+    expect(maxUtil.result.preemptions).toBe(vllm.result.preemptions);
+    expect(simulated(maxUtil.prediction.summary)).toEqual(simulated(vllm.prediction.summary));
+  });
+
+  it("says a TRT-LLM run is priced from the vLLM op tables", async () => {
+    const vllm = await run();
+    const trt = await run("engine.backend=trtllm");
+    expect(vllm.warnings.some((w) => w.includes("vLLM op tables"))).toBe(false);
+    expect(
+      trt.warnings.some((w) => w.includes("engine.backend 'trtllm'") && w.includes("vLLM op tables")),
+    ).toBe(true);
+    expect(vllm.prediction.run?.topology.aggregated?.timing_backend).toBeUndefined();
+    expect(trt.prediction.run?.topology.aggregated?.timing_backend).toBe("vllm");
+    expect(trt.prediction.run?.backend).toBe("trtllm");
+  });
+});
