@@ -52,6 +52,11 @@ export interface FleetFacts {
   peakAtMs: number | null;
   /** gpu_hours / duration: the reference's avg_gpu (the per-GPU scores' denominator). */
   meanGpus: number | null;
+  /**
+   * How long workers stayed provisioned after the last completion (the run's end − `duration_ms`),
+   * when that inflates `meanGpus` past `peakGpus`; else null.
+   */
+  provisionedAfterLastMs: number | null;
   /** The Planner's `max_num_gpus`; null without a Planner or without a ceiling. */
   budget: number | null;
   overBudget: OverBudget | null;
@@ -117,6 +122,15 @@ export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
     peakAtMs: peak?.atMs ?? null,
     meanGpus:
       gpuHours !== null && durationMs !== null && durationMs > 0 ? gpuHours / (durationMs / 3.6e6) : null,
+    provisionedAfterLastMs:
+      peak !== null &&
+      gpuHours !== null &&
+      durationMs !== null &&
+      durationMs > 0 &&
+      gpuHours / (durationMs / 3.6e6) > peak.gpus * (1 + 1e-9) &&
+      endMs(doc) > durationMs
+        ? endMs(doc) - durationMs
+        : null,
     budget,
     overBudget: steps === null || budget === null ? null : overBudgetOf(steps, budget, endMs(doc)),
     saturation: saturationOf(doc),

@@ -83,6 +83,13 @@ export function fleetLines(f: FleetFacts): string[] {
   ];
   if (f.budget !== null) provisioned.push(`budget ${gpus(f.budget)}`);
   lines.push(`Provisioned GPUs: ${provisioned.join(", ")}`);
+  if (f.provisionedAfterLastMs !== null) {
+    lines.push(
+      "Note: mean GPUs is the reference's avg_gpu (GPU-hours over duration_ms, which ends at the last " +
+        `completion); workers stayed provisioned about ${minutes(f.provisionedAfterLastMs)} after it, so the mean ` +
+        "exceeds the peak",
+    );
+  }
   if (f.overBudget !== null) {
     const o = f.overBudget;
     lines.push(

@@ -100,6 +100,26 @@ describe("fleetFacts", () => {
     expect(block).not.toContain("Warning");
   });
 
+  it("workers provisioned long after the last completion: mean (the reference's avg_gpu) over peak, with a note", () => {
+    // 2 GPUs for an hour, but the last request completed at 5 min: GPU-hours ÷ duration_ms is 24.
+    const base = plannerDoc([]);
+    const doc = {
+      ...base,
+      summary: { ...base.summary, gpu_hours: 2, duration_ms: 300_000 },
+      timeseries: timeseries(new Array(3600).fill(0), new Array(3600).fill(0)),
+    };
+    const f = fleetFacts(doc);
+    expect(f.meanGpus).toBeCloseTo(24, 9);
+    expect(f.peakGpus).toBe(2);
+    expect(f.provisionedAfterLastMs).toBe(3_599_000 - 300_000);
+    expect(renderFleetBlock(doc)).toContain(
+      "Note: mean GPUs is the reference's avg_gpu (GPU-hours over duration_ms, which ends at the last completion); " +
+        "workers stayed provisioned about 55 min after it, so the mean exceeds the peak",
+    );
+    // A run that ends with its last completion gets no note.
+    expect(fleetFacts(plannerDoc([])).provisionedAfterLastMs).toBeNull();
+  });
+
   it("without a Planner the provisioned GPUs are the starting ones", () => {
     const doc = plannerDoc([], { planner: null });
     const f = fleetFacts(doc);
