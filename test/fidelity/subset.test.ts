@@ -28,7 +28,7 @@ function expectMape(results: readonly ExperimentResult[], bounds: Partial<Record
 }
 
 describe("fidelity benchmark, fast held-out subset", () => {
-  it("the committed experiments are well formed and the split holds S2, S3, Mixtral-8x22B and S9's H200 rows out", () => {
+  it("the committed experiments are well formed and the split holds S2, S3, Mixtral-8x22B, S9's H200 rows and DeepSeek out", () => {
     const all = loadExperiments();
     expect(all.length).toBeGreaterThanOrEqual(24);
     for (const e of all) {
@@ -36,8 +36,12 @@ describe("fidelity benchmark, fast held-out subset", () => {
         e.source.name === "S2" ||
         e.source.name === "S3" ||
         e.family === "mixtral-8x22b" ||
-        (e.source.name === "S9" && e.gpu === "h200_sxm");
+        (e.source.name === "S9" && e.gpu === "h200_sxm") ||
+        e.kind === "mla";
       expect(e.split, e.id).toBe(heldOut ? "heldout" : "fit");
+      // S9's SGLang rows are labelled as such and are only DeepSeek (no vLLM row of the family).
+      expect(e.source.name === "S9-sglang", e.id).toBe(e.servingEngine === "sglang");
+      if (e.servingEngine === "sglang") expect(e.kind, e.id).toBe("mla");
     }
   });
 
