@@ -10,6 +10,8 @@
  *   --s1  LambdaLabsML/vllm-benchmark
  *   --s2  surajssd/llm-k8s
  *   --s3  DO-Solutions/gtc-2026-doks
+ *   --s9  ai-dynamo/aiconfigurator (or its silicon_sample.csv): S9's vLLM rows and, as source
+ *         S9-sglang, its SGLang DeepSeek-V3 rows (`--s9-all`: every usable row, not the subset)
  * A source that is not given is skipped (S3 needs S1 and S2: its lengths come from them).
  *
  * Only derived numbers are written (token counts, latencies, arrival offsets), each file with its
