@@ -10,6 +10,8 @@
  *   --s1  LambdaLabsML/vllm-benchmark
  *   --s2  surajssd/llm-k8s
  *   --s3  DO-Solutions/gtc-2026-doks
+ *   --s9  ai-dynamo/aiconfigurator (or its silicon_sample.csv): S9's vLLM rows and, as source
+ *         S9-sglang, its SGLang DeepSeek-V3 rows (`--s9-all`: every usable row, not the subset)
  * A source that is not given is skipped (S3 needs S1 and S2: its lengths come from them).
  *
  * Only derived numbers are written (token counts, latencies, arrival offsets), each file with its
@@ -247,12 +249,20 @@ interface Fixture {
   source: { name: string; repo: string; path: string; commit: string };
   split: "fit" | "heldout";
   family: string;
-  kind: "dense-gqa" | "dense-mha" | "moe";
+  kind: "dense-gqa" | "dense-mha" | "moe" | "mla";
+  /** The serving engine measured, when it is not vLLM (the `vllm` block then mirrors its settings). */
+  servingEngine?: "sglang";
   gpu: string;
   gpuMemoryGiB?: number;
   model: string;
   modelNote?: string;
-  parallelism: { tensor: number; pipeline: number; moeTensor?: number; moeExpert?: number };
+  parallelism: {
+    tensor: number;
+    pipeline: number;
+    attentionData?: number;
+    moeTensor?: number;
+    moeExpert?: number;
+  };
   vllm: {
     version: string;
     engine: string;
@@ -839,16 +849,20 @@ const S9_WARMUP_ROUNDS = 2;
 interface S9Model {
   model: string;
   family: string;
-  kind: "dense-gqa" | "moe";
+  kind: "dense-gqa" | "moe" | "mla";
   tag: string;
   prec: string;
   kvCacheDtype: string;
   note: string;
 }
 
-/** (model_path, precision) → catalog entry. Rows of any other pair are skipped (`s9Survey`). */
+/**
+ * (backend, model_path, precision) → catalog entry. Rows of any other triple are skipped. SGLang
+ * rows are read only for DeepSeek-V3/R1: the table has no vLLM row of that family, and SGLang's
+ * are replayed through fleetsim's vLLM engine, labelled as such (source `S9-sglang`).
+ */
 const S9_MODELS: Readonly<Record<string, S9Model>> = {
-  "Qwen/Qwen3-32B|": {
+  "vllm|Qwen/Qwen3-32B|": {
     model: "Qwen/Qwen3-32B",
     family: "qwen3-32b",
     kind: "dense-gqa",
@@ -857,7 +871,7 @@ const S9_MODELS: Readonly<Record<string, S9Model>> = {
     kvCacheDtype: "auto",
     note: "precision and quant modes empty: the BF16 checkpoint as published (catalog Qwen/Qwen3-32B, BF16 weights and KV).",
   },
-  "meta-llama/Llama-3.1-70B|fp8": {
+  "vllm|meta-llama/Llama-3.1-70B|fp8": {
     model: "nvidia/Llama-3.1-70B-Instruct-FP8",
     family: "llama-3.1-70b-fp8",
     kind: "dense-gqa",
@@ -866,7 +880,7 @@ const S9_MODELS: Readonly<Record<string, S9Model>> = {
     kvCacheDtype: "fp8",
     note: "model_path meta-llama/Llama-3.1-70B with precision/gemm/moe quant fp8: mapped to the catalog's per-tensor FP8 entry nvidia/Llama-3.1-70B-Instruct-FP8 (same architecture; FP8 weights and FP8 KV). Whether the run used that checkpoint or vLLM's online FP8 quantization, and whether the KV cache was FP8, is not recorded.",
   },
-  "nvidia/Llama-3.1-8B-Instruct-FP8|fp8": {
+  "vllm|nvidia/Llama-3.1-8B-Instruct-FP8|fp8": {
     model: "nvidia/Llama-3.1-8B-Instruct-FP8",
     family: "llama-3.1-8b-fp8",
     kind: "dense-gqa",
@@ -875,7 +889,7 @@ const S9_MODELS: Readonly<Record<string, S9Model>> = {
     kvCacheDtype: "fp8",
     note: "the ModelOpt FP8 checkpoint (catalog entry of the same id: FP8 weights and FP8 KV).",
   },
-  "Qwen/Qwen3-235B-A22B-FP8|fp8": {
+  "vllm|Qwen/Qwen3-235B-A22B-FP8|fp8": {
     model: "Qwen/Qwen3-235B-A22B-FP8",
     family: "qwen3-235b-a22b-fp8",
     kind: "moe",
@@ -883,6 +897,24 @@ const S9_MODELS: Readonly<Record<string, S9Model>> = {
     prec: "fp8",
     kvCacheDtype: "fp8",
     note: "Qwen's block-scaled FP8 checkpoint (catalog entry of the same id: fp8_block weights, FP8 KV).",
+  },
+  "sglang|deepseek-ai/DeepSeek-V3|fp8": {
+    model: "deepseek-ai/DeepSeek-V3",
+    family: "deepseek-v3-fp8",
+    kind: "mla",
+    tag: "deepseek-v3",
+    prec: "fp8",
+    kvCacheDtype: "auto",
+    note: "DeepSeek's own block-scaled FP8 checkpoint (gemm_quant_mode fp8, moe_quant_mode fp8_block; catalog deepseek-ai/DeepSeek-V3: fp8_block weights, MLA latent cache priced at FP8). The row records no KV-cache dtype and the benchmark rule passes --kv-cache-dtype only when one is configured; SGLang's default (auto) keeps the latent cache in BF16, twice the bytes fleetsim's decode attention reads.",
+  },
+  "sglang|deepseek-ai/DeepSeek-R1|fp8": {
+    model: "deepseek-ai/DeepSeek-R1",
+    family: "deepseek-v3-fp8",
+    kind: "mla",
+    tag: "deepseek-r1",
+    prec: "fp8",
+    kvCacheDtype: "auto",
+    note: "DeepSeek-R1's FP8 checkpoint (the DeepSeek-V3 architecture; catalog deepseek-ai/DeepSeek-R1).",
   },
 };
 
@@ -902,6 +934,8 @@ interface S9Pick {
   osl?: readonly number[];
   /** Keep only rows with MoE expert parallelism (true) or without (false). */
   ep?: boolean;
+  /** Attention data parallel rows are kept only by a pick that says `dp: true` (and then only they). */
+  dp?: boolean;
 }
 
 /**
@@ -937,6 +971,13 @@ const S9_SUBSET: readonly S9Pick[] = [
   // Llama-3.1-8B FP8: TP1 and TP8.
   { system: "h200_sxm", model: "nvidia/Llama-3.1-8B-Instruct-FP8", tp: 1 },
   { system: "h200_sxm", model: "nvidia/Llama-3.1-8B-Instruct-FP8", tp: 8 },
+  // Qwen3-235B-A22B FP8 under attention DP 2/4 (MoE TP over the DP × TP GPUs): every row.
+  { system: "h200_sxm", model: "Qwen/Qwen3-235B-A22B-FP8", dp: true },
+  // Held out (a family nothing is fitted on). DeepSeek-V3 FP8 measured on SGLang 0.5.9: every TP8
+  // row. The two B200 TP4 rows are left out: 169 GB of FP8 weights per GPU leave no KV room under
+  // vLLM's memory rule at 0.9, which fleetsim refuses (SGLang sized its pool its own way).
+  { system: "h200_sxm", model: "deepseek-ai/DeepSeek-V3", tp: 8 },
+  { system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", tp: 8 },
 ];
 
 /** A CSV line (RFC 4180 quoting; the file has none today). */
@@ -975,7 +1016,9 @@ export function parseCsv(text: string): Record<string, string>[] {
 
 interface S9Row {
   row: Record<string, string>;
+  backend: "vllm" | "sglang";
   concurrency: number;
+  /** The row's tp_size: attention TP on vLLM; on SGLang every GPU of the worker (attention TP × DP). */
   tp: number;
   pp: number;
   moeTp: number;
@@ -984,16 +1027,39 @@ interface S9Row {
   osl: number;
 }
 
-/** Why a vLLM agg row on a catalog GPU cannot be replayed, or null when it can. */
+/** Attention tensor and data parallelism of a row as fleetsim's `tensor` × `attention_data`. */
+function s9Attention(x: S9Row, m: S9Model): { tensor: number; data: number } {
+  if (x.backend === "sglang") {
+    // SGLang's tp spans the worker; --enable-dp-attention splits it into dp attention groups.
+    const data = Number(x.row["attention_dp_size"] || "1");
+    return { tensor: x.tp / data, data };
+  }
+  // vLLM runs attention TP × DP and MoE over the same GPUs: moe_tp × moe_ep = tp × dp
+  // (aiconfigurator's vllm.rule; the attention_dp_size column is empty in these rows).
+  return {
+    tensor: x.tp,
+    data: m.kind === "dense-gqa" ? Number(x.row["attention_dp_size"] || "1") : (x.moeTp * x.moeEp) / x.tp,
+  };
+}
+
+/** Why an agg row on a catalog GPU cannot be replayed, or null when it can. */
 function s9SkipReason(x: S9Row, m: S9Model | undefined): string | null {
   const r = x.row;
   if (m === undefined) return `no catalog mapping for ${r["model_path"]} at precision '${r["precision"]}'`;
+  if (x.backend === "sglang") {
+    if (x.tp > 8) return `${x.tp} GPUs per worker (tp ${x.tp}): more than one 8-GPU node`;
+    // The 2026-04-27 DB dump carries config and workflow ids; the earlier dump files repeat its
+    // figures under DeepSeek-R1 or hold a second series of the same configuration (B200 TP8: TPOT
+    // up to 30 % lower, TTFT higher) that their rows do not tell apart.
+    if (!r["silicon_data_source"]!.startsWith("db-dump/"))
+      return "earlier dump file (a repeat or an unlabelled second series)";
+  }
   if (!Number.isFinite(x.concurrency)) return "no silicon_concurrency in silicon_data_source";
   if (x.concurrency !== Number(r["batch_size"])) return "silicon_concurrency differs from batch_size";
-  // vLLM runs attention TP × DP and MoE over the same GPUs: moe_tp × moe_ep = tp × dp (aiconfigurator vllm.rule).
-  const dp = m.kind === "moe" ? (x.moeTp * x.moeEp) / x.tp : Number(r["attention_dp_size"] || "1");
-  if (dp !== 1)
-    return `attention data parallel ${dp} (moe_tp ${x.moeTp} × moe_ep ${x.moeEp} over tp ${x.tp})`;
+  const { tensor, data } = s9Attention(x, m);
+  if (!Number.isInteger(tensor) || !Number.isInteger(data) || data < 1)
+    return `attention parallelism not a whole split (moe_tp ${x.moeTp} × moe_ep ${x.moeEp} over tp ${x.tp})`;
+  if (data > 1 && m.kind === "dense-gqa") return `attention data parallel ${data} on a dense model`;
   if (x.pp !== 1) return `pipeline ${x.pp}`;
   return null;
 }
@@ -1002,10 +1068,14 @@ function s9Rows(text: string): { usable: (S9Row & { m: S9Model })[]; skipped: [S
   const usable: (S9Row & { m: S9Model })[] = [];
   const skipped: [S9Row, string][] = [];
   for (const row of parseCsv(text)) {
-    if (row["backend"] !== "vllm" || row["mode"] !== "agg" || S9_GPUS[row["system"]!] === undefined) continue;
+    const backend = row["backend"];
+    if (row["mode"] !== "agg" || S9_GPUS[row["system"]!] === undefined) continue;
+    if (backend !== "vllm" && !(backend === "sglang" && row["model_path"]!.startsWith("deepseek-ai/")))
+      continue;
     const c = /silicon_concurrency=(\d+)/.exec(row["silicon_data_source"]!);
     const x: S9Row = {
       row,
+      backend,
       // Rows of the 2026-04-06 dump carry no silicon_concurrency: their batch_size is the concurrency
       // (every row that has both has them equal).
       concurrency:
@@ -1021,7 +1091,7 @@ function s9Rows(text: string): { usable: (S9Row & { m: S9Model })[]; skipped: [S
       isl: Number(row["isl"]),
       osl: Number(row["osl"]),
     };
-    const m = S9_MODELS[`${row["model_path"]}|${row["precision"]}`];
+    const m = S9_MODELS[`${backend}|${row["model_path"]}|${row["precision"]}`];
     const why = s9SkipReason(x, m);
     if (why === null) usable.push({ ...x, m: m! });
     else skipped.push([x, why]);
@@ -1029,7 +1099,8 @@ function s9Rows(text: string): { usable: (S9Row & { m: S9Model })[]; skipped: [S
   return { usable, skipped };
 }
 
-function s9InSubset(x: S9Row): boolean {
+function s9InSubset(x: S9Row & { m: S9Model }): boolean {
+  const dp = s9Attention(x, x.m).data > 1;
   return S9_SUBSET.some(
     (p) =>
       p.system === x.row["system"] &&
@@ -1037,14 +1108,36 @@ function s9InSubset(x: S9Row): boolean {
       (p.tp === undefined || p.tp === x.tp) &&
       (p.isl === undefined || p.isl === x.isl) &&
       (p.osl === undefined || p.osl.includes(x.osl)) &&
-      (p.ep === undefined || p.ep === x.moeEp > 1),
+      (p.ep === undefined || p.ep === x.moeEp > 1) &&
+      (p.dp === true) === dp,
   );
 }
 
+/** What the notes say about the engine and its settings, per backend. */
+function s9EngineNote(x: S9Row, version: string, versionKnown: boolean, m: S9Model): string {
+  const { isl, osl } = x;
+  const b = Number(x.row["batch_size"]);
+  if (x.backend === "sglang")
+    return `Engine: SGLang ${version} (image ${/image=([^;]+)/.exec(x.row["silicon_data_source"]!)?.[1] ?? "not recorded"}), NOT vLLM: replayed through fleetsim's vLLM engine as a cross-engine check. aiconfigurator's SGLang benchmark rule (generator/rule_plugin/benchmark/sglang.rule) sets --max-running-requests = batch_size (${b}), --max-prefill-tokens = isl + 1500 (${isl + 1500}), --enable-mixed-chunk (prefill chunks share a pass with decodes), CUDA graphs 1..batch_size; mirrored as max_num_seqs ${b} and a pass budget of batch_size + isl + 1500 = ${b + isl + 1500} tokens, as the vLLM rows. Not set, SGLang defaults: radix (prefix) cache on, the overlap scheduler on (mirrored as async scheduling: the CPU schedules the next batch while the GPU runs), chunked_prefill_size by GPU memory, page size by attention backend (block 16 here), mem_fraction_static by GPU (KV capacity here is vLLM's formula at 0.9, as the vLLM rows; every row's ${b} × ${isl + osl} tokens fit either way), kv-cache-dtype ${m.kvCacheDtype}. Kernels differ (SGLang's MLA and DeepGEMM paths vs the vLLM 0.24 op tables fleetsim prices).`;
+  return `Engine: vLLM ${version}${versionKnown ? "" : " ASSUMED (backend_version is empty for the 2026-04-06.csv rows; 0.11.0 was the current vLLM release at their measured date 2025-10-29)"}, V1. aiconfigurator's benchmark rule plugin (generator/rule_plugin/benchmark/vllm.rule) sets --max-num-seqs = batch_size (${b}), --max-num-batched-tokens = batch_size + isl + 1500 (${b + isl + 1500}), --max-model-len = isl + osl + 1500 (${isl + osl + 1500}), CUDA graphs 1..batch_size; gpu-memory-utilization and block size are not set (vLLM defaults 0.9 and 16); prefix caching is not disabled (V1 default on); async scheduling not passed (off by default before 0.14); kv-cache-dtype ${m.kvCacheDtype} from the row's quant mode. Whether this generator produced the measured deployment is not stated.`;
+}
+
+function s9ParallelismNote(x: S9Row & { m: S9Model }, tensor: number, data: number): string {
+  const { m } = x;
+  const moe = m.kind === "dense-gqa" ? "" : `, MoE ${x.moeTp > 1 ? `TP ${x.moeTp}` : `EP ${x.moeEp}`}`;
+  const how =
+    data === 1
+      ? ""
+      : ` Attention DP ${data} is not a column of the row (attention_dp_size is empty): it follows from aiconfigurator's vllm.rule, where the worker's GPUs are tp × dp and moe_tp × moe_ep repartitions them (${x.moeTp} × ${x.moeEp} over tp ${x.tp}); without --enable-expert-parallel vLLM shards the experts TP over the DP × TP GPUs. max_num_seqs and max_num_batched_tokens apply per DP rank (engine core); the client's ${x.concurrency} requests go through vLLM's DP load balancer.`;
+  return `Parallelism: tp ${tensor}, pp ${x.pp}, attention DP ${data}${moe}.${how}`;
+}
+
 function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
-  const { row, m, concurrency: c, tp, isl, osl } = x;
+  const { row, m, concurrency: c, isl, osl } = x;
   const gpu = row["system"]!;
-  const ep = m.kind === "moe" && x.moeEp > 1 ? x.moeEp : 1;
+  const { tensor: tp, data: dp } = s9Attention(x, m);
+  const ep = m.kind !== "dense-gqa" && x.moeEp > 1 ? x.moeEp : 1;
+  const sglang = x.backend === "sglang";
   const versionKnown = row["backend_version"] !== "";
   const version = versionKnown ? row["backend_version"]! : "0.11.0";
   const warm = S9_WARMUP_ROUNDS * c;
@@ -1057,25 +1150,34 @@ function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
     `Model: ${m.note}`,
     `Measured: silicon_ttft_ms and silicon_tpot_ms only (their statistic is not stated; taken as means). ITL = TPOT here: with fixed output lengths the pooled inter-token mean equals the per-request TPOT mean, and the table has no separate ITL.`,
     `Client (not recorded per row): aiconfigurator's own benchmark script (generator/config/backend_templates/benchmark/bench_run.sh.j2 at this commit) runs aiperf profile --concurrency c --num-requests 20·c --warmup-request-count 2·c --isl/--osl with stddev 0, ignore_eos, streaming, random synthetic prompts (seed 100); replayed as ${warm} warm-up requests (latencyExcluded) then ${n - warm} measured ones, closed loop at c = ${c}, every prompt unique. If the client cycled through a fixed pool of prompts (--num-dataset-entries; genai-perf's default pool is 100), later requests were prefix-cache hits on the real server and the replay overstates prefill work.`,
-    `Engine: vLLM ${version}${versionKnown ? "" : " ASSUMED (backend_version is empty for the 2026-04-06.csv rows; 0.11.0 was the current vLLM release at their measured date 2025-10-29)"}, V1. aiconfigurator's benchmark rule plugin (generator/rule_plugin/benchmark/vllm.rule) sets --max-num-seqs = batch_size (${maxNumSeqs}), --max-num-batched-tokens = batch_size + isl + 1500 (${maxNumSeqs + isl + 1500}), --max-model-len = isl + osl + 1500 (${isl + osl + 1500}), CUDA graphs 1..batch_size; gpu-memory-utilization and block size are not set (vLLM defaults 0.9 and 16); prefix caching is not disabled (V1 default on); async scheduling not passed (off by default before 0.14); kv-cache-dtype ${m.kvCacheDtype} from the row's quant mode. Whether this generator produced the measured deployment is not stated.`,
-    `Parallelism: tp ${tp}, pp ${x.pp}, attention DP 1${m.kind === "moe" ? `, MoE ${x.moeTp > 1 ? `TP ${x.moeTp}` : `EP ${x.moeEp}`}` : ""}.`,
+    s9EngineNote(x, version, versionKnown, m),
+    s9ParallelismNote(x, tp, dp),
   ];
+  const par = `tp${tp}${dp > 1 ? `dp${dp}` : ""}${ep > 1 ? `ep${ep}` : ""}`;
   return {
-    id: `s9-${S9_GPUS[gpu]}-${m.tag}-${m.prec}-tp${tp}${ep > 1 ? `ep${ep}` : ""}-isl${isl}-osl${osl}-c${c}`,
-    source: { name: "S9", repo: S9_REPO, path: S9_PATH, commit: S9_COMMIT },
-    // Held out: every H200 row (Llama-3.1-8B/70B FP8 dense and the Qwen3-235B-A22B MoE), as S3's H200 runs.
-    split: gpu === "h200_sxm" ? "heldout" : "fit",
+    id: `${sglang ? "s9sgl" : "s9"}-${S9_GPUS[gpu]}-${m.tag}-${m.prec}-${par}-isl${isl}-osl${osl}-c${c}`,
+    source: { name: sglang ? "S9-sglang" : "S9", repo: S9_REPO, path: S9_PATH, commit: S9_COMMIT },
+    // Held out: every H200 row (Llama-3.1-8B/70B FP8 dense and the Qwen3-235B-A22B MoE), as S3's
+    // H200 runs, and every DeepSeek row (a family nothing is fitted on).
+    split: gpu === "h200_sxm" || m.kind === "mla" ? "heldout" : "fit",
     family: m.family,
     kind: m.kind,
+    ...(sglang ? { servingEngine: "sglang" as const } : {}),
     gpu,
     model: m.model,
     parallelism:
-      m.kind === "moe"
-        ? { tensor: tp, pipeline: x.pp, moeTensor: x.moeTp, moeExpert: x.moeEp }
-        : { tensor: tp, pipeline: x.pp },
+      m.kind === "dense-gqa"
+        ? { tensor: tp, pipeline: x.pp }
+        : {
+            tensor: tp,
+            pipeline: x.pp,
+            ...(dp > 1 ? { attentionData: dp } : {}),
+            moeTensor: x.moeTp,
+            moeExpert: x.moeEp,
+          },
     vllm: {
       version,
-      engine: "V1",
+      engine: sglang ? "sglang" : "V1",
       blockSize: 16,
       maxNumSeqs,
       maxNumBatchedTokens: maxNumSeqs + isl + 1500,
@@ -1086,7 +1188,7 @@ function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
       kvCacheDtype: m.kvCacheDtype,
       numGpuBlocks: null,
       outputStreaming: "per-token",
-      asyncScheduling: false,
+      asyncScheduling: sglang,
     },
     load: { regime: c <= 8 ? "light" : c <= 64 ? "moderate" : "heavy", concurrency: c },
     workload: {

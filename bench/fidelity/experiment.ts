@@ -8,7 +8,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export type Split = "fit" | "heldout";
-export type ModelKind = "dense-gqa" | "dense-mha" | "moe";
+/** `mla`: DeepSeek-V3/R1 (MLA attention, shared-expert MoE), its own group so the GQA MoE figures stay apart. */
+export type ModelKind = "dense-gqa" | "dense-mha" | "moe" | "mla";
 export type Regime = "light" | "moderate" | "heavy" | "burst";
 
 /** Measured figures with vLLM `benchmark_serving` definitions (ms; null where unpublished). */
@@ -38,12 +39,19 @@ export interface Experiment {
   readonly split: Split;
   readonly family: string;
   readonly kind: ModelKind;
+  /**
+   * The engine that was measured when it is not vLLM (S9's SGLang DeepSeek rows): `vllm` then holds
+   * that engine's settings mapped onto vLLM's, and fleetsim replays it through its vLLM engine.
+   */
+  readonly servingEngine?: "sglang";
   readonly gpu: string;
   readonly gpuMemoryGiB?: number | null;
   readonly model: string;
   readonly parallelism: {
     readonly tensor: number;
     readonly pipeline: number;
+    /** Attention data-parallel ranks (fleetsim `attention_data`); absent = 1. */
+    readonly attentionData?: number;
     /** MoE sharding when the source states it (default: fleetsim's, MoE TP over tensor × attention_data). */
     readonly moeTensor?: number;
     readonly moeExpert?: number;

@@ -182,6 +182,9 @@ export function experimentConfig(
             replicas: 1,
             tensor: e.parallelism.tensor,
             pipeline: e.parallelism.pipeline,
+            ...(e.parallelism.attentionData !== undefined
+              ? { attention_data: e.parallelism.attentionData }
+              : {}),
             ...(e.parallelism.moeTensor !== undefined ? { moe_tensor: e.parallelism.moeTensor } : {}),
             ...(e.parallelism.moeExpert !== undefined ? { moe_expert: e.parallelism.moeExpert } : {}),
           },
