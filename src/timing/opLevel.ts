@@ -439,6 +439,8 @@ export class OpLevelTiming implements TimingModel {
       ms += (this.moeLayers / L) * this.moeLayerMs(tokens);
       if (this.parallel.attentionData > 1 && this.parallel.moeExpert > 1) {
         ms += this.allToAllMs(tokens, moe.topK) / L;
+      } else if (this.parallel.attentionData > 1) {
+        ms += this.dpGatherMs(tokens) / L;
       }
     }
     for (const m of this.tokenMemOps) ms += m.perDraftStep * this.memOpMs(tokens * m.bytesPerToken);
@@ -492,6 +494,8 @@ export class OpLevelTiming implements TimingModel {
           repeat: 2 * this.moeLayers,
           latencyMs: this.allToAllMs(tokens, moe.topK),
         });
+      } else if (p.attentionData > 1) {
+        ops.push({ name: "moe_dp_gather", repeat: this.moeLayers, latencyMs: this.dpGatherMs(tokens) });
       }
     }
     for (const m of this.tokenMemOps) {
@@ -520,6 +524,21 @@ export class OpLevelTiming implements TimingModel {
       });
     }
     return ops;
+  }
+
+  /**
+   * With attention DP and the experts tensor-sharded over the worker's `tensor × attention_data`
+   * GPUs (no expert parallelism), every MoE layer needs every rank's tokens on every GPU: vLLM
+   * all-gathers the hidden states across the DP ranks before the fused experts and
+   * reduce-scatters the partial outputs after them (its `allgather_reducescatter` path). An
+   * all-gather plus a reduce-scatter move what one all-reduce of the gathered message moves, so
+   * the pair is priced as an all-reduce of `tokens × attention_data` BF16 hidden rows over the
+   * group, from the measured NCCL tables; all MoE layers of one pass.
+   */
+  private dpGatherMs(tokens: number): number {
+    const p = this.parallel;
+    const width = p.tensor * p.attentionData;
+    return this.moeLayers * this.tables.allReduce(width, tokens * p.attentionData * this.hiddenBytesPerToken);
   }
 
   /**

@@ -175,6 +175,23 @@ describe("DeepSeek-V3's forward pass", () => {
     expect(tp.explainDecode(16, 2048).ops.some((o) => o.name === "moe_all_to_all")).toBe(false);
   });
 
+  it("with attention DP and TP-sharded experts, gathers every rank's tokens into the expert group", () => {
+    // vLLM's allgather_reducescatter path: per MoE layer, an all-reduce's worth of the DP ranks'
+    // tokens (16 per rank × 2 ranks × 4096 hidden × 2 B) over the 2 GPUs, from the NCCL tables.
+    const qwen = lookupCatalog("Qwen/Qwen3-30B-A3B")!;
+    const dp = timing(qwen, par({ tensor: 1, attentionData: 2, moeTensor: 2, moeExpert: 1 }));
+    const gather = dp.explainDecode(16, 1024).ops.find((o) => o.name === "moe_dp_gather");
+    expect(gather?.repeat).toBe(48);
+    const tables = loadCompactTables("h200_sxm");
+    expect(gather?.latencyMs).toBeCloseTo(48 * tables.allReduce(2, 16 * 2 * qwen.hiddenSize * 2), 9);
+    expect(dp.decodeMs(16, 0, 1024, 0)).toBeCloseTo(dp.explainDecode(16, 1024).totalMs, 9);
+    // Expert parallelism moves tokens by all-to-all instead; without attention DP neither is priced.
+    const ep = timing(qwen, par({ tensor: 1, attentionData: 2, moeTensor: 1, moeExpert: 2 }));
+    expect(ep.explainDecode(16, 1024).ops.some((o) => o.name === "moe_dp_gather")).toBe(false);
+    const tp = timing(qwen, par({ tensor: 2, moeTensor: 2 }));
+    expect(tp.explainDecode(16, 1024).ops.some((o) => o.name === "moe_dp_gather")).toBe(false);
+  });
+
   it("leaves GQA models' passes as they were (no MLA ops, no all-to-all without attention DP)", () => {
     const qwen = lookupCatalog("Qwen/Qwen3-30B-A3B")!;
     const names = timing(qwen, par({ tensor: 2, moeTensor: 2 }))
