@@ -19,7 +19,7 @@ import { readJsonlLines } from "./jsonlReader.js";
 import type { MooncakeLoadOptions } from "./mooncake.js";
 import { MooncakeRowParser } from "./mooncakeRow.js";
 import type { RequestTable } from "./requests.js";
-import { describeValue, TraceError } from "./traceError.js";
+import { describeValue } from "./traceError.js";
 
 type AgenticLoadOptions = Pick<MooncakeLoadOptions, "traceBlockSize" | "engineBlockSize">;
 
