@@ -187,6 +187,7 @@ const TRACE_NAMES = {
   mooncake: "Mooncake trace",
   "mooncake-delta": "Mooncake delta trace",
   agentic_mooncake: "agentic Mooncake trace",
+  weka: "Weka (AgentX) corpus",
   applied_compute_agentic: "Applied Compute agentic trace",
 } as const;
 

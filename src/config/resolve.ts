@@ -4,7 +4,7 @@
  * the engine (model, GPUs, KV capacity, `context_length: max`, refusals of valid config that
  * fleetsim cannot price) is resolved by `resolveEngine.ts`, the Planner by `resolvePlanner.ts`.
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import { DEFAULT_USD_PER_GPU_HOUR } from "../hardware/prices.js";
 import { expandTracePath } from "../traffic/dynamoTracePaths.js";
@@ -112,6 +112,20 @@ function resolveSource(traffic: TrafficConfig, configDir: string, report: Report
   const src = traffic.source;
   if (src.type !== "trace") return resolveSyntheticSource(src);
   if (src.format === "dynamo") return resolveDynamoSource(src.paths, src.block_size, configDir, report);
+  if (src.format === "weka") {
+    const corpus = resolvePath(configDir, src.path);
+    if (!existsSync(corpus)) {
+      report(["traffic", "source", "paths", 0], `Weka corpus not found: ${corpus}`);
+      return undefined;
+    }
+    return {
+      type: "trace",
+      format: "weka",
+      path: corpus,
+      blockSize: src.block_size,
+      nestedTimestampBasis: src.nested_timestamp_basis,
+    };
+  }
   const path = resolvePath(configDir, src.path);
   // Checked here rather than when the trace is read so the error can point at the config line.
   const problem = traceFileProblem(path);

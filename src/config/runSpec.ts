@@ -7,6 +7,7 @@
 import type { SpeculationSpec } from "../engine/speculation.js";
 import type { PlannerSettings } from "../planner/types.js";
 import type { TimingSpec } from "../timing/timingSpec.js";
+import type { WekaTimestampBasis } from "../traffic/weka.js";
 import type {
   LoadSpec,
   StopSpec,
@@ -177,6 +178,15 @@ export type SourceSpec =
       readonly path: string;
       /** Explicit `traffic.source.block_size`, which must equal the embedded size; null = take the embedded one. */
       readonly blockSize: number | null;
+    }
+  | {
+      /** An AgentX / Weka corpus: one JSON file, or a directory of them (docs/traces.md "Weka"). */
+      readonly type: "trace";
+      readonly format: "weka";
+      readonly path: string;
+      /** Explicit `traffic.source.block_size`, which must equal the corpus's; null = the corpus's. */
+      readonly blockSize: number | null;
+      readonly nestedTimestampBasis: WekaTimestampBasis;
     };
 
 export interface SlaSpec {

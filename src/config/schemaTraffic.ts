@@ -53,7 +53,7 @@ const SOURCE_FIELDS = {
     "output_tokens",
     "seed",
   ],
-  trace: ["type", "format", "paths", "block_size"],
+  trace: ["type", "format", "paths", "block_size", "nested_timestamp_basis"],
 } as const;
 
 /** `source.session` of `synthetic-session` (reference `SessionShape`). */
@@ -93,7 +93,8 @@ const Source = z
     paths: z.array(z.string().min(1)).optional(),
     block_size: posInt().optional(),
     images: unsupportedKey("multimodal synthetic traffic"),
-    nested_timestamp_basis: unsupportedKey("Weka traces"),
+    /** `format: weka`: how a subagent's request times relate to the subagent's (docs/traces.md "Weka"). */
+    nested_timestamp_basis: z.enum(["auto", "absolute", "relative"]).optional(),
   })
   .superRefine((src, ctx) => {
     const extra = presentExcept(src, SOURCE_FIELDS[src.type]);
@@ -120,6 +121,9 @@ const Source = z
     }
     if (src.type === "trace") {
       const format = src.format ?? "mooncake";
+      if (src.nested_timestamp_basis !== undefined && format !== "weka") {
+        fail(ctx, `${PATH} is only valid with format 'weka'`, ["nested_timestamp_basis"]);
+      }
       if (src.paths === undefined) {
         fail(ctx, `${PATH}.type='trace' requires paths`);
       } else if (format === "dynamo") {
@@ -165,6 +169,16 @@ const Source = z
     }
     // Non-null paths: the refinement above required them.
     const format = src.format ?? "mooncake";
+    if (format === "weka") {
+      // The block size is the corpus's; an explicit one is only an equality check (as for Dynamo).
+      return {
+        type: "trace" as const,
+        format: "weka" as const,
+        path: src.paths![0],
+        block_size: src.block_size ?? null,
+        nested_timestamp_basis: src.nested_timestamp_basis ?? ("auto" as const),
+      };
+    }
     if (format === "dynamo") {
       // The block size is embedded in a Dynamo trace; an explicit one is only an equality check.
       return {

@@ -13,8 +13,8 @@ export const SINGLE_FILE_FORMATS = [
   "applied_compute_agentic",
 ] as const;
 export type SingleFileFormat = (typeof SINGLE_FILE_FORMATS)[number];
-export type TraceFormat = SingleFileFormat | "dynamo";
-export const SUPPORTED_FORMATS: readonly TraceFormat[] = [...SINGLE_FILE_FORMATS, "dynamo"];
+export type TraceFormat = SingleFileFormat | "dynamo" | "weka";
+export const SUPPORTED_FORMATS: readonly TraceFormat[] = [...SINGLE_FILE_FORMATS, "dynamo", "weka"];
 
 export interface TraceFormatRules {
   readonly loads: readonly ("trace_timestamps" | "concurrency")[];
@@ -57,4 +57,11 @@ export const TRACE_FORMAT_RULES: Readonly<Record<TraceFormat, TraceFormatRules>>
     unit: "its sessions have no timestamps",
   },
   dynamo: { loads: BOTH, maxVirtualTime: true, aggregatedOnly: false, plannerDisabled: false, unit: "" },
+  weka: {
+    loads: ["trace_timestamps"],
+    maxVirtualTime: false,
+    aggregatedOnly: true,
+    plannerDisabled: true,
+    unit: "its plays are lowered to dependency graphs, as agentic_mooncake",
+  },
 };

@@ -102,6 +102,7 @@ export const runTrafficSchema = z.strictObject({
     "agentic_mooncake",
     "applied_compute_agentic",
     "dynamo",
+    "weka",
   ]),
   /** The trace's file name (the first file of a Dynamo trace in shards); null for synthetic traffic. */
   trace: z.string().nullable(),

@@ -21,6 +21,7 @@ import type { RequestTable } from "../traffic/requests.js";
 import { makeSyntheticWorkload } from "../traffic/syntheticWorkload.js";
 import { TableSource } from "../traffic/tableSource.js";
 import { TraceError } from "../traffic/traceError.js";
+import { loadWekaTrace } from "../traffic/weka.js";
 
 /**
  * Builds the request table a run spec describes (trace file or synthetic generator). `warn`
@@ -34,6 +35,13 @@ export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void)
     warnDropped(requests, warn);
     checkDynamoLoad(requests, spec);
     return buildDynamoTable(requests, { engineBlockSize: blockSize });
+  }
+  if (source.type === "trace" && source.format === "weka") {
+    return loadWekaTrace(source.path, {
+      traceBlockSize: source.blockSize,
+      engineBlockSize: blockSize,
+      nestedTimestampBasis: source.nestedTimestampBasis,
+    });
   }
   if (source.type === "trace") {
     const opts = {

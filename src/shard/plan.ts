@@ -24,6 +24,7 @@ import {
   type WorkloadSize,
 } from "../resources/preflight.js";
 import { warmupTraceFiles } from "../traffic/warmupTraceFiles.js";
+import { UserError } from "../util/userError.js";
 import { copyInput, fileSha256, INPUTS_DIR, type InputFile } from "./inputs.js";
 import {
   MANIFEST_FILE,
@@ -268,6 +269,13 @@ class InputTable {
     };
     const src = spec.source;
     if (src.type === "trace") {
+      if (src.format === "weka" && statSync(src.path).isDirectory()) {
+        // A sweep directory holds copies of files (hashed one by one); a corpus directory would
+        // need its tree copied and hashed as one input.
+        throw new UserError(
+          `fleetsim sweep plan: traffic.source.paths names a Weka corpus directory (${src.path}); a sweep plan needs one .json play, or run the corpus with fleetsim predict`,
+        );
+      }
       const files = src.format === "dynamo" ? src.paths : [src.path];
       const paths = files.map((f) => {
         const i = this.add(f, this.mode);

@@ -75,10 +75,13 @@ const CASES: readonly Case[] = [
     message: "Input should be 'synthetic', 'synthetic-session', 'synthetic-shared-prefix' or 'trace'",
   },
   {
-    name: "weka trace format",
-    sets: ["traffic.source={type: trace, format: weka, paths: [a]}"],
-    path: "traffic.source.format",
-    message: `traffic.source.format='weka' ${NOT_YET} (supported: 'mooncake', 'mooncake-delta', 'agentic_mooncake', 'applied_compute_agentic' or 'dynamo')`,
+    name: "a Weka corpus that is not there",
+    sets: [
+      "traffic.source={type: trace, format: weka, paths: [no-such-corpus]}",
+      "traffic.load={type: trace_timestamps}",
+    ],
+    path: "traffic.source.paths.0",
+    message: "Weka corpus not found: <dir>/no-such-corpus",
   },
   {
     name: "two trace paths",

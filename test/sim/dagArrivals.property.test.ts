@@ -47,7 +47,7 @@ function spec(path: string, format: "agentic_mooncake" | "mooncake-delta", d: De
     },
     load: { type: "trace_timestamps", speedup: d.speedup },
   });
-  if (base.source.type !== "trace" || base.source.format === "dynamo")
+  if (base.source.type !== "trace" || base.source.format === "dynamo" || base.source.format === "weka")
     throw new Error("a one-file trace spec");
   return { ...base, source: { ...base.source, format } };
 }

@@ -2,7 +2,7 @@
  * The trace formats' config rules (config/traceFormats.ts; the AISimulate user guide §11.6):
  * which loads each format takes, whether `max_virtual_time_seconds` applies, and the aggregated-
  * only / Planner-disabled formats, each a config error at its own path and line (exit 2 from the
- * CLI). `weka` stays unsupported.
+ * CLI). `weka` follows agentic_mooncake's rules (test/traffic/weka.test.ts runs it).
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -111,9 +111,9 @@ describe("config: trace formats", () => {
       "weka",
       TS,
       "",
-      RUNNABLE_ENGINE,
-      "traffic.source.format",
-      /^traffic\.source\.format='weka' is not supported by fleetsim yet \(supported: 'mooncake', 'mooncake-delta', 'agentic_mooncake', 'applied_compute_agentic' or 'dynamo'\)/,
+      `${RUNNABLE_ENGINE}${PLANNER}`,
+      "planner.policy",
+      /^planner\.policy='enabled' is not supported with traffic\.source\.format='weka'/,
     ],
   ];
   for (const [format, load, extra, engine, path, message] of refused) {
