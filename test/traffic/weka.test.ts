@@ -203,7 +203,7 @@ engine:
     expect(r.code).toBe(0);
     const s = JSON.parse(r.out);
     expect(s.completed_requests).toBe(9);
-    const doc = JSON.parse((await import("node:fs")).readFileSync(join(out, "prediction.json"), "utf8"));
+    const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
     expect(doc.run.traffic.source).toBe("weka");
   });
 
