@@ -108,6 +108,13 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
       "host_offload",
     ]);
   }
+  if (role.scheduler.prefill_decode_interval !== 0 && backend === "sglang") {
+    fail(ctx, `${PATH}=${role.scheduler.prefill_decode_interval} is not supported by fleetsim yet (only 0)`, [
+      ...at,
+      "scheduler",
+      "prefill_decode_interval",
+    ]);
+  }
   const sg = role.sglang;
   if (sg === undefined) return;
   if (backend !== "sglang") {
@@ -124,7 +131,7 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
     return;
   }
   const page = roleBlockSize(role, backend);
-  if (sg.chunked_prefill_size % page !== 0) {
+  if (sg.chunked_prefill_size !== undefined && sg.chunked_prefill_size % page !== 0) {
     fail(ctx, `${PATH} (${sg.chunked_prefill_size}) must be a multiple of the page size (${page})`, [
       ...at,
       "sglang",

@@ -41,6 +41,11 @@ export interface SglangSpec {
   readonly chunkedPrefillSize: number;
   readonly clipMaxNewTokens: number;
   readonly scheduleConservativeness: number;
+  /**
+   * init new_token_ratio = this × schedule_conservativeness: 0.7, or 0.3 under attention DP
+   * (aisimulate.md §4.3). Absent: 0.7.
+   */
+  readonly newTokenRatioFactor?: number;
 }
 
 export interface SglangEngineConfig extends EngineConfig {
@@ -136,7 +141,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
         events.target = listener;
       },
     };
-    this.initRatio = INIT_RATIO_FACTOR * config.sglang.scheduleConservativeness;
+    this.initRatio =
+      (config.sglang.newTokenRatioFactor ?? INIT_RATIO_FACTOR) * config.sglang.scheduleConservativeness;
     this.minRatio = this.initRatio * MIN_RATIO_FACTOR;
     this.decayStep = (this.initRatio - this.minRatio) / DECAY_PASSES;
     this.newTokenRatio = this.initRatio;

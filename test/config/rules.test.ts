@@ -287,6 +287,12 @@ const CASES: readonly Case[] = [
     message: `${ROLE}.sglang.chunked_prefill_size (1000) must be a multiple of the page size (16)`,
   },
   {
+    name: "SGLang prefill_decode_interval",
+    sets: ["engine.backend=sglang", `${ROLE}.scheduler.prefill_decode_interval=2`],
+    path: `${ROLE}.scheduler.prefill_decode_interval`,
+    message: `${ROLE}.scheduler.prefill_decode_interval=2 ${NOT_YET} (only 0)`,
+  },
+  {
     name: "unknown SGLang schedule policy",
     sets: ["engine.backend=sglang", `${ROLE}.sglang={schedule_policy: lof}`],
     path: `${ROLE}.sglang.schedule_policy`,
