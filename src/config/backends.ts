@@ -108,6 +108,13 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
       "host_offload",
     ]);
   }
+  if (role.scheduler.async_scheduling && backend === "sglang") {
+    fail(ctx, `${PATH} (vLLM's --async-scheduling) is not supported with engine.backend='sglang'`, [
+      ...at,
+      "scheduler",
+      "async_scheduling",
+    ]);
+  }
   if (role.scheduler.prefill_decode_interval !== 0 && backend === "sglang") {
     fail(ctx, `${PATH}=${role.scheduler.prefill_decode_interval} is not supported by fleetsim yet (only 0)`, [
       ...at,
