@@ -1,6 +1,7 @@
 import type { PassStats } from "../engine/passStats.js";
 import type { Sequence } from "../engine/sequence.js";
 import { type PlainPassSink, Signal, VllmEngine } from "../engine/vllmEngine.js";
+import type { WorkerEngine } from "../engine/workerEngine.js";
 import { type Collector, Terminal } from "../metrics/collector.js";
 import type { SampledPoolSource } from "../metrics/timeline.js";
 import type { RouterCostParameters } from "../router/placement.js";
@@ -156,7 +157,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   }
 
   /** Every attention-DP rank's engine of every pool (read-only use: invariant checks and diagnostics). */
-  get engines(): readonly VllmEngine[] {
+  get engines(): readonly WorkerEngine[] {
     return this.pools.length === 1 ? this.front.engines : this.pools.flatMap((p) => p.engines);
   }
 

@@ -2,9 +2,11 @@ import type { RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import { type DiskIoStats, DiskKvTier } from "../engine/diskKvTier.js";
 import { HostKvTier } from "../engine/hostKvTier.js";
 import type { KvEventListener } from "../engine/kvBlockPool.js";
+import { SglangEngine } from "../engine/sglangEngine.js";
 import { TierUnion } from "../engine/tierUnion.js";
 import type { AdmissionObserver, EngineHostOffload } from "../engine/vllmEngine.js";
 import { VllmEngine } from "../engine/vllmEngine.js";
+import type { WorkerEngine } from "../engine/workerEngine.js";
 import type { G3OffloadReport, KvOffloadReport } from "../output/kvOffload.js";
 import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
@@ -26,7 +28,7 @@ export const WorkerState = {
  */
 export class WorkerPool {
   /** Engine per slot; a removed worker's engines stay (never reused) so ids stay stable. */
-  readonly engines: VllmEngine[] = [];
+  readonly engines: WorkerEngine[] = [];
   readonly ranksPerWorker: number;
   /** Per worker: WorkerState. */
   readonly state: number[] = [];
@@ -102,23 +104,24 @@ export class WorkerPool {
     const w = this.state.length;
     const spec = this.spec;
     for (let r = 0; r < this.ranksPerWorker; r++) {
-      const engine = new VllmEngine(
-        {
-          role: this.role,
-          maxBatchedTokens: spec.maxBatchedTokens,
-          maxSequences: spec.maxSequences,
-          blockSize: spec.blockSize,
-          numGpuBlocks: spec.numGpuBlocks,
-          prefixCaching: spec.prefixCaching,
-          maxModelLen: spec.maxModelLen,
-          asyncScheduling: spec.asyncScheduling,
-          hostOffload: this.hostOffloadFor(w * this.ranksPerWorker + r),
-          speculation: spec.speculation ?? null,
-          ...(spec.capacityPolicy === undefined ? {} : { capacityPolicy: spec.capacityPolicy }),
-        },
-        this.timing,
-        this.observer,
-      );
+      const config = {
+        role: this.role,
+        maxBatchedTokens: spec.maxBatchedTokens,
+        maxSequences: spec.maxSequences,
+        blockSize: spec.blockSize,
+        numGpuBlocks: spec.numGpuBlocks,
+        prefixCaching: spec.prefixCaching,
+        maxModelLen: spec.maxModelLen,
+        asyncScheduling: spec.asyncScheduling,
+        hostOffload: this.hostOffloadFor(w * this.ranksPerWorker + r),
+        speculation: spec.speculation ?? null,
+        ...(spec.capacityPolicy === undefined ? {} : { capacityPolicy: spec.capacityPolicy }),
+      };
+      // The backend's scheduler core (docs/backends.md); TRT-LLM runs on the vLLM core.
+      const engine: WorkerEngine =
+        spec.sglang === undefined
+          ? new VllmEngine(config, this.timing, this.observer)
+          : new SglangEngine({ ...config, sglang: spec.sglang }, this.timing, this.observer);
       const routing = this.kvRouting;
       if (routing?.wantsKvEvents) {
         const slot = w * this.ranksPerWorker + r;

@@ -108,6 +108,28 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
       "host_offload",
     ]);
   }
+  if (role.scheduler.async_scheduling && backend === "sglang") {
+    fail(ctx, `${PATH} (vLLM's --async-scheduling) is not supported with engine.backend='sglang'`, [
+      ...at,
+      "scheduler",
+      "async_scheduling",
+    ]);
+  }
+  if (role.scheduler.prefill_schedule_interval !== 1 && backend !== "vllm") {
+    // The reference: "vLLM attn-DP only: admit prefill every N-th pass" (aisimulate.md §2.2).
+    fail(
+      ctx,
+      `${PATH}=${role.scheduler.prefill_schedule_interval} is only supported with engine.backend='vllm' (as in the reference)`,
+      [...at, "scheduler", "prefill_schedule_interval"],
+    );
+  }
+  if (role.scheduler.prefill_decode_interval !== 0 && backend === "sglang") {
+    fail(ctx, `${PATH}=${role.scheduler.prefill_decode_interval} is not supported by fleetsim yet (only 0)`, [
+      ...at,
+      "scheduler",
+      "prefill_decode_interval",
+    ]);
+  }
   const sg = role.sglang;
   if (sg === undefined) return;
   if (backend !== "sglang") {
@@ -124,7 +146,7 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
     return;
   }
   const page = roleBlockSize(role, backend);
-  if (sg.chunked_prefill_size % page !== 0) {
+  if (sg.chunked_prefill_size !== undefined && sg.chunked_prefill_size % page !== 0) {
     fail(ctx, `${PATH} (${sg.chunked_prefill_size}) must be a multiple of the page size (${page})`, [
       ...at,
       "sglang",

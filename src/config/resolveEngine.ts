@@ -238,14 +238,20 @@ function backendFields(
     };
   }
   const sg = role.sglang;
+  // Under attention DP the default chunk is 8192 / DP ranks (in whole pages) and the output
+  // reservation 0.3 × conservativeness instead of 0.7 (aisimulate.md §2.2, §4.3).
+  const dp = role.parallelism.attention_data;
+  const page = roleBlockSize(role, backend);
+  const dpChunk = Math.max(page, Math.floor(SGLANG_DEFAULTS.chunkedPrefillSize / dp / page) * page);
   return {
     backend,
     sglang: {
       schedulePolicy: sg?.schedule_policy ?? "fifo",
       maxPrefillTokens: sg?.max_prefill_tokens ?? SGLANG_DEFAULTS.maxPrefillTokens,
-      chunkedPrefillSize: sg?.chunked_prefill_size ?? SGLANG_DEFAULTS.chunkedPrefillSize,
+      chunkedPrefillSize: sg?.chunked_prefill_size ?? dpChunk,
       clipMaxNewTokens: sg?.clip_max_new_tokens ?? SGLANG_DEFAULTS.clipMaxNewTokens,
       scheduleConservativeness: sg?.schedule_conservativeness ?? SGLANG_DEFAULTS.scheduleConservativeness,
+      newTokenRatioFactor: dp > 1 ? 0.3 : 0.7,
     },
   };
 }

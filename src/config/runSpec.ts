@@ -4,6 +4,8 @@
  * a name says otherwise.
  */
 
+import type { CapacityPolicy } from "../engine/capacityPolicy.js";
+import type { SglangSpec } from "../engine/sglangEngine.js";
 import type { SpeculationSpec } from "../engine/speculation.js";
 import type { PlannerSettings } from "../planner/types.js";
 import type { TimingSpec } from "../timing/timingSpec.js";
@@ -14,6 +16,7 @@ import type {
   SyntheticSessionSourceSpec,
   SyntheticSourceSpec,
 } from "../traffic/workloadSpec.js";
+import type { Backend } from "./backends.js";
 import type { SingleFileFormat } from "./traceFormats.js";
 
 // The parts of a RunSpec that lower layers read are defined there and re-exported here, so a
@@ -78,19 +81,9 @@ export interface WorkerRoleSpec {
   readonly sglang?: SglangSpec;
 }
 
-export type Backend = "vllm" | "sglang" | "trtllm";
-
-/** TRT-LLM's capacity scheduler (docs/backends.md). */
-export type CapacityPolicy = "guaranteed_no_evict" | "max_utilization";
-
-/** The SGLang scheduler's settings (mocker.md §1.5; `sglang.*`). */
-export interface SglangSpec {
-  readonly schedulePolicy: "fifo" | "lpm";
-  readonly maxPrefillTokens: number;
-  readonly chunkedPrefillSize: number;
-  readonly clipMaxNewTokens: number;
-  readonly scheduleConservativeness: number;
-}
+export type { CapacityPolicy } from "../engine/capacityPolicy.js";
+export type { SglangSpec } from "../engine/sglangEngine.js";
+export type { Backend } from "./backends.js";
 
 /** The host-memory KV tier of a role (`kv_cache.host_offload`, the reference's G2). */
 export interface HostOffloadSpec {

@@ -301,9 +301,8 @@ const Sglang = z
     max_prefill_tokens: bounded(LIMITS.maxBatchedTokens, "tokens per prefill batch").default(
       SGLANG_DEFAULTS.maxPrefillTokens,
     ),
-    chunked_prefill_size: bounded(LIMITS.maxBatchedTokens, "tokens per prefill chunk").default(
-      SGLANG_DEFAULTS.chunkedPrefillSize,
-    ),
+    /** Absent: 8192 / attention_data (aisimulate.md §2.2), resolved in config/resolveEngine.ts. */
+    chunked_prefill_size: bounded(LIMITS.maxBatchedTokens, "tokens per prefill chunk").optional(),
     clip_max_new_tokens: bounded(LIMITS.maxBatchedTokens, "output tokens reserved per request").default(
       SGLANG_DEFAULTS.clipMaxNewTokens,
     ),

@@ -36,6 +36,10 @@ export class Sequence {
   queuedAfterPass = 0;
   /** Draft tokens this sequence verifies in the pass being formed (speculative decoding; 0 = none). */
   drafts = 0;
+  /** SGLang: the deepest radix node of its cached prefix that it locks (-1 = none), that prefix's pages, and its private pages. */
+  kvNode = -1;
+  kvTreePages = 0;
+  kvPrivatePages = 0;
 
   constructor(
     req: number,

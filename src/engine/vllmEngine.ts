@@ -12,10 +12,12 @@ import {
 import type { DiskKvTier, DiskLink } from "./diskKvTier.js";
 import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
 import { KvBlockPool } from "./kvBlockPool.js";
+import { PassSignals } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
 import { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
 import { BurstSampler, type SpeculationSpec } from "./speculation.js";
+import type { PlainPassSink, RunWindow, WorkerEngine } from "./workerEngine.js";
 
 /**
  * What a worker does in the deployment: `aggregated` serves whole requests; `prefill` computes
@@ -74,24 +76,7 @@ export interface AdmissionObserver {
   onAdmit(req: number, timeMs: number, reusedTokens: number): void;
 }
 
-/**
- * Where a run of plain decode passes may go (`VllmEngine.runPlainDecodes`), filled by the replay
- * for each run: a pass may end within the run only if its end is before `limitMs` (the next event
- * that could change this worker's batch), at most `capMs` (the virtual-time cap), and its tokens,
- * seen by the client at end + `responseMs`, reach it by `deadlineMs` (the earliest open client
- * deadline).
- */
-export interface RunWindow {
-  limitMs: number;
-  capMs: number;
-  deadlineMs: number;
-  responseMs: number;
-}
-
-/** Receives the tokens of each pass of a run, at its end (the batch's rows, in batch order). */
-export interface PlainPassSink {
-  onPlainPass(rows: Int32Array, count: number, endMs: number): void;
-}
+export type { PlainPassSink, RunWindow } from "./workerEngine.js";
 
 /** What a pass emits, delivered by the replay loop at pass end. */
 export const Signal = {
@@ -128,17 +113,12 @@ export function cappedOutputTokens(
  * `signalReq`/`signalKind[0 .. signalCount)` for the caller to take (`takeSignals`) and deliver
  * at `now + duration`.
  */
-export class VllmEngine {
+export class VllmEngine extends PassSignals implements WorkerEngine {
   readonly pool: KvBlockPool;
   private readonly waiting = new SequenceQueue();
   /** Decode role: hand-offs whose KV arrived, waiting for admission (FIFO). */
   private readonly remoteReady = new SequenceQueue();
   private running: Sequence[] = [];
-  /** Requests signalled by the last pass, in emission order (`signalReq` / `signalKind`). */
-  private reqBuffer = new Int32Array(64);
-  private kindBuffer = new Uint8Array(64);
-  /** Signals of the last pass not yet handed over (`takeSignals`). */
-  private pendingSignals = 0;
   /** Preemptions over the engine's life. */
   preemptions = 0;
   /** Prefill role: requests whose KV is held until their transfer completes, by request row. */
@@ -163,12 +143,8 @@ export class VllmEngine {
   private prefillCount = 0;
   private prefillIslSum = 0;
   private prefillPrefixSum = 0;
-  // What the last pass took out of `running` and the KV pool at its end (executed eagerly at its start).
-  private finishingInPass = 0;
-  private blocksFreedAtPassEnd = 0;
   /** Passes started so far, and when the latest one ends (async scheduling's visibility rule). */
   private passSerial = 0;
-  private lastPassEndMs = Number.NEGATIVE_INFINITY;
   /** The rows of a run's batch (`runPlainDecodes`), grown to the largest batch. */
   private runRows = new Int32Array(64);
   /** Where a run's requests cross block boundaries (`runPlainDecodes`). */
@@ -184,6 +160,7 @@ export class VllmEngine {
     private readonly timing: TimingModel,
     private readonly observer: AdmissionObserver,
   ) {
+    super();
     this.pool = new KvBlockPool(config.numGpuBlocks);
     this.host = config.hostOffload ?? null;
     const spec = config.role === "prefill" ? null : (config.speculation ?? null);
@@ -196,49 +173,8 @@ export class VllmEngine {
     return this.waiting.length + this.remoteReady.length + this.loading.size + this.loadedReady.length;
   }
 
-  /** Request rows signalled by the last pass, `[0 .. signalCount)` (valid until the next pass). */
-  get signalReq(): Int32Array {
-    return this.reqBuffer;
-  }
-
-  /** The `Signal` kind of each entry of `signalReq`. */
-  get signalKind(): Uint8Array {
-    return this.kindBuffer;
-  }
-
-  /** Signals of the last pass not yet handed over; a pass is in flight while it has some. */
-  get signalCount(): number {
-    return this.pendingSignals;
-  }
-
-  /**
-   * Hands the last pass's signals to the caller at the pass end: returns their count, in
-   * `signalReq` / `signalKind`, and marks them delivered (the pass is no longer in flight).
-   */
-  takeSignals(): number {
-    const n = this.pendingSignals;
-    this.pendingSignals = 0;
-    return n;
-  }
-
   get runningCount(): number {
     return this.running.length;
-  }
-
-  /**
-   * Requests in the batch of the pass in flight, counting those it finishes: a pass executes
-   * eagerly at its start, so they have already left `running` (time series sampling). A pass is
-   * in flight while its signals are undelivered; every finishing request leaves a signal.
-   */
-  get inFlightBatchCount(): number {
-    return this.pendingSignals > 0 ? this.running.length + this.finishingInPass : this.running.length;
-  }
-
-  /** KV blocks in use while the pass is in flight: the active ones plus those its finishing requests free at its end. */
-  get inFlightActiveBlocks(): number {
-    return this.pendingSignals > 0
-      ? this.pool.activeBlocks + this.blocksFreedAtPassEnd
-      : this.pool.activeBlocks;
   }
 
   /** Requests this worker holds (waiting or running). */
@@ -556,12 +492,7 @@ export class VllmEngine {
             draftTokens,
           )
         : 0;
-    if (!(ms >= 0) || !Number.isFinite(ms)) {
-      throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
-    }
-    stats.wallTimeS = ms / 1000;
-    this.lastPassEndMs = now + ms;
-    return ms;
+    return this.endPass(now, ms, stats);
   }
 
   /**
@@ -721,11 +652,6 @@ export class VllmEngine {
     for (let k = blocks.length - 1; k >= keep; k--) this.pool.release(blocks[k]);
     if (blocks.length > keep) blocks.length = keep;
     return false;
-  }
-
-  /** When the latest pass ends (or ended). */
-  get lastPassEnd(): number {
-    return this.lastPassEndMs;
   }
 
   /**
@@ -957,21 +883,6 @@ export class VllmEngine {
     this.waitingTokens -= len;
     this.waitingTokensSq -= len * len;
     return s;
-  }
-
-  private signal(req: number, kind: number): void {
-    const n = this.pendingSignals;
-    if (n === this.reqBuffer.length) {
-      const reqs = new Int32Array(n * 2);
-      reqs.set(this.reqBuffer);
-      this.reqBuffer = reqs;
-      const kinds = new Uint8Array(n * 2);
-      kinds.set(this.kindBuffer);
-      this.kindBuffer = kinds;
-    }
-    this.reqBuffer[n] = req;
-    this.kindBuffer[n] = kind;
-    this.pendingSignals = n + 1;
   }
 
   /** Allocates blocks until `tokens` positions are covered; false when the cache is exhausted. */

@@ -4,7 +4,8 @@ import { type ClusterHost, POOL_ID_SPAN } from "../cluster/host.js";
 import { poolName } from "../cluster/lifecycle.js";
 import { DEFAULT_CLIENT, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
 import { clampOutputToCache } from "../engine/capacityPolicy.js";
-import { cappedOutputTokens, type RunWindow, type VllmEngine } from "../engine/vllmEngine.js";
+import { cappedOutputTokens, type RunWindow } from "../engine/vllmEngine.js";
+import type { WorkerEngine } from "../engine/workerEngine.js";
 import { Collector, Terminal } from "../metrics/collector.js";
 import { RequestCapture } from "../metrics/requestCapture.js";
 import { type LogColumn, RequestLog, type RequestLogOptions } from "../metrics/requestLog.js";
@@ -325,7 +326,7 @@ export class Replay implements ClusterHost {
   }
 
   /** Every attention-DP rank's engine of every pool (read-only use: invariant checks and diagnostics). */
-  get workers(): readonly VllmEngine[] {
+  get workers(): readonly WorkerEngine[] {
     return this.cluster.engines;
   }
 

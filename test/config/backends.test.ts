@@ -63,7 +63,12 @@ describe("backend defaults", () => {
       chunkedPrefillSize: 8192,
       clipMaxNewTokens: 4096,
       scheduleConservativeness: 1,
+      newTokenRatioFactor: 0.7,
     });
+    // Under attention DP: 8192 / DP per chunk, output reserved at 0.3 × conservativeness.
+    const dp = role("engine.backend=sglang", `${ROLE}.parallelism.attention_data=2`);
+    expect(dp.sglang?.chunkedPrefillSize).toBe(4096);
+    expect(dp.sglang?.newTokenRatioFactor).toBe(0.3);
     const paged = role("engine.backend=sglang", `${ROLE}.sglang={page_size: 16, schedule_policy: fcfs}`);
     expect(paged.blockSize).toBe(16);
     expect(paged.sglang?.schedulePolicy).toBe("fifo");

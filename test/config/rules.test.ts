@@ -290,6 +290,24 @@ const CASES: readonly Case[] = [
     message: `${ROLE}.sglang.chunked_prefill_size (1000) must be a multiple of the page size (16)`,
   },
   {
+    name: "async scheduling on SGLang",
+    sets: ["engine.backend=sglang", `${ROLE}.scheduler.async_scheduling=true`],
+    path: `${ROLE}.scheduler.async_scheduling`,
+    message: `${ROLE}.scheduler.async_scheduling (vLLM's --async-scheduling) is not supported with engine.backend='sglang'`,
+  },
+  {
+    name: "prefill_schedule_interval on a backend other than vLLM",
+    sets: ["engine.backend=trtllm", `${ROLE}.scheduler.prefill_schedule_interval=4`],
+    path: `${ROLE}.scheduler.prefill_schedule_interval`,
+    message: `${ROLE}.scheduler.prefill_schedule_interval=4 is only supported with engine.backend='vllm' (as in the reference)`,
+  },
+  {
+    name: "SGLang prefill_decode_interval",
+    sets: ["engine.backend=sglang", `${ROLE}.scheduler.prefill_decode_interval=2`],
+    path: `${ROLE}.scheduler.prefill_decode_interval`,
+    message: `${ROLE}.scheduler.prefill_decode_interval=2 ${NOT_YET} (only 0)`,
+  },
+  {
     name: "unknown SGLang schedule policy",
     sets: ["engine.backend=sglang", `${ROLE}.sglang={schedule_policy: lof}`],
     path: `${ROLE}.sglang.schedule_policy`,

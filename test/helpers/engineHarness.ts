@@ -1,4 +1,7 @@
+import { SglangEngine, type SglangEngineConfig } from "../../src/engine/sglangEngine.js";
+import type { AdmissionObserver } from "../../src/engine/vllmEngine.js";
 import { type EngineConfig, Signal, VllmEngine } from "../../src/engine/vllmEngine.js";
+import type { WorkerEngine } from "../../src/engine/workerEngine.js";
 import { FixedTiming } from "../../src/timing/fixed.js";
 import type { TimingModel } from "../../src/timing/timingModel.js";
 
@@ -23,8 +26,8 @@ const KIND_NAMES = Object.fromEntries(Object.entries(Signal).map(([k, v]) => [v,
  * Drives one engine by hand. Prompts are given as their full-block hash lists, so tests control
  * exactly which blocks are shared.
  */
-export class EngineHarness {
-  readonly engine: VllmEngine;
+export class EngineHarness<E extends WorkerEngine = VllmEngine> {
+  readonly engine: E;
   readonly admissions: Admission[] = [];
   readonly passes: PassRecord[] = [];
   private readonly hashes: number[] = [];
@@ -38,6 +41,8 @@ export class EngineHarness {
     /** Prompt block hashes per request row (only full blocks). */
     prompts: number[][],
     timing: TimingModel = new FixedTiming(10, 2),
+    make: (config: EngineConfig, timing: TimingModel, observer: AdmissionObserver) => E = (c, t, o) =>
+      new VllmEngine(c, t, o) as unknown as E,
   ) {
     for (const p of prompts) {
       this.offsets.push(this.hashes.length);
@@ -45,7 +50,7 @@ export class EngineHarness {
       this.hashes.push(...p);
     }
     this.promptHashes = Float64Array.from(this.hashes);
-    this.engine = new VllmEngine(config, timing, {
+    this.engine = make(config, timing, {
       onAdmit: (req, at, reused) => this.admissions.push({ req, at, reused }),
     });
   }
@@ -106,4 +111,24 @@ export function engineConfig(over: Partial<EngineConfig> = {}): EngineConfig {
     maxModelLen: null,
     ...over,
   };
+}
+
+/** A harness over an SGLang engine (`sglang` settings over the reference's defaults). */
+export function sglangHarness(
+  over: Partial<SglangEngineConfig> = {},
+  prompts: number[][] = [],
+  timing: TimingModel = new FixedTiming(10, 2),
+): EngineHarness<SglangEngine> {
+  const config: SglangEngineConfig = {
+    ...engineConfig(),
+    sglang: {
+      schedulePolicy: "fifo",
+      maxPrefillTokens: 16384,
+      chunkedPrefillSize: 8192,
+      clipMaxNewTokens: 4096,
+      scheduleConservativeness: 1,
+    },
+    ...over,
+  };
+  return new EngineHarness(config, prompts, timing, (_c, t, o) => new SglangEngine(config, t, o));
 }

@@ -55,3 +55,36 @@ describe("engine.backend on examples/aggregated.yaml", () => {
     expect(trt.prediction.run?.backend).toBe("trtllm");
   });
 });
+
+describe("engine.backend=sglang on examples/aggregated.yaml", () => {
+  it("runs every request to completion, and differs from vLLM", async () => {
+    const vllm = await run();
+    const sglang = await run("engine.backend=sglang");
+    const v = vllm.prediction.summary as Record<string, number>;
+    const s = sglang.prediction.summary as Record<string, number>;
+    expect(s["completed_requests"]).toBe(v["completed_requests"]);
+    expect(s["total_output_tokens"]).toBe(v["total_output_tokens"]);
+    // Extend passes keep decode out of prefill passes: the token gaps differ from vLLM's mixed batches.
+    expect(s["max_itl_ms"]).not.toBe(v["max_itl_ms"]);
+    expect(sglang.prediction.run?.topology.aggregated?.timing_backend).toBe("vllm");
+    expect(sglang.warnings.some((w) => w.includes("engine.backend 'sglang'"))).toBe(true);
+  });
+
+  it("retracts under KV pressure and still completes every request", async () => {
+    const sglang = await run(...SMALL_CACHE, "engine.backend=sglang");
+    const vllm = await run(...SMALL_CACHE);
+    expect(sglang.prediction.summary["completed_requests"]).toBe(
+      vllm.prediction.summary["completed_requests"],
+    );
+    expect(sglang.result.preemptions).not.toBe(vllm.result.preemptions);
+  });
+
+  it("with the page size 1 default (block_size unset)", async () => {
+    const sglang = await run(
+      "engine.backend=sglang",
+      `${ROLE}.kv_cache={prefix_caching: true, capacity: {type: default}}`,
+    );
+    expect(sglang.prediction.run?.topology.aggregated?.block_size).toBe(1);
+    expect(sglang.prediction.summary["completed_requests"]).toBe(315);
+  });
+});

@@ -13,6 +13,7 @@ import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { WorkerPool } from "../../src/cluster/workerPool.js";
 import type { RunSpec, WorkerRoleSpec } from "../../src/config/runSpec.js";
+import type { VllmEngine } from "../../src/engine/vllmEngine.js";
 import { Terminal } from "../../src/metrics/collector.js";
 import { loadWorkload, runPrediction } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
@@ -205,24 +206,28 @@ function expectTerminalOnce(result: Awaited<ReturnType<typeof runPrediction>>["r
   }
 }
 
+/** Replays `spec` under random scaling with the invariant checker on; every request must end. */
+async function runRandomScaling(spec: RunSpec, scalingSeed: number) {
+  const table = await loadWorkload(spec);
+  const disagg = spec.engine.mode === "disaggregated";
+  const replay = new Replay(spec, table, await createRoleTimings(spec.engine), {
+    capturePerRequest: false,
+    scaling: new RandomScaling(scalingSeed, 40, 4, disagg),
+    checkInvariants: true,
+  });
+  const result = await replay.run();
+  const status = result.requests.columns().status;
+  for (let r = 0; r < table.count; r++) expect(status[r]).not.toBe(Terminal.None);
+  return result;
+}
+
 describe("replay invariants under random traffic and scaling", () => {
   test.prop([traffic, deployment, fc.integer({ min: 1, max: 1 << 30 })], { seed: 20261201, numRuns: 120 })(
     "random scaling (both modes, startup delays): checker passes, gpu_hours = records, drains end",
     async (t, d, scalingSeed) => {
       const rows = randomRows({ ...t, lullFactor: 5, alphabet: 4 });
       const spec = specOf(rows, d);
-      const table = await loadWorkload(spec);
-      const disagg = spec.engine.mode === "disaggregated";
-      const replay = new Replay(spec, table, await createRoleTimings(spec.engine), {
-        capturePerRequest: false,
-        scaling: new RandomScaling(scalingSeed, 40, 4, disagg),
-        checkInvariants: true,
-      });
-      const result = await replay.run();
-      const status = result.requests.columns().status;
-      for (let r = 0; r < table.count; r++) {
-        expect(status[r]).not.toBe(Terminal.None);
-      }
+      const result = await runRandomScaling(spec, scalingSeed);
       // The records rebuild the worker-seconds the run accrued (the checker did it per pool too).
       const workerGpuMs =
         (result.prefillWorkerSeconds * result.prefillGpusPerWorker +
@@ -274,6 +279,66 @@ describe("replay invariants under random traffic and scaling", () => {
       expectDrainsEnd(prediction);
     },
   );
+});
+
+/** SGLang and TRT-LLM cores (docs/backends.md) on the same random traffic and deployments. */
+const backend = fc.oneof(
+  fc.record({
+    kind: fc.constant("sglang" as const),
+    policy: fc.constantFrom("fifo" as const, "lpm" as const),
+    chunk: fc.constantFrom(8, 16, 64),
+    maxPrefill: fc.constantFrom(16, 64, 16384),
+    clip: fc.constantFrom(8, 4096),
+    conservativeness: fc.constantFrom(0.05, 1, 2),
+  }),
+  fc.record({
+    kind: fc.constant("trtllm" as const),
+    policy: fc.constantFrom("guaranteed_no_evict" as const, "max_utilization" as const),
+  }),
+);
+
+/** `specOf` with every role on `b` (TRT-LLM: aggregated only; neither backend has host offload or speculation). */
+function backendSpecOf(
+  rows: Record<string, unknown>[],
+  d: typeof deployment extends fc.Arbitrary<infer T> ? T : never,
+  b: typeof backend extends fc.Arbitrary<infer T> ? T : never,
+): RunSpec {
+  const base = specOf(rows, {
+    ...d,
+    disaggregated: d.disaggregated && b.kind === "sglang",
+    hostOffload: null,
+    speculation: null,
+  });
+  const extra: Partial<WorkerRoleSpec> =
+    b.kind === "sglang"
+      ? {
+          backend: "sglang",
+          sglang: {
+            schedulePolicy: b.policy,
+            chunkedPrefillSize: b.chunk,
+            maxPrefillTokens: b.maxPrefill,
+            clipMaxNewTokens: b.clip,
+            scheduleConservativeness: b.conservativeness,
+          },
+        }
+      : { backend: "trtllm", capacityPolicy: b.policy };
+  const e = base.engine;
+  const engine: RunSpec["engine"] =
+    e.mode === "aggregated"
+      ? { ...e, backend: b.kind, aggregated: { ...e.aggregated, ...extra } }
+      : { ...e, backend: b.kind, prefill: { ...e.prefill, ...extra }, decode: { ...e.decode, ...extra } };
+  return { ...base, engine };
+}
+
+describe("replay invariants on the SGLang and TRT-LLM cores", () => {
+  test.prop([traffic, deployment, backend, fc.integer({ min: 1, max: 1 << 30 })], {
+    seed: 20261203,
+    numRuns: 80,
+  })("random scaling: the checker passes and every request ends", async (t, d, b, scalingSeed) => {
+    const rows = randomRows({ ...t, lullFactor: 5, alphabet: 4 });
+    const result = await runRandomScaling(backendSpecOf(rows, d, b), scalingSeed);
+    if (b.kind === "trtllm" && b.policy === "guaranteed_no_evict") expect(result.preemptions).toBe(0);
+  });
 });
 
 describe("the invariant checker catches bookkeeping bugs", () => {
@@ -343,7 +408,7 @@ describe("the invariant checker catches bookkeeping bugs", () => {
 
   it("a KV block referenced by no owner is a violation", async () => {
     const { pool } = await poolAndSpec();
-    const kv = pool.engines[0].pool;
+    const kv = (pool.engines[0] as VllmEngine).pool;
     const b = kv.allocate(); // owned by nobody the engine knows
     expect(b).toBeGreaterThanOrEqual(0);
     expect(pool.engines[0].auditKv([])).toMatch(/block \d+ has 1 references, its owners hold 0/);

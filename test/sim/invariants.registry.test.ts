@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { WorkerPool } from "../../src/cluster/workerPool.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
+import type { VllmEngine } from "../../src/engine/vllmEngine.js";
 import { Collector, Terminal } from "../../src/metrics/collector.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
@@ -90,7 +91,7 @@ const CASES: Record<InvariantId, () => Promise<InvariantId[]>> = {
   "INV-2": async () => {
     const pool = await loosePool();
     const checker = checkerOf(pool);
-    pool.engines[0].pool.allocate();
+    (pool.engines[0] as VllmEngine).pool.allocate();
     return [violated(() => checker.afterTick(0))];
   },
   // The cluster schedules an event before the current time.

@@ -1,0 +1,92 @@
+import type { PassStats } from "./passStats.js";
+
+/**
+ * A pass as the replay sees it between its start and its end, shared by the scheduler cores
+ * (vllmEngine.ts, sglangEngine.ts extend this class): the signals it emits (`Signal` kinds by
+ * request row, in emission order; two parallel typed arrays that grow by doubling and are reused
+ * pass after pass) for the replay to take at its end, and what its batch and KV were while it ran.
+ */
+export abstract class PassSignals {
+  /** Requests the last pass finished (they left the running set when it executed). */
+  protected finishingInPass = 0;
+  /** KV blocks the last pass's finishing requests free at its end (already freed: passes execute eagerly). */
+  protected blocksFreedAtPassEnd = 0;
+  /** When the latest pass ends (or ended). */
+  protected lastPassEndMs = Number.NEGATIVE_INFINITY;
+  abstract readonly runningCount: number;
+  abstract readonly pool: { readonly activeBlocks: number };
+
+  private signalReqs = new Int32Array(64);
+  private signalKinds = new Uint8Array(64);
+  /** Signals of the last pass not yet handed over; a pass is in flight while it has some. */
+  protected pendingSignals = 0;
+
+  /** Request rows signalled by the last pass, `[0 .. signalCount)` (valid until the next pass). */
+  get signalReq(): Int32Array {
+    return this.signalReqs;
+  }
+
+  /** The `Signal` kind of each entry of `signalReq`. */
+  get signalKind(): Uint8Array {
+    return this.signalKinds;
+  }
+
+  /** When the latest pass ends (or ended). */
+  get lastPassEnd(): number {
+    return this.lastPassEndMs;
+  }
+
+  /** Checks a pass duration from the timing model, records it and when the pass ends; returns it. */
+  protected endPass(now: number, ms: number, stats: PassStats): number {
+    if (!(ms >= 0) || !Number.isFinite(ms)) {
+      throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
+    }
+    stats.wallTimeS = ms / 1000;
+    this.lastPassEndMs = now + ms;
+    return ms;
+  }
+
+  /**
+   * Requests in the batch of the pass in flight, counting those it finishes: a pass executes
+   * eagerly at its start, so they have already left the running set (time series sampling). A
+   * pass is in flight while its signals are undelivered; every finishing request leaves a signal.
+   */
+  get inFlightBatchCount(): number {
+    return this.pendingSignals > 0 ? this.runningCount + this.finishingInPass : this.runningCount;
+  }
+
+  /** KV blocks in use while the pass is in flight: the active ones plus those its finishing requests free at its end. */
+  get inFlightActiveBlocks(): number {
+    const active = this.pool.activeBlocks;
+    return this.pendingSignals > 0 ? active + this.blocksFreedAtPassEnd : active;
+  }
+
+  get signalCount(): number {
+    return this.pendingSignals;
+  }
+
+  /**
+   * Hands the last pass's signals to the caller at the pass end: returns their count, in
+   * `signalReq` / `signalKind`, and marks them delivered (the pass is no longer in flight).
+   */
+  takeSignals(): number {
+    const n = this.pendingSignals;
+    this.pendingSignals = 0;
+    return n;
+  }
+
+  protected signal(req: number, kind: number): void {
+    const n = this.pendingSignals;
+    if (n === this.signalReqs.length) {
+      const reqs = new Int32Array(n * 2);
+      reqs.set(this.signalReqs);
+      this.signalReqs = reqs;
+      const kinds = new Uint8Array(n * 2);
+      kinds.set(this.signalKinds);
+      this.signalKinds = kinds;
+    }
+    this.signalReqs[n] = req;
+    this.signalKinds[n] = kind;
+    this.pendingSignals = n + 1;
+  }
+}

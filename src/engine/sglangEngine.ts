@@ -1,0 +1,740 @@
+/**
+ * SGLang-like scheduler core of one attention-DP rank (mocker.md §1.5; the reference mocker's
+ * `scheduler/sglang/{core,prefill,decode,policy}.rs`; docs/backends.md).
+ *
+ * A pass (`startPass`): order the waiting queue (FIFO, or longest prefix match while at most 128
+ * wait), admit a prefill batch under three budgets (`rem_total`: free + evictable tokens less
+ * page-rounding slack and each running request's expected output, `min(remaining, clip) ×
+ * new_token_ratio`; `rem_input`: max_prefill_tokens; `rem_chunk`: chunked_prefill_size), with
+ * strict head-of-line stopping. A request whose prompt does not finish in its chunk goes back to
+ * the waiting front with its KV kept (its full pages cached in the radix tree). If a prefill batch
+ * formed, the pass is an extend pass: only the requests whose prefill completed in it decode
+ * (their first token) and every other running request waits (SGLang's `enable_mixed_chunk` off),
+ * so a long prompt starves decode. Otherwise all running requests decode one token; when their page
+ * growth does not fit the free + evictable pages, the request with the fewest output tokens is
+ * retracted (its KV freed, its cached prefix left in the tree, recomputed later) while more than
+ * one remains. `new_token_ratio` starts at 0.7 × schedule_conservativeness, decays linearly to 14 %
+ * of that over 600 passes, and resets on a retraction or a failed allocation.
+ *
+ * KV (radixCache.ts): a request's cached prefix is a locked path in the tree; the pages past it are
+ * its own (private) until they fill and are inserted. The KV slot of a generated token is taken
+ * when the token is generated (SGLang), not when it is next computed (vLLM). On completion the
+ * page-aligned context is cached and the partial page freed. Router events (`Stored` / `Removed`)
+ * become visible at pass end (SGLang's `PassEnd` visibility), when the replay takes the signals.
+ */
+import type { TimingModel } from "../timing/timingModel.js";
+import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
+import { outputBlockHash } from "../util/outputBlockHash.js";
+import type { KvEventListener } from "./kvBlockPool.js";
+import { PassSignals } from "./passSignals.js";
+import { PassStats } from "./passStats.js";
+import { NO_NODE, RadixCache } from "./radixCache.js";
+import type { Sequence } from "./sequence.js";
+import { SequenceQueue } from "./sequenceQueue.js";
+import { type AdmissionObserver, type EngineConfig, Signal } from "./vllmEngine.js";
+import type { KvCacheView, WorkerEngine } from "./workerEngine.js";
+
+/** The SGLang scheduler's settings (mocker.md §1.5; `engine.workers.<role>.sglang`). */
+export interface SglangSpec {
+  readonly schedulePolicy: "fifo" | "lpm";
+  readonly maxPrefillTokens: number;
+  readonly chunkedPrefillSize: number;
+  readonly clipMaxNewTokens: number;
+  readonly scheduleConservativeness: number;
+  /**
+   * init new_token_ratio = this × schedule_conservativeness: 0.7, or 0.3 under attention DP
+   * (aisimulate.md §4.3). Absent: 0.7.
+   */
+  readonly newTokenRatioFactor?: number;
+}
+
+export interface SglangEngineConfig extends EngineConfig {
+  readonly sglang: SglangSpec;
+}
+
+/** mocker.md §1.5: the ratio decays from init to init × 0.14 over 600 passes. */
+const MIN_RATIO_FACTOR = 0.14;
+const DECAY_PASSES = 600;
+const INIT_RATIO_FACTOR = 0.7;
+/** LPM sorting is skipped above this many waiting requests (the reference's fallback to FIFO). */
+const LPM_FALLBACK_THRESHOLD = 128;
+/** In-batch prefix dedupe: a request matching at most this many cached tokens whose first pages duplicate an earlier waiting request's is deprioritized. */
+const DEDUPE_TOKENS = 32;
+
+/** Router events of a pass, held until its end (SGLang's pass-end visibility). */
+class PassEndEvents implements KvEventListener {
+  target: KvEventListener | null = null;
+  private kinds: number[] = [];
+  private hashes: number[] = [];
+
+  onBlockStored(hash: number): void {
+    if (this.target === null) return;
+    this.kinds.push(1);
+    this.hashes.push(hash);
+  }
+
+  onBlockRemoved(hash: number): void {
+    if (this.target === null) return;
+    this.kinds.push(0);
+    this.hashes.push(hash);
+  }
+
+  flush(): void {
+    const t = this.target;
+    if (t === null || this.kinds.length === 0) return;
+    for (let i = 0; i < this.kinds.length; i++) {
+      if (this.kinds[i] === 1) t.onBlockStored(this.hashes[i]);
+      else t.onBlockRemoved(this.hashes[i]);
+    }
+    this.kinds.length = 0;
+    this.hashes.length = 0;
+  }
+}
+
+export class SglangEngine extends PassSignals implements WorkerEngine {
+  readonly pool: KvCacheView;
+  readonly cache: RadixCache;
+  readonly stats = new PassStats();
+  /** Always true: `prefill_schedule_interval` is vLLM-only (config/backends.ts refuses it here). */
+  admitsWaiting = true;
+  /** Retractions over the engine's life (SGLang's preemption). */
+  preemptions = 0;
+  lastPassProgressed = false;
+  /** The current new_token_ratio (exposed for tests). */
+  newTokenRatio: number;
+  private readonly initRatio: number;
+  private readonly minRatio: number;
+  private readonly decayStep: number;
+  private readonly page: number;
+  private readonly waiting = new SequenceQueue();
+  private running: Sequence[] = [];
+  /** Decode role: hand-offs whose KV arrived, joining the batch next pass. */
+  private readonly remoteReady = new SequenceQueue();
+  private readonly held = new Map<number, Sequence>();
+  private reserved = 0;
+  private readonly events = new PassEndEvents();
+  // Scratch of a pass.
+  private canRun: Sequence[] = [];
+  private decodeSet: Sequence[] = [];
+  private retracted: Sequence[] = [];
+
+  constructor(
+    private readonly config: SglangEngineConfig,
+    private readonly timing: TimingModel,
+    private readonly observer: AdmissionObserver,
+  ) {
+    super();
+    this.page = config.blockSize;
+    this.cache = new RadixCache(config.numGpuBlocks);
+    this.cache.setListener(this.events);
+    const events = this.events;
+    const cache = this.cache;
+    this.pool = {
+      get capacity() {
+        return cache.capacity;
+      },
+      get activeBlocks() {
+        return cache.activeBlocks;
+      },
+      get availableBlocks() {
+        return cache.availableBlocks;
+      },
+      setListener(listener: KvEventListener | null) {
+        events.target = listener;
+      },
+    };
+    this.initRatio =
+      (config.sglang.newTokenRatioFactor ?? INIT_RATIO_FACTOR) * config.sglang.scheduleConservativeness;
+    this.minRatio = this.initRatio * MIN_RATIO_FACTOR;
+    this.decayStep = (this.initRatio - this.minRatio) / DECAY_PASSES;
+    this.newTokenRatio = this.initRatio;
+  }
+
+  get waitingCount(): number {
+    return this.waiting.length + this.remoteReady.length;
+  }
+
+  get runningCount(): number {
+    return this.running.length;
+  }
+
+  get inFlight(): number {
+    return this.waiting.length + this.running.length + this.remoteReady.length;
+  }
+
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  get reservedCount(): number {
+    return this.reserved;
+  }
+
+  hasWork(): boolean {
+    return this.waiting.length > 0 || this.running.length > 0 || this.remoteReady.length > 0;
+  }
+
+  isIdle(): boolean {
+    return !this.hasWork() && this.held.size === 0 && this.reserved === 0;
+  }
+
+  enqueue(seq: Sequence): void {
+    this.waiting.pushBack(seq);
+  }
+
+  /** The pass's signals, at its end; its router events become visible now too. */
+  override takeSignals(): number {
+    this.events.flush();
+    return super.takeSignals();
+  }
+
+  /** Decode-run merging is a vLLM-core optimisation: SGLang steps pass by pass. */
+  canRunPlainDecodes(): boolean {
+    return false;
+  }
+
+  runPlainDecodes(): number {
+    return 0;
+  }
+
+  /** No host KV tier on SGLang (a config rule). */
+  completeLoad(): boolean {
+    return false;
+  }
+
+  startPass(now: number): number {
+    const cfg = this.config;
+    const page = this.page;
+    const stats = this.stats;
+    stats.reset();
+    this.pendingSignals = 0;
+    this.cache.tick();
+    const running = this.running;
+    const activeBefore = this.cache.activeBlocks;
+
+    // Hand-offs whose KV arrived join the batch; no fresh prefill forms in such a pass.
+    let promoted = false;
+    while (running.length < cfg.maxSequences && this.remoteReady.length > 0) {
+      const s = this.remoteReady.popFront();
+      s.admissions++;
+      this.observer.onAdmit(s.req, now, 0);
+      running.push(s);
+      promoted = true;
+    }
+
+    if (!promoted && cfg.sglang.schedulePolicy === "lpm") this.orderLongestPrefixFirst();
+    const canRun = this.canRun;
+    canRun.length = 0;
+    let islSum = 0;
+    let prefixSum = 0;
+    let oom = false;
+    if (!promoted) {
+      const r = this.admitPrefillBatch(now, canRun);
+      islSum = r.isl;
+      prefixSum = r.prefix;
+      oom = r.oom;
+    }
+    if (oom) this.newTokenRatio = this.initRatio;
+    const batch = canRun.length;
+    const unblocked = batch === 0 && !promoted && running.length === 0 && this.breakDeadlock();
+
+    // Partial prompts go back to the front (their full pages cached); finished ones decode.
+    const decodeSet = this.decodeSet;
+    decodeSet.length = 0;
+    for (let i = batch - 1; i >= 0; i--) {
+      const s = canRun[i];
+      if (s.numComputed < s.length) {
+        this.cacheMaterialized(s);
+        this.waiting.pushFront(s);
+      }
+    }
+    for (let i = 0; i < batch; i++) if (canRun[i].numComputed >= canRun[i].length) decodeSet.push(canRun[i]);
+    const extend = batch > 0;
+    if (!extend) for (let i = 0; i < running.length; i++) decodeSet.push(running[i]);
+
+    stats.numQueuedPrefill = this.waiting.length;
+    let queuedTokens = 0;
+    let queuedSq = 0;
+    for (let i = 0; i < this.waiting.length; i++) {
+      const len = this.waiting.at(i).length;
+      queuedTokens += len;
+      queuedSq += len * len;
+    }
+    stats.sumQueuedPrefillTokens = queuedTokens;
+    stats.sumQueuedPrefillTokensSq = queuedSq;
+    stats.numQueuedDecode = this.remoteReady.length;
+    stats.sumQueuedDecodeKvTokens = 0;
+    stats.sumQueuedDecodeKvTokensSq = 0;
+
+    const decoded = this.decodeStep(decodeSet);
+    // Those still decoding: in an extend pass the newly prefilled join the waiting running set.
+    if (extend) {
+      for (let i = 0; i < decodeSet.length; i++) running.push(decodeSet[i]);
+    } else {
+      running.length = 0;
+      for (let i = 0; i < decodeSet.length; i++) running.push(decodeSet[i]);
+    }
+    const retracted = this.retracted;
+    for (let i = retracted.length - 1; i >= 0; i--) this.waiting.pushFront(retracted[i]);
+    if (retracted.length > 0) this.newTokenRatio = this.initRatio;
+    retracted.length = 0;
+    this.newTokenRatio = Math.max(this.minRatio, this.newTokenRatio - this.decayStep);
+
+    this.finishingInPass = decoded.finishing;
+    this.blocksFreedAtPassEnd = Math.max(0, activeBefore - this.cache.activeBlocks);
+    stats.numPrefillRequests = batch;
+    stats.sumPrefillKvTokens = prefixSum;
+    stats.numDecodeRequests = decoded.batch;
+    stats.sumDecodeKvTokens = decoded.kvTokens;
+    this.lastPassProgressed =
+      batch > 0 || promoted || this.pendingSignals > 0 || decoded.retracted || unblocked;
+
+    const decodeBatch = cfg.role === "prefill" ? 0 : decoded.batch;
+    const totalKv = cfg.numGpuBlocks * page;
+    const activeKv = Math.min(decoded.kvTokens, totalKv);
+    const ms =
+      batch > 0 || decodeBatch > 0
+        ? this.timing.passMs(
+            batch,
+            batch > 0 ? Math.floor(islSum / batch) : 0,
+            batch > 0 ? Math.floor(prefixSum / batch) : 0,
+            decodeBatch,
+            activeKv,
+            decodeBatch > 0 ? Math.floor(decoded.kvTokens / decodeBatch) : 0,
+            totalKv,
+          )
+        : 0;
+    return this.endPass(now, ms, stats);
+  }
+
+  /**
+   * `get_new_batch_prefill`: admits waiting heads into `canRun` under the three budgets, stopping
+   * at the first that does not fit. Returns the batch's Σ chunk end, Σ cached prefix, and whether
+   * an allocation failed.
+   */
+  private admitPrefillBatch(now: number, canRun: Sequence[]): { isl: number; prefix: number; oom: boolean } {
+    const cfg = this.config;
+    const sg = cfg.sglang;
+    const page = this.page;
+    const cache = this.cache;
+    const ratio = this.newTokenRatio;
+    let reservedOutput = 0;
+    let slack = 0;
+    for (let i = 0; i < this.running.length; i++) {
+      const s = this.running[i];
+      reservedOutput += Math.min(s.maxOutput - s.generated, sg.clipMaxNewTokens) * ratio;
+      slack += this.allocatedTokens(s) - s.numComputed;
+    }
+    for (let i = 0; i < this.waiting.length; i++) {
+      const s = this.waiting.at(i);
+      slack += this.allocatedTokens(s) - s.numComputed;
+    }
+    let remTotal = Math.max(0, (cache.freePages + cache.evictablePages) * page - slack) - reservedOutput;
+    let remInput = sg.maxPrefillTokens;
+    let remChunk = sg.chunkedPrefillSize;
+    const slots = cfg.maxSequences - this.running.length;
+    let isl = 0;
+    let prefix = 0;
+    let oom = false;
+    while (canRun.length < slots && this.waiting.length > 0) {
+      const s = this.waiting.front();
+      const m = s.numComputed;
+      if (m === 0 && this.rejects(s)) {
+        this.waiting.popFront();
+        this.signal(s.req, Signal.Rejected);
+        continue;
+      }
+      const extendLen = s.length - m;
+      if (extendLen <= 0) break;
+      let chunk = extendLen;
+      if (extendLen > sg.chunkedPrefillSize) {
+        chunk = Math.min(Math.floor(remChunk / page) * page, extendLen);
+        if (chunk <= 0) break;
+      }
+      const charged = Math.ceil(chunk / page) * page;
+      const outputReserve = chunk < extendLen ? 0 : Math.min(s.maxOutput - s.generated, sg.clipMaxNewTokens);
+      // max_prefill_tokens bounds a batch, not its first request (as SGLang's PrefillAdder: a
+      // prompt over it would otherwise never be admitted).
+      const overInput = charged > remInput && canRun.length > 0;
+      if (charged + outputReserve >= remTotal || overInput || charged > remChunk) {
+        // On an empty worker a fresh head that still does not fit the whole cache with its output
+        // reservation never will: rejected rather than left to stall the worker.
+        if (m === 0 && canRun.length === 0 && this.running.length === 0 && cache.activeBlocks === 0) {
+          if (charged + outputReserve >= remTotal) {
+            this.waiting.popFront();
+            this.signal(s.req, Signal.Rejected);
+            continue;
+          }
+        }
+        break;
+      }
+      const chunkEnd = m + chunk;
+      const allocatedBefore = this.allocatedTokens(s);
+      let cached = m;
+      if (m === 0) {
+        // A fresh (or retracted) request: reuse the cached prefix of the chunk, lock it, allocate the rest.
+        const node = cfg.prefixCaching ? this.matchPrefix(s, Math.floor(chunkEnd / page)) : NO_NODE;
+        const pages = cfg.prefixCaching ? cache.matchedPages : 0;
+        if (node !== NO_NODE) cache.lock(node);
+        const fresh = Math.ceil(chunkEnd / page) - pages;
+        if (!cache.allocate(fresh)) {
+          if (node !== NO_NODE) cache.unlock(node);
+          oom = true;
+          break;
+        }
+        s.kvNode = node;
+        s.kvTreePages = pages;
+        s.kvPrivatePages = fresh;
+        cached = pages * page;
+        s.admissions++;
+        s.prefillTarget = s.length;
+        this.observer.onAdmit(s.req, now, cached);
+      } else {
+        const fresh = Math.ceil(chunkEnd / page) - s.kvTreePages - s.kvPrivatePages;
+        if (fresh > 0 && !cache.allocate(fresh)) {
+          oom = true;
+          break;
+        }
+        if (fresh > 0) s.kvPrivatePages += fresh;
+      }
+      this.waiting.popFront();
+      const computed = chunkEnd - cached;
+      this.stats.sumPrefillTokens += computed;
+      this.stats.sumPrefillTokensSq += computed * computed;
+      s.numComputed = chunkEnd;
+      isl += chunkEnd;
+      prefix += cached;
+      remTotal -= this.allocatedTokens(s) - allocatedBefore + outputReserve;
+      remInput -= charged;
+      remChunk -= charged;
+      canRun.push(s);
+      if (remChunk <= 0) break;
+    }
+    return { isl, prefix, oom };
+  }
+
+  /**
+   * Nothing runs and the waiting head cannot be admitted: partial prompts (a chunked prompt
+   * waiting for its next chunk, or one that was retracted and readmitted ahead of it) may hold the
+   * KV the head needs. The reference would stall here; fleetsim retracts the last such request
+   * behind the head (its cached prefix stays in the tree), or, when only the head holds KV, rejects
+   * the head, which can then never finish. Returns whether it did either.
+   */
+  private breakDeadlock(): boolean {
+    const w = this.waiting;
+    if (w.length === 0) return false;
+    const holds = (s: Sequence) => s.kvNode !== NO_NODE || s.kvPrivatePages > 0;
+    for (let i = w.length - 1; i >= 1; i--) {
+      const s = w.at(i);
+      if (!holds(s)) continue;
+      this.abort(s);
+      s.numComputed = 0;
+      this.preemptions++;
+      this.newTokenRatio = this.initRatio;
+      return true;
+    }
+    const head = w.front();
+    if (!holds(head) || this.cache.activeBlocks > head.kvTreePages + head.kvPrivatePages) return false;
+    w.popFront();
+    this.abort(head);
+    this.signal(head.req, Signal.Rejected);
+    return true;
+  }
+
+  /** A fresh request the engine never admits: prompt ≥ max_model_len, or larger than the whole pool. */
+  private rejects(s: Sequence): boolean {
+    const cfg = this.config;
+    if (cfg.maxModelLen !== null && s.promptLength >= cfg.maxModelLen) return true;
+    return s.admissions === 0 && Math.ceil(s.length / this.page) > cfg.numGpuBlocks;
+  }
+
+  /**
+   * Decodes one token for every request of `set` (compacted in place to those still decoding):
+   * zero-output requests complete first, then retraction makes room for the page growth, then the
+   * tokens. Retracted requests go to `this.retracted`.
+   */
+  private decodeStep(set: Sequence[]): {
+    batch: number;
+    kvTokens: number;
+    finishing: number;
+    retracted: boolean;
+  } {
+    const page = this.page;
+    const cache = this.cache;
+    let finishing = 0;
+    let write = 0;
+    for (let i = 0; i < set.length; i++) {
+      const s = set[i];
+      if (s.generated >= s.maxOutput) {
+        finishing++;
+        this.signal(s.req, Signal.Complete);
+        this.finish(s);
+        continue;
+      }
+      set[write++] = s;
+    }
+    set.length = write;
+    const retracted = this.retracted;
+    // Retract the request with the fewest output tokens while the growth does not fit.
+    for (;;) {
+      const available = (cache.freePages + cache.evictablePages) * page;
+      if (available >= this.growthTokens(set) || set.length === 0) break;
+      if (set.length === 1 && cache.activeBlocks <= set[0].kvTreePages + set[0].kvPrivatePages) {
+        // A lone request whose context outgrew the whole cache can never run: reject it rather
+        // than stall (the reference stalls here).
+        const s = set.pop()!;
+        this.abort(s);
+        finishing++;
+        this.signal(s.req, Signal.Rejected);
+        break;
+      }
+      // (A lone request that others' KV crowds out is retracted too: it returns when they free it.)
+      let victim = 0;
+      for (let i = 1; i < set.length; i++) if (set[i].generated < set[victim].generated) victim = i;
+      const s = set.splice(victim, 1)[0];
+      this.abort(s);
+      s.numComputed = 0;
+      this.preemptions++;
+      retracted.push(s);
+    }
+    let kvTokens = 0;
+    for (let i = 0; i < set.length; i++) kvTokens += set[i].length;
+    const batch = set.length;
+    write = 0;
+    for (let i = 0; i < set.length; i++) {
+      const s = set[i];
+      // The new token's KV slot is taken now; a full last page means a new page.
+      if (s.length + 1 > this.allocatedTokens(s)) {
+        if (!cache.allocate(1))
+          throw new Error("internal: SGLang decode page growth did not fit after retraction");
+        s.kvPrivatePages++;
+      }
+      s.generated++;
+      s.numComputed = s.length;
+      if (s.generated >= s.maxOutput) {
+        finishing++;
+        if (this.config.role === "prefill") {
+          this.signal(s.req, Signal.PrefillDone);
+          this.held.set(s.req, s);
+        } else {
+          this.signal(s.req, Signal.TokenAndComplete);
+          this.finish(s);
+        }
+        continue;
+      }
+      this.signal(s.req, Signal.Token);
+      this.cacheMaterialized(s);
+      set[write++] = s;
+    }
+    set.length = write;
+    return { batch, kvTokens, finishing, retracted: retracted.length > 0 };
+  }
+
+  /** Tokens of new pages the set needs for one more token each. */
+  private growthTokens(set: readonly Sequence[]): number {
+    const page = this.page;
+    let need = 0;
+    for (let i = 0; i < set.length; i++) {
+      const s = set[i];
+      need += Math.max(0, Math.ceil((s.length + 1) / page) * page - this.allocatedTokens(s));
+    }
+    return need;
+  }
+
+  private allocatedTokens(s: Sequence): number {
+    return (s.kvTreePages + s.kvPrivatePages) * this.page;
+  }
+
+  /**
+   * Inserts the page-aligned materialized tokens of `s` past its cached prefix into the tree (its
+   * private pages become cached pages; a page another request cached meanwhile is shared and the
+   * private copy freed) and moves its lock to the new deepest node.
+   */
+  private cacheMaterialized(s: Sequence): void {
+    if (!this.config.prefixCaching) return;
+    const pages = Math.floor(s.numComputed / this.page);
+    if (pages <= s.kvTreePages) return;
+    const cache = this.cache;
+    const old = s.kvNode;
+    let node = old;
+    for (let k = s.kvTreePages; k < pages; k++) {
+      const h = this.hashOf(s, k);
+      const existing = cache.child(node, h);
+      if (existing !== NO_NODE) {
+        cache.free(1);
+        node = existing;
+      } else {
+        node = cache.insert(node, h);
+      }
+      s.kvPrivatePages--;
+    }
+    cache.lock(node);
+    if (old !== NO_NODE) cache.unlock(old);
+    s.kvNode = node;
+    s.kvTreePages = pages;
+  }
+
+  /** Completion: the page-aligned context is cached, the partial page freed, the prefix unlocked. */
+  private finish(s: Sequence): void {
+    this.cacheMaterialized(s);
+    this.abort(s);
+  }
+
+  /** Frees `s`'s private pages and unlocks its prefix (the tree keeps what it cached). */
+  private abort(s: Sequence): void {
+    if (s.kvPrivatePages > 0) this.cache.free(s.kvPrivatePages);
+    if (s.kvNode !== NO_NODE) this.cache.unlock(s.kvNode);
+    s.kvNode = NO_NODE;
+    s.kvTreePages = 0;
+    s.kvPrivatePages = 0;
+  }
+
+  /** Matches `s`'s first `limit` full pages (touching them); `cache.matchedPages` gets the length. */
+  private matchPrefix(s: Sequence, limit: number): number {
+    const known = Math.min(limit, s.promptFullBlocks + s.outputHashes.length);
+    const cache = this.cache;
+    let node = NO_NODE;
+    let k = 0;
+    // Prompt pages straight from the request table, output pages from the sequence.
+    const promptPages = Math.min(known, s.promptFullBlocks);
+    node = cache.match(s.promptHashes, s.promptHashOffset, promptPages, true);
+    k = cache.matchedPages;
+    if (k === promptPages) {
+      while (k < known) {
+        const c = cache.child(node, s.outputHashes[k - s.promptFullBlocks]);
+        if (c === NO_NODE) break;
+        node = c;
+        k++;
+      }
+    }
+    cache.matchedPages = k;
+    return node;
+  }
+
+  /**
+   * LPM (mocker.md §1.5): with at most 128 waiting, requests are ordered by (deprioritized first
+   * false, cached-prefix length descending), stable; a request is deprioritized when it matches at
+   * most 32 cached tokens and its first ceil(32 / page) pages repeat an earlier waiting request's.
+   */
+  private orderLongestPrefixFirst(): void {
+    const w = this.waiting;
+    const n = w.length;
+    if (n < 2 || n > LPM_FALLBACK_THRESHOLD) return;
+    const dedupePages = Math.ceil(DEDUPE_TOKENS / this.page);
+    const seen = new Set<number>();
+    const items: { s: Sequence; match: number; low: boolean; i: number }[] = [];
+    for (let i = 0; i < n; i++) {
+      const s = w.at(i);
+      const limit = Math.min(s.promptFullBlocks, Math.floor(s.length / this.page));
+      this.cache.match(s.promptHashes, s.promptHashOffset, limit, false);
+      const match = this.cache.matchedPages * this.page;
+      let low = false;
+      if (match <= DEDUPE_TOKENS && s.promptFullBlocks >= dedupePages) {
+        const key = s.promptHashes[s.promptHashOffset + dedupePages - 1];
+        if (seen.has(key)) low = true;
+        else seen.add(key);
+      }
+      items.push({ s, match, low, i });
+    }
+    items.sort((a, b) => Number(a.low) - Number(b.low) || b.match - a.match || a.i - b.i);
+    for (let i = 0; i < n; i++) w.popFront();
+    for (const it of items) w.pushBack(it.s);
+  }
+
+  private hashOf(s: Sequence, k: number): number {
+    if (k < s.promptFullBlocks) return s.promptHashes[s.promptHashOffset + k];
+    const j = k - s.promptFullBlocks;
+    while (s.outputHashes.length <= j) {
+      const kk = s.promptFullBlocks + s.outputHashes.length;
+      const parent = kk === 0 ? SEQUENCE_HASH_SEED : this.hashOf(s, kk - 1);
+      s.outputHashes.push(outputBlockHash(parent, s.req, kk));
+    }
+    return s.outputHashes[j];
+  }
+
+  releaseHeld(req: number): void {
+    const s = this.held.get(req);
+    if (s === undefined) throw new Error(`internal: no KV held for request ${req}`);
+    this.held.delete(req);
+    this.finish(s);
+    this.events.flush();
+  }
+
+  cancel(req: number): boolean {
+    const found = this.removeQueued(this.waiting, req) ?? this.removeQueued(this.remoteReady, req);
+    if (found !== null) {
+      this.abort(found);
+      return true;
+    }
+    const i = this.running.findIndex((s) => s.req === req);
+    if (i >= 0) {
+      this.abort(this.running.splice(i, 1)[0]);
+      return true;
+    }
+    const h = this.held.get(req);
+    if (h !== undefined) {
+      this.held.delete(req);
+      this.abort(h);
+      return true;
+    }
+    return false;
+  }
+
+  private removeQueued(q: SequenceQueue, req: number): Sequence | null {
+    for (let i = 0; i < q.length; i++) if (q.at(i).req === req) return q.removeAt(i);
+    return null;
+  }
+
+  /**
+   * Decode role: reserves the page-rounded prompt for a hand-off (SGLang's destination footprint,
+   * without prefix reuse: mocker.md §3.1). Returns 0 resident tokens, or -1 when it does not fit now.
+   */
+  tryReserve(s: Sequence): number {
+    if (this.reserved + this.running.length >= this.config.maxSequences) return -1;
+    const pages = Math.ceil(s.promptLength / this.page);
+    if (!this.cache.allocate(pages)) return -1;
+    this.events.flush();
+    s.kvPrivatePages = pages;
+    this.reserved++;
+    s.residentTokens = 0;
+    return 0;
+  }
+
+  activate(s: Sequence): void {
+    this.reserved--;
+    s.numComputed = s.promptLength;
+    s.prefillTarget = s.promptLength;
+    // The prompt's pages enter the tree only now (no destination events before activation).
+    this.cacheMaterialized(s);
+    this.events.flush();
+    this.remoteReady.pushBack(s);
+  }
+
+  cancelReservation(s: Sequence): void {
+    if (this.reserved <= 0) throw new Error(`internal: no reservation to cancel for request ${s.req}`);
+    this.reserved--;
+    this.abort(s);
+  }
+
+  auditKv(reservedElsewhere: readonly Sequence[]): string | null {
+    const locked: number[] = [];
+    let privatePages = 0;
+    let problem: string | null = null;
+    const own = (s: Sequence, where: string): void => {
+      if (s.kvNode !== NO_NODE) locked.push(s.kvNode);
+      privatePages += s.kvPrivatePages;
+      if (problem === null && s.numComputed > this.allocatedTokens(s)) {
+        problem = `request ${s.req} (${where}) materialized ${s.numComputed} tokens in ${this.allocatedTokens(s)} allocated`;
+      }
+    };
+    for (const s of this.running) own(s, "running");
+    for (let i = 0; i < this.waiting.length; i++) own(this.waiting.at(i), "waiting");
+    for (let i = 0; i < this.remoteReady.length; i++) own(this.remoteReady.at(i), "arrived hand-off");
+    for (const s of this.held.values()) own(s, "held");
+    for (const s of reservedElsewhere) own(s, "reserved");
+    if (reservedElsewhere.length !== this.reserved) {
+      return `${this.reserved} reservations counted, ${reservedElsewhere.length} in flight`;
+    }
+    return problem ?? this.cache.audit(locked, privatePages);
+  }
+}
