@@ -109,6 +109,10 @@ const NOT_IN_ANY_RUN = [
   "run.client.response_ms",
   "run.client.timeout_seconds",
   "run.sla.e2e_ms",
+  // Only for a backend priced from another backend's tables (sglang, trtllm; docs/backends.md).
+  "run.topology.aggregated.timing_backend",
+  "run.topology.decode.timing_backend",
+  "run.topology.prefill.timing_backend",
   "run.traffic.concurrency",
   "run.traffic.requests_per_second",
   "run.traffic.stages",
