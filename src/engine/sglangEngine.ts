@@ -117,6 +117,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   private canRun: Sequence[] = [];
   private decodeSet: Sequence[] = [];
   private retracted: Sequence[] = [];
+  /** Pages the requests finishing in this pass gave back (the time series adds them back while it runs). */
+  private freedByFinishing = 0;
 
   constructor(
     private readonly config: SglangEngineConfig,
@@ -210,7 +212,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     this.pendingSignals = 0;
     this.cache.tick();
     const running = this.running;
-    const activeBefore = this.cache.activeBlocks;
+    this.freedByFinishing = 0;
 
     // Hand-offs whose KV arrived join the batch; no fresh prefill forms in such a pass.
     let promoted = false;
@@ -281,7 +283,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     this.newTokenRatio = Math.max(this.minRatio, this.newTokenRatio - this.decayStep);
 
     this.finishingInPass = decoded.finishing;
-    this.blocksFreedAtPassEnd = Math.max(0, activeBefore - this.cache.activeBlocks);
+    this.blocksFreedAtPassEnd = this.freedByFinishing;
     stats.numPrefillRequests = batch;
     stats.sumPrefillKvTokens = prefixSum;
     stats.numDecodeRequests = decoded.batch;
@@ -468,7 +470,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       if (s.generated >= s.maxOutput) {
         finishing++;
         this.signal(s.req, Signal.Complete);
-        this.finish(s);
+        this.finishInPass(s);
         continue;
       }
       set[write++] = s;
@@ -518,7 +520,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
           this.held.set(s.req, s);
         } else {
           this.signal(s.req, Signal.TokenAndComplete);
-          this.finish(s);
+          this.finishInPass(s);
         }
         continue;
       }
@@ -578,6 +580,13 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   private finish(s: Sequence): void {
     this.cacheMaterialized(s);
     this.abort(s);
+  }
+
+  /** `finish` within a pass: what it frees counts as freed at the pass end. */
+  private finishInPass(s: Sequence): void {
+    const before = this.cache.activeBlocks;
+    this.finish(s);
+    this.freedByFinishing += before - this.cache.activeBlocks;
   }
 
   /** Frees `s`'s private pages and unlocks its prefix (the tree keeps what it cached). */

@@ -195,6 +195,18 @@ describe("SGLang scheduling", () => {
     expect(stored).toEqual([1, 2]);
   });
 
+  it("counts a finishing request in the batch and its pages as used until the pass ends (time series)", () => {
+    const h = sglangHarness({ blockSize: 4, numGpuBlocks: 8 }, [[1]]);
+    h.submit(0, 6, 1); // prefill + its only token in one pass: it finishes in it
+    h.engine.startPass(0);
+    expect(h.engine.runningCount).toBe(0);
+    expect(h.engine.inFlightBatchCount).toBe(1);
+    expect(h.engine.inFlightActiveBlocks).toBe(2);
+    h.engine.takeSignals();
+    expect(h.engine.inFlightBatchCount).toBe(0);
+    expect(h.engine.inFlightActiveBlocks).toBe(0);
+  });
+
   it("rejects a prompt larger than the whole cache", () => {
     const h = sglangHarness({ blockSize: 4, numGpuBlocks: 2 }, [[1, 2, 3]]);
     h.submit(0, 12, 1);
