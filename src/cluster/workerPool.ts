@@ -113,6 +113,7 @@ export class WorkerPool {
         prefixCaching: spec.prefixCaching,
         maxModelLen: spec.maxModelLen,
         asyncScheduling: spec.asyncScheduling,
+        chunkedPrefill: spec.chunkedPrefill ?? true,
         hostOffload: this.hostOffloadFor(w * this.ranksPerWorker + r),
         speculation: spec.speculation ?? null,
         ...(spec.capacityPolicy === undefined ? {} : { capacityPolicy: spec.capacityPolicy }),

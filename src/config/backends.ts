@@ -43,6 +43,7 @@ interface EngineShape {
   readonly mode: "aggregated" | "disaggregated";
   readonly backend: Backend;
   readonly speculation?: unknown;
+  readonly enable_chunked_prefill?: boolean;
   readonly workers: Readonly<Record<string, RoleConfig | undefined>>;
 }
 
@@ -63,6 +64,14 @@ export function checkBackendRules(engine: EngineShape, ctx: z.RefinementCtx): vo
   }
   if (backend !== "vllm" && engine.speculation !== undefined && engine.speculation !== null) {
     fail(ctx, `${PATH} is only supported with engine.backend='vllm' (as in the reference)`, ["speculation"]);
+  }
+  if (backend === "sglang" && engine.enable_chunked_prefill === false) {
+    // SGLang chunks by sglang.chunked_prefill_size; the vLLM-core switch has no meaning there.
+    fail(
+      ctx,
+      `${PATH}=false is not supported with engine.backend='sglang' (set sglang.chunked_prefill_size instead)`,
+      ["enable_chunked_prefill"],
+    );
   }
   for (const [name, role] of Object.entries(engine.workers)) {
     if (role === undefined) continue;

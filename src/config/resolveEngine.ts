@@ -52,6 +52,7 @@ export function resolveEngine(
     deployment,
     perfDatabase,
     balancedMoe: engine.enable_eplb,
+    chunkedPrefill: engine.enable_chunked_prefill,
     report,
   };
   const common = { model: engine.model, hardware: engine.hardware, backend: engine.backend };
@@ -176,6 +177,8 @@ interface RoleContext {
   readonly perfDatabase: string | null;
   /** `engine.enable_eplb`: MoE priced on the balanced-load tables. */
   readonly balancedMoe: boolean;
+  /** `engine.enable_chunked_prefill`. */
+  readonly chunkedPrefill: boolean;
   readonly report: Report;
 }
 
@@ -212,6 +215,7 @@ function resolveRole(
     maxBatchedTokens: role.scheduler.max_batched_tokens,
     maxSequences: role.scheduler.max_sequences,
     asyncScheduling: role.scheduler.async_scheduling,
+    chunkedPrefill: ctx.chunkedPrefill,
     prefillScheduleInterval: role.scheduler.prefill_schedule_interval,
     blockSize,
     prefixCaching: role.kv_cache.prefix_caching,

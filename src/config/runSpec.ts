@@ -46,6 +46,8 @@ export interface WorkerRoleSpec {
   readonly maxSequences: number;
   /** vLLM `--async-scheduling`: arrivals join one pass later while passes run back to back. */
   readonly asyncScheduling: boolean;
+  /** `engine.enable_chunked_prefill`: false = a prompt is prefilled in one pass or waits. Absent = true. */
+  readonly chunkedPrefill?: boolean;
   /**
    * `scheduler.prefill_schedule_interval`: with attention DP, a worker admits waiting requests
    * only every N-th pass (1 = every pass; docs/timing.md "Prefill schedule interval"). Absent in

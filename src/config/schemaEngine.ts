@@ -42,7 +42,6 @@ const UNSUPPORTED_ENGINE_KNOBS = [
   "wideep_num_slots",
   "nextn",
   "nextn_accepted",
-  "enable_chunked_prefill",
 ] as const;
 
 const unsupportedEngineKnobs = Object.fromEntries(
@@ -66,6 +65,11 @@ const COMMON = {
   enable_eplb: z.boolean().default(false),
   /** Speculative decoding of every worker (docs/speculation.md); absent or null = off. */
   speculation: Speculation.nullable().optional(),
+  /**
+   * The reference's `enable_chunked_prefill` (mocker.md §1.1, default true): off, a prompt is
+   * prefilled in one pass or waits (docs/timing.md "Chunked prefill off").
+   */
+  enable_chunked_prefill: z.boolean().default(true),
   ...unsupportedEngineKnobs,
 };
 

@@ -41,6 +41,12 @@ export interface EngineConfig {
    * runs passes back to back and has running requests). Default false.
    */
   readonly asyncScheduling?: boolean;
+  /**
+   * vLLM `enable_chunked_prefill` (mocker.md §1.3): false = a waiting request whose prompt to
+   * compute exceeds the pass's remaining token budget stops admission (it waits for a pass with
+   * room), and one longer than `maxBatchedTokens` can never run: rejected. Absent = true.
+   */
+  readonly chunkedPrefill?: boolean;
   /** The host-memory KV tier behind this cache (docs/offload.md); absent or null: none. */
   readonly hostOffload?: EngineHostOffload | null;
   /**
@@ -314,6 +320,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       }
       while (running.length < cfg.maxSequences && budget > 0 && this.loadedReady.length > 0) {
         const s = this.loadedReady.front();
+        if (cfg.chunkedPrefill === false && s.length - s.numComputed > budget) break;
         const desired = Math.min(s.length - s.numComputed, budget);
         if (!this.ensureBlocks(s, s.numComputed + desired)) break;
         this.loadedReady.popFront();
@@ -363,6 +370,16 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         // No-evict needs the whole completion to fit beside what the running ones will still take.
         const needed = (this.noEvict ? toCompletionBlocks(s, bs) : knownBlocks) - activeCachedBlocks;
         if (needed > this.pool.availableBlocks - spokenFor) break;
+        if (cfg.chunkedPrefill === false) {
+          // Without chunked prefill the whole rest of the prompt runs in this pass, or it waits.
+          const rest = len - cachedBlocks * bs;
+          if (rest > cfg.maxBatchedTokens) {
+            this.popWaiting();
+            this.signal(s.req, Signal.Rejected);
+            continue;
+          }
+          if (rest > budget) break;
+        }
         // The prefix goes on in host memory or on disk: load it instead of recomputing it.
         const loadBlocks =
           this.host === null || !cfg.prefixCaching ? 0 : this.offloadHits(s, cachedBlocks, len, now);

@@ -296,6 +296,12 @@ const CASES: readonly Case[] = [
     message: `${ROLE}.scheduler.async_scheduling (vLLM's --async-scheduling) is not supported with engine.backend='sglang'`,
   },
   {
+    name: "chunked prefill off on SGLang",
+    sets: ["engine.backend=sglang", "engine.enable_chunked_prefill=false"],
+    path: "engine.enable_chunked_prefill",
+    message: "engine.enable_chunked_prefill=false is not supported with engine.backend='sglang' (set sglang.chunked_prefill_size instead)",
+  },
+  {
     name: "prefill_schedule_interval on a backend other than vLLM",
     sets: ["engine.backend=trtllm", `${ROLE}.scheduler.prefill_schedule_interval=4`],
     path: `${ROLE}.scheduler.prefill_schedule_interval`,
