@@ -299,7 +299,8 @@ const CASES: readonly Case[] = [
     name: "chunked prefill off on SGLang",
     sets: ["engine.backend=sglang", "engine.enable_chunked_prefill=false"],
     path: "engine.enable_chunked_prefill",
-    message: "engine.enable_chunked_prefill=false is not supported with engine.backend='sglang' (set sglang.chunked_prefill_size instead)",
+    message:
+      "engine.enable_chunked_prefill=false is not supported with engine.backend='sglang' (set sglang.chunked_prefill_size instead)",
   },
   {
     name: "prefill_schedule_interval on a backend other than vLLM",
