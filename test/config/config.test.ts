@@ -88,6 +88,7 @@ describe("defaults", () => {
         maxSequences: 256,
         asyncScheduling: false,
         prefillScheduleInterval: 1,
+        chunkedPrefill: true,
         blockSize: 64,
         prefixCaching: true,
         numGpuBlocks: 1000,
