@@ -14,7 +14,7 @@ import { architectureFromHfConfig } from "../../src/model/hfConfig.js";
 import { defaultKvCapacityBlocks, kvBytesPerToken, weightBreakdown } from "../../src/model/memory.js";
 import { MlaAttention } from "../../src/timing/mlaAttention.js";
 import { OpLevelTiming, type Parallelism } from "../../src/timing/opLevel.js";
-import { cli } from "../helpers/cli.js";
+import { cli, predictExample } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
 const V3 = lookupCatalog("deepseek-ai/DeepSeek-V3")!;
@@ -213,7 +213,8 @@ describe("DeepSeek-V3's forward pass", () => {
 
 describe("DeepSeek-V3 replays", () => {
   // The bundled sample trace: 315 requests over about two minutes.
-  const common = ["--set", "engine.model=deepseek-ai/DeepSeek-V3"];
+  const MODEL = "engine.model=deepseek-ai/DeepSeek-V3";
+  const TP8 = "engine.workers.aggregated.parallelism={replicas: 1, tensor: 8}";
 
   const MATRIX = [
     ["h200_sxm", "off"],
@@ -221,10 +222,8 @@ describe("DeepSeek-V3 replays", () => {
     ["b200_sxm", "off"],
     ["b200_sxm", "on"],
   ] as const;
-  const offload = (role: string, on: "on" | "off") => [
-    "--set",
-    `engine.workers.${role}.kv_cache.host_offload=${on === "on" ? "{num_host_blocks: 50000}" : "null"}`,
-  ];
+  const offload = (role: string, on: "on" | "off") =>
+    `engine.workers.${role}.kv_cache.host_offload=${on === "on" ? "{num_host_blocks: 50000}" : "null"}`;
   const checkOffload = (doc: { kv_offload?: { stored_blocks: number } }, on: "on" | "off") => {
     if (on === "off") expect(doc.kv_offload).toBeUndefined();
     else expect(doc.kv_offload?.stored_blocks).toBeGreaterThan(0);
@@ -233,23 +232,10 @@ describe("DeepSeek-V3 replays", () => {
   it.each(MATRIX)(
     "runs aggregated on %s at TP8 with host offload %s, every request completing",
     async (gpu, on) => {
-      const out = tempDir();
-      const r = await cli(
-        "predict",
-        "-c",
-        "examples/aggregated.yaml",
-        ...common,
-        "--set",
-        `engine.hardware=${gpu}`,
-        "--set",
-        "engine.workers.aggregated.parallelism={replicas: 1, tensor: 8}",
-        ...offload("aggregated", on),
-        "--output-dir",
-        out,
-      );
+      const r = await predictExample([MODEL, `engine.hardware=${gpu}`, TP8, offload("aggregated", on)]);
       expect(r.err).toBe("");
       expect(r.code).toBe(0);
-      const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
+      const doc = r.doc;
       expect(doc.summary.completed_requests).toBe(315);
       expect(doc.run.topology.aggregated).toMatchObject({ tensor: 8, moe_tensor: 8, moe_expert: 1 });
       // 8 GPUs of 141 GB (H200) or 180 GB (B200) less ~84 GB of weights each, at 35 KB per token.
@@ -270,7 +256,8 @@ describe("DeepSeek-V3 replays", () => {
         "examples/seed-disaggregated.yaml",
         "--set",
         "traffic.source.paths=[sample_trace.jsonl]",
-        ...common,
+        "--set",
+        MODEL,
         "--set",
         `engine.hardware=${gpu}`,
         "--set",
@@ -279,7 +266,8 @@ describe("DeepSeek-V3 replays", () => {
         "engine.workers.decode.parallelism={replicas: 1, tensor: 8, moe_tensor: 1, moe_expert: 8}",
         "--set",
         "planner.max_num_gpus=32",
-        ...offload("prefill", on),
+        "--set",
+        offload("prefill", on),
         "--output-dir",
         out,
       );
@@ -293,22 +281,14 @@ describe("DeepSeek-V3 replays", () => {
 
   it("speculates with its MTP head: one draft at 0.8 acceptance cuts the mean ITL, with host offload on", async () => {
     const run = async (speculation: string) => {
-      const out = tempDir();
-      const r = await cli(
-        "predict",
-        "-c",
-        "examples/aggregated.yaml",
-        ...common,
-        "--set",
-        "engine.workers.aggregated.parallelism={replicas: 1, tensor: 8}",
-        "--set",
+      const r = await predictExample([
+        MODEL,
+        TP8,
         `engine.speculation=${speculation}`,
-        ...offload("aggregated", "on"),
-        "--output-dir",
-        out,
-      );
+        offload("aggregated", "on"),
+      ]);
       expect(r.code).toBe(0);
-      return JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")).summary;
+      return r.doc.summary;
     };
     const plain = await run("null");
     const mtp = await run("{kind: mtp, num_speculative_tokens: 1, acceptance_rates: [0.8]}");

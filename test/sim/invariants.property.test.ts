@@ -41,6 +41,8 @@ const deployment = fc.record({
   // Attention-DP ranks per worker, in both modes, with prefill admitted every pass or every 3rd.
   attentionData: fc.constantFrom(1, 1, 2),
   prefillScheduleInterval: fc.constantFrom(1, 3),
+  // Chunked prefill off: whole prompts or none per pass, longer ones than the budget rejected.
+  chunkedPrefill: fc.constantFrom(true, true, false),
   startupSeconds: fc.constantFrom(0, 0.05, 0.5, 3),
   numGpuBlocks: fc.integer({ min: 40, max: 200 }),
   maxSequences: fc.integer({ min: 1, max: 16 }),
@@ -84,6 +86,7 @@ function specOf(
     attentionData: d.attentionData,
     gpusPerWorker: d.gpusPerWorker * d.attentionData,
     prefillScheduleInterval: d.prefillScheduleInterval,
+    chunkedPrefill: d.chunkedPrefill,
     numGpuBlocks: d.numGpuBlocks,
     maxSequences: d.maxSequences,
     maxBatchedTokens: 64,
