@@ -8,7 +8,9 @@
  * module loading, the timing tables and the output files are part of its cost, as for a user.
  * Rows are interleaved round by round with the floor; min and median are over the rounds.
  * `exec → first event` is the CPU of the examples/aggregated.yaml run up to the replay's first
- * event (FLEETSIM_STARTUP_PROBE, docs/cli.md).
+ * event (FLEETSIM_STARTUP_PROBE, docs/cli.md). The runs share a V8 code cache folder of their own
+ * (FLEETSIM_COMPILE_CACHE, cli/codeCache.ts) that an untimed first run fills, as a user's earlier
+ * runs would; `exec → first event, cold` starts each run with an empty one.
  *
  * Usage: npm run bench -- [--rounds R] [--trace PATH] [--only NAME,…] [--with-1m]
  *   --with-1m  also the 1 M-request row: the trace repeated one hour apart to 1,000,000 rows
@@ -20,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { CACHE_ENV } from "../src/cli/codeCache.js";
 import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX, type StartupProbe } from "../src/cli/startupProbe.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
 import { writeRepeatedTrace } from "./repeatedTrace.js";
@@ -94,6 +97,8 @@ interface Case {
   readonly sets?: readonly string[];
   /** The row's figure is the CPU up to the first simulated event, not the whole process. */
   readonly startup?: boolean;
+  /** Each run starts with an empty V8 code cache (cli/codeCache.ts): a first run after install. */
+  readonly coldCache?: boolean;
   readonly goal: Goal;
   readonly goalText: string;
   readonly oneRound?: boolean;
@@ -138,6 +143,16 @@ const CASES: Case[] = [
     goalText: "<= 0.2 s CPU",
   },
   {
+    // The first run of a command after an install or upgrade: no code cache yet, and this run
+    // writes it at exit (after the first event, so not in this figure).
+    name: "exec -> first event, cold",
+    config: () => join(ROOT, "examples", "aggregated.yaml"),
+    startup: true,
+    coldCache: true,
+    goal: { kind: "none" },
+    goalText: "-",
+  },
+  {
     // The same process to its end: work deferred past the first event (tables built on first
     // query) shows here.
     name: "sample trace, whole run",
@@ -176,6 +191,12 @@ interface Sample {
   readonly requests: number | null;
 }
 
+// The bench's own V8 code cache folder (cli/codeCache.ts), filled by an untimed first run, so
+// every timed row but the cold one measures a start-up that finds its cache, as a user's
+// second and later runs do.
+const CODE_CACHE = join(dir, "v8cache");
+let coldRuns = 0;
+
 /** One `fleetsim predict` process; its own rusage (or, for a startup row, its probe). */
 function runCase(c: Case, config: string): Sample {
   const usageFile = join(dir, "usage.json");
@@ -203,7 +224,12 @@ function runCase(c: Case, config: string): Sample {
     cwd: ROOT,
     encoding: "utf8",
     maxBuffer: 1 << 26,
-    env: { ...process.env, FLEETSIM_BENCH_USAGE: usageFile, [STARTUP_PROBE_ENV]: c.startup ? "1" : "" },
+    env: {
+      ...process.env,
+      FLEETSIM_BENCH_USAGE: usageFile,
+      [STARTUP_PROBE_ENV]: c.startup ? "1" : "",
+      [CACHE_ENV]: c.coldCache ? join(dir, `v8cache-cold-${coldRuns++}`) : CODE_CACHE,
+    },
   });
   if (r.status !== 0) {
     throw new Error(`${c.name}: exit ${r.status}: ${r.stderr.split("\n").slice(0, 4).join(" | ")}`);
@@ -248,6 +274,8 @@ const configs = new Map<string, string>();
 const samples = new Map<string, Sample[]>(selected.map((c) => [c.name, []]));
 const floors: number[] = [];
 try {
+  const sample = CASES.find((c) => c.name === "sample trace, whole run")!;
+  runCase(sample, await sample.config()); // untimed: writes the code cache
   for (let i = 0; i < rounds; i++) {
     floors.push(await floorMs());
     for (const c of selected) {

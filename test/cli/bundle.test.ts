@@ -1,18 +1,17 @@
 /**
- * The bundled CLI (scripts/build-cli.mjs, docs/cli.md "The executable"). It is built here into
- * a temporary package root that holds only package.json, the bundle and the data files it reads
- * from tsc's output (the compact op tables, the report's charts asset) — no node_modules, no
- * tsc-compiled modules — so a run proves the bundle finds its files through util/packageRoot.ts
- * and forks its own sweep worker entry. Its predictions are the sources' (the golden cases,
+ * The bundled CLI (scripts/build-cli.mjs, docs/cli.md "The executable"), built into a temporary
+ * package root (test/helpers/bundle.ts): a run proves the bundle finds its files through
+ * util/packageRoot.ts and forks its own sweep worker entry. Its predictions are the sources' (the golden cases,
  * host-time keys stripped: test/golden/cases.ts).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildCli } from "../../scripts/build-cli.mjs";
-import { SOURCE_ASSET } from "../../scripts/build-report-assets.mjs";
+import { CACHE_ENV } from "../../src/cli/codeCache.js";
+import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX } from "../../src/cli/startupProbe.js";
 import { diffJson, GOLDEN_CASES, goldenPath, type Json, stripHostTime } from "../golden/cases.js";
+import { buildBundle } from "../helpers/bundle.js";
 import { cli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -20,19 +19,27 @@ const ROOT = join(import.meta.dirname, "..", "..");
 
 let pkg: string;
 let bin: string;
+/** The code cache folder of these runs (cli/codeCache.ts), not the user's. */
+let codeCache: string;
 
 beforeAll(async () => {
-  pkg = tempDir("fleetsim-bundle-");
-  copyFileSync(join(ROOT, "package.json"), join(pkg, "package.json"));
-  mkdirSync(join(pkg, "dist", "hardware"), { recursive: true });
-  symlinkSync(join(ROOT, "src", "hardware", "calibration"), join(pkg, "dist", "hardware", "calibration"));
-  mkdirSync(join(pkg, "dist", "report", "html", "generated"), { recursive: true });
-  copyFileSync(SOURCE_ASSET, join(pkg, "dist", "report", "html", "generated", "echarts.min.js"));
-  bin = await buildCli({ dist: join(pkg, "dist") });
+  ({ pkg, bin } = await buildBundle());
+  codeCache = tempDir("fleetsim-bundle-cache-");
 });
 
 function runBundle(...args: string[]): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: ROOT, encoding: "utf8" });
+  return runBundleIn({}, ...args);
+}
+
+function runBundleIn(
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, [CACHE_ENV]: codeCache, ...env },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -57,6 +64,9 @@ describe("bundled CLI", () => {
     });
     expect(readFileSync(bin, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
     expect(existsSync(join(pkg, "dist", "bundle", "sweepWorker.js"))).toBe(true);
+    // One CommonJS file with no `import()` left (scripts/build-cli.mjs lowers them to require): a
+    // script run from V8 cached data has no dynamic-import callback.
+    expect(readFileSync(join(pkg, "dist", "bundle", "cli.cjs"), "utf8")).not.toMatch(/[^\w$.]import\(/);
     expect(existsSync(join(pkg, "dist", "cli", "main.js"))).toBe(false);
     expect(existsSync(join(pkg, "dist", "pipeline", "sweepWorker.js"))).toBe(false);
   });
@@ -66,8 +76,9 @@ describe("bundled CLI", () => {
     // predict would load); the German one's wording stands for them all.
     const chunks = join(pkg, "dist", "bundle", "chunks");
     const files = readdirSync(chunks).filter((f) => f.endsWith(".js"));
-    expect(files.length).toBeGreaterThan(1);
-    for (const f of [bin, ...files.map((f) => join(chunks, f))]) {
+    expect(files.length).toBeGreaterThan(0);
+    const cli = join(pkg, "dist", "bundle", "cli.cjs");
+    for (const f of [bin, cli, ...files.map((f) => join(chunks, f))]) {
       expect(readFileSync(f, "utf8"), f).not.toContain("Base64-codierter String");
     }
   });
@@ -86,12 +97,64 @@ describe("bundled CLI", () => {
     expect(diffs).toEqual([]);
   });
 
-  it("loads a lazily imported command's chunk (schema, --version) as the sources run it", async () => {
+  it("runs a lazily imported command (schema, --version) as the sources run it", async () => {
     const fromBundle = runBundle("schema");
     expect(fromBundle.code, fromBundle.err).toBe(0);
     expect(fromBundle.out).toBe((await cli("schema")).out);
     expect(runBundle("--version").out.trim()).toBe(
       JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version,
     );
+  });
+
+  it("writes a V8 code cache per command at exit and starts from it; a corrupt or disabled cache changes nothing", () => {
+    const dir = tempDir("fleetsim-bundle-cc-");
+    const out = join(tempDir("fleetsim-bundle-cc-out-"), "out");
+    const args = [
+      "predict",
+      "-c",
+      join(ROOT, "examples", "aggregated.yaml"),
+      "--output-dir",
+      out,
+      "--overwrite",
+    ];
+    const run = (env: NodeJS.ProcessEnv): { state: string; prediction: string } => {
+      const r = runBundleIn(
+        { [CACHE_ENV]: dir, [STARTUP_PROBE_ENV]: "1", ...env },
+        ...args,
+        "--format",
+        "json",
+      );
+      expect(r.code, r.err).toBe(0);
+      const line = r.err.split("\n").find((l) => l.startsWith(STARTUP_PROBE_PREFIX))!;
+      const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as { [key: string]: Json };
+      return {
+        state: (JSON.parse(line.slice(STARTUP_PROBE_PREFIX.length)) as { code_cache: string }).code_cache,
+        prediction: JSON.stringify(stripHostTime(doc)),
+      };
+    };
+    const first = run({});
+    expect(first.state).toBe("miss");
+    const files = readdirSync(dir).filter((f) => f.endsWith(".v8cache"));
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^cli\.cjs-.*-predict\.v8cache$/);
+    expect(statSync(join(dir, files[0])).size).toBeGreaterThan(100_000);
+    const second = run({});
+    expect(second.state).toBe("hit");
+    expect(second.prediction).toBe(first.prediction);
+    // V8 rejects data that is not its own: the run compiles as without a cache and rewrites it.
+    writeFileSync(join(dir, files[0]), Buffer.alloc(4096, 7));
+    const corrupt = run({});
+    expect(corrupt.state).toBe("miss");
+    expect(corrupt.prediction).toBe(first.prediction);
+    expect(run({}).state).toBe("hit");
+    const off = run({ [CACHE_ENV]: "0" });
+    expect(off.state).toBe("off");
+    expect(off.prediction).toBe(first.prediction);
+    // An unwritable folder only costs the saving.
+    const blocked = join(dir, "not-a-folder");
+    writeFileSync(blocked, "");
+    const unwritable = run({ [CACHE_ENV]: blocked });
+    expect(unwritable.state).toBe("miss");
+    expect(unwritable.prediction).toBe(first.prediction);
   });
 });

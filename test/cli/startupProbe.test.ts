@@ -14,7 +14,9 @@ describe("FLEETSIM_STARTUP_PROBE", () => {
     expect(line!.startsWith(STARTUP_PROBE_PREFIX)).toBe(true);
     expect(line!.endsWith("\n")).toBe(true);
     const probe = JSON.parse(line!.slice(STARTUP_PROBE_PREFIX.length));
-    expect(Object.keys(probe).sort()).toEqual(["cpu_ms", "max_rss_bytes", "wall_ms"]);
+    expect(Object.keys(probe).sort()).toEqual(["code_cache", "cpu_ms", "max_rss_bytes", "wall_ms"]);
+    // Not started through the built CLI's launcher (cli/codeCache.ts).
+    expect(probe.code_cache).toBe("none");
     expect(probe.cpu_ms).toBeGreaterThan(0);
     expect(probe.max_rss_bytes).toBeGreaterThan(0);
     expect(probe.wall_ms).toBeGreaterThan(0);

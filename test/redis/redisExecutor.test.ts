@@ -12,15 +12,18 @@ import { join } from "node:path";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CACHE_ENV } from "../../src/cli/codeCache.js";
 import { runPrediction } from "../../src/pipeline/index.js";
 import type { Prediction } from "../../src/report/prediction.js";
 import { RedisExecutor } from "../../src/sweep/redisExecutor.js";
 import { encodeValue, JOB_ATTEMPTS, jobId, queueName } from "../../src/sweep/redisJobs.js";
 import { packageVersion } from "../../src/util/packageRoot.js";
+import { buildBundle } from "../helpers/bundle.js";
 import { cli } from "../helpers/cli.js";
 import { loadYaml } from "../helpers/configHelpers.js";
 import { type RedisServer, startRedisServer } from "../helpers/redisServer.js";
 import { RETUNE_CONFIG, retuneSimulated, retuneTrace, writeRetuneProject } from "../helpers/retuneProject.js";
+import { tempDir } from "../helpers/specs.js";
 import { sweepProject } from "../helpers/sweepProject.js";
 
 interface WorkerProcess {
@@ -32,12 +35,23 @@ interface WorkerProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** `fleetsim worker --redis URL` from the sources, resolved once it serves its queues. */
-function startWorker(url: string, lockSeconds = 1): Promise<WorkerProcess> {
+/**
+ * `fleetsim worker --redis URL`, resolved once it serves its queues: from the sources, or through
+ * `built`, the executable of a built bundle (test/helpers/bundle.ts) with its own code cache folder.
+ */
+function startWorker(
+  url: string,
+  lockSeconds = 1,
+  built?: { readonly bin: string; readonly codeCache: string },
+): Promise<WorkerProcess> {
+  const entry = built === undefined ? ["--import", "tsx", "src/cli/bin.ts"] : [built.bin];
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "src/cli/bin.ts", "worker", "--redis", url, "--lock-seconds", String(lockSeconds)],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    [...entry, "worker", "--redis", url, "--lock-seconds", String(lockSeconds)],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: built === undefined ? process.env : { ...process.env, [CACHE_ENV]: built.codeCache },
+    },
   );
   let err = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -86,6 +100,19 @@ async function until(
   }
 }
 
+/** A planned sweep (6 points) run locally: its results, and its folder with them removed again. */
+async function plannedSweepRunLocally(): Promise<{ dir: string; localResults: Record<string, string> }> {
+  const p = sweepProject();
+  const dir = join(p.dir, "plan");
+  expect((await cli("sweep", "plan", "-c", p.sweepFile, "-o", dir)).code).toBe(0);
+  const local = await cli("sweep", "run", dir, "--parallel", "2");
+  expect(local.code).toBe(0);
+  const localResults = tree(join(dir, "results"));
+  expect(Object.keys(localResults)).toHaveLength(6);
+  rmSync(join(dir, "results"), { recursive: true });
+  return { dir, localResults };
+}
+
 let redis: RedisServer;
 
 beforeAll(async () => {
@@ -97,15 +124,37 @@ afterAll(async () => {
 });
 
 describe("the Redis executor", () => {
+  it("the built CLI's worker (BullMQ and ioredis loaded from its one bundle, with and without a code cache) serves a sweep", async () => {
+    const { bin } = await buildBundle({ linkNodeModules: true });
+    const codeCache = tempDir("fleetsim-redis-cc-");
+    const { dir, localResults } = await plannedSweepRunLocally();
+    // The first start writes the cache at exit; the second starts from it.
+    const cold = await startWorker(redis.url, 1, { bin, codeCache });
+    await cold.stop();
+    expect(readdirSync(codeCache).some((f) => f.endsWith("-worker.v8cache"))).toBe(true);
+    const warm = await startWorker(redis.url, 1, { bin, codeCache });
+    try {
+      const run = await cli("sweep", "run", dir, "--executor", redis.url);
+      expect(run.code, run.err).toBe(0);
+      expect(tree(join(dir, "results"))).toEqual(localResults);
+      await until(
+        "the worker's log",
+        () => warm.done() === 6,
+        20_000,
+        () => warm.log(),
+      );
+      expect(warm.log()).not.toContain("ExperimentalWarning");
+    } finally {
+      await warm.stop();
+      // The other tests run the same sweep's jobs and count them run, not found done.
+      const client = new Redis(redis.url);
+      await client.flushall();
+      client.disconnect();
+    }
+  }, 180_000);
+
   it("two workers share a sweep's queue; the results equal a local run byte for byte; a rerun finds them done in Redis", async () => {
-    const p = sweepProject();
-    const dir = join(p.dir, "plan");
-    expect((await cli("sweep", "plan", "-c", p.sweepFile, "-o", dir)).code).toBe(0);
-    const local = await cli("sweep", "run", dir, "--parallel", "2");
-    expect(local.code).toBe(0);
-    const localResults = tree(join(dir, "results"));
-    expect(Object.keys(localResults)).toHaveLength(6);
-    rmSync(join(dir, "results"), { recursive: true });
+    const { dir, localResults } = await plannedSweepRunLocally();
 
     const workers = await Promise.all([startWorker(redis.url), startWorker(redis.url)]);
     try {
