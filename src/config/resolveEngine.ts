@@ -256,6 +256,7 @@ function backendFields(
       clipMaxNewTokens: sg?.clip_max_new_tokens ?? SGLANG_DEFAULTS.clipMaxNewTokens,
       scheduleConservativeness: sg?.schedule_conservativeness ?? SGLANG_DEFAULTS.scheduleConservativeness,
       newTokenRatioFactor: dp > 1 ? 0.3 : 0.7,
+      enableMixedChunk: sg?.enable_mixed_chunk ?? false,
     },
   };
 }

@@ -307,6 +307,8 @@ const Sglang = z
       SGLANG_DEFAULTS.clipMaxNewTokens,
     ),
     schedule_conservativeness: posNum().max(1000).default(SGLANG_DEFAULTS.scheduleConservativeness),
+    /** SGLang's `--enable-mixed-chunk` (fleetsim extension; the reference mocker has it off). */
+    enable_mixed_chunk: z.boolean().default(false),
   })
   .transform((s) => ({ ...s, schedule_policy: s.schedule_policy === "fcfs" ? "fifo" : s.schedule_policy }));
 

@@ -9,8 +9,9 @@
  * strict head-of-line stopping. A request whose prompt does not finish in its chunk goes back to
  * the waiting front with its KV kept (its full pages cached in the radix tree). If a prefill batch
  * formed, the pass is an extend pass: only the requests whose prefill completed in it decode
- * (their first token) and every other running request waits (SGLang's `enable_mixed_chunk` off),
- * so a long prompt starves decode. Otherwise all running requests decode one token; when their page
+ * (their first token) and every other running request waits, so a long prompt starves decode;
+ * with `enable_mixed_chunk` (SGLang's `--enable-mixed-chunk`) the running requests decode in that
+ * pass too, one budget token each. Otherwise all running requests decode one token; when their page
  * growth does not fit the free + evictable pages, the request with the fewest output tokens is
  * retracted (its KV freed, its cached prefix left in the tree, recomputed later) while more than
  * one remains. `new_token_ratio` starts at 0.7 × schedule_conservativeness, decays linearly to 14 %
@@ -46,6 +47,13 @@ export interface SglangSpec {
    * (aisimulate.md §4.3). Absent: 0.7.
    */
   readonly newTokenRatioFactor?: number;
+  /**
+   * SGLang's `--enable-mixed-chunk` (a fleetsim extension; the reference mocker keeps it off,
+   * mocker.md §1.5 step 4): a pass that forms a prefill batch also decodes every running request
+   * in the same forward pass, and the prefill budgets leave one token per running request for it.
+   * Absent: off.
+   */
+  readonly enableMixedChunk?: boolean;
 }
 
 export interface SglangEngineConfig extends EngineConfig {
@@ -251,7 +259,10 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       }
     }
     for (let i = 0; i < batch; i++) if (canRun[i].numComputed >= canRun[i].length) decodeSet.push(canRun[i]);
-    const extend = batch > 0;
+    // Mixed chunk: the running requests decode in the prefill pass, after its new requests (the
+    // order of SGLang's mix_with_running), and the whole set is the running batch afterwards.
+    const mixed = batch > 0 && running.length > 0 && cfg.sglang.enableMixedChunk === true;
+    const extend = batch > 0 && !mixed;
     if (!extend) for (let i = 0; i < running.length; i++) decodeSet.push(running[i]);
 
     stats.numQueuedPrefill = this.waiting.length;
@@ -331,9 +342,13 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       const s = this.waiting.at(i);
       slack += this.allocatedTokens(s) - s.numComputed;
     }
-    let remTotal = Math.max(0, (cache.freePages + cache.evictablePages) * page - slack) - reservedOutput;
-    let remInput = sg.maxPrefillTokens;
-    let remChunk = sg.chunkedPrefillSize;
+    // Mixed chunk: the running requests' decode tokens share the pass (PrefillAdder's
+    // mixed_with_decode_tokens comes off the total, input and chunk budgets).
+    const mixedDecode = sg.enableMixedChunk === true ? this.running.length : 0;
+    let remTotal =
+      Math.max(0, (cache.freePages + cache.evictablePages) * page - slack) - reservedOutput - mixedDecode;
+    let remInput = sg.maxPrefillTokens - mixedDecode;
+    let remChunk = sg.chunkedPrefillSize - mixedDecode;
     const slots = cfg.maxSequences - this.running.length;
     let isl = 0;
     let prefix = 0;

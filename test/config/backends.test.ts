@@ -64,7 +64,11 @@ describe("backend defaults", () => {
       clipMaxNewTokens: 4096,
       scheduleConservativeness: 1,
       newTokenRatioFactor: 0.7,
+      enableMixedChunk: false,
     });
+    expect(
+      role("engine.backend=sglang", `${ROLE}.sglang={enable_mixed_chunk: true}`).sglang?.enableMixedChunk,
+    ).toBe(true);
     // Under attention DP: 8192 / DP per chunk, output reserved at 0.3 × conservativeness.
     const dp = role("engine.backend=sglang", `${ROLE}.parallelism.attention_data=2`);
     expect(dp.sglang?.chunkedPrefillSize).toBe(4096);

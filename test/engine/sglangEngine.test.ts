@@ -91,6 +91,33 @@ describe("SGLang scheduling", () => {
     ]);
   });
 
+  it("enable_mixed_chunk: running requests decode in each chunk pass, one chunk token each", () => {
+    const prompts = [
+      Array.from({ length: 4 }, (_, k) => 10 + k),
+      Array.from({ length: 24 }, (_, k) => 100 + k),
+    ];
+    const h = sglangHarness(
+      { blockSize: 1, numGpuBlocks: 1000, sglang: { ...SG, chunkedPrefillSize: 8, enableMixedChunk: true } },
+      prompts,
+    );
+    h.submit(0, 4, 10);
+    expect(h.pass().signals).toEqual([[0, "Token"]]); // alone: an ordinary extend pass
+    h.submit(1, 24, 2);
+    // r0 decodes beside each chunk of r1, which gets 8 − 1 = 7 tokens a pass (its decode token
+    // comes off the chunk budget): 7 + 7 + 7 + 3, its first token in the fourth pass.
+    for (let i = 0; i < 3; i++) expect(h.pass().signals).toEqual([[0, "Token"]]);
+    expect(h.pass().signals).toEqual([
+      [1, "Token"],
+      [0, "Token"],
+    ]);
+    expect(tokensOf(h, 0)).toBe(5);
+    // Then the running batch is r1, r0 (mix_with_running's order: the new requests first).
+    expect(h.pass().signals).toEqual([
+      [1, "TokenAndComplete"],
+      [0, "Token"],
+    ]);
+  });
+
   it("vLLM keeps decoding during the same long prefill (mixed batches)", () => {
     const prompts = [
       Array.from({ length: 4 }, (_, k) => 10 + k),

@@ -79,6 +79,18 @@ describe("engine.backend=sglang on examples/aggregated.yaml", () => {
     expect(sglang.result.preemptions).not.toBe(vllm.result.preemptions);
   });
 
+  it("sglang.enable_mixed_chunk keeps decode running through prefill passes: a lower max ITL", async () => {
+    const extend = await run("engine.backend=sglang");
+    const mixed = await run("engine.backend=sglang", `${ROLE}.sglang={enable_mixed_chunk: true}`);
+    const e = extend.prediction.summary as Record<string, number>;
+    const m = mixed.prediction.summary as Record<string, number>;
+    expect(m["completed_requests"]).toBe(e["completed_requests"]);
+    expect(m["total_output_tokens"]).toBe(e["total_output_tokens"]);
+    // A running request no longer sits out every extend pass.
+    expect(m["max_itl_ms"]).toBeLessThan(e["max_itl_ms"]);
+    expect(m["mean_itl_ms"]).not.toBe(e["mean_itl_ms"]);
+  });
+
   it("with the page size 1 default (block_size unset)", async () => {
     const sglang = await run(
       "engine.backend=sglang",

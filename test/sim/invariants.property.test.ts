@@ -293,6 +293,7 @@ const backend = fc.oneof(
     maxPrefill: fc.constantFrom(16, 64, 16384),
     clip: fc.constantFrom(8, 4096),
     conservativeness: fc.constantFrom(0.05, 1, 2),
+    mixedChunk: fc.boolean(),
   }),
   fc.record({
     kind: fc.constant("trtllm" as const),
@@ -322,6 +323,7 @@ function backendSpecOf(
             maxPrefillTokens: b.maxPrefill,
             clipMaxNewTokens: b.clip,
             scheduleConservativeness: b.conservativeness,
+            enableMixedChunk: b.mixedChunk,
           },
         }
       : { backend: "trtllm", capacityPolicy: b.policy };
