@@ -41,7 +41,9 @@ export interface Experiment {
   readonly kind: ModelKind;
   /**
    * The engine that was measured when it is not vLLM (S9's SGLang DeepSeek rows): `vllm` then holds
-   * that engine's settings mapped onto vLLM's, and fleetsim replays it through its vLLM engine.
+   * that engine's settings in vLLM's terms, and fleetsim replays it through its SGLang core
+   * (simulate.ts: max_prefill_tokens = the pass budget less max_num_seqs, mixed chunk, and the
+   * overlap scheduler as async scheduling).
    */
   readonly servingEngine?: "sglang";
   readonly gpu: string;

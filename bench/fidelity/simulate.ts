@@ -163,6 +163,7 @@ export function experimentConfig(
       ? { type: "fixed", blocks: v.numGpuBlocks }
       : { type: "default", memory_fraction: v.gpuMemoryUtilization };
   const closed = e.workload.closedLoopConcurrency ?? 0;
+  const sglang = e.servingEngine === "sglang";
   const config: Record<string, unknown> = {
     traffic: {
       source: { type: "trace", format: "mooncake", paths: [tracePath], block_size: v.blockSize },
@@ -173,8 +174,9 @@ export function experimentConfig(
       mode: "aggregated",
       model: e.model,
       hardware: hardwareFor(e),
-      backend: "vllm",
-      backend_version: v.version,
+      // The source's engine: an SGLang run replays through fleetsim's SGLang core.
+      backend: sglang ? "sglang" : "vllm",
+      ...(sglang ? {} : { backend_version: v.version }),
       context_length: v.maxModelLen,
       workers: {
         aggregated: {
@@ -188,11 +190,24 @@ export function experimentConfig(
             ...(e.parallelism.moeTensor !== undefined ? { moe_tensor: e.parallelism.moeTensor } : {}),
             ...(e.parallelism.moeExpert !== undefined ? { moe_expert: e.parallelism.moeExpert } : {}),
           },
-          scheduler: {
-            max_batched_tokens: v.maxNumBatchedTokens,
-            max_sequences: v.maxNumSeqs,
-            async_scheduling: v.asyncScheduling === true,
-          },
+          scheduler: sglang
+            ? { max_sequences: v.maxNumSeqs, async_scheduling: v.asyncScheduling === true }
+            : {
+                max_batched_tokens: v.maxNumBatchedTokens,
+                max_sequences: v.maxNumSeqs,
+                async_scheduling: v.asyncScheduling === true,
+              },
+          // AIConfigurator's SGLang benchmark rule: --max-prefill-tokens = ISL + 1500 (the pass
+          // budget less one token per running request, as the experiment stores it) and
+          // --enable-mixed-chunk; SGLang's default overlap scheduler is `asyncScheduling` (docs/backends.md).
+          ...(sglang
+            ? {
+                sglang: {
+                  max_prefill_tokens: v.maxNumBatchedTokens - v.maxNumSeqs,
+                  enable_mixed_chunk: true,
+                },
+              }
+            : {}),
           kv_cache: { block_size: v.blockSize, prefix_caching: v.prefixCaching, capacity },
           timing: { type: "default" },
           ...opts.workerOverrides,

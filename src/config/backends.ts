@@ -117,13 +117,6 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
       "host_offload",
     ]);
   }
-  if (role.scheduler.async_scheduling && backend === "sglang") {
-    fail(ctx, `${PATH} (vLLM's --async-scheduling) is not supported with engine.backend='sglang'`, [
-      ...at,
-      "scheduler",
-      "async_scheduling",
-    ]);
-  }
   if (role.scheduler.prefill_schedule_interval !== 1 && backend !== "vllm") {
     // The reference: "vLLM attn-DP only: admit prefill every N-th pass" (aisimulate.md §2.2).
     fail(

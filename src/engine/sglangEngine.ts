@@ -124,6 +124,10 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   // Scratch of a pass.
   private canRun: Sequence[] = [];
   private decodeSet: Sequence[] = [];
+  /** Passes started so far; a request records it when queued (the overlap scheduler's visibility). */
+  private passSerial = 0;
+  /** Waiting requests queued at or after this pass serial are not visible to this pass. */
+  private visibleBelow = Number.POSITIVE_INFINITY;
   private retracted: Sequence[] = [];
   /** Pages the requests finishing in this pass gave back (the time series adds them back while it runs). */
   private freedByFinishing = 0;
@@ -189,6 +193,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   enqueue(seq: Sequence): void {
+    seq.queuedAfterPass = this.passSerial;
     this.waiting.pushBack(seq);
   }
 
@@ -218,6 +223,12 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     const stats = this.stats;
     stats.reset();
     this.pendingSignals = 0;
+    // The overlap scheduler (`scheduler.async_scheduling`): this batch was formed while the
+    // previous one ran, so it sees only requests queued before that; after an idle gap or an
+    // empty batch it was formed just now and sees everything (as the vLLM core's async scheduling).
+    const previousSerial = this.passSerial++;
+    const backToBack = cfg.asyncScheduling === true && now === this.lastPassEndMs && this.running.length > 0;
+    this.visibleBelow = backToBack ? previousSerial : Number.POSITIVE_INFINITY;
     this.cache.tick();
     const running = this.running;
     this.freedByFinishing = 0;
@@ -355,6 +366,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     let oom = false;
     while (canRun.length < slots && this.waiting.length > 0) {
       const s = this.waiting.front();
+      if (s.queuedAfterPass >= this.visibleBelow) break;
       const m = s.numComputed;
       if (m === 0 && this.rejects(s)) {
         this.waiting.popFront();
@@ -364,7 +376,9 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       const extendLen = s.length - m;
       if (extendLen <= 0) break;
       let chunk = extendLen;
-      if (extendLen > sg.chunkedPrefillSize) {
+      // A prompt longer than the pass's chunk budget is chunked (with mixed chunk, the budget
+      // less the running requests' decode tokens, or it could never start while any run).
+      if (extendLen > sg.chunkedPrefillSize - mixedDecode) {
         chunk = Math.min(Math.floor(remChunk / page) * page, extendLen);
         if (chunk <= 0) break;
       }

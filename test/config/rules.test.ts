@@ -290,12 +290,6 @@ const CASES: readonly Case[] = [
     message: `${ROLE}.sglang.chunked_prefill_size (1000) must be a multiple of the page size (16)`,
   },
   {
-    name: "async scheduling on SGLang",
-    sets: ["engine.backend=sglang", `${ROLE}.scheduler.async_scheduling=true`],
-    path: `${ROLE}.scheduler.async_scheduling`,
-    message: `${ROLE}.scheduler.async_scheduling (vLLM's --async-scheduling) is not supported with engine.backend='sglang'`,
-  },
-  {
     name: "chunked prefill off on SGLang",
     sets: ["engine.backend=sglang", "engine.enable_chunked_prefill=false"],
     path: "engine.enable_chunked_prefill",

@@ -20,6 +20,25 @@ const tokensOf = (h: EngineHarness<SglangEngine>, req: number) =>
     .flatMap((p) => p.signals)
     .filter(([r, k]) => r === req && (k === "Token" || k === "TokenAndComplete")).length;
 
+/**
+ * Mixed chunk at a chunk budget of 8 tokens (page 1): request 0 (4 tokens, 10 out) prefills alone
+ * and is running when request 1, a `longLen`-token prompt (2 out), is queued.
+ */
+function mixedChunkBeside(longLen: number): EngineHarness<SglangEngine> {
+  const prompts = [
+    Array.from({ length: 4 }, (_, k) => 10 + k),
+    Array.from({ length: longLen }, (_, k) => 100 + k),
+  ];
+  const h = sglangHarness(
+    { blockSize: 1, numGpuBlocks: 1000, sglang: { ...SG, chunkedPrefillSize: 8, enableMixedChunk: true } },
+    prompts,
+  );
+  h.submit(0, 4, 10);
+  expect(h.pass().signals).toEqual([[0, "Token"]]); // alone: an ordinary extend pass
+  h.submit(1, longLen, 2);
+  return h;
+}
+
 describe("SGLang KV accounting (§8)", () => {
   it("a destination reserves the page-rounded prompt, without decode headroom: 12 tokens for 10 at page 4", () => {
     const h = sglangHarness({ role: "decode", blockSize: 4, numGpuBlocks: 8 }, [[1, 2]]);
@@ -92,17 +111,7 @@ describe("SGLang scheduling", () => {
   });
 
   it("enable_mixed_chunk: running requests decode in each chunk pass, one chunk token each", () => {
-    const prompts = [
-      Array.from({ length: 4 }, (_, k) => 10 + k),
-      Array.from({ length: 24 }, (_, k) => 100 + k),
-    ];
-    const h = sglangHarness(
-      { blockSize: 1, numGpuBlocks: 1000, sglang: { ...SG, chunkedPrefillSize: 8, enableMixedChunk: true } },
-      prompts,
-    );
-    h.submit(0, 4, 10);
-    expect(h.pass().signals).toEqual([[0, "Token"]]); // alone: an ordinary extend pass
-    h.submit(1, 24, 2);
+    const h = mixedChunkBeside(24);
     // r0 decodes beside each chunk of r1, which gets 8 − 1 = 7 tokens a pass (its decode token
     // comes off the chunk budget): 7 + 7 + 7 + 3, its first token in the fourth pass.
     for (let i = 0; i < 3; i++) expect(h.pass().signals).toEqual([[0, "Token"]]);
@@ -114,6 +123,16 @@ describe("SGLang scheduling", () => {
     // Then the running batch is r1, r0 (mix_with_running's order: the new requests first).
     expect(h.pass().signals).toEqual([
       [1, "TokenAndComplete"],
+      [0, "Token"],
+    ]);
+  });
+
+  it("enable_mixed_chunk: a prompt of exactly chunked_prefill_size is chunked while others run, not held back", () => {
+    const h = mixedChunkBeside(8);
+    // 8 tokens against a budget of 8 − 1: 7 now, 1 in the next pass with its first token.
+    expect(h.pass().signals).toEqual([[0, "Token"]]);
+    expect(h.pass().signals).toEqual([
+      [1, "Token"],
       [0, "Token"],
     ]);
   });
