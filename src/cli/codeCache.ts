@@ -6,12 +6,21 @@
  *
  * The cache holds what V8 compiled during a whole run (`createCachedData` at exit, so the
  * functions compiled lazily while it ran are in it), one file per command, in a folder of the
- * OS temporary directory (as Node 22's own compile cache) or `FLEETSIM_COMPILE_CACHE`. V8 checks
+ * OS temporary directory (as Node 22's own compile cache) or `FLEETSIM_COMPILE_CACHE`; writing
+ * one removes the files of other builds (an upgrade). V8 checks
  * the data against the source and its own version and flags and rejects data that does not match;
  * a rejected or missing file is written anew at exit. Any failure to read or write the cache only
  * costs the compile: the CLI runs the same either way.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -51,10 +60,34 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
  * the data holds only what ran; argument text that is not a plain command name shares one file.
  */
 export function cacheFile(dir: string, bundlePath: string, command: string | undefined): string {
-  const st = statSync(bundlePath);
   const name = command !== undefined && /^[a-z][a-z-]{0,31}$/.test(command) ? command : "other";
-  const key = `${basename(bundlePath)}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}`;
-  return join(dir, `${key}-${name}.v8cache`);
+  return join(dir, `${buildKey(bundlePath)}-${name}${SUFFIX}`);
+}
+
+const SUFFIX = ".v8cache";
+
+/** The part of a cache file's name that names the build: the bundle and Node. */
+function buildKey(bundlePath: string): string {
+  const st = statSync(bundlePath);
+  return `${basename(bundlePath)}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}`;
+}
+
+/**
+ * Removes the cache files of other builds of the same bundle (an upgraded package, another
+ * Node), so the folder holds one build's files rather than growing with every upgrade.
+ */
+export function pruneOtherBuilds(dir: string, bundlePath: string): void {
+  const key = buildKey(bundlePath);
+  const prefix = `${basename(bundlePath)}-`;
+  for (const f of readdirSync(dir)) {
+    if (f.startsWith(prefix) && f.endsWith(SUFFIX) && !f.startsWith(`${key}-`)) {
+      try {
+        unlinkSync(join(dir, f));
+      } catch {
+        // Another run removed it first.
+      }
+    }
+  }
 }
 
 function readCache(file: string | null): Buffer | undefined {
@@ -67,12 +100,13 @@ function readCache(file: string | null): Buffer | undefined {
 }
 
 /** Writes through a temporary file and a rename: concurrent runs (sweep workers) never read half a file. */
-function writeCache(file: string, data: Buffer): void {
+function writeCache(file: string, bundlePath: string, data: Buffer): void {
   try {
     mkdirSync(dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, data);
     renameSync(tmp, file);
+    pruneOtherBuilds(dirname(file), bundlePath);
   } catch {
     // A read-only or full disk only loses the next start-up's saving.
   }
@@ -103,7 +137,7 @@ export function runBundle(bundlePath: string, command: string | undefined): void
   (globalThis as Record<symbol, unknown>)[STATE_KEY] = file === null ? "off" : hit ? "hit" : "miss";
   if (file !== null && !hit) {
     const target = file;
-    process.once("exit", () => writeCache(target, script.createCachedData()));
+    process.once("exit", () => writeCache(target, bundlePath, script.createCachedData()));
   }
   const fn = script.runInThisContext() as (
     exports: unknown,

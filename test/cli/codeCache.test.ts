@@ -3,11 +3,11 @@
  * test/cli/bundle.test.ts runs the built launcher to show a cache is written, taken and survives
  * corruption.
  */
-import { utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CACHE_ENV, cacheDir, cacheFile } from "../../src/cli/codeCache.js";
+import { CACHE_ENV, cacheDir, cacheFile, pruneOtherBuilds } from "../../src/cli/codeCache.js";
 import { tempDir } from "../helpers/specs.js";
 
 describe("code cache folder and keys", () => {
@@ -34,5 +34,19 @@ describe("code cache folder and keys", () => {
     writeFileSync(bundle, "module.exports = 22;\n");
     utimesSync(bundle, 1_000, 1_000);
     expect(cacheFile("/c", bundle, "predict")).not.toBe(a);
+  });
+
+  it("prunes the files of other builds of the bundle, keeping this build's and anything else", () => {
+    const dir = tempDir("fleetsim-cc-prune-");
+    const bundle = join(dir, "cli.cjs");
+    writeFileSync(bundle, "module.exports = 1;\n");
+    const mine = [basename(cacheFile(dir, bundle, "predict")), basename(cacheFile(dir, bundle, "validate"))];
+    const others = ["cli.cjs-99-1-v18.0.0-x64-predict.v8cache", "cli.cjs-20-5-v20.0.0-arm64-report.v8cache"];
+    for (const f of [...mine, ...others, "notes.txt", "other.cjs-1-1-v20-x64-predict.v8cache"])
+      writeFileSync(join(dir, f), "x");
+    pruneOtherBuilds(dir, bundle);
+    expect(readdirSync(dir).sort()).toEqual(
+      ["cli.cjs", ...mine, "notes.txt", "other.cjs-1-1-v20-x64-predict.v8cache"].sort(),
+    );
   });
 });
