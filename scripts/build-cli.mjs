@@ -108,6 +108,10 @@ export async function buildCli({ dist = join(ROOT, "dist") } = {}) {
   // would be a syntax error: blank it, keeping the line so line numbers match the source map.
   const source = readFileSync(cliBundle, "utf8");
   if (source.startsWith("#!")) writeFileSync(cliBundle, source.replace(/^#![^\n]*/, ""));
+  // The launcher reads the bundle as Latin-1, which is exact for ASCII and cheaper than UTF-8
+  // decoding; esbuild escapes every non-ASCII character (its default charset), so check it did.
+  const nonAscii = /[^\x00-\x7f]/.exec(source);
+  if (nonAscii !== null) throw new Error(`${cliBundle}: non-ASCII character at offset ${nonAscii.index}`);
   // The launcher's shebang (src/cli/launch.ts) comes through; npm links `bin` as is.
   chmodSync(bin, 0o755);
   return bin;

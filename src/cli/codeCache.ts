@@ -127,7 +127,8 @@ export function runBundle(bundlePath: string, command: string | undefined): void
     }
   }
   const cachedData = readCache(file);
-  const source = readFileSync(bundlePath, "utf8");
+  // ASCII only (scripts/build-cli.mjs checks), so Latin-1 reads it exactly, without UTF-8 decoding.
+  const source = readFileSync(bundlePath, "latin1");
   // Node's own CommonJS wrapper, on the source's first line so line numbers stay the file's.
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
   // No dynamic-import callback: the bundle has no `import()` (scripts/build-cli.mjs lowers them to
