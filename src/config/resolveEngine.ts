@@ -29,6 +29,7 @@ import type {
 } from "./runSpec.js";
 import type { DisaggregatedEngineConfig, EngineConfig, RoleConfig } from "./schemaEngine.js";
 import { SGLANG_DEFAULTS } from "./schemaRole.js";
+import { DEFAULT_SPECULATION_SEED, nextnAcceptanceRates } from "./schemaSpeculation.js";
 
 /** Records one issue at a config path (the message already names what is wrong). */
 export type Report = (path: readonly PathSegment[], message: string) => void;
@@ -89,8 +90,20 @@ export function resolveEngine(
   };
 }
 
-/** `engine.speculation` as every role's engines read it (docs/speculation.md); null = off. */
+/**
+ * `engine.speculation`, or `engine.nextn` lowered to MTP speculation (the schema refuses both
+ * at once), as every role's engines read it (docs/speculation.md); null = off.
+ */
 function speculationOf(engine: EngineConfig): SpeculationSpec | null {
+  if (engine.nextn > 0) {
+    return {
+      kind: "mtp",
+      numSpeculativeTokens: engine.nextn,
+      acceptanceRates: nextnAcceptanceRates(engine.nextn, engine.nextn_accepted ?? 0),
+      // The reference's engine-level keys carry no seed: its replay's default (`aic_mtp_seed`).
+      seed: DEFAULT_SPECULATION_SEED,
+    };
+  }
   const s = engine.speculation;
   if (s === undefined || s === null) return null;
   return {

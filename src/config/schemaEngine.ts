@@ -14,7 +14,7 @@ import { BACKENDS, checkBackendRules, withBackendDefaults } from "./backends.js"
 import { isMapping } from "./mapping.js";
 import { orList, PATH, positiveOr, posNum, rejectKey, unsupportedKey } from "./schemaPrimitives.js";
 import { AggregatedRole, disaggregatedRole, HardwareId, type RoleConfig } from "./schemaRole.js";
-import { Speculation } from "./schemaSpeculation.js";
+import { checkNextn, Nextn, NextnAccepted, Speculation } from "./schemaSpeculation.js";
 
 export type { RoleConfig };
 
@@ -40,8 +40,6 @@ const UNSUPPORTED_ENGINE_KNOBS = [
   "moe_backend",
   "moe_kernel_source",
   "wideep_num_slots",
-  "nextn",
-  "nextn_accepted",
 ] as const;
 
 const unsupportedEngineKnobs = Object.fromEntries(
@@ -66,12 +64,27 @@ const COMMON = {
   /** Speculative decoding of every worker (docs/speculation.md); absent or null = off. */
   speculation: Speculation.nullable().optional(),
   /**
+   * The reference's `nextn` / `nextn_accepted` (AIConfigurator's MTP depth and mean accepted
+   * drafts per step): MTP speculation with that depth and mean (docs/speculation.md "`engine.nextn`").
+   */
+  nextn: Nextn,
+  nextn_accepted: NextnAccepted,
+  /**
    * The reference's `enable_chunked_prefill` (mocker.md §1.1, default true): off, a prompt is
    * prefilled in one pass or waits (docs/timing.md "Chunked prefill off").
    */
   enable_chunked_prefill: z.boolean().default(true),
   ...unsupportedEngineKnobs,
 };
+
+/** The rules that span engine-level keys and the roles. */
+function checkEngineRules(
+  engine: Parameters<typeof checkBackendRules>[0] & Parameters<typeof checkNextn>[0],
+  ctx: z.RefinementCtx,
+): void {
+  checkBackendRules(engine, ctx);
+  checkNextn(engine, ctx);
+}
 
 const ENCODER = unsupportedKey("analytical encoder (EPD) workers");
 
@@ -89,7 +102,7 @@ const AggregatedEngine = z
       encoder: ENCODER,
     }),
   })
-  .superRefine(checkBackendRules);
+  .superRefine(checkEngineRules);
 
 /** KV hand-off from prefill to decode (aisimulate.md §4.6). */
 const KvTransfer = z.strictObject({
@@ -116,7 +129,7 @@ const DisaggregatedEngine = z
     kv_transfer: KvTransfer.prefault({}),
     workers: DisaggregatedWorkers,
   })
-  .superRefine(checkBackendRules);
+  .superRefine(checkEngineRules);
 
 /** An omitted `mode` is the default one, filled in so that it can choose the schema. */
 function withDefaultMode(value: unknown): unknown {

@@ -300,7 +300,10 @@ const backend = fc.oneof(
   }),
 );
 
-/** `specOf` with every role on `b` (TRT-LLM: aggregated only; neither backend has host offload or speculation). */
+/**
+ * `specOf` with every role on `b` (TRT-LLM: aggregated only; neither backend has host offload;
+ * TRT-LLM keeps the drawn speculation, as `engine.nextn` runs it on the vLLM core, SGLang none).
+ */
 function backendSpecOf(
   rows: Record<string, unknown>[],
   d: typeof deployment extends fc.Arbitrary<infer T> ? T : never,
@@ -310,7 +313,7 @@ function backendSpecOf(
     ...d,
     disaggregated: d.disaggregated && b.kind === "sglang",
     hostOffload: null,
-    speculation: null,
+    speculation: b.kind === "trtllm" ? d.speculation : null,
   });
   const extra: Partial<WorkerRoleSpec> =
     b.kind === "sglang"
