@@ -11,6 +11,7 @@
  */
 import * as z from "zod";
 import { BACKENDS, checkBackendRules, withBackendDefaults } from "./backends.js";
+import { checkWideEpSlots, WideEpNumSlots } from "./engineControls.js";
 import { isMapping } from "./mapping.js";
 import { orList, PATH, positiveOr, posNum, rejectKey, unsupportedKey } from "./schemaPrimitives.js";
 import { AggregatedRole, disaggregatedRole, HardwareId, type RoleConfig } from "./schemaRole.js";
@@ -39,7 +40,6 @@ const UNSUPPORTED_ENGINE_KNOBS = [
   "attention_backend",
   "moe_backend",
   "moe_kernel_source",
-  "wideep_num_slots",
 ] as const;
 
 const unsupportedEngineKnobs = Object.fromEntries(
@@ -61,6 +61,11 @@ const COMMON = {
    * measured with balanced expert load (docs/models.md "Expert load balance").
    */
   enable_eplb: z.boolean().default(false),
+  /**
+   * The reference's `wideep_num_slots`: expert slots per MoE layer, the redundant ones holding
+   * copies of hot experts for EPLB (docs/models.md "Redundant expert slots").
+   */
+  wideep_num_slots: WideEpNumSlots,
   /** Speculative decoding of every worker (docs/speculation.md); absent or null = off. */
   speculation: Speculation.nullable().optional(),
   /**
@@ -84,6 +89,7 @@ function checkEngineRules(
 ): void {
   checkBackendRules(engine, ctx);
   checkNextn(engine, ctx);
+  checkWideEpSlots(engine, ctx);
 }
 
 const ENCODER = unsupportedKey("analytical encoder (EPD) workers");

@@ -5,6 +5,7 @@
  * draft head priced by the op-level model) and a single rate as shorthand for K equal ones.
  */
 import * as z from "zod";
+import { type ControlledEngine, requireDefaultTiming } from "./engineControls.js";
 import { describeValue, fail, int, nonNegInt, oneOf, PATH, up } from "./schemaPrimitives.js";
 
 /** Draft tokens per pass the reference allows (`aic_nextn` 1..=5, mocker.md §1.1). */
@@ -96,12 +97,11 @@ export function nextnAcceptanceRates(nextn: number, accepted: number): number[] 
   return rates;
 }
 
-interface NextnShape {
+interface NextnShape extends ControlledEngine {
   readonly backend: string;
   readonly nextn: number;
   readonly nextn_accepted: number | null;
   readonly speculation?: unknown;
-  readonly workers: Readonly<Record<string, { readonly timing: { readonly type: string } } | undefined>>;
 }
 
 /**
@@ -148,14 +148,5 @@ export function checkNextn(engine: NextnShape, ctx: z.RefinementCtx): void {
     );
     return;
   }
-  for (const [role, worker] of Object.entries(engine.workers)) {
-    if (worker === undefined || worker.timing.type === "default") continue;
-    fail(
-      ctx,
-      `${PATH} needs timing type 'default' in every role, as in the reference (AIConfigurator prices the MTP steps); ` +
-        `${up(1)}.workers.${role}.timing.type is '${worker.timing.type}' (engine.speculation with kind 'mtp' runs with any timing)`,
-      ["nextn"],
-    );
-    return;
-  }
+  requireDefaultTiming(engine, ctx, "nextn", " (engine.speculation with kind 'mtp' runs with any timing)");
 }

@@ -433,7 +433,7 @@ const CASES: readonly Case[] = [
     sets: ["engine.nextn=1", "engine.nextn_accepted=0.8"],
     path: "engine.nextn",
     message:
-      "engine.nextn needs timing type 'default' in every role, as in the reference (AIConfigurator prices the MTP steps); " +
+      "engine.nextn needs timing type 'default' in every role, as in the reference (AIConfigurator prices it); " +
       "engine.workers.aggregated.timing.type is 'polynomial' (engine.speculation with kind 'mtp' runs with any timing)",
   },
   {
