@@ -415,12 +415,17 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         this.prefillDone(row, slot, t);
         continue;
       }
+      // Before the terminal, which may release the request's state.
+      if (pool === this.front) this.frontEnded(row, t);
       if (kind === Signal.TokenAndComplete) host.onLastToken(row, t);
       else if (kind === Signal.Complete) host.onEnded(row, t, Terminal.Completed);
       else host.onEnded(row, t, Terminal.Rejected);
       if (routing !== null) routing.onFreed(slot, row, t);
     }
   }
+
+  /** `row` ended in its front engine (completed or rejected there). Nothing by default. */
+  protected frontEnded(_row: number, _t: number): void {}
 
   /**
    * A draining worker is removed as soon as it holds nothing: no pass in flight, no queued,
@@ -482,13 +487,20 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   cancel(row: number, t: number): void {
     const c = this.collector;
     if (!c.isDispatched(row)) {
-      // Not dispatched: on its way to the router (its event is ignored), or waiting for a ready worker.
-      const i = this.pendingArrivals.indexOf(row);
-      if (i >= 0) this.pendingArrivals.splice(i, 1);
+      this.cancelUndispatched(row, t);
     } else if (!this.cancelPastFront(row, t)) {
       const pool = this.front;
       this.cancelInEngine(pool, c.engineSlotOf(row, pool.ranksPerWorker), row, t);
     }
+  }
+
+  /**
+   * Cancels `row` before its front pool got it: on its way to the router (its event is ignored),
+   * or waiting for a ready worker.
+   */
+  protected cancelUndispatched(row: number, _t: number): void {
+    const i = this.pendingArrivals.indexOf(row);
+    if (i >= 0) this.pendingArrivals.splice(i, 1);
   }
 
   /** Cancels `row` in the engine at `slot` now, or at the end of the worker's pass in flight. */
