@@ -295,8 +295,10 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         continue;
       }
       let progressed = false;
+      let prefilled = false;
       let duration = 0;
-      const admits = this.admitsWaiting(pool, w);
+      const deferInterval = pool.spec.prefillDecodeInterval ?? 0;
+      const admits = deferInterval > 0 ? this.prefillNotDeferred(pool, w) : this.admitsWaiting(pool, w);
       for (let r = 0; r < D; r++) {
         const engine = engines[w * D + r];
         if (!engine.hasWork()) continue;
@@ -304,10 +306,14 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         const d = engine.startPass(t);
         if (!engine.lastPassProgressed) continue;
         progressed = true;
+        if (deferInterval > 0 && engine.stats.numPrefillRequests > 0) prefilled = true;
         if (d > duration) duration = d;
       }
       // Nothing could run (e.g. the waiting heads do not fit yet): stay idle until new work.
       if (!progressed) continue;
+      // SGLang's `_arm_prefill_decode_interval`: any rank's prefill (the flag is synchronized
+      // across attention-DP ranks) arms the next N passes of the whole worker.
+      if (prefilled) pool.prefillDeferrals[w] = deferInterval;
       busy[w] = 1;
       pool.passesRun[w]++;
       this.passes++;
@@ -329,6 +335,28 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const engines = pool.engines;
     for (let r = 0; r < D; r++) if (engines[w * D + r].runningCount > 0) return false;
     return true;
+  }
+
+  /**
+   * `prefill_decode_interval` N (SGLang's `--prefill-decode-interval`, `_should_defer_prefill`):
+   * after a pass that prefilled, the worker's next N passes form no prefill batch — the queue
+   * waits, partial chunks included, and the running requests decode — one pass counted off each
+   * time. A worker with nothing running prefills at once: SGLang's idle scheduler loop counts the
+   * passes off in no time, and waiting here for a pass that never comes would stall the worker.
+   */
+  private prefillNotDeferred(pool: WorkerPool, w: number): boolean {
+    const left = pool.prefillDeferrals[w];
+    if (left === 0) return true;
+    const D = pool.ranksPerWorker;
+    const engines = pool.engines;
+    let running = false;
+    for (let r = 0; r < D; r++) if (engines[w * D + r].runningCount > 0) running = true;
+    if (!running) {
+      pool.prefillDeferrals[w] = 0;
+      return true;
+    }
+    pool.prefillDeferrals[w] = left - 1;
+    return false;
   }
 
   /** A run candidate's plain pass, started and queued like any other (it commutes with every other start at `t`). */

@@ -237,6 +237,10 @@ function resolveRole(
     asyncScheduling: role.scheduler.async_scheduling,
     chunkedPrefill: ctx.chunkedPrefill,
     prefillScheduleInterval: role.scheduler.prefill_schedule_interval,
+    // Only when set: specs of other runs stay as they were.
+    ...(role.scheduler.prefill_decode_interval > 0
+      ? { prefillDecodeInterval: role.scheduler.prefill_decode_interval }
+      : {}),
     blockSize,
     prefixCaching: role.kv_cache.prefix_caching,
     numGpuBlocks,

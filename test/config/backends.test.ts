@@ -65,6 +65,11 @@ describe("backend defaults", () => {
       scheduleConservativeness: 1,
       newTokenRatioFactor: 0.7,
     });
+    // prefill_decode_interval reaches the role only when set (0 = off keeps the spec as it was).
+    expect(Object.hasOwn(s, "prefillDecodeInterval")).toBe(false);
+    expect(
+      role("engine.backend=sglang", `${ROLE}.scheduler.prefill_decode_interval=3`).prefillDecodeInterval,
+    ).toBe(3);
     // Under attention DP: 8192 / DP per chunk, output reserved at 0.3 × conservativeness.
     const dp = role("engine.backend=sglang", `${ROLE}.parallelism.attention_data=2`);
     expect(dp.sglang?.chunkedPrefillSize).toBe(4096);

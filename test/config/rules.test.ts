@@ -309,10 +309,10 @@ const CASES: readonly Case[] = [
     message: `${ROLE}.scheduler.prefill_schedule_interval=4 is only supported with engine.backend='vllm' (as in the reference)`,
   },
   {
-    name: "SGLang prefill_decode_interval",
-    sets: ["engine.backend=sglang", `${ROLE}.scheduler.prefill_decode_interval=2`],
+    name: "prefill_decode_interval on vLLM",
+    sets: [`${ROLE}.scheduler.prefill_decode_interval=2`],
     path: `${ROLE}.scheduler.prefill_decode_interval`,
-    message: `${ROLE}.scheduler.prefill_decode_interval=2 ${NOT_YET} (only 0)`,
+    message: `${ROLE}.scheduler.prefill_decode_interval=2 is only supported with engine.backend='sglang' (as in the reference)`,
   },
   {
     name: "unknown SGLang schedule policy",

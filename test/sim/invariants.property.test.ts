@@ -293,6 +293,7 @@ const backend = fc.oneof(
     maxPrefill: fc.constantFrom(16, 64, 16384),
     clip: fc.constantFrom(8, 4096),
     conservativeness: fc.constantFrom(0.05, 1, 2),
+    prefillDecodeInterval: fc.constantFrom(0, 0, 1, 3),
   }),
   fc.record({
     kind: fc.constant("trtllm" as const),
@@ -326,6 +327,7 @@ function backendSpecOf(
             clipMaxNewTokens: b.clip,
             scheduleConservativeness: b.conservativeness,
           },
+          ...(b.prefillDecodeInterval > 0 ? { prefillDecodeInterval: b.prefillDecodeInterval } : {}),
         }
       : { backend: "trtllm", capacityPolicy: b.policy };
   const e = base.engine;
