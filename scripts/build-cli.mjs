@@ -110,8 +110,9 @@ export async function buildCli({ dist = join(ROOT, "dist") } = {}) {
   if (source.startsWith("#!")) writeFileSync(cliBundle, source.replace(/^#![^\n]*/, ""));
   // The launcher reads the bundle as Latin-1, which is exact for ASCII and cheaper than UTF-8
   // decoding; esbuild escapes every non-ASCII character (its default charset), so check it did.
-  const nonAscii = /[^\x00-\x7f]/.exec(source);
-  if (nonAscii !== null) throw new Error(`${cliBundle}: non-ASCII character at offset ${nonAscii.index}`);
+  for (let i = 0; i < source.length; i++) {
+    if (source.charCodeAt(i) > 0x7f) throw new Error(`${cliBundle}: non-ASCII character at offset ${i}`);
+  }
   // The launcher's shebang (src/cli/launch.ts) comes through; npm links `bin` as is.
   chmodSync(bin, 0o755);
   return bin;

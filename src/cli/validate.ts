@@ -72,6 +72,12 @@ export function configWarnings(spec: RunSpec, host: Pick<HostResources, "cpuCoun
     }
   }
   for (const [name, role] of rolesOf(spec)) {
+    if ((role.prefillDecodeInterval ?? 0) > 0 && name !== "aggregated") {
+      out.push(
+        `engine.workers.${name}.scheduler.prefill_decode_interval = ${role.prefillDecodeInterval} has no effect on a ` +
+          `${name} worker: it defers prefill while requests decode, and a ${name} worker never does both`,
+      );
+    }
     const interval = role.prefillScheduleInterval ?? 1;
     if (interval > 1 && role.attentionData === 1) {
       out.push(

@@ -295,8 +295,10 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         continue;
       }
       let progressed = false;
+      let prefilled = false;
       let duration = 0;
-      const admits = this.admitsWaiting(pool, w);
+      const deferInterval = pool.spec.prefillDecodeInterval ?? 0;
+      const admits = deferInterval > 0 ? this.prefillNotDeferred(pool, w) : this.admitsWaiting(pool, w);
       for (let r = 0; r < D; r++) {
         const engine = engines[w * D + r];
         if (!engine.hasWork()) continue;
@@ -304,10 +306,14 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         const d = engine.startPass(t);
         if (!engine.lastPassProgressed) continue;
         progressed = true;
+        if (deferInterval > 0 && engine.stats.numPrefillRequests > 0) prefilled = true;
         if (d > duration) duration = d;
       }
       // Nothing could run (e.g. the waiting heads do not fit yet): stay idle until new work.
       if (!progressed) continue;
+      // SGLang's `_arm_prefill_decode_interval`: any rank's prefill (the flag is synchronized
+      // across attention-DP ranks) arms the next N passes of the whole worker.
+      if (prefilled) pool.prefillDeferrals[w] = deferInterval;
       busy[w] = 1;
       pool.passesRun[w]++;
       this.passes++;
@@ -329,6 +335,28 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const engines = pool.engines;
     for (let r = 0; r < D; r++) if (engines[w * D + r].runningCount > 0) return false;
     return true;
+  }
+
+  /**
+   * `prefill_decode_interval` N (SGLang's `--prefill-decode-interval`, `_should_defer_prefill`):
+   * after a pass that prefilled, the worker's next N passes form no prefill batch — the queue
+   * waits, partial chunks included, and the running requests decode — one pass counted off each
+   * time. A worker with nothing running prefills at once: SGLang's idle scheduler loop counts the
+   * passes off in no time, and waiting here for a pass that never comes would stall the worker.
+   */
+  private prefillNotDeferred(pool: WorkerPool, w: number): boolean {
+    const left = pool.prefillDeferrals[w];
+    if (left === 0) return true;
+    const D = pool.ranksPerWorker;
+    const engines = pool.engines;
+    let running = false;
+    for (let r = 0; r < D; r++) if (engines[w * D + r].runningCount > 0) running = true;
+    if (!running) {
+      pool.prefillDeferrals[w] = 0;
+      return true;
+    }
+    pool.prefillDeferrals[w] = left - 1;
+    return false;
   }
 
   /** A run candidate's plain pass, started and queued like any other (it commutes with every other start at `t`). */
@@ -415,12 +443,17 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         this.prefillDone(row, slot, t);
         continue;
       }
+      // Before the terminal, which may release the request's state.
+      if (pool === this.front) this.frontEnded(row, t);
       if (kind === Signal.TokenAndComplete) host.onLastToken(row, t);
       else if (kind === Signal.Complete) host.onEnded(row, t, Terminal.Completed);
       else host.onEnded(row, t, Terminal.Rejected);
       if (routing !== null) routing.onFreed(slot, row, t);
     }
   }
+
+  /** `row` ended in its front engine (completed or rejected there). Nothing by default. */
+  protected frontEnded(_row: number, _t: number): void {}
 
   /**
    * A draining worker is removed as soon as it holds nothing: no pass in flight, no queued,
@@ -482,13 +515,20 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   cancel(row: number, t: number): void {
     const c = this.collector;
     if (!c.isDispatched(row)) {
-      // Not dispatched: on its way to the router (its event is ignored), or waiting for a ready worker.
-      const i = this.pendingArrivals.indexOf(row);
-      if (i >= 0) this.pendingArrivals.splice(i, 1);
+      this.cancelUndispatched(row, t);
     } else if (!this.cancelPastFront(row, t)) {
       const pool = this.front;
       this.cancelInEngine(pool, c.engineSlotOf(row, pool.ranksPerWorker), row, t);
     }
+  }
+
+  /**
+   * Cancels `row` before its front pool got it: on its way to the router (its event is ignored),
+   * or waiting for a ready worker.
+   */
+  protected cancelUndispatched(row: number, _t: number): void {
+    const i = this.pendingArrivals.indexOf(row);
+    if (i >= 0) this.pendingArrivals.splice(i, 1);
   }
 
   /** Cancels `row` in the engine at `slot` now, or at the end of the worker's pass in flight. */

@@ -10,11 +10,19 @@ import { transferMs, transferTokens } from "./kvTransfer.js";
 import { WorkerPool } from "./workerPool.js";
 
 /**
- * A prefill pool handing requests to a decode pool (aisimulate.md §5.4, mocker.md §3.2). At
- * the end of its prefill a request is held on its prefill worker; the decode router picks its
- * decode worker (queued while none is ready); KV is reserved there, FIFO per decode slot; the
- * transfer starts once reserved; when it lands the decode engine admits the request and the
- * prefill worker frees its copy.
+ * A prefill pool handing requests to a decode pool (aisimulate.md §4.6, §5.4; mocker.md §3.2), in
+ * one of the reference's two orders:
+ *
+ * - source first (vLLM): at the end of its prefill a request is held on its prefill worker; the
+ *   decode router picks its decode worker (queued while none is ready); KV is reserved there,
+ *   FIFO per decode slot; the transfer starts once reserved;
+ * - destination first (SGLang): at arrival the decode router picks the decode worker and KV is
+ *   reserved there first (the same queues); only then does the request go to the prefill router,
+ *   and its transfer starts at the end of its prefill. A request waits for decode capacity before
+ *   it is prefilled, as SGLang's decode server pre-allocates KV before its prefill server runs.
+ *
+ * Either way, when the transfer lands the decode engine admits the request and the prefill worker
+ * frees its copy. A zero-output request needs no decode worker: it goes straight to prefill.
  */
 export class DisaggregatedCluster extends Cluster implements RowStore {
   readonly prefillPool: WorkerPool;
@@ -32,6 +40,8 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
   private readonly pendingReservations: SequenceQueue[] = [];
   /** Hand-offs that found no ready decode worker, FIFO (request rows). */
   private readonly pendingHandoffs: number[] = [];
+  /** The reference's `DestinationFirst` order (SGLang); else `SourceFirst`. */
+  private readonly destinationFirst: boolean;
 
   constructor(
     ctx: ClusterContext,
@@ -62,6 +72,7 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     this.back = back;
     this.handoff = handoff;
     this.transfer = transfer;
+    this.destinationFirst = decode.role.backend === "sglang";
     const window = ctx.source.window;
     this.window = window;
     this.mask = window.mask;
@@ -147,15 +158,30 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     if (pool === this.back) this.drainReservations(slot, t);
   }
 
-  /** A prefill worker finished a request: pick its decode worker and reserve KV there. */
+  /**
+   * Destination first: an arrival reserves decode KV before it reaches the prefill router (a
+   * zero-output request, which has nothing to decode, goes straight there).
+   */
+  override route(row: number, t: number): void {
+    if (!this.destinationFirst || this.source.outputLength(row) === 0) super.route(row, t);
+    else this.toDecodeRouter(row, t);
+  }
+
+  /**
+   * A prefill worker finished a request: its KV is held there; source first, pick its decode
+   * worker and reserve KV there; destination first, the reservation exists, so the transfer starts.
+   */
   protected prefillDone(row: number, prefillSlot: number, t: number): void {
     this.handoff.onSourceHeld(row, t);
     this.prefillSlotOf[row & this.mask] = prefillSlot;
-    if (this.back.readyCount === 0) {
-      this.pendingHandoffs.push(row);
-      return;
-    }
-    this.routeHandoff(row, t);
+    if (this.destinationFirst) this.startTransfer(row, t);
+    else this.toDecodeRouter(row, t);
+  }
+
+  /** The decode router places the hand-off, or queues it while no decode worker is ready. */
+  private toDecodeRouter(row: number, t: number): void {
+    if (this.back.readyCount === 0) this.pendingHandoffs.push(row);
+    else this.routeHandoff(row, t);
   }
 
   private routeHandoff(row: number, t: number): void {
@@ -170,14 +196,16 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     this.decodeSlotOf[row & this.mask] = slot;
     handoff.onDecodeRouted(
       row,
+      t,
       back.workerOf(slot),
       back.rankOf(slot),
       back.placement.lastOverlapBlocks * back.spec.blockSize,
     );
     const seq = this.sequenceOf(row);
     if (Math.ceil(isl / back.spec.blockSize) > back.spec.numGpuBlocks) {
-      // The prompt can never fit on the decode worker: reject rather than wait forever.
-      this.releaseSource(row, t);
+      // The prompt can never fit on the decode worker: reject rather than wait forever (destination
+      // first, before it is prefilled).
+      if (!this.destinationFirst) this.releaseSource(row, t);
       this.host.onEnded(row, t, Terminal.Rejected);
       return;
     }
@@ -191,17 +219,26 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     queue.pushBack(seq);
   }
 
-  /** Tries to reserve decode-side KV for a hand-off; on success starts its transfer. */
+  /**
+   * Tries to reserve decode-side KV for a hand-off; on success starts its transfer (source first)
+   * or sends the request to the prefill router (destination first).
+   */
   private reserve(seq: Sequence, slot: number, t: number): boolean {
     const back = this.back;
     const resident = back.engines[slot].tryReserve(seq);
     if (resident < 0) return false;
     const row = seq.req;
-    const transfer = this.transfer;
-    const tokens = transferTokens(seq.promptLength, resident, back.spec.blockSize, transfer);
+    const tokens = transferTokens(seq.promptLength, resident, back.spec.blockSize, this.transfer);
     this.handoff.onReserved(row, t, resident, tokens);
-    this.host.scheduleTransferEnd(t + transferMs(tokens, transfer), row);
+    if (this.destinationFirst) super.route(row, t);
+    else this.startTransfer(row, t);
     return true;
+  }
+
+  /** The reserved hand-off's KV starts moving: it lands after the transfer time of its tokens. */
+  private startTransfer(row: number, t: number): void {
+    const tokens = this.handoff.transferredTokens[row & this.mask];
+    this.host.scheduleTransferEnd(t + transferMs(tokens, this.transfer), row);
   }
 
   private reservationQueue(slot: number): SequenceQueue {
@@ -248,7 +285,12 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
 
   protected cancelPastFront(row: number, t: number): boolean {
     const handoff = this.handoff;
-    if (!handoff.hasSourceHeld(row)) return false; // still in its prefill engine
+    if (!handoff.hasSourceHeld(row)) {
+      // Still in its prefill engine (which the caller cancels); destination first, its decode KV
+      // is already reserved.
+      if (this.destinationFirst) this.dropDestination(row, t);
+      return false;
+    }
     if (handoff.isActivated(row)) {
       // Its KV arrived: in its decode engine.
       this.cancelInEngine(this.back, this.decodeSlotOf[row & this.mask], row, t);
@@ -259,17 +301,40 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
   }
 
   /**
+   * Destination first: cancelled before its prefill worker got it, it may hold (or wait for) a
+   * decode reservation.
+   */
+  protected override cancelUndispatched(row: number, t: number): void {
+    super.cancelUndispatched(row, t);
+    if (this.destinationFirst) this.dropDestination(row, t);
+  }
+
+  /** Destination first: rejected on its prefill worker, it gives its decode reservation back. */
+  protected override frontEnded(row: number, t: number): void {
+    if (this.destinationFirst) this.dropDestination(row, t);
+  }
+
+  /**
    * `row` finished prefill and its KV is held on its prefill worker while it waits for a decode
-   * worker, for decode capacity there, or for its transfer. Drops the decode side's claim
-   * (queued hand-off or reserved blocks; a transfer in flight is ignored when it lands) and
+   * worker, for decode capacity there, or for its transfer. Drops the decode side's claim and
    * frees the prefill copy.
    */
   private cancelHandoff(row: number, t: number): void {
+    this.dropDestination(row, t);
+    this.releaseSource(row, t);
+  }
+
+  /**
+   * Drops whatever claim `row` has on the decode side — a place in the decode router's queue, in
+   * a decode slot's reservation queue, or reserved blocks (a transfer in flight is ignored when it
+   * lands) — and lets the next hand-offs reserve. Nothing when it has none.
+   */
+  private dropDestination(row: number, t: number): void {
     const back = this.back;
     const i = row & this.mask;
     const seq = this.handoffSeq[i];
     if (seq === null) {
-      // No decode worker was ready: it waits in the decode router's queue.
+      // No decode worker was ready: it may wait in the decode router's queue.
       const i = this.pendingHandoffs.indexOf(row);
       if (i >= 0) this.pendingHandoffs.splice(i, 1);
     } else {
@@ -291,6 +356,5 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
       this.drainReservations(slot, t);
       this.removeIfDrained(back, back.workerOf(slot), t);
     }
-    this.releaseSource(row, t);
   }
 }

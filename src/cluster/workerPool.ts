@@ -38,6 +38,8 @@ export class WorkerPool {
   readonly dirty: number[] = [];
   /** Passes each worker has run: with attention DP and `prefillScheduleInterval` N, pass k admits waiting requests iff k % N == 0. */
   readonly passesRun: number[] = [];
+  /** Per worker: passes still to run without prefill (SGLang `prefillDecodeInterval`, `Cluster.admitsWaiting`). */
+  readonly prefillDeferrals: number[] = [];
   readonly placement: Placement;
   /** The placement's request and KV tracking (the KV router), read once here; null for round robin. */
   readonly kvRouting: KvRouting | null;
@@ -146,6 +148,7 @@ export class WorkerPool {
     this.busy.push(0);
     this.dirty.push(0);
     this.passesRun.push(0);
+    this.prefillDeferrals.push(0);
     this.provisioned++;
     this.startingCount++;
     if (ready) this.markReady(w);

@@ -125,12 +125,13 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
       [...at, "scheduler", "prefill_schedule_interval"],
     );
   }
-  if (role.scheduler.prefill_decode_interval !== 0 && backend === "sglang") {
-    fail(ctx, `${PATH}=${role.scheduler.prefill_decode_interval} is not supported by fleetsim yet (only 0)`, [
-      ...at,
-      "scheduler",
-      "prefill_decode_interval",
-    ]);
+  if (role.scheduler.prefill_decode_interval > 0 && backend !== "sglang") {
+    // The reference: "SGLang only" (aisimulate.md §2.2); it is SGLang's --prefill-decode-interval.
+    fail(
+      ctx,
+      `${PATH}=${role.scheduler.prefill_decode_interval} is only supported with engine.backend='sglang' (as in the reference)`,
+      [...at, "scheduler", "prefill_decode_interval"],
+    );
   }
   const sg = role.sglang;
   if (sg === undefined) return;

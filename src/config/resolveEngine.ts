@@ -14,7 +14,7 @@ import type { ModelArchitecture } from "../model/architecture.js";
 import { ModelError } from "../model/errors.js";
 import { defaultKvCapacityBlocks, kvBytesPerToken } from "../model/memory.js";
 import { resolveModel } from "../model/resolve.js";
-import { configuredMoeParallelism } from "../model/weights.js";
+import { configuredMoeParallelism, resolveMoeParallelism } from "../model/weights.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { BACKEND_DEFAULTS, type Backend, roleBlockSize, roleMemoryFraction } from "./backends.js";
 import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
@@ -29,6 +29,7 @@ import type {
 } from "./runSpec.js";
 import type { DisaggregatedEngineConfig, EngineConfig, RoleConfig } from "./schemaEngine.js";
 import { SGLANG_DEFAULTS } from "./schemaRole.js";
+import { DEFAULT_SPECULATION_SEED, nextnAcceptanceRates } from "./schemaSpeculation.js";
 
 /** Records one issue at a config path (the message already names what is wrong). */
 export type Report = (path: readonly PathSegment[], message: string) => void;
@@ -46,8 +47,11 @@ export function resolveEngine(
   const deployment = new DeploymentFacts(engine.model, report);
   const perfDatabase =
     engine.perf_database === undefined ? null : resolvePath(configDir, engine.perf_database);
+  const expertSlots = resolveExpertSlots(engine, deployment, report);
+  if (expertSlots === undefined) return undefined;
   const roleContext: RoleContext = {
     engineHardware: engine.hardware,
+    expertSlots,
     backend: engine.backend,
     deployment,
     perfDatabase,
@@ -89,8 +93,20 @@ export function resolveEngine(
   };
 }
 
-/** `engine.speculation` as every role's engines read it (docs/speculation.md); null = off. */
+/**
+ * `engine.speculation`, or `engine.nextn` lowered to MTP speculation (the schema refuses both
+ * at once), as every role's engines read it (docs/speculation.md); null = off.
+ */
 function speculationOf(engine: EngineConfig): SpeculationSpec | null {
+  if (engine.nextn > 0) {
+    return {
+      kind: "mtp",
+      numSpeculativeTokens: engine.nextn,
+      acceptanceRates: nextnAcceptanceRates(engine.nextn, engine.nextn_accepted ?? 0),
+      // The reference's engine-level keys carry no seed: its replay's default (`aic_mtp_seed`).
+      seed: DEFAULT_SPECULATION_SEED,
+    };
+  }
   const s = engine.speculation;
   if (s === undefined || s === null) return null;
   return {
@@ -175,6 +191,8 @@ interface RoleContext {
   readonly backend: Backend;
   readonly deployment: DeploymentFacts;
   readonly perfDatabase: string | null;
+  /** `engine.wideep_num_slots`, checked against the model; null = one slot per expert. */
+  readonly expertSlots: number | null;
   /** `engine.enable_eplb`: MoE priced on the balanced-load tables. */
   readonly balancedMoe: boolean;
   /** `engine.enable_chunked_prefill`. */
@@ -194,6 +212,8 @@ function resolveRole(
   path: Path,
   ctx: RoleContext,
 ): Omit<WorkerRoleSpec, "maxModelLen"> | undefined {
+  // Before the capacity, which sizes the slots' weights.
+  if (!expertSlotsFitRole(role, path, ctx)) return undefined;
   const timing = resolveTiming(role, path, ctx);
   const numGpuBlocks = resolveCapacity(role, path, ctx);
   const hostOffload = resolveHostOffload(role, path, ctx);
@@ -217,6 +237,10 @@ function resolveRole(
     asyncScheduling: role.scheduler.async_scheduling,
     chunkedPrefill: ctx.chunkedPrefill,
     prefillScheduleInterval: role.scheduler.prefill_schedule_interval,
+    // Only when set: specs of other runs stay as they were.
+    ...(role.scheduler.prefill_decode_interval > 0
+      ? { prefillDecodeInterval: role.scheduler.prefill_decode_interval }
+      : {}),
     blockSize,
     prefixCaching: role.kv_cache.prefix_caching,
     numGpuBlocks,
@@ -346,6 +370,74 @@ function moeSharding(
   }
 }
 
+const SLOTS_PATH: Path = ["engine", "wideep_num_slots"];
+
+/**
+ * `engine.wideep_num_slots` against the model, with the reference's rules (AIConfigurator's
+ * `validate_trtllm_large_ep` and aisimulate's "slots require an MoE model"): a MoE model, at least
+ * one slot per expert, and more only with EPLB, whose copies of hot experts the redundant slots
+ * hold. Undefined after a reported error. The schema already required default timing, so the
+ * model is resolved (a model that does not resolve is reported by its first need).
+ */
+function resolveExpertSlots(
+  engine: EngineConfig,
+  deployment: DeploymentFacts,
+  report: Report,
+): number | null | undefined {
+  const slots = engine.wideep_num_slots;
+  if (slots === null) return null;
+  const model = deployment.knownModel();
+  if (model === null) return slots;
+  const at = `engine.wideep_num_slots (${slots})`;
+  if (model.moe === null) {
+    report(
+      SLOTS_PATH,
+      `engine.wideep_num_slots requires an MoE model (as in the reference); ${model.id} is dense`,
+    );
+    return undefined;
+  }
+  const experts = model.moe.numExperts;
+  if (slots < experts) {
+    report(SLOTS_PATH, `${at} must be at least ${model.id}'s ${experts} experts: every expert needs a slot`);
+    return undefined;
+  }
+  if (slots > experts && !engine.enable_eplb) {
+    report(
+      SLOTS_PATH,
+      `${at} above ${model.id}'s ${experts} experts needs engine.enable_eplb: true ` +
+        "(the redundant slots hold EPLB's copies of hot experts; the reference requires it too)",
+    );
+    return undefined;
+  }
+  return slots;
+}
+
+/** Each EP rank of a role holds the same number of expert slots (TRT-LLM's and vLLM's rule). */
+function expertSlotsFitRole(role: RoleConfig, path: Path, ctx: RoleContext): boolean {
+  const slots = ctx.expertSlots;
+  const arch = ctx.deployment.knownModel();
+  if (slots === null || arch === null || arch.moe === null) return true;
+  const p = role.parallelism;
+  let moeExpert: number;
+  try {
+    ({ moeExpert } = resolveMoeParallelism(arch, {
+      tensor: p.tensor,
+      pipeline: p.pipeline,
+      attentionData: p.attention_data,
+      ...moeSharding(p, ctx),
+    }));
+  } catch {
+    return true; // an impossible layout is reported where the model is priced
+  }
+  if (slots % moeExpert === 0) return true;
+  ctx.report(
+    SLOTS_PATH,
+    `engine.wideep_num_slots (${slots}) must split evenly over the ${moeExpert} expert-parallel ranks of ${dotted(path)} ` +
+      `(parallelism.moe_expert), so that every rank holds the same number of slots`,
+  );
+  return false;
+}
+
 /**
  * Parallelism the model can take, when the model is known (a model id that does not resolve is
  * accepted with polynomial/fixed timing, so it is not checked here): each pipeline stage needs at
@@ -424,6 +516,7 @@ function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number
         // share of them, as the timing model prices them.
         attentionData: p.attention_data,
         ...moeSharding(p, ctx),
+        ...(ctx.expertSlots === null ? {} : { expertSlots: ctx.expertSlots }),
         blockSize: roleBlockSize(role, ctx.backend),
         memoryFraction: roleMemoryFraction(capacity.memory_fraction, ctx.backend),
         memoryRule: BACKEND_DEFAULTS[ctx.backend].memoryRule,

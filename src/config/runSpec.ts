@@ -54,6 +54,12 @@ export interface WorkerRoleSpec {
    * specs built in code = 1.
    */
   readonly prefillScheduleInterval?: number;
+  /**
+   * `scheduler.prefill_decode_interval` (SGLang's `--prefill-decode-interval`): after a pass that
+   * prefilled, at least N passes without prefill while anything decodes (docs/backends.md). Absent
+   * = 0, off.
+   */
+  readonly prefillDecodeInterval?: number;
   /** Engine KV block size in tokens. */
   readonly blockSize: number;
   readonly prefixCaching: boolean;

@@ -11,10 +11,11 @@
  */
 import * as z from "zod";
 import { BACKENDS, checkBackendRules, withBackendDefaults } from "./backends.js";
+import { checkWideEpSlots, WideEpNumSlots } from "./engineControls.js";
 import { isMapping } from "./mapping.js";
 import { orList, PATH, positiveOr, posNum, rejectKey, unsupportedKey } from "./schemaPrimitives.js";
 import { AggregatedRole, disaggregatedRole, HardwareId, type RoleConfig } from "./schemaRole.js";
-import { Speculation } from "./schemaSpeculation.js";
+import { checkNextn, Nextn, NextnAccepted, Speculation } from "./schemaSpeculation.js";
 
 export type { RoleConfig };
 
@@ -39,9 +40,6 @@ const UNSUPPORTED_ENGINE_KNOBS = [
   "attention_backend",
   "moe_backend",
   "moe_kernel_source",
-  "wideep_num_slots",
-  "nextn",
-  "nextn_accepted",
 ] as const;
 
 const unsupportedEngineKnobs = Object.fromEntries(
@@ -63,8 +61,19 @@ const COMMON = {
    * measured with balanced expert load (docs/models.md "Expert load balance").
    */
   enable_eplb: z.boolean().default(false),
+  /**
+   * The reference's `wideep_num_slots`: expert slots per MoE layer, the redundant ones holding
+   * copies of hot experts for EPLB (docs/models.md "Redundant expert slots").
+   */
+  wideep_num_slots: WideEpNumSlots,
   /** Speculative decoding of every worker (docs/speculation.md); absent or null = off. */
   speculation: Speculation.nullable().optional(),
+  /**
+   * The reference's `nextn` / `nextn_accepted` (AIConfigurator's MTP depth and mean accepted
+   * drafts per step): MTP speculation with that depth and mean (docs/speculation.md "`engine.nextn`").
+   */
+  nextn: Nextn,
+  nextn_accepted: NextnAccepted,
   /**
    * The reference's `enable_chunked_prefill` (mocker.md §1.1, default true): off, a prompt is
    * prefilled in one pass or waits (docs/timing.md "Chunked prefill off").
@@ -72,6 +81,16 @@ const COMMON = {
   enable_chunked_prefill: z.boolean().default(true),
   ...unsupportedEngineKnobs,
 };
+
+/** The rules that span engine-level keys and the roles. */
+function checkEngineRules(
+  engine: Parameters<typeof checkBackendRules>[0] & Parameters<typeof checkNextn>[0],
+  ctx: z.RefinementCtx,
+): void {
+  checkBackendRules(engine, ctx);
+  checkNextn(engine, ctx);
+  checkWideEpSlots(engine, ctx);
+}
 
 const ENCODER = unsupportedKey("analytical encoder (EPD) workers");
 
@@ -89,7 +108,7 @@ const AggregatedEngine = z
       encoder: ENCODER,
     }),
   })
-  .superRefine(checkBackendRules);
+  .superRefine(checkEngineRules);
 
 /** KV hand-off from prefill to decode (aisimulate.md §4.6). */
 const KvTransfer = z.strictObject({
@@ -116,7 +135,7 @@ const DisaggregatedEngine = z
     kv_transfer: KvTransfer.prefault({}),
     workers: DisaggregatedWorkers,
   })
-  .superRefine(checkBackendRules);
+  .superRefine(checkEngineRules);
 
 /** An omitted `mode` is the default one, filled in so that it can choose the schema. */
 function withDefaultMode(value: unknown): unknown {

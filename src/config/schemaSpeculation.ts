@@ -5,7 +5,8 @@
  * draft head priced by the op-level model) and a single rate as shorthand for K equal ones.
  */
 import * as z from "zod";
-import { describeValue, fail, int, nonNegInt, oneOf, PATH } from "./schemaPrimitives.js";
+import { type ControlledEngine, requireDefaultTiming } from "./engineControls.js";
+import { describeValue, fail, int, nonNegInt, oneOf, PATH, up } from "./schemaPrimitives.js";
 
 /** Draft tokens per pass the reference allows (`aic_nextn` 1..=5, mocker.md §1.1). */
 export const MAX_SPECULATIVE_TOKENS = 5;
@@ -64,3 +65,88 @@ export const Speculation = z
   }));
 
 export type SpeculationConfig = z.output<typeof Speculation>;
+
+/**
+ * `engine.nextn` / `engine.nextn_accepted` (aisimulate.md §2.2 "newer engine-level controls";
+ * AIConfigurator's MTP inputs): `nextn` MTP drafts per decode step, `nextn_accepted` the mean of
+ * them accepted per step (AIConfigurator: a step makes `1 + nextn_accepted` tokens of progress).
+ * The reference's replay lowers the pair to MTP burst sampling with the conditional rates of
+ * `nextnAcceptanceRates`; fleetsim does the same onto its `kind: mtp` speculation
+ * (docs/speculation.md "`engine.nextn`"). 0 = off.
+ */
+export const Nextn = int()
+  .min(0, { error: `Input should be an integer in 0..${MAX_SPECULATIVE_TOKENS}` })
+  .max(MAX_SPECULATIVE_TOKENS, { error: `Input should be an integer in 0..${MAX_SPECULATIVE_TOKENS}` })
+  .default(0);
+
+/** Mean accepted draft tokens per step, in [0, nextn]; required exactly when `nextn` > 0. */
+export const NextnAccepted = z.number().min(0).nullable().default(null);
+
+/**
+ * Conditional per-position rates whose expected accepted drafts are `accepted` (≤ `nextn`): the
+ * first ⌊accepted⌋ drafts always accepted, the next one with the fractional part, the rest never
+ * — the reference's lowering (ai-dynamo/dynamo replay config: nextn 3, accepted 2.4 → 1, 1, 0.4).
+ */
+export function nextnAcceptanceRates(nextn: number, accepted: number): number[] {
+  const whole = Math.floor(accepted);
+  const rates = new Array<number>(nextn).fill(0);
+  for (let i = 0; i < nextn; i++) {
+    if (i < whole) rates[i] = 1;
+    else if (i === whole) rates[i] = accepted - whole;
+  }
+  return rates;
+}
+
+interface NextnShape extends ControlledEngine {
+  readonly backend: string;
+  readonly nextn: number;
+  readonly nextn_accepted: number | null;
+  readonly speculation?: unknown;
+}
+
+/**
+ * The engine-level rules of `nextn` (issue paths relative to `engine`): the reference's own
+ * (accepted required with a depth, within [0, nextn], not with `speculation`, default timing in
+ * every role) and fleetsim's (not on the SGLang core, which has no speculative decoding).
+ */
+export function checkNextn(engine: NextnShape, ctx: z.RefinementCtx): void {
+  const { nextn, nextn_accepted: accepted } = engine;
+  if (nextn === 0) {
+    if (accepted !== null) {
+      fail(ctx, `${PATH} requires ${up(1)}.nextn > 0 (it is the mean accepted of the nextn MTP drafts)`, [
+        "nextn_accepted",
+      ]);
+    }
+    return;
+  }
+  if (accepted === null) {
+    fail(
+      ctx,
+      `${PATH}=${nextn} requires ${up(1)}.nextn_accepted, the mean accepted draft tokens per step in ` +
+        `[0, ${nextn}] (the reference assumes no acceptance either)`,
+      ["nextn"],
+    );
+    return;
+  }
+  if (accepted > nextn) {
+    fail(ctx, `${PATH} (${accepted}) must be within [0, ${up(1)}.nextn] = [0, ${nextn}]`, ["nextn_accepted"]);
+    return;
+  }
+  if (engine.speculation !== undefined && engine.speculation !== null) {
+    fail(
+      ctx,
+      `${PATH} cannot be combined with ${up(1)}.speculation (the reference rejects it too): both turn on speculative decoding; use one`,
+      ["nextn"],
+    );
+    return;
+  }
+  if (engine.backend === "sglang") {
+    fail(
+      ctx,
+      `${PATH} is not supported with engine.backend='sglang' by fleetsim yet: its SGLang core has no speculative decoding`,
+      ["nextn"],
+    );
+    return;
+  }
+  requireDefaultTiming(engine, ctx, "nextn", " (engine.speculation with kind 'mtp' runs with any timing)");
+}

@@ -103,7 +103,11 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   readonly pool: KvCacheView;
   readonly cache: RadixCache;
   readonly stats = new PassStats();
-  /** Always true: `prefill_schedule_interval` is vLLM-only (config/backends.ts refuses it here). */
+  /**
+   * Whether this pass may form a prefill batch: false while `prefill_decode_interval` defers
+   * prefill after a prefill pass (the cluster counts the passes, `Cluster.prefillNotDeferred`), as
+   * SGLang's `_should_defer_prefill` skips `get_new_batch_prefill`, partial chunks included.
+   */
   admitsWaiting = true;
   /** Retractions over the engine's life (SGLang's preemption). */
   preemptions = 0;
@@ -243,13 +247,14 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       promoted = true;
     }
 
-    if (!promoted && cfg.sglang.schedulePolicy === "lpm") this.orderLongestPrefixFirst();
+    const admits = !promoted && this.admitsWaiting;
+    if (admits && cfg.sglang.schedulePolicy === "lpm") this.orderLongestPrefixFirst();
     const canRun = this.canRun;
     canRun.length = 0;
     let islSum = 0;
     let prefixSum = 0;
     let oom = false;
-    if (!promoted) {
+    if (admits) {
       const r = this.admitPrefillBatch(now, canRun);
       islSum = r.isl;
       prefixSum = r.prefix;

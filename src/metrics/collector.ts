@@ -29,6 +29,8 @@ export const TERMINAL_NAMES = ["", "completed", "rejected", "canceled"] as const
 export class HandoffColumns {
   decodeWorker: Int32Array;
   decodeDpRank: Int32Array;
+  /** When the decode router chose the worker: the prefill end (source first) or before the prefill (destination first). */
+  decodeRouted: Float64Array;
   sourceHeld: Float64Array;
   destinationReserved: Float64Array;
   destinationActivated: Float64Array;
@@ -44,6 +46,7 @@ export class HandoffColumns {
     this.mask = window.mask;
     this.decodeWorker = new Int32Array(count).fill(-1);
     this.decodeDpRank = new Int32Array(count);
+    this.decodeRouted = new Float64Array(count).fill(Number.NaN);
     this.sourceHeld = new Float64Array(count).fill(Number.NaN);
     this.destinationReserved = new Float64Array(count).fill(Number.NaN);
     this.destinationActivated = new Float64Array(count).fill(Number.NaN);
@@ -59,6 +62,7 @@ export class HandoffColumns {
     const nan = Number.NaN;
     this.decodeWorker = relayoutI32(this.decodeWorker, first, end, oldMask, capacity, -1);
     this.decodeDpRank = relayoutI32(this.decodeDpRank, first, end, oldMask, capacity, 0);
+    this.decodeRouted = relayoutF64(this.decodeRouted, first, end, oldMask, capacity, nan);
     this.sourceHeld = relayoutF64(this.sourceHeld, first, end, oldMask, capacity, nan);
     this.destinationReserved = relayoutF64(this.destinationReserved, first, end, oldMask, capacity, nan);
     this.destinationActivated = relayoutF64(this.destinationActivated, first, end, oldMask, capacity, nan);
@@ -82,6 +86,7 @@ export class HandoffColumns {
     const i = req & this.mask;
     this.decodeWorker[i] = -1;
     this.decodeDpRank[i] = 0;
+    this.decodeRouted[i] = Number.NaN;
     this.sourceHeld[i] = Number.NaN;
     this.destinationReserved[i] = Number.NaN;
     this.destinationActivated[i] = Number.NaN;
@@ -97,9 +102,10 @@ export class HandoffColumns {
     this.sourceHeld[req & this.mask] = t;
   }
 
-  /** The decode router chose `worker`'s rank `dpRank`, which held `overlapTokens` of the prompt per its index. */
-  onDecodeRouted(req: number, worker: number, dpRank: number, overlapTokens: number): void {
+  /** At `t` the decode router chose `worker`'s rank `dpRank`, which held `overlapTokens` of the prompt per its index. */
+  onDecodeRouted(req: number, t: number, worker: number, dpRank: number, overlapTokens: number): void {
     const i = req & this.mask;
+    this.decodeRouted[i] = t;
     this.decodeWorker[i] = worker;
     this.decodeDpRank[i] = dpRank;
     this.decodeRouteOverlapTokens[i] = overlapTokens;

@@ -19,6 +19,7 @@ export interface CapturedFields {
 export interface CapturedHandoff {
   readonly decodeWorker: number[];
   readonly decodeDpRank: number[];
+  readonly decodeRouted: number[];
   readonly sourceHeld: number[];
   readonly destinationReserved: number[];
   readonly destinationActivated: number[];
@@ -42,6 +43,7 @@ export class RequestCapture {
       ? {
           decodeWorker: [],
           decodeDpRank: [],
+          decodeRouted: [],
           sourceHeld: [],
           destinationReserved: [],
           destinationActivated: [],
@@ -69,6 +71,7 @@ export class RequestCapture {
     if (h !== null && src !== null) {
       h.decodeWorker.push(src.decodeWorker[i]);
       h.decodeDpRank.push(src.decodeDpRank[i]);
+      h.decodeRouted.push(src.decodeRouted[i]);
       h.sourceHeld.push(src.sourceHeld[i]);
       h.destinationReserved.push(src.destinationReserved[i]);
       h.destinationActivated.push(src.destinationActivated[i]);

@@ -9,7 +9,8 @@
  *   o (hidden · (heads·head_dim)/TP), at the checkpoint's GEMM bytes
  * - per layer, dense MLP: (2·inter/TP) · hidden + hidden · (inter/TP), at GEMM bytes
  * - per layer, MoE: router num_experts · hidden · 2 (BF16, replicated) and experts
- *   hidden · expert_inter · num_experts · bytes · 3 / EP / MoE-TP
+ *   hidden · expert_inter · num_experts · bytes · 3 / EP / MoE-TP (num_experts → the expert slots
+ *   with `wideep_num_slots`, which AIConfigurator does not count: docs/models.md)
  * - LM head (dense family only): (vocab / TP) · hidden · 2 (kept BF16, as ModelOpt excludes it)
  * - total / PP
  *
@@ -41,6 +42,11 @@ export interface WeightParallelism extends TensorPipeline {
   readonly moeExpert?: number;
   /** Attention data-parallel ranks of the worker (MoE width = tensor · attentionData). Default 1. */
   readonly attentionData?: number;
+  /**
+   * Physical expert slots per MoE layer (`engine.wideep_num_slots`): each EP rank holds the
+   * weights of slots / EP experts, the redundant ones copies of hot experts. Default: one per expert.
+   */
+  readonly expertSlots?: number;
 }
 
 export interface WeightBreakdown {
@@ -173,7 +179,9 @@ export function weightBreakdown(model: ModelArchitecture, par: WeightParallelism
   } else {
     const { numExperts, expertIntermediateSize, moeLayers, sharedIntermediateSize } = model.moe;
     routerBytes = moeLayers * numExperts * h * BF16_BYTES;
-    const allExperts = h * expertIntermediateSize * numExperts * wb * 3;
+    // Redundant slots (EPLB) hold whole copies of experts: the rank's weights grow with them,
+    // the router still scores the logical experts.
+    const allExperts = h * expertIntermediateSize * expertSlotsOf(model, par, moeExpert) * wb * 3;
     expertBytes = moeLayers * Math.floor(Math.floor(allExperts / moeExpert) / moeTensor);
     // Dense first layers and the shared experts are plain tensor-parallel MLPs.
     const denseMlp = (inter: number): number =>
@@ -194,6 +202,18 @@ export function weightBreakdown(model: ModelArchitecture, par: WeightParallelism
     moeTensor,
     moeExpert,
   };
+}
+
+/** The expert slots of a MoE layer: `par.expertSlots`, checked, else one per expert. */
+function expertSlotsOf(model: ModelArchitecture, par: WeightParallelism, moeExpert: number): number {
+  const experts = model.moe!.numExperts;
+  const slots = par.expertSlots ?? experts;
+  if (!Number.isSafeInteger(slots) || slots < experts || slots % moeExpert !== 0) {
+    throw new ModelError(
+      `${model.id}: ${slots} expert slots must be a whole number per EP rank (moe_expert ${moeExpert}), at least the ${experts} experts`,
+    );
+  }
+  return slots;
 }
 
 /** One MLA layer's attention weights on one TP shard (see the module comment). */

@@ -55,9 +55,18 @@ export function buildPerRequest(result: Pick<ReplayResult, "requests" | "capture
       routing.push(route(frontPool, c.dispatched[r], worker, c.dpRank[r], c.routeOverlapTokens[r]));
     }
     if (h !== null && h.decodeWorker[r] >= 0) {
-      routing.push(
-        route("decode", h.sourceHeld[r], h.decodeWorker[r], h.decodeDpRank[r], h.decodeRouteOverlapTokens[r]),
+      // Routed before its prefill ended (or with no prefill end): a destination-first hand-off (SGLang).
+      const destinationFirst = !(h.decodeRouted[r] >= h.sourceHeld[r]);
+      const decode = route(
+        "decode",
+        destinationFirst ? h.decodeRouted[r] : h.sourceHeld[r],
+        h.decodeWorker[r],
+        h.decodeDpRank[r],
+        h.decodeRouteOverlapTokens[r],
       );
+      // In time order: a destination-first hand-off routes to decode before the prefill.
+      if (destinationFirst) routing.unshift(decode);
+      else routing.push(decode);
     }
     const rec: PerRequestRecord = {
       session_id: t.sessionLabels[r],

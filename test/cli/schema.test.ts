@@ -78,9 +78,9 @@ describe("fleetsim config JSON Schema: structure", () => {
   });
 
   it("keys fleetsim rejects are `not: {}` with the loader's reason; integers carry no safe-integer noise", () => {
-    const nextn = props((props(schema, "engine")["oneOf"] as Node[])[0], "nextn");
-    expect(nextn["not"]).toEqual({});
-    expect(nextn["description"]).toBe("nextn is not supported by fleetsim yet");
+    const knob = props((props(schema, "engine")["oneOf"] as Node[])[0], "moe_backend");
+    expect(knob["not"]).toEqual({});
+    expect(knob["description"]).toBe("moe_backend is not supported by fleetsim yet");
     expect(JSON.stringify(schema)).not.toContain(String(Number.MAX_SAFE_INTEGER));
   });
 
@@ -158,7 +158,7 @@ describe("fleetsim config JSON Schema: configs", () => {
   it.each([
     ["a misspelled top-level key", `routr: {}\n${RUNNABLE_ENGINE}`, "$.routr"],
     ["a misspelled enum value", `router: {policy: kv_routr}\n${RUNNABLE_ENGINE}`, "$.router.policy"],
-    ["an unsupported reference knob", `${RUNNABLE_ENGINE}  nextn: 1\n`, "$.engine"],
+    ["an unsupported reference knob", `${RUNNABLE_ENGINE}  moe_backend: deepep_moe\n`, "$.engine"],
     [
       "speculation with a rate out of [0, 1]",
       `${RUNNABLE_ENGINE}  speculation: {num_speculative_tokens: 1, acceptance_rates: [2]}\n`,

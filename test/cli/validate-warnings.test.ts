@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Streams } from "../../src/cli/streams.js";
 import { validateCommand } from "../../src/cli/validate.js";
 import { cli } from "../helpers/cli.js";
-import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
 import { retuneYaml } from "../helpers/retuneProject.js";
 import { tempDir } from "../helpers/specs.js";
@@ -115,5 +115,21 @@ describe("fleetsim validate warnings", () => {
         "admit prefills every N-th pass\n",
     );
     expect((await validate(config("{replicas: 1, attention_data: 2}"), 8)).err).toBe("");
+  });
+
+  it("prefill_decode_interval on disaggregated SGLang workers warns that it has no effect; aggregated it does not", async () => {
+    const pd = configFile(
+      `${SYNTHETIC}${RUNNABLE_PD_ENGINE.replace("  mode: disaggregated\n", "  mode: disaggregated\n  backend: sglang\n")}      scheduler: {prefill_decode_interval: 2}
+`,
+    );
+    expect((await validate(pd, 8)).err).toBe(
+      "fleetsim: warning: engine.workers.decode.scheduler.prefill_decode_interval = 2 has no effect on a decode " +
+        "worker: it defers prefill while requests decode, and a decode worker never does both\n",
+    );
+    const agg = configFile(
+      `${SYNTHETIC}${RUNNABLE_ENGINE.replace("  hardware: h200_sxm\n", "  hardware: h200_sxm\n  backend: sglang\n")}      scheduler: {prefill_decode_interval: 2}
+`,
+    );
+    expect((await validate(agg, 8)).err).toBe("");
   });
 });

@@ -69,6 +69,11 @@ describe("backend defaults", () => {
     expect(
       role("engine.backend=sglang", `${ROLE}.sglang={enable_mixed_chunk: true}`).sglang?.enableMixedChunk,
     ).toBe(true);
+    // prefill_decode_interval reaches the role only when set (0 = off keeps the spec as it was).
+    expect(Object.hasOwn(s, "prefillDecodeInterval")).toBe(false);
+    expect(
+      role("engine.backend=sglang", `${ROLE}.scheduler.prefill_decode_interval=3`).prefillDecodeInterval,
+    ).toBe(3);
     // Under attention DP: 8192 / DP per chunk, output reserved at 0.3 × conservativeness.
     const dp = role("engine.backend=sglang", `${ROLE}.parallelism.attention_data=2`);
     expect(dp.sglang?.chunkedPrefillSize).toBe(4096);

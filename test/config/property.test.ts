@@ -67,6 +67,8 @@ const KEYS = [
   "requests_per_second",
   "bytes",
   "seed",
+  "nextn",
+  "nextn_accepted",
 ];
 
 describe("validateConfig", () => {

@@ -303,10 +303,10 @@ const CASES: readonly Case[] = [
     message: `${ROLE}.scheduler.prefill_schedule_interval=4 is only supported with engine.backend='vllm' (as in the reference)`,
   },
   {
-    name: "SGLang prefill_decode_interval",
-    sets: ["engine.backend=sglang", `${ROLE}.scheduler.prefill_decode_interval=2`],
+    name: "prefill_decode_interval on vLLM",
+    sets: [`${ROLE}.scheduler.prefill_decode_interval=2`],
     path: `${ROLE}.scheduler.prefill_decode_interval`,
-    message: `${ROLE}.scheduler.prefill_decode_interval=2 ${NOT_YET} (only 0)`,
+    message: `${ROLE}.scheduler.prefill_decode_interval=2 is only supported with engine.backend='sglang' (as in the reference)`,
   },
   {
     name: "unknown SGLang schedule policy",
@@ -380,9 +380,67 @@ const CASES: readonly Case[] = [
   },
   {
     name: "an AIC estimator knob",
-    sets: ["engine.nextn=1"],
+    sets: ["engine.moe_backend=deepep_moe"],
+    path: "engine.moe_backend",
+    message: `engine.moe_backend ${NOT_YET}`,
+  },
+  {
+    name: "nextn without its acceptance",
+    sets: ["engine.nextn=2"],
     path: "engine.nextn",
-    message: `engine.nextn ${NOT_YET}`,
+    message:
+      "engine.nextn=2 requires engine.nextn_accepted, the mean accepted draft tokens per step in [0, 2] (the reference assumes no acceptance either)",
+  },
+  {
+    name: "nextn_accepted without nextn",
+    sets: ["engine.nextn_accepted=0.5"],
+    path: "engine.nextn_accepted",
+    message:
+      "engine.nextn_accepted requires engine.nextn > 0 (it is the mean accepted of the nextn MTP drafts)",
+  },
+  {
+    name: "nextn_accepted above nextn",
+    sets: ["engine.nextn=2", "engine.nextn_accepted=2.5"],
+    path: "engine.nextn_accepted",
+    message: "engine.nextn_accepted (2.5) must be within [0, engine.nextn] = [0, 2]",
+  },
+  {
+    name: "nextn out of range",
+    sets: [`${ROLE}.timing={type: default}`, "engine.nextn=6", "engine.nextn_accepted=1"],
+    path: "engine.nextn",
+    message: "Input should be an integer in 0..5",
+  },
+  {
+    name: "nextn with engine.speculation",
+    sets: [
+      `${ROLE}.timing={type: default}`,
+      "engine.nextn=1",
+      "engine.nextn_accepted=0.8",
+      "engine.speculation={kind: mtp, num_speculative_tokens: 1, acceptance_rates: 0.8}",
+    ],
+    path: "engine.nextn",
+    message:
+      "engine.nextn cannot be combined with engine.speculation (the reference rejects it too): both turn on speculative decoding; use one",
+  },
+  {
+    name: "nextn with non-default timing",
+    sets: ["engine.nextn=1", "engine.nextn_accepted=0.8"],
+    path: "engine.nextn",
+    message:
+      "engine.nextn needs timing type 'default' in every role, as in the reference (AIConfigurator prices it); " +
+      "engine.workers.aggregated.timing.type is 'polynomial' (engine.speculation with kind 'mtp' runs with any timing)",
+  },
+  {
+    name: "nextn on SGLang",
+    sets: [
+      `${ROLE}.timing={type: default}`,
+      "engine.backend=sglang",
+      "engine.nextn=1",
+      "engine.nextn_accepted=0.8",
+    ],
+    path: "engine.nextn",
+    message:
+      "engine.nextn is not supported with engine.backend='sglang' by fleetsim yet: its SGLang core has no speculative decoding",
   },
   {
     name: "kv_transfer in aggregated mode",

@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AggregatedEngineSpec, DisaggregatedEngineSpec } from "../../src/config/runSpec.js";
+import { nextnAcceptanceRates } from "../../src/config/schemaSpeculation.js";
+import { expectedAcceptLength } from "../../src/engine/speculation.js";
 import { capabilitiesOf } from "../../src/sim/plannerSetup.js";
 import { loadYaml, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "../helpers/configHelpers.js";
 
@@ -54,5 +56,49 @@ describe("engine.speculation", () => {
     }).engine as DisaggregatedEngineSpec;
     expect(engine.prefill.speculation?.numSpeculativeTokens).toBe(4);
     expect(engine.decode.speculation?.numSpeculativeTokens).toBe(4);
+  });
+});
+
+describe("engine.nextn / engine.nextn_accepted (the reference's MTP controls)", () => {
+  const opLevel = (sets: string[]) =>
+    aggregated(["engine.workers.aggregated.timing={type: default}", ...sets]);
+
+  it("lower to MTP speculation: ⌊accepted⌋ drafts always accepted, the next with the fraction (3, 2.4 → 1, 1, 0.4)", () => {
+    const role = opLevel(["engine.nextn=3", "engine.nextn_accepted=2.4"]);
+    expect(role.speculation?.kind).toBe("mtp");
+    expect(role.speculation?.numSpeculativeTokens).toBe(3);
+    expect(role.speculation?.seed).toBe(42);
+    const rates = role.speculation!.acceptanceRates;
+    expect(rates[0]).toBe(1);
+    expect(rates[1]).toBe(1);
+    expect(rates[2]).toBeCloseTo(0.4, 12);
+    // The expected accepted drafts per step are exactly nextn_accepted.
+    expect(expectedAcceptLength(rates) - 1).toBeCloseTo(2.4, 12);
+    expect(capabilitiesOf(role).speculativeNextn).toBe(3);
+  });
+
+  it("the ends: accepted 0 never accepts, accepted = nextn always does, a fraction below 1 is the first rate", () => {
+    expect(nextnAcceptanceRates(2, 0)).toEqual([0, 0]);
+    expect(nextnAcceptanceRates(2, 2)).toEqual([1, 1]);
+    expect(nextnAcceptanceRates(3, 0.85)).toEqual([0.85, 0, 0]);
+    expect(nextnAcceptanceRates(1, 1)).toEqual([1]);
+  });
+
+  it("nextn 0 (the default) is off, and its role spec has no speculation key", () => {
+    for (const sets of [[], ["engine.nextn=0"]]) {
+      const role = opLevel(sets);
+      expect(Object.hasOwn(role, "speculation")).toBe(false);
+    }
+  });
+
+  it("TRT-LLM accepts it (the vLLM core speculates); both roles of a disaggregated run carry it", () => {
+    expect(
+      opLevel(["engine.backend=trtllm", "engine.nextn=1", "engine.nextn_accepted=0.7"]).speculation?.kind,
+    ).toBe("mtp");
+    const engine = loadYaml(RUNNABLE_PD_ENGINE.replaceAll("{type: polynomial}", "{type: default}"), {
+      sets: ["engine.nextn=2", "engine.nextn_accepted=1.5"],
+    }).engine as DisaggregatedEngineSpec;
+    expect(engine.decode.speculation?.acceptanceRates).toEqual([1, 0.5]);
+    expect(engine.prefill.speculation?.numSpeculativeTokens).toBe(2);
   });
 });

@@ -4,6 +4,7 @@ import { type EngineConfig, Signal, VllmEngine } from "../../src/engine/vllmEngi
 import type { WorkerEngine } from "../../src/engine/workerEngine.js";
 import { FixedTiming } from "../../src/timing/fixed.js";
 import type { TimingModel } from "../../src/timing/timingModel.js";
+import { SGLANG_DEFAULTS_SPEC } from "./specs.js";
 
 export interface Admission {
   req: number;
@@ -121,13 +122,7 @@ export function sglangHarness(
 ): EngineHarness<SglangEngine> {
   const config: SglangEngineConfig = {
     ...engineConfig(),
-    sglang: {
-      schedulePolicy: "fifo",
-      maxPrefillTokens: 16384,
-      chunkedPrefillSize: 8192,
-      clipMaxNewTokens: 4096,
-      scheduleConservativeness: 1,
-    },
+    sglang: SGLANG_DEFAULTS_SPEC,
     ...over,
   };
   return new EngineHarness(config, prompts, timing, (_c, t, o) => new SglangEngine(config, t, o));

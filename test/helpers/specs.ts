@@ -6,6 +6,7 @@ import type {
   LoadSpec,
   RouterSpec,
   RunSpec,
+  SglangSpec,
   SlaSpec,
   WorkerRoleSpec,
 } from "../../src/config/runSpec.js";
@@ -20,6 +21,18 @@ export function writeTrace(rows: ReadonlyArray<object | string>, dir = tempDir()
   writeFileSync(path, rows.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n");
   return path;
 }
+
+/** The reference mocker's `sglang.*` defaults (mocker.md §1.5). */
+export const SGLANG_DEFAULTS_SPEC: SglangSpec = {
+  schedulePolicy: "fifo",
+  maxPrefillTokens: 16384,
+  chunkedPrefillSize: 8192,
+  clipMaxNewTokens: 4096,
+  scheduleConservativeness: 1,
+};
+
+/** The role fields of an SGLang worker with those defaults. */
+export const SGLANG_ROLE: Partial<WorkerRoleSpec> = { backend: "sglang", sglang: SGLANG_DEFAULTS_SPEC };
 
 export function role(over: Partial<WorkerRoleSpec> = {}): WorkerRoleSpec {
   return {

@@ -17,7 +17,7 @@ import { Replay } from "../../src/sim/replay.js";
 import type { ScalingPolicy } from "../../src/sim/scaling.js";
 import { Prng } from "../../src/util/prng.js";
 import { RandomScaling } from "../helpers/randomTraffic.js";
-import { disaggSpec, traceSpec, writeTrace } from "../helpers/specs.js";
+import { disaggSpec, SGLANG_ROLE, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const withTimeout = (spec: RunSpec, timeoutMs: number, requestMs = 0, responseMs = 0): RunSpec => ({
   ...spec,
@@ -225,6 +225,8 @@ describe("timeouts under random traffic and scaling keep every invariant", () =>
         bandwidthGBps: fc.constantFrom(null, 0.05, 1),
         closedLoop: fc.boolean(),
         kvRouter: fc.boolean(),
+        // Disaggregated SGLang hands off destination first: cancellations before the prefill too.
+        sglang: fc.boolean(),
       }),
     ],
     { seed: 20261214, numRuns: 150 },
@@ -243,16 +245,20 @@ describe("timeouts under random traffic and scaling keep every invariant", () =>
     const load: RunSpec["load"] = p.closedLoop
       ? { type: "concurrency", concurrency: 3 }
       : { type: "trace_timestamps", speedup: 1 };
-    const base = p.disaggregated
-      ? {
-          ...disaggSpec(path, {
-            prefill: common,
-            decode: common,
-            transfer: { bytesPerToken: 1e6, bandwidthGBps: p.bandwidthGBps },
-          }),
-          load,
-        }
-      : traceSpec(path, { role: common, load });
+    const roles = p.sglang ? { ...common, ...SGLANG_ROLE } : common;
+    const pd = () => {
+      const s = disaggSpec(path, {
+        prefill: roles,
+        decode: roles,
+        transfer: { bytesPerToken: 1e6, bandwidthGBps: p.bandwidthGBps },
+      });
+      return {
+        ...s,
+        engine: { ...s.engine, backend: p.sglang ? ("sglang" as const) : ("vllm" as const) },
+        load,
+      };
+    };
+    const base = p.disaggregated ? pd() : traceSpec(path, { role: common, load });
     const router: RunSpec["router"] = p.kvRouter
       ? {
           policy: "kv_router",

@@ -294,6 +294,7 @@ const backend = fc.oneof(
     clip: fc.constantFrom(8, 4096),
     conservativeness: fc.constantFrom(0.05, 1, 2),
     mixedChunk: fc.boolean(),
+    prefillDecodeInterval: fc.constantFrom(0, 0, 1, 3),
   }),
   fc.record({
     kind: fc.constant("trtllm" as const),
@@ -301,7 +302,10 @@ const backend = fc.oneof(
   }),
 );
 
-/** `specOf` with every role on `b` (TRT-LLM: aggregated only; neither backend has host offload or speculation). */
+/**
+ * `specOf` with every role on `b` (TRT-LLM: aggregated only; neither backend has host offload;
+ * TRT-LLM keeps the drawn speculation, as `engine.nextn` runs it on the vLLM core, SGLang none).
+ */
 function backendSpecOf(
   rows: Record<string, unknown>[],
   d: typeof deployment extends fc.Arbitrary<infer T> ? T : never,
@@ -311,7 +315,7 @@ function backendSpecOf(
     ...d,
     disaggregated: d.disaggregated && b.kind === "sglang",
     hostOffload: null,
-    speculation: null,
+    speculation: b.kind === "trtllm" ? d.speculation : null,
   });
   const extra: Partial<WorkerRoleSpec> =
     b.kind === "sglang"
@@ -325,6 +329,7 @@ function backendSpecOf(
             scheduleConservativeness: b.conservativeness,
             enableMixedChunk: b.mixedChunk,
           },
+          ...(b.prefillDecodeInterval > 0 ? { prefillDecodeInterval: b.prefillDecodeInterval } : {}),
         }
       : { backend: "trtllm", capacityPolicy: b.policy };
   const e = base.engine;

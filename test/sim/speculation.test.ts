@@ -46,10 +46,14 @@ const SPEC = (rates: string, kind = "ngram", seed = 42) =>
   `engine.speculation={kind: ${kind}, num_speculative_tokens: 3, acceptance_rates: ${rates}, seed: ${seed}}`;
 
 /** Runs predict on `yaml` (through the Planner helper, which checks exit 0 and a quiet stderr). */
-async function predict(yaml: string, sets: readonly string[] = []): Promise<{ doc: Doc; text: string }> {
+async function predict(
+  yaml: string,
+  sets: readonly string[] = [],
+  expectedErr = "",
+): Promise<{ doc: Doc; text: string }> {
   const path = join(tempDir(), "config.yaml");
   writeFileSync(path, yaml);
-  const { doc } = await predictPlanner(path, sets);
+  const { doc } = await predictPlanner(path, sets, expectedErr);
   return { doc: doc as unknown as Doc, text: JSON.stringify(doc) };
 }
 
@@ -194,5 +198,52 @@ describe("engine.speculation end to end", () => {
     expect(new Set(offSeen)).toEqual(new Set([1]));
     expect(on.planner!.metadata.bootstrap.status).toBe("installed");
     expect(on.planner!.metadata.bootstrap.fpm_sha256).not.toBe(off.planner!.metadata.bootstrap.fpm_sha256);
+  });
+});
+
+describe("engine.nextn / engine.nextn_accepted end to end (AIConfigurator's MTP controls)", () => {
+  const NEXTN = (n: number, accepted: number) => [`engine.nextn=${n}`, `engine.nextn_accepted=${accepted}`];
+
+  it("is MTP speculation with the lowered rates, byte for byte (1, 0.8 ≡ mtp K=1 rate 0.8 seed 42)", async () => {
+    const strip = (text: string) => {
+      const doc = JSON.parse(text) as Doc;
+      for (const k of HOST_TIME_KEYS) delete doc.summary[k];
+      return JSON.stringify(doc);
+    };
+    const nextn = await predict(config(), NEXTN(1, 0.8));
+    const spec = await predict(config(), [
+      "engine.speculation={kind: mtp, num_speculative_tokens: 1, acceptance_rates: [0.8], seed: 42}",
+    ]);
+    expect(strip(nextn.text)).toBe(strip(spec.text));
+  });
+
+  it("pins the step: accepted 2.4 of 3 gives 3.4 tokens per verify pass; ITL and throughput move with it", async () => {
+    const off = (await predict(config())).doc.summary;
+    const low = (await predict(config(), NEXTN(3, 0.5))).doc.summary;
+    const high = (await predict(config(), NEXTN(3, 2.4))).doc.summary;
+    // Rates 1, 1, 0.4: every verify pass of 3 drafts emits 3 or 4 tokens; the pooled mean sits at 3.4
+    // (draft-limited passes near a request's end pull it a little down).
+    expect(high["spec_decode_mean_acceptance_length"]).toBeGreaterThan(3.2);
+    expect(high["spec_decode_mean_acceptance_length"]).toBeLessThanOrEqual(3.4);
+    expect(low["spec_decode_mean_acceptance_length"]).toBeLessThan(1.6);
+    for (const s of [low, high]) expect(s["total_output_tokens"]).toBe(off["total_output_tokens"]);
+    expect(high["mean_tpot_ms"]).toBeLessThan(low["mean_tpot_ms"] / 1.8);
+    expect(high["output_throughput_tok_s"]).toBeGreaterThan(off["output_throughput_tok_s"] * 2);
+    expect(high["median_itl_ms"]).toBe(0);
+    // Three MTP drafts at 0.5 accepted cost more than they save.
+    expect(low["mean_tpot_ms"]).toBeGreaterThan(off["mean_tpot_ms"]);
+  });
+
+  it("TRT-LLM (the vLLM core with GUARANTEED_NO_EVICT) speculates within its completion reservation", async () => {
+    const trt = ["engine.backend=trtllm"];
+    const warning =
+      "fleetsim: warning: engine.backend 'trtllm': its scheduler is simulated, but passes are priced from the vLLM op tables " +
+      "(no op tables of this backend exist); expect kernel-level differences\n";
+    const off = (await predict(config(), trt, warning)).doc.summary;
+    const on = (await predict(config(), [...trt, ...NEXTN(2, 1.5)], warning)).doc.summary;
+    expect(on["completed_requests"]).toBe(off["completed_requests"]);
+    expect(on["total_output_tokens"]).toBe(off["total_output_tokens"]);
+    expect(on["spec_decode_mean_acceptance_length"]).toBeGreaterThan(2.3);
+    expect(on["mean_tpot_ms"]).toBeLessThan(off["mean_tpot_ms"]);
   });
 });
