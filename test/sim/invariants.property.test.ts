@@ -294,6 +294,8 @@ const backend = fc.oneof(
     clip: fc.constantFrom(8, 4096),
     conservativeness: fc.constantFrom(0.05, 1, 2),
     mixedChunk: fc.boolean(),
+    /** SGLang's overlap scheduler (`scheduler.async_scheduling`). */
+    overlap: fc.boolean(),
     prefillDecodeInterval: fc.constantFrom(0, 0, 1, 3),
   }),
   fc.record({
@@ -321,6 +323,7 @@ function backendSpecOf(
     b.kind === "sglang"
       ? {
           backend: "sglang",
+          asyncScheduling: b.overlap,
           sglang: {
             schedulePolicy: b.policy,
             chunkedPrefillSize: b.chunk,
