@@ -102,12 +102,22 @@ interface NextnShape extends ControlledEngine {
   readonly nextn: number;
   readonly nextn_accepted: number | null;
   readonly speculation?: unknown;
+  readonly workers: Readonly<
+    Record<
+      string,
+      | {
+          readonly timing: { readonly type: string };
+          readonly sglang?: { readonly enable_mixed_chunk?: boolean };
+        }
+      | undefined
+    >
+  >;
 }
 
 /**
  * The engine-level rules of `nextn` (issue paths relative to `engine`): the reference's own
  * (accepted required with a depth, within [0, nextn], not with `speculation`, default timing in
- * every role) and fleetsim's (not on the SGLang core, which has no speculative decoding).
+ * every role) and SGLang's (no mixed chunk on a speculating role: SGLang turns it off).
  */
 export function checkNextn(engine: NextnShape, ctx: z.RefinementCtx): void {
   const { nextn, nextn_accepted: accepted } = engine;
@@ -140,11 +150,16 @@ export function checkNextn(engine: NextnShape, ctx: z.RefinementCtx): void {
     );
     return;
   }
-  if (engine.backend === "sglang") {
+  for (const [name, role] of Object.entries(engine.workers)) {
+    // SGLang's server args turn `--enable-mixed-chunk` off under speculative decoding ("Mixed
+    // chunked prefill is disabled because of using eagle speculative decoding"); a prefill worker
+    // never speculates, so it keeps it.
+    if (name === "prefill" || role?.sglang?.enable_mixed_chunk !== true) continue;
     fail(
       ctx,
-      `${PATH} is not supported with engine.backend='sglang' by fleetsim yet: its SGLang core has no speculative decoding`,
-      ["nextn"],
+      `${PATH}=true cannot be combined with engine.nextn: SGLang turns mixed chunked prefill off under ` +
+        "speculative decoding; set it false, or drop engine.nextn",
+      ["workers", name, "sglang", "enable_mixed_chunk"],
     );
     return;
   }

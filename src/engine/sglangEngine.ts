@@ -22,6 +22,13 @@
  * when the token is generated (SGLang), not when it is next computed (vLLM). On completion the
  * page-aligned context is cached and the partial page freed. Router events (`Stored` / `Removed`)
  * become visible at pass end (SGLang's `PassEnd` visibility), when the replay takes the signals.
+ *
+ * Speculative decoding (`engine.nextn`, docs/speculation.md "On SGLang"): a request that was
+ * decoding before the pass verifies its token and up to K drafts. The retraction check counts the
+ * pages of 1 + drafts tokens per request (the reference's `max_burst`), those pages are reserved
+ * for the whole batch before any burst is emitted, and each request keeps the pages of the tokens
+ * its burst emitted; the rejected drafts' pages go back to the free list. Mixed chunk is off while
+ * speculating, as SGLang turns it off (a config rule refuses the pair).
  */
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
@@ -32,6 +39,7 @@ import { PassStats } from "./passStats.js";
 import { NO_NODE, RadixCache } from "./radixCache.js";
 import type { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
+import { BurstSampler } from "./speculation.js";
 import { type AdmissionObserver, type EngineConfig, Signal } from "./vllmEngine.js";
 import type { KvCacheView, WorkerEngine } from "./workerEngine.js";
 
@@ -135,6 +143,15 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   private retracted: Sequence[] = [];
   /** Pages the requests finishing in this pass gave back (the time series adds them back while it runs). */
   private freedByFinishing = 0;
+  /** Speculative decoding: draft tokens per request per pass (0 = off) and the acceptance draws. */
+  private readonly draftLimit: number;
+  private readonly sampler: BurstSampler | null;
+  /**
+   * `enable_mixed_chunk` as it runs: off while speculating (SGLang's server args turn it off under
+   * speculative decoding, "Mixed chunked prefill is disabled because of using eagle speculative
+   * decoding"; the config refuses the pair, so only a hand-built engine meets it).
+   */
+  private readonly mixedChunk: boolean;
 
   constructor(
     private readonly config: SglangEngineConfig,
@@ -166,6 +183,10 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     this.minRatio = this.initRatio * MIN_RATIO_FACTOR;
     this.decayStep = (this.initRatio - this.minRatio) / DECAY_PASSES;
     this.newTokenRatio = this.initRatio;
+    const spec = config.role === "prefill" ? null : (config.speculation ?? null);
+    this.draftLimit = spec === null ? 0 : spec.numSpeculativeTokens;
+    this.sampler = spec === null ? null : new BurstSampler(spec);
+    this.mixedChunk = config.sglang.enableMixedChunk === true && this.draftLimit === 0;
   }
 
   get waitingCount(): number {
@@ -238,6 +259,9 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     this.freedByFinishing = 0;
 
     // Hand-offs whose KV arrived join the batch; no fresh prefill forms in such a pass.
+    // A hand-off's first pass emits its token without drafts (as after a prefill): the requests
+    // below `decoding` were running before this pass.
+    const decoding = running.length;
     let promoted = false;
     while (running.length < cfg.maxSequences && this.remoteReady.length > 0) {
       const s = this.remoteReady.popFront();
@@ -277,9 +301,18 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     for (let i = 0; i < batch; i++) if (canRun[i].numComputed >= canRun[i].length) decodeSet.push(canRun[i]);
     // Mixed chunk: the running requests decode in the prefill pass, after its new requests (the
     // order of SGLang's mix_with_running), and the whole set is the running batch afterwards.
-    const mixed = batch > 0 && running.length > 0 && cfg.sglang.enableMixedChunk === true;
+    const mixed = batch > 0 && running.length > 0 && this.mixedChunk;
     const extend = batch > 0 && !mixed;
-    if (!extend) for (let i = 0; i < running.length; i++) decodeSet.push(running[i]);
+    if (!extend) {
+      // Speculation (never with mixed chunk): a decoding request verifies up to K drafts, no more
+      // than its remaining output can use; a request whose prefill finished in this pass has none.
+      const limit = this.draftLimit;
+      for (let i = 0; i < running.length; i++) {
+        const s = running[i];
+        if (limit > 0 && i < decoding) s.drafts = Math.max(0, Math.min(limit, s.maxOutput - s.generated - 1));
+        decodeSet.push(s);
+      }
+    }
 
     stats.numQueuedPrefill = this.waiting.length;
     let queuedTokens = 0;
@@ -331,6 +364,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
             activeKv,
             decodeBatch > 0 ? Math.floor(decoded.kvTokens / decodeBatch) : 0,
             totalKv,
+            decoded.draftSequences,
+            decoded.draftTokens,
           )
         : 0;
     return this.endPass(now, ms, stats);
@@ -360,7 +395,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     }
     // Mixed chunk: the running requests' decode tokens share the pass (PrefillAdder's
     // mixed_with_decode_tokens comes off the total, input and chunk budgets).
-    const mixedDecode = sg.enableMixedChunk === true ? this.running.length : 0;
+    const mixedDecode = this.mixedChunk ? this.running.length : 0;
     let remTotal =
       Math.max(0, (cache.freePages + cache.evictablePages) * page - slack) - reservedOutput - mixedDecode;
     let remInput = sg.maxPrefillTokens - mixedDecode;
@@ -485,15 +520,17 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   /**
-   * Decodes one token for every request of `set` (compacted in place to those still decoding):
-   * zero-output requests complete first, then retraction makes room for the page growth, then the
-   * tokens. Retracted requests go to `this.retracted`.
+   * Decodes one token for every request of `set` (compacted in place to those still decoding), or
+   * a speculative burst for one with drafts: zero-output requests complete first, then retraction
+   * makes room for the page growth, then the tokens. Retracted requests go to `this.retracted`.
    */
   private decodeStep(set: Sequence[]): {
     batch: number;
     kvTokens: number;
     finishing: number;
     retracted: boolean;
+    draftSequences: number;
+    draftTokens: number;
   } {
     const page = this.page;
     const cache = this.cache;
@@ -519,6 +556,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
         // A lone request whose context outgrew the whole cache can never run: reject it rather
         // than stall (the reference stalls here).
         const s = set.pop()!;
+        s.drafts = 0;
         this.abort(s);
         finishing++;
         this.signal(s.req, Signal.Rejected);
@@ -528,6 +566,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       let victim = 0;
       for (let i = 1; i < set.length; i++) if (set[i].generated < set[victim].generated) victim = i;
       const s = set.splice(victim, 1)[0];
+      s.drafts = 0;
       this.abort(s);
       s.numComputed = 0;
       this.preemptions++;
@@ -536,16 +575,32 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     let kvTokens = 0;
     for (let i = 0; i < set.length; i++) kvTokens += set[i].length;
     const batch = set.length;
+    // Speculating: the pages of every request's real token and drafts are taken before any burst
+    // is emitted (the reference reserves the batch's decode pages up front), so what a burst's
+    // rejected drafts give back is not reused within the pass.
+    if (this.draftLimit > 0) {
+      for (let i = 0; i < set.length; i++) this.takePages(set[i], set[i].length + 1 + set[i].drafts);
+    }
+    let draftSequences = 0;
+    let draftTokens = 0;
     write = 0;
     for (let i = 0; i < set.length; i++) {
       const s = set[i];
       // The new token's KV slot is taken now; a full last page means a new page.
-      if (s.length + 1 > this.allocatedTokens(s)) {
-        if (!cache.allocate(1))
-          throw new Error("internal: SGLang decode page growth did not fit after retraction");
-        s.kvPrivatePages++;
+      this.takePages(s, s.length + 1);
+      const drafts = s.drafts;
+      let tokens = 1;
+      if (drafts > 0) {
+        s.drafts = 0;
+        tokens = this.sampler!.burst(s.req, s.generated, drafts);
+        draftSequences++;
+        draftTokens += drafts;
+        this.stats.specDrafts++;
+        this.stats.specDraftTokens += drafts;
+        this.stats.specTokens += tokens;
+        for (let k = 1; k < tokens; k++) this.signal(s.req, Signal.Token);
       }
-      s.generated++;
+      s.generated += tokens;
       s.numComputed = s.length;
       if (s.generated >= s.maxOutput) {
         finishing++;
@@ -559,20 +614,39 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
         continue;
       }
       this.signal(s.req, Signal.Token);
+      // Rejected drafts: their pages (past the emitted tokens) were taken for them only.
+      if (drafts > 0) this.freePagesPast(s);
       this.cacheMaterialized(s);
       set[write++] = s;
     }
     set.length = write;
-    return { batch, kvTokens, finishing, retracted: retracted.length > 0 };
+    return { batch, kvTokens, finishing, retracted: retracted.length > 0, draftSequences, draftTokens };
   }
 
-  /** Tokens of new pages the set needs for one more token each. */
+  /** Allocates private pages of `s` until `tokens` positions are covered (retraction made room). */
+  private takePages(s: Sequence, tokens: number): void {
+    const need = Math.ceil(tokens / this.page) - s.kvTreePages - s.kvPrivatePages;
+    if (need <= 0) return;
+    if (!this.cache.allocate(need))
+      throw new Error("internal: SGLang decode page growth did not fit after retraction");
+    s.kvPrivatePages += need;
+  }
+
+  /** Frees the private pages of `s` past its materialized tokens (a burst's rejected drafts). */
+  private freePagesPast(s: Sequence): void {
+    const extra = s.kvTreePages + s.kvPrivatePages - Math.ceil(s.numComputed / this.page);
+    if (extra <= 0) return;
+    this.cache.free(extra);
+    s.kvPrivatePages -= extra;
+  }
+
+  /** Tokens of new pages the set needs for one more token each, or its token and drafts when speculating. */
   private growthTokens(set: readonly Sequence[]): number {
     const page = this.page;
     let need = 0;
     for (let i = 0; i < set.length; i++) {
       const s = set[i];
-      need += Math.max(0, Math.ceil((s.length + 1) / page) * page - this.allocatedTokens(s));
+      need += Math.max(0, Math.ceil((s.length + 1 + s.drafts) / page) * page - this.allocatedTokens(s));
     }
     return need;
   }
@@ -768,6 +842,12 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       privatePages += s.kvPrivatePages;
       if (problem === null && s.numComputed > this.allocatedTokens(s)) {
         problem = `request ${s.req} (${where}) materialized ${s.numComputed} tokens in ${this.allocatedTokens(s)} allocated`;
+      }
+      // Between passes a running request holds exactly its materialized tokens' pages: a
+      // speculative burst's rejected drafts gave theirs back.
+      const pages = s.kvTreePages + s.kvPrivatePages;
+      if (problem === null && where === "running" && pages > Math.ceil(s.numComputed / this.page)) {
+        problem = `request ${s.req} (running) holds ${pages} pages for ${s.numComputed} materialized tokens`;
       }
     };
     for (const s of this.running) own(s, "running");

@@ -431,16 +431,32 @@ const CASES: readonly Case[] = [
       "engine.workers.aggregated.timing.type is 'polynomial' (engine.speculation with kind 'mtp' runs with any timing)",
   },
   {
-    name: "nextn on SGLang",
+    name: "nextn with SGLang's mixed chunk (SGLang turns it off under speculative decoding)",
     sets: [
       `${ROLE}.timing={type: default}`,
       "engine.backend=sglang",
       "engine.nextn=1",
       "engine.nextn_accepted=0.8",
+      `${ROLE}.sglang={enable_mixed_chunk: true}`,
     ],
+    path: `${ROLE}.sglang.enable_mixed_chunk`,
+    message:
+      `${ROLE}.sglang.enable_mixed_chunk=true cannot be combined with engine.nextn: SGLang turns mixed chunked ` +
+      "prefill off under speculative decoding; set it false, or drop engine.nextn",
+  },
+  {
+    name: "nextn on SGLang with non-default timing",
+    sets: ["engine.backend=sglang", "engine.nextn=1", "engine.nextn_accepted=0.8"],
     path: "engine.nextn",
     message:
-      "engine.nextn is not supported with engine.backend='sglang' by fleetsim yet: its SGLang core has no speculative decoding",
+      "engine.nextn needs timing type 'default' in every role, as in the reference (AIConfigurator prices it); " +
+      "engine.workers.aggregated.timing.type is 'polynomial' (engine.speculation with kind 'mtp' runs with any timing)",
+  },
+  {
+    name: "engine.speculation on SGLang (the reference's ngram speculation is vLLM-only)",
+    sets: ["engine.backend=sglang", "engine.speculation={num_speculative_tokens: 1, acceptance_rates: 0.5}"],
+    path: "engine.speculation",
+    message: "engine.speculation is only supported with engine.backend='vllm' (as in the reference)",
   },
   {
     name: "kv_transfer in aggregated mode",

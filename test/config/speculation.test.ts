@@ -101,4 +101,37 @@ describe("engine.nextn / engine.nextn_accepted (the reference's MTP controls)", 
     expect(engine.decode.speculation?.acceptanceRates).toEqual([1, 0.5]);
     expect(engine.prefill.speculation?.numSpeculativeTokens).toBe(2);
   });
+
+  it("SGLang accepts it (its core speculates, as the reference's SGLang mocker does), in both modes", () => {
+    const role = opLevel(["engine.backend=sglang", "engine.nextn=3", "engine.nextn_accepted=2.4"]);
+    expect(role.backend).toBe("sglang");
+    expect(role.speculation).toEqual({
+      kind: "mtp",
+      numSpeculativeTokens: 3,
+      acceptanceRates: nextnAcceptanceRates(3, 2.4),
+      seed: 42,
+    });
+    // Mixed chunk set false explicitly, and the overlap scheduler, go with it.
+    const both = opLevel([
+      "engine.backend=sglang",
+      "engine.nextn=1",
+      "engine.nextn_accepted=0.5",
+      "engine.workers.aggregated.sglang={enable_mixed_chunk: false}",
+      "engine.workers.aggregated.scheduler.async_scheduling=true",
+    ]);
+    expect(both.sglang?.enableMixedChunk).toBe(false);
+    expect(both.asyncScheduling).toBe(true);
+    expect(both.speculation?.numSpeculativeTokens).toBe(1);
+    // Disaggregated: a prefill role keeps its mixed chunk (a prefill worker never speculates).
+    const engine = loadYaml(RUNNABLE_PD_ENGINE.replaceAll("{type: polynomial}", "{type: default}"), {
+      sets: [
+        "engine.backend=sglang",
+        "engine.nextn=2",
+        "engine.nextn_accepted=1.5",
+        "engine.workers.prefill.sglang={enable_mixed_chunk: true}",
+      ],
+    }).engine as DisaggregatedEngineSpec;
+    expect(engine.decode.speculation?.acceptanceRates).toEqual([1, 0.5]);
+    expect(engine.prefill.sglang?.enableMixedChunk).toBe(true);
+  });
 });

@@ -5,13 +5,19 @@
  * On the SGLang core the same setting is SGLang's overlap scheduler (docs/backends.md).
  */
 import { describe, expect, it } from "vitest";
+import type { EngineConfig } from "../../src/engine/vllmEngine.js";
+import { speculationSpec } from "../helpers/draftRecorder.js";
 import { EngineHarness, engineConfig, sglangHarness } from "../helpers/engineHarness.js";
 
-function admittedAtPass(asyncScheduling: boolean, backend: "vllm" | "sglang" = "vllm"): number[] {
+function admittedAtPass(
+  asyncScheduling: boolean,
+  backend: "vllm" | "sglang" = "vllm",
+  over: Partial<EngineConfig> = {},
+): number[] {
   const h =
     backend === "vllm"
-      ? new EngineHarness(engineConfig({ asyncScheduling }), [[1], [2], [3]])
-      : sglangHarness({ asyncScheduling, blockSize: 4 }, [[1], [2], [3]]);
+      ? new EngineHarness(engineConfig({ asyncScheduling, ...over }), [[1], [2], [3]])
+      : sglangHarness({ asyncScheduling, blockSize: 4, ...over }, [[1], [2], [3]]);
   h.submit(0, 4, 50); // keeps the worker busy with back-to-back decode passes
   h.pass(); // pass 1: prefill of request 0
   h.submit(1, 4, 2); // arrives while pass 1 runs
@@ -58,5 +64,12 @@ describe("engine: async scheduling", () => {
     // (request 0 decodes in every pass but the ones that prefill another request).
     expect(admittedAtPass(false, "sglang")).toEqual([1, 2, 4]);
     expect(admittedAtPass(true, "sglang")).toEqual([1, 3, 5]);
+  });
+
+  it("SGLang's overlap scheduler with speculative decoding (spec v2): the same delay, bursts or not", () => {
+    // Request 0 verifies 2 drafts a pass, all accepted: its bursts end it sooner, not the schedule.
+    const spec = { speculation: speculationSpec([1, 1]) };
+    expect(admittedAtPass(false, "sglang", spec)).toEqual([1, 2, 4]);
+    expect(admittedAtPass(true, "sglang", spec)).toEqual([1, 3, 5]);
   });
 });

@@ -4,16 +4,10 @@
  * for verified tokens only (rejected draft slots freed).
  */
 import { describe, expect, it } from "vitest";
-import { BurstSampler, expectedAcceptLength, type SpeculationSpec } from "../../src/engine/speculation.js";
-import { AdditiveTiming, type TimingModel } from "../../src/timing/timingModel.js";
-import { EngineHarness, engineConfig } from "../helpers/engineHarness.js";
-
-const spec = (rates: number[], seed = 42): SpeculationSpec => ({
-  kind: "ngram",
-  numSpeculativeTokens: rates.length,
-  acceptanceRates: rates,
-  seed,
-});
+import { BurstSampler, expectedAcceptLength } from "../../src/engine/speculation.js";
+import type { WorkerEngine } from "../../src/engine/workerEngine.js";
+import { DraftRecorder, speculationSpec as spec } from "../helpers/draftRecorder.js";
+import { EngineHarness, engineConfig, sglangHarness } from "../helpers/engineHarness.js";
 
 describe("BurstSampler", () => {
   it("rates 0 and 1 are exact; sampling stops at the first rejection; drafts cap the burst", () => {
@@ -63,44 +57,42 @@ describe("BurstSampler", () => {
   });
 });
 
-/** Records what the engine asks its timing for. */
-class DraftRecorder extends AdditiveTiming {
-  readonly drafts: [number, number][] = [];
-  prefillMs(count: number): number {
-    return count > 0 ? 10 : 0;
-  }
-  decodeMs(batch: number): number {
-    return batch > 0 ? 2 : 0;
-  }
-  override passMs(...args: Parameters<TimingModel["passMs"]>): number {
-    this.drafts.push([args[7] ?? 0, args[8] ?? 0]);
-    return super.passMs(...args);
-  }
-}
-
-function tokensOf(h: EngineHarness, req: number): number[] {
+function tokensOf(h: EngineHarness<WorkerEngine>, req: number): number[] {
   return h.passes.map((p) => p.signals.filter(([r, k]) => r === req && k !== "Complete").length);
 }
 
 describe("a speculating engine", () => {
-  it("with every draft accepted, emits K+1 tokens per decode pass and exactly its output", () => {
-    const timing = new DraftRecorder();
-    const h = new EngineHarness(engineConfig({ speculation: spec([1, 1, 1]) }), [[]], timing);
-    h.submit(0, 6, 10);
-    h.drain();
-    // Prefill pass: the first token; then bursts of 4, 4, and the last 1 (9 tokens after the first).
-    expect(tokensOf(h, 0)).toEqual([1, 4, 4, 1]);
-    expect(h.passes.at(-1)!.signals.at(-1)).toEqual([0, "TokenAndComplete"]);
-    // The drafts asked for: 3, 3, then as many as the remaining output can use (1 token left: none).
-    expect(timing.drafts).toEqual([
-      [0, 0],
-      [1, 3],
-      [1, 3],
-      [0, 0],
-    ]);
-    expect(h.engine.stats.specDrafts).toBe(0);
-    expect(h.engine.pool.activeBlocks).toBe(0);
-  });
+  it.each(["vllm", "sglang"] as const)(
+    "%s: with every draft accepted, emits K+1 tokens per decode pass and exactly its output",
+    (core) => {
+      const timing = new DraftRecorder();
+      const speculation = spec([1, 1, 1]);
+      const h: EngineHarness<WorkerEngine> =
+        core === "vllm"
+          ? new EngineHarness(engineConfig({ speculation }), [[]], timing)
+          : sglangHarness({ speculation }, [[]], timing);
+      h.submit(0, 6, 10);
+      h.pass();
+      h.pass();
+      // The pass statistics the Planner's accept length is built from: one drafting sequence, 3 + 1 tokens.
+      const stats = h.engine.stats;
+      expect([stats.specDrafts, stats.specDraftTokens, stats.specTokens]).toEqual([1, 3, 4]);
+      h.drain();
+      // Prefill pass: the first token; then bursts of 4, 4, and the last 1 (9 tokens after the first).
+      expect(tokensOf(h, 0)).toEqual([1, 4, 4, 1]);
+      expect(h.passes.at(-1)!.signals.at(-1)).toEqual([0, "TokenAndComplete"]);
+      // The drafts asked for: 3, 3, then as many as the remaining output can use (1 token left: none).
+      expect(timing.drafts).toEqual([
+        [0, 0],
+        [1, 3],
+        [1, 3],
+        [0, 0],
+      ]);
+      expect(h.engine.stats.specDrafts).toBe(0);
+      expect(h.engine.pool.activeBlocks).toBe(0);
+      expect(h.engine.auditKv([])).toBeNull();
+    },
+  );
 
   it("caps the drafts by the remaining output and by the token budget", () => {
     const timing = new DraftRecorder();

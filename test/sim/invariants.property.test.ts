@@ -305,8 +305,9 @@ const backend = fc.oneof(
 );
 
 /**
- * `specOf` with every role on `b` (TRT-LLM: aggregated only; neither backend has host offload;
- * TRT-LLM keeps the drawn speculation, as `engine.nextn` runs it on the vLLM core, SGLang none).
+ * `specOf` with every role on `b` (TRT-LLM: aggregated only; neither backend has host offload).
+ * Both keep the drawn speculation, as `engine.nextn` runs it on either core, except SGLang with
+ * mixed chunk, which SGLang (and the config) turns off under speculative decoding.
  */
 function backendSpecOf(
   rows: Record<string, unknown>[],
@@ -317,7 +318,7 @@ function backendSpecOf(
     ...d,
     disaggregated: d.disaggregated && b.kind === "sglang",
     hostOffload: null,
-    speculation: b.kind === "trtllm" ? d.speculation : null,
+    speculation: b.kind === "trtllm" || !b.mixedChunk ? d.speculation : null,
   });
   const extra: Partial<WorkerRoleSpec> =
     b.kind === "sglang"

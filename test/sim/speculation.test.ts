@@ -247,3 +247,68 @@ describe("engine.nextn / engine.nextn_accepted end to end (AIConfigurator's MTP 
     expect(on["mean_tpot_ms"]).toBeLessThan(off["mean_tpot_ms"]);
   });
 });
+
+describe("engine.nextn on SGLang (the SGLang core's MTP bursts)", () => {
+  const warning =
+    "fleetsim: warning: engine.backend 'sglang': its scheduler is simulated, but passes are priced from the vLLM op tables " +
+    "(no op tables of this backend exist); expect kernel-level differences\n";
+  /** SGLang at page 1: 4,000 blocks would be 4,000 tokens, so each role gets 64,000. */
+  const sglang = (roles: string[]) => [
+    "engine.backend=sglang",
+    ...roles.map((r) => `engine.workers.${r}.kv_cache.capacity={type: fixed, blocks: 64000}`),
+  ];
+  const NEXTN = (n: number, accepted: number) => [`engine.nextn=${n}`, `engine.nextn_accepted=${accepted}`];
+  const run = async (sets: string[], yaml = config(), roles = ["aggregated"]) =>
+    (await predict(yaml, [...sglang(roles), ...sets], warning)).doc.summary;
+
+  it("higher acceptance: lower TPOT and ITL, more tokens per verify pass and per second, same tokens", async () => {
+    const off = await run([]);
+    const runs = [];
+    for (const accepted of [0.5, 1.5, 2.4]) runs.push(await run(NEXTN(3, accepted)));
+    for (let i = 0; i < runs.length; i++) {
+      expect(runs[i]["total_output_tokens"]).toBe(off["total_output_tokens"]);
+      expect(runs[i]["completed_requests"]).toBe(off["completed_requests"]);
+      if (i === 0) continue;
+      expect(runs[i]["mean_tpot_ms"]).toBeLessThan(runs[i - 1]["mean_tpot_ms"]);
+      expect(runs[i]["mean_itl_ms"]).toBeLessThan(runs[i - 1]["mean_itl_ms"]);
+      expect(runs[i]["output_throughput_tok_s"]).toBeGreaterThan(runs[i - 1]["output_throughput_tok_s"]);
+      expect(runs[i]["spec_decode_mean_acceptance_length"]).toBeGreaterThan(
+        runs[i - 1]["spec_decode_mean_acceptance_length"],
+      );
+    }
+    // Rates 1, 1, 0.4: 3 or 4 tokens per verify pass of 3 drafts (fewer drafts near a request's end).
+    const high = runs[2];
+    expect(high["spec_decode_mean_acceptance_length"]).toBeGreaterThan(3.2);
+    expect(high["spec_decode_mean_acceptance_length"]).toBeLessThanOrEqual(3.4);
+    expect(high["median_itl_ms"]).toBe(0);
+    expect(high["output_throughput_tok_s"]).toBeGreaterThan(off["output_throughput_tok_s"] * 1.8);
+    expect(high["mean_tpot_ms"]).toBeLessThan(off["mean_tpot_ms"] / 1.8);
+    // Three MTP drafts at 0.5 accepted cost more than they save, as on vLLM.
+    expect(runs[0]["mean_tpot_ms"]).toBeGreaterThan(off["mean_tpot_ms"]);
+  });
+
+  it("is deterministic: the same config gives the same bytes", async () => {
+    const strip = (text: string) => {
+      const doc = JSON.parse(text) as Doc;
+      for (const k of HOST_TIME_KEYS) delete doc.summary[k];
+      return JSON.stringify(doc);
+    };
+    const sets = [...sglang(["aggregated"]), ...NEXTN(2, 1.3)];
+    const a = await predict(config(), sets, warning);
+    const b = await predict(config(), sets, warning);
+    expect(strip(b.text)).toBe(strip(a.text));
+    expect(a.doc.summary["spec_decode_num_accepted_tokens"]).toBeGreaterThan(0);
+  });
+
+  it("disaggregated: SGLang decode workers speculate, the prefill worker's token rides its prefill", async () => {
+    const pd = config({ disaggregated: true, requests: 32 });
+    const roles = ["prefill", "decode"];
+    const off = await run([], pd, roles);
+    const on = await run(NEXTN(2, 1.6), pd, roles);
+    expect(on["completed_requests"]).toBe(32);
+    expect(on["total_output_tokens"]).toBe(off["total_output_tokens"]);
+    expect(on["prefill_worker_seconds"]).toBeGreaterThan(0);
+    expect(on["spec_decode_mean_acceptance_length"]).toBeGreaterThan(2.3);
+    expect(on["mean_tpot_ms"]).toBeLessThan(off["mean_tpot_ms"] / 1.5);
+  });
+});
