@@ -422,6 +422,14 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     for (let i = 0; i < n; i++) {
       const row = reqs[i];
       const kind = kinds[i];
+      if (routing === null && kind === Signal.Token && !collector.isEnded(row)) {
+        // A run of plain tokens goes over in one call (most of a pass's signals).
+        let end = i + 1;
+        while (end < n && kinds[end] === Signal.Token && !collector.isEnded(reqs[end])) end++;
+        host.onTokenRange(reqs, i, end, t);
+        i = end - 1;
+        continue;
+      }
       if (collector.isEnded(row)) {
         // Abandoned while this pass ran: its KV is freed at the pass end (`cancelDeferred`), unless
         // the pass itself ended it here; the client sees nothing of it any more.

@@ -17,6 +17,11 @@ export interface ClusterHost {
   scheduleHostLoadEnd(atMs: number, row: number): void;
   /** An engine produced a token of `row` at engine time `t` (not its last). */
   onToken(row: number, t: number): void;
+  /**
+   * `onToken(rows[i], t)` for each of `rows[from .. to)`: tokens (none a last one, none of an
+   * ended request) of one pass of one worker, in emission order.
+   */
+  onTokenRange(rows: Int32Array, from: number, to: number, t: number): void;
   /** An engine produced the last token of `row` at `t`: it completed. */
   onLastToken(row: number, t: number): void;
   /** The engine side ended `row` at `t` (Terminal.Completed or Terminal.Rejected). */

@@ -1,5 +1,4 @@
-import { LruList } from "../util/lruList.js";
-import { BlockHashIndex } from "./blockHashIndex.js";
+import { BlockIndex } from "./blockIndex.js";
 
 /**
  * Paged KV cache of one worker (attention-DP rank) with prefix caching (mocker.md §1.4).
@@ -24,13 +23,25 @@ export interface KvEventListener {
   onBlockRemoved(hash: number): void;
 }
 
+/** Per-block record of `KvBlockPool.rec`: registered hash (−1: private), LRU links, references. */
+const HASH = 0;
+const PREV = 1;
+const NEXT = 2;
+const REFS = 3;
+const STRIDE = 4;
+
 export class KvBlockPool {
   readonly capacity: number;
-  private readonly refCount: Int32Array;
-  /** Registered hash of a block, or -1 for a private (unregistered) block. */
-  private readonly blockHash: Float64Array;
-  /** The inactive blocks, oldest first (its size is the inactive count). */
-  private readonly lru: LruList;
+  /**
+   * One record of `STRIDE` doubles per block — hash, LRU prev and next (−1: none), reference
+   * count — side by side, so that evicting, reusing or releasing a block touches one cache line
+   * instead of one per field (the replay's per-block work is memory-bound; docs/performance.md).
+   */
+  private readonly rec: Float64Array;
+  /** The LRU list of inactive blocks: oldest at the head (−1 when empty). */
+  private lruHead = -1;
+  private lruTail = -1;
+  private lruSize = 0;
   /** Released private blocks, reused last-in first-out before any never-used block. */
   private readonly freeStack: Int32Array;
   private freeTop = 0;
@@ -40,7 +51,8 @@ export class KvBlockPool {
    * a pool costs no O(capacity) loop to build (start-up, docs/performance.md).
    */
   private neverUsed = 0;
-  private readonly byHash: BlockHashIndex;
+  /** Hash → block; entries of evicted blocks go stale rather than being deleted (engine/blockIndex.ts). */
+  private readonly byHash: BlockIndex;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
   private listener: KvEventListener | null = null;
@@ -48,11 +60,15 @@ export class KvBlockPool {
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`KV capacity must be > 0 blocks`);
     this.capacity = capacity;
-    this.refCount = new Int32Array(capacity);
-    this.blockHash = new Float64Array(capacity).fill(-1);
-    this.lru = new LruList(capacity);
+    const rec = new Float64Array(capacity * STRIDE);
+    for (let b = 0; b < capacity; b++) {
+      rec[b * STRIDE + HASH] = -1;
+      rec[b * STRIDE + PREV] = -1;
+      rec[b * STRIDE + NEXT] = -1;
+    }
+    this.rec = rec;
     this.freeStack = new Int32Array(capacity);
-    this.byHash = new BlockHashIndex(capacity);
+    this.byHash = new BlockIndex(rec, STRIDE, HASH, capacity);
   }
 
   /** Sends future stored/removed events to `listener` (null: none). */
@@ -62,12 +78,12 @@ export class KvBlockPool {
 
   /** Blocks held by running requests. */
   get activeBlocks(): number {
-    return this.neverUsed - this.freeTop - this.lru.size;
+    return this.neverUsed - this.freeTop - this.lruSize;
   }
 
   /** Cached blocks with no owner (reusable, evictable). */
   get inactiveBlocks(): number {
-    return this.lru.size;
+    return this.lruSize;
   }
 
   get freeBlocks(): number {
@@ -76,7 +92,7 @@ export class KvBlockPool {
 
   /** Blocks an admission may claim: free plus inactive cached. */
   get availableBlocks(): number {
-    return this.freeTop + this.capacity - this.neverUsed + this.lru.size;
+    return this.freeTop + this.capacity - this.neverUsed + this.lruSize;
   }
 
   /** Physical block registered under `hash`, or -1. */
@@ -85,12 +101,13 @@ export class KvBlockPool {
   }
 
   isActive(block: number): boolean {
-    return this.refCount[block] > 0;
+    return this.rec[block * STRIDE + REFS] > 0;
   }
 
   /** Takes a reference on a registered block found by `lookup` (reactivating it if inactive). */
   acquire(block: number): void {
-    if (this.refCount[block]++ === 0) this.lru.remove(block);
+    const at = block * STRIDE + REFS;
+    if (this.rec[at]++ === 0) this.lruRemove(block);
   }
 
   /**
@@ -99,22 +116,23 @@ export class KvBlockPool {
    */
   allocate(): number {
     let block: number;
+    const rec = this.rec;
     if (this.freeTop > 0) {
       block = this.freeStack[--this.freeTop];
     } else if (this.neverUsed < this.capacity) {
       block = this.neverUsed++;
-    } else if (this.lru.head >= 0) {
-      block = this.lru.head;
-      this.lru.remove(block);
-      const hash = this.blockHash[block];
-      this.byHash.delete(hash);
-      this.blockHash[block] = -1;
+    } else if (this.lruHead >= 0) {
+      block = this.lruHead;
+      this.lruRemove(block);
+      const hash = rec[block * STRIDE + HASH];
+      // Its index entry goes stale with this (BlockIndex checks the record's hash).
+      rec[block * STRIDE + HASH] = -1;
       this.evictions++;
       if (this.listener !== null) this.listener.onBlockRemoved(hash);
     } else {
       return -1;
     }
-    this.refCount[block] = 1;
+    rec[block * STRIDE + REFS] = 1;
     return block;
   }
 
@@ -123,28 +141,53 @@ export class KvBlockPool {
    * prefix lookups. Returns false (block stays private) when the hash already has a copy.
    */
   register(block: number, hash: number): boolean {
-    if (this.blockHash[block] >= 0 || !this.byHash.setIfAbsent(hash, block)) return false;
-    this.blockHash[block] = hash;
+    const at = block * STRIDE + HASH;
+    if (this.rec[at] >= 0 || !this.byHash.setIfAbsent(hash, block)) return false;
+    this.rec[at] = hash;
     if (this.listener !== null) this.listener.onBlockStored(hash);
     return true;
   }
 
   /** Drops one reference; an unowned registered block becomes the newest LRU entry. */
   release(block: number): void {
-    const rc = --this.refCount[block];
+    const rec = this.rec;
+    const base = block * STRIDE;
+    const rc = --rec[base + REFS];
     if (rc > 0) return;
     if (rc < 0) throw new Error(`KV block ${block} released more often than acquired`);
-    if (this.blockHash[block] >= 0) {
-      this.lru.pushTail(block);
+    if (rec[base + HASH] >= 0) {
+      // Newest LRU entry.
+      const tail = this.lruTail;
+      rec[base + PREV] = tail;
+      rec[base + NEXT] = -1;
+      if (tail >= 0) rec[tail * STRIDE + NEXT] = block;
+      else this.lruHead = block;
+      this.lruTail = block;
+      this.lruSize++;
     } else {
       this.freeStack[this.freeTop++] = block;
     }
   }
 
+  /** Takes `block` (on the LRU list) off it. */
+  private lruRemove(block: number): void {
+    const rec = this.rec;
+    const base = block * STRIDE;
+    const prev = rec[base + PREV] | 0;
+    const next = rec[base + NEXT] | 0;
+    if (prev >= 0) rec[prev * STRIDE + NEXT] = next;
+    else this.lruHead = next;
+    if (next >= 0) rec[next * STRIDE + PREV] = prev;
+    else this.lruTail = prev;
+    rec[base + PREV] = -1;
+    rec[base + NEXT] = -1;
+    this.lruSize--;
+  }
+
   /** Inactive blocks from oldest to newest (tests and diagnostics). */
   lruOrder(): number[] {
     const out: number[] = [];
-    for (let b = this.lru.head; b >= 0; b = this.lru.next(b)) out.push(b);
+    for (let b = this.lruHead; b >= 0; b = this.rec[b * STRIDE + NEXT] | 0) out.push(b);
     return out;
   }
 
@@ -156,6 +199,9 @@ export class KvBlockPool {
    */
   audit(expectedRefs: Int32Array): string | null {
     const cap = this.capacity;
+    const rec = this.rec;
+    const refs = (b: number): number => rec[b * STRIDE + REFS];
+    const hashAt = (b: number): number => rec[b * STRIDE + HASH];
     const seen = new Uint8Array(cap);
     for (let i = 0; i < this.freeTop; i++) {
       const b = this.freeStack[i];
@@ -165,27 +211,29 @@ export class KvBlockPool {
     }
     for (let b = this.neverUsed; b < cap; b++) seen[b] = 1;
     for (let b = 0; b < cap; b++) {
-      if (seen[b] === 1 && (this.refCount[b] !== 0 || this.blockHash[b] >= 0))
+      if (seen[b] === 1 && (refs(b) !== 0 || hashAt(b) >= 0))
         return `free block ${b} is referenced or registered`;
     }
     let lru = 0;
-    for (let b = this.lru.head; b >= 0; b = this.lru.next(b)) {
+    let last = -1;
+    for (let b = this.lruHead; b >= 0; b = rec[b * STRIDE + NEXT] | 0) {
       if (seen[b] !== 0) return `block ${b} is both free and inactive, or on the LRU twice`;
+      if ((rec[b * STRIDE + PREV] | 0) !== last) return `block ${b}'s LRU back link is broken`;
       seen[b] = 2;
       lru++;
+      last = b;
       if (lru > cap) return "the LRU list has a cycle";
-      if (this.refCount[b] !== 0 || this.blockHash[b] < 0)
-        return `inactive block ${b} is referenced or unregistered`;
+      if (refs(b) !== 0 || hashAt(b) < 0) return `inactive block ${b} is referenced or unregistered`;
     }
-    if (lru !== this.lru.size) return `LRU holds ${lru} blocks, counter says ${this.lru.size}`;
+    if (last !== this.lruTail) return `the LRU tail is ${this.lruTail}, its last block ${last}`;
+    if (lru !== this.lruSize) return `LRU holds ${lru} blocks, counter says ${this.lruSize}`;
     for (let b = 0; b < cap; b++) {
-      if (this.refCount[b] !== expectedRefs[b]) {
-        return `block ${b} has ${this.refCount[b]} references, its owners hold ${expectedRefs[b]}`;
+      if (refs(b) !== expectedRefs[b]) {
+        return `block ${b} has ${refs(b)} references, its owners hold ${expectedRefs[b]}`;
       }
-      if (seen[b] === 0 && this.refCount[b] <= 0)
-        return `block ${b} is lost (neither free, inactive nor active)`;
-      if (seen[b] !== 0 && this.refCount[b] > 0) return `active block ${b} is also free or inactive`;
-      const h = this.blockHash[b];
+      if (seen[b] === 0 && refs(b) <= 0) return `block ${b} is lost (neither free, inactive nor active)`;
+      if (seen[b] !== 0 && refs(b) > 0) return `active block ${b} is also free or inactive`;
+      const h = hashAt(b);
       if (h >= 0 && this.byHash.get(h) !== b) return `registered block ${b} is not found under its hash`;
     }
     return null;
@@ -193,6 +241,6 @@ export class KvBlockPool {
 
   /** Registered hash of a block or -1 (tests and diagnostics). */
   hashOf(block: number): number {
-    return this.blockHash[block];
+    return this.rec[block * STRIDE + HASH];
   }
 }

@@ -280,6 +280,18 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
           ? Math.min(this.draftLimit, s.maxOutput - s.generated - 1, budget - 1)
           : 0;
       if (drafts > 0) desired = 1 + drafts;
+      // A decode token strictly inside its last block needs no block and fills none (the common
+      // case: one check instead of ensureBlocks' division and compute's prefill and block tests).
+      if (drafts === 0 && desired === 1 && s.numComputed >= s.prefillTarget) {
+        const computed = s.numComputed + 1;
+        const capacity = s.blocks.length * bs;
+        if (computed < capacity && computed > capacity - bs) {
+          s.numComputed = computed;
+          budget--;
+          i++;
+          continue;
+        }
+      }
       let currentPreempted = false;
       if (this.noEvict && !this.ensureBlocks(s, s.numComputed + desired)) {
         throw new Error("internal: a GUARANTEED_NO_EVICT request ran out of the KV reserved for it");

@@ -403,33 +403,57 @@ export class Collector implements RowStore {
 
   /** `onToken(rows[i], t)` for each of `rows[0 .. count)`: the tokens of one pass of one worker. */
   onTokens(rows: Int32Array, count: number, t: number): void {
-    if (count === 0) return;
-    // One worker's pass: one moments partition.
-    const partition = this.partitionOf(rows[0]);
+    this.onTokenRange(rows, 0, count, t);
+  }
+
+  /**
+   * `onToken(rows[i], t)` for each of `rows[from .. to)`, tokens of one pass of one worker, none
+   * of an ended request. When the requests are distinct and every one that already has a token
+   * had it at the same time (the previous pass), their gaps are one gap, folded at once into the
+   * worker's moments partition: exactly what token by token would fold, since a first token
+   * folds nothing (a later token of a pass is delivered by the worker that ran it).
+   */
+  onTokenRange(rows: Int32Array, from: number, to: number, t: number): void {
+    if (to <= from) return;
     const tokens = this.tokens;
     const lastToken = this.lastToken;
     const mask = this.mask;
     if (this.heldGaps === null) {
-      // Every request's previous token came at the same time (the previous pass of a run): one
-      // gap for all, folded at once — exactly what token by token would fold.
-      const previous = lastToken[rows[0] & mask];
+      let previous = Number.NaN;
+      let partition = -1;
+      let gaps = 0;
       let shared = true;
-      for (let i = 0; i < count && shared; i++) {
+      for (let i = from; i < to && shared; i++) {
+        // A speculative burst signals one request's tokens back to back: its later gaps are 0.
+        if (i > from && rows[i] === rows[i - 1]) {
+          shared = false;
+          break;
+        }
         const slot = rows[i] & mask;
-        shared = tokens[slot] > 0 && lastToken[slot] === previous;
+        if (tokens[slot] === 0) continue;
+        if (gaps === 0) {
+          previous = lastToken[slot];
+          partition = this.partitionOf(rows[i]);
+        } else {
+          shared = lastToken[slot] === previous;
+        }
+        gaps++;
       }
       if (shared) {
-        this.gaps.foldMany(t - previous, partition, count);
+        if (gaps > 0) this.gaps.foldMany(t - previous, partition, gaps);
         const secondToken = this.secondToken;
-        for (let i = 0; i < count; i++) {
+        const firstToken = this.firstToken;
+        for (let i = from; i < to; i++) {
           const slot = rows[i] & mask;
-          if (tokens[slot]++ === 1) secondToken[slot] = t;
+          const n = tokens[slot]++;
+          if (n === 0) firstToken[slot] = t;
+          else if (n === 1) secondToken[slot] = t;
           lastToken[slot] = t;
         }
         return;
       }
     }
-    for (let i = 0; i < count; i++) this.tokenAt(rows[i], t, partition);
+    for (let i = from; i < to; i++) this.onToken(rows[i], t);
   }
 
   onTerminal(req: number, t: number, status: number): void {

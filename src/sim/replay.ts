@@ -507,6 +507,11 @@ export class Replay implements ClusterHost {
     if (t + this.responseMs <= this.deadlineOf(row)) this.collector.onToken(row, t + this.responseMs);
   }
 
+  onTokenRange(rows: Int32Array, from: number, to: number, t: number): void {
+    if (this.timeoutMs === null) this.collector.onTokenRange(rows, from, to, t + this.responseMs);
+    else for (let i = from; i < to; i++) this.onToken(rows[i], t);
+  }
+
   onRunTokens(rows: Int32Array, count: number, t: number): void {
     // `runWindow` keeps the pass end + response time within every open deadline.
     this.collector.onTokens(rows, count, t + this.responseMs);

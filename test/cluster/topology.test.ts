@@ -48,6 +48,9 @@ class RecordingHost implements ClusterHost {
   onToken(row: number, t: number): void {
     this.calls.push(`token ${row} @${t}`);
   }
+  onTokenRange(rows: Int32Array, from: number, to: number, t: number): void {
+    for (let i = from; i < to; i++) this.onToken(rows[i], t);
+  }
   onLastToken(row: number, t: number): void {
     this.calls.push(`last ${row} @${t}`);
   }

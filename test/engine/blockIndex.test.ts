@@ -1,0 +1,82 @@
+import { fc, test } from "@fast-check/vitest";
+import { describe, expect, it } from "vitest";
+import { KvBlockPool } from "../../src/engine/kvBlockPool.js";
+
+/**
+ * The pool's hash index deletes lazily (engine/blockIndex.ts): an evicted block's entry goes
+ * stale and the table is rebuilt from the live blocks when stale entries fill it. Lookups must
+ * answer exactly what an index with eager deletion answers, through many rebuilds.
+ */
+describe("KvBlockPool's lazily deleted hash index", () => {
+  test.prop(
+    [
+      fc.array(
+        fc.oneof(
+          fc.record({ op: fc.constant("alloc" as const), hash: fc.option(fc.integer({ min: 0, max: 60 })) }),
+          fc.record({ op: fc.constant("release" as const), pick: fc.nat() }),
+          fc.record({ op: fc.constant("hit" as const), hash: fc.integer({ min: 0, max: 60 }) }),
+        ),
+        { minLength: 50, maxLength: 600 },
+      ),
+    ],
+    { seed: 7, numRuns: 60 },
+  )("answers every lookup as an eagerly deleted map does", (ops) => {
+    const capacity = 6;
+    const pool = new KvBlockPool(capacity);
+    // Reference: hash → block, entries removed when their block is evicted.
+    const ref = new Map<number, number>();
+    const refHash = new Array<number>(capacity).fill(-1);
+    const held: number[] = [];
+    for (const o of ops) {
+      if (o.op === "alloc") {
+        const b = pool.allocate();
+        if (b < 0) continue;
+        if (refHash[b] >= 0) {
+          ref.delete(refHash[b]);
+          refHash[b] = -1;
+        }
+        held.push(b);
+        if (o.hash !== null) {
+          const stored = pool.register(b, o.hash);
+          expect(stored).toBe(!ref.has(o.hash));
+          if (stored) {
+            ref.set(o.hash, b);
+            refHash[b] = o.hash;
+          }
+        }
+      } else if (o.op === "hit") {
+        const b = pool.lookup(o.hash);
+        expect(b).toBe(ref.get(o.hash) ?? -1);
+        if (b >= 0) {
+          pool.acquire(b);
+          held.push(b);
+        }
+      } else if (held.length > 0) {
+        const [b] = held.splice(o.pick % held.length, 1);
+        pool.release(b);
+      }
+      for (let h = 0; h <= 60; h++) expect(pool.lookup(h)).toBe(ref.get(h) ?? -1);
+      const refs = new Int32Array(capacity);
+      for (const b of held) refs[b]++;
+      expect(pool.audit(refs)).toBeNull();
+    }
+  });
+
+  it("stays bounded and exact through many rebuilds: each block evicted and reused 2,000 times", () => {
+    const capacity = 4;
+    const pool = new KvBlockPool(capacity);
+    for (let h = 0; h < 8000; h++) {
+      const b = pool.allocate();
+      expect(pool.register(b, 1e12 + h)).toBe(true);
+      pool.release(b);
+      // Only the last `capacity` hashes are still cached; every older one was evicted.
+      for (let back = 0; back < Math.min(h + 1, 2 * capacity); back++) {
+        const hit = pool.lookup(1e12 + h - back);
+        if (back < capacity) expect(hit).toBeGreaterThanOrEqual(0);
+        else expect(hit).toBe(-1);
+      }
+    }
+    expect(pool.evictions).toBe(8000 - capacity);
+    expect(pool.audit(new Int32Array(capacity))).toBeNull();
+  });
+});
