@@ -1,8 +1,15 @@
 #!/usr/bin/env node
 // The `fleetsim` executable: only wires the CLI to the process. `npm run build` bundles it, with
 // everything it imports, into dist/cli/bin.js (scripts/build-cli.mjs; docs/cli.md "The executable").
+import { fileGridStore, setGridStore } from "../hardware/gridCache.js";
+import { cacheBuild } from "./codeCache.js";
 import { ExitCode } from "./exitCodes.js";
 import { runCli } from "./main.js";
+
+// Run from the bundle with its code cache on: built timing grids are kept beside it, under the
+// same build key (hardware/gridCache.ts).
+const build = cacheBuild();
+if (build !== null) setGridStore(fileGridStore(build.dir, build.key));
 
 // A reader that closes the pipe early (`fleetsim schema | head`) is not an error: stop quietly
 // with the exit code so far, as a Unix tool stops on SIGPIPE, instead of an unhandled EPIPE

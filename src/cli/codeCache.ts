@@ -41,6 +41,19 @@ export function codeCacheState(): CodeCacheState {
   return ((globalThis as Record<symbol, unknown>)[STATE_KEY] as CodeCacheState | undefined) ?? "none";
 }
 
+const BUILD_KEY = Symbol.for("fleetsim.cacheBuild");
+
+/**
+ * The cache folder and the key of this build (the bundle and Node) when the CLI runs from its
+ * bundle with the cache on, else null: other per-build caches (hardware/gridCache.ts) keep their
+ * files there under the same key, and are pruned with the code cache.
+ */
+export function cacheBuild(): { readonly dir: string; readonly key: string } | null {
+  return (
+    ((globalThis as Record<symbol, unknown>)[BUILD_KEY] as { dir: string; key: string } | undefined) ?? null
+  );
+}
+
 /** The environment variable naming the cache folder; `0`, `off` or empty turns the cache off. */
 export const CACHE_ENV = "FLEETSIM_COMPILE_CACHE";
 
@@ -65,6 +78,8 @@ export function cacheFile(dir: string, bundlePath: string, command: string | und
 }
 
 const SUFFIX = ".v8cache";
+/** hardware/gridCache.ts's files (not imported: the launcher stays small). */
+const GRID_SUFFIX = ".grid";
 
 /** The part of a cache file's name that names the build: the bundle and Node. */
 function buildKey(bundlePath: string): string {
@@ -80,7 +95,7 @@ export function pruneOtherBuilds(dir: string, bundlePath: string): void {
   const key = buildKey(bundlePath);
   const prefix = `${basename(bundlePath)}-`;
   for (const f of readdirSync(dir)) {
-    if (f.startsWith(prefix) && f.endsWith(SUFFIX) && !f.startsWith(`${key}-`)) {
+    if (f.startsWith(prefix) && (f.endsWith(SUFFIX) || f.endsWith(GRID_SUFFIX)) && !f.startsWith(`${key}-`)) {
       try {
         unlinkSync(join(dir, f));
       } catch {
@@ -136,6 +151,9 @@ export function runBundle(bundlePath: string, command: string | undefined): void
   const script = new vm.Script(wrapped, { filename: bundlePath, cachedData });
   const hit = cachedData !== undefined && script.cachedDataRejected !== true;
   (globalThis as Record<symbol, unknown>)[STATE_KEY] = file === null ? "off" : hit ? "hit" : "miss";
+  if (file !== null && dir !== null) {
+    (globalThis as Record<symbol, unknown>)[BUILD_KEY] = { dir, key: buildKey(bundlePath) };
+  }
   if (file !== null && !hit) {
     const target = file;
     process.once("exit", () => writeCache(target, bundlePath, script.createCachedData()));

@@ -38,6 +38,8 @@ export function readCompactJson(gpu: string): CompactJson {
 export function loadCompactTables(gpu: string, balancedMoe = false): OpPerfTables {
   const measured = tableSystem(gpu);
   const data = moeDistributionOf(decodeCompact(readCompactJson(measured)), balancedMoe, gpu);
-  const tables = buildOpPerfTables(data, gpuSpec(measured));
+  // The committed tables of this build: their built grids may be kept between runs.
+  const scope = `compact|${measured}|${data.perfDataVersion}|${gpu}|${balancedMoe ? "balanced" : "measured"}`;
+  const tables = buildOpPerfTables(data, gpuSpec(measured), scope);
   return measured === gpu ? tables : new RooflineRescaledTables(tables, gpuSpec(measured), gpuSpec(gpu));
 }

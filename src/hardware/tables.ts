@@ -1,7 +1,8 @@
 import type { KvDtype, WeightDtype } from "./dtypes.js";
 import { HardwareError } from "./errors.js";
 import type { GpuSpec } from "./gpu.js";
-import { Grid } from "./grid.js";
+import { Grid, type GridRules } from "./grid.js";
+import { storedGrid } from "./gridCache.js";
 import type { OpPerfTables } from "./perfTables.js";
 import { gemmSolMs, generationAttentionSolMs, moeSolMs } from "./sol.js";
 import {
@@ -154,27 +155,50 @@ export class InterpolatedTables implements OpPerfTables {
   private readonly moeRoutes = new Map<string, MoeRoute>();
   private lastMoe: MoeRoute | undefined;
 
+  /**
+   * `cacheScope` names the table data for the grid store (hardware/gridCache.ts): grids built from
+   * it may be kept between runs of one build. Null (a user's perf_database): always built.
+   */
   constructor(
     private readonly data: OpTableData,
     private readonly spec: GpuSpec,
+    private readonly cacheScope: string | null = null,
   ) {
     this.gpu = data.gpu;
     // The same grids as buildGrids(data, spec), each built on its first query.
+    const lazy = (name: string, rules: GridRules, build: () => Grid): LazyGrid =>
+      new LazyGrid(() => storedGrid(cacheScope === null ? null : `${cacheScope}|${name}`, rules, build));
     for (const g of data.gemm) {
-      this.gemmGrids[dtypeIndex(g.dtype)] = new LazyGrid(() => gemmGrid(spec, g.dtype, g.grid));
+      this.gemmGrids[dtypeIndex(g.dtype)] = lazy(`gemm|${g.dtype}`, GEMM_RULES, () =>
+        gemmGrid(spec, g.dtype, g.grid),
+      );
     }
     for (const g of data.contextAttention) {
-      this.ctx.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), new LazyGrid(() => contextGrid(g)));
+      const key = attnKey(g.kvDtype, g.headDim, g.kvHeads);
+      this.ctx.set(
+        key,
+        lazy(`context|${key}`, CONTEXT_RULES, () => contextGrid(g)),
+      );
     }
     for (const g of data.generationAttention) {
-      this.gen.set(attnKey(g.kvDtype, g.headDim, g.kvHeads), new LazyGrid(() => generationGrid(spec, g)));
+      const key = attnKey(g.kvDtype, g.headDim, g.kvHeads);
+      this.gen.set(
+        key,
+        lazy(`generation|${key}`, GENERATION_RULES, () => generationGrid(spec, g)),
+      );
     }
-    for (const t of data.allReduce) this.ar.set(t.numGpus, new LazyGrid(() => allReduceGrid(t.grid)));
+    for (const t of data.allReduce) {
+      this.ar.set(
+        t.numGpus,
+        lazy(`allreduce|${t.numGpus}`, ALLREDUCE_RULES, () => allReduceGrid(t.grid)),
+      );
+    }
   }
 
   private get moeEntries(): readonly MoeEntry[] {
-    this.moeEntriesBuilt ??= this.data.moe.map((table) => {
-      const grid = moeGrid(table);
+    const scope = this.cacheScope;
+    this.moeEntriesBuilt ??= this.data.moe.map((table, i) => {
+      const grid = storedGrid(scope === null ? null : `${scope}|moe|${i}`, MOE_RULES, () => moeGrid(table));
       const knots = grid.knots[0];
       return { table, grid, maxTokens: knots[knots.length - 1], maxLatency: grid.values[knots.length - 1] };
     });
@@ -457,6 +481,10 @@ export class InterpolatedTables implements OpPerfTables {
 }
 
 /** Builds the shared query implementation over measured table data. */
-export function buildOpPerfTables(data: OpTableData, spec: GpuSpec): OpPerfTables {
-  return new InterpolatedTables(data, spec);
+export function buildOpPerfTables(
+  data: OpTableData,
+  spec: GpuSpec,
+  cacheScope: string | null = null,
+): OpPerfTables {
+  return new InterpolatedTables(data, spec, cacheScope);
 }

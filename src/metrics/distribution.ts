@@ -43,7 +43,7 @@ export function nearestRank(n: number, p: number): number {
 
 /**
  * Exact statistics of `values[0..n)`. The input is NOT modified: the finite samples are copied into a
- * fresh `Float64Array` which is sorted (numeric typed-array sort). Non-finite samples are dropped
+ * fresh `Float64Array` in which the order statistics are selected (`selectRanks`). Non-finite samples are dropped
  * (they do not count towards n). Mean and std are summed in input order; std is the two-pass
  * population standard deviation.
  */
@@ -52,11 +52,16 @@ export function exactStats(values: Float64Array, n: number = values.length): Dis
   const sorted = new Float64Array(limit);
   let m = 0;
   let sum = 0;
+  // A sort puts -0 before 0; selection cannot tell them apart, so their places are counted.
+  let negatives = 0;
+  let negativeZeros = 0;
   for (let i = 0; i < limit; i++) {
     const v = values[i];
     if (Number.isFinite(v)) {
       sorted[m++] = v;
       sum += v;
+      if (v < 0) negatives++;
+      else if (v === 0 && 1 / v < 0) negativeZeros++;
     }
   }
   if (m === 0) return emptyStats();
@@ -67,19 +72,68 @@ export function exactStats(values: Float64Array, n: number = values.length): Dis
     ss += d * d;
   }
   const xs = m === limit ? sorted : sorted.subarray(0, m);
-  xs.sort();
-  const at = (p: number): number => xs[nearestRank(m, p)];
+  // The order statistics by selection, not a sort: each rank's value is what the sorted array
+  // holds there, at a fraction of a sort's cost on large runs.
+  const ranks = [0, nearestRank(m, 50), nearestRank(m, 75), nearestRank(m, 90), nearestRank(m, 95)];
+  ranks.push(nearestRank(m, 99), m - 1);
+  selectRanks(xs, ranks);
+  // The zeros take sorted places [negatives, …): the first negativeZeros of them hold -0.
+  const at = (i: number): number => {
+    const r = ranks[i];
+    const v = xs[r];
+    return v === 0 ? (r - negatives < negativeZeros ? -0 : 0) : v;
+  };
   return {
     mean,
-    min: xs[0],
-    max: xs[m - 1],
-    median: at(50),
-    p75: at(75),
-    p90: at(90),
-    p95: at(95),
-    p99: at(99),
+    min: at(0),
+    max: at(6),
+    median: at(1),
+    p75: at(2),
+    p90: at(3),
+    p95: at(4),
+    p99: at(5),
     std: Math.sqrt(ss / m),
   };
+}
+
+/**
+ * Rearranges `xs` so that `xs[r]` holds, for every `r` of `ranks` (ascending), the value a sort
+ * would put there (Hoare's quickselect with a median-of-three pivot; each rank searches only the
+ * part right of the previous one, which holds no smaller value).
+ */
+export function selectRanks(xs: Float64Array, ranks: readonly number[]): void {
+  let from = 0;
+  for (const rank of ranks) {
+    if (rank < from) continue;
+    let lo = from;
+    let hi = xs.length - 1;
+    while (hi > lo) {
+      const mid = (lo + hi) >>> 1;
+      // Median of three as the pivot value.
+      const a = xs[lo];
+      const b = xs[mid];
+      const c = xs[hi];
+      const pivot = Math.max(Math.min(a, b), Math.min(Math.max(a, b), c));
+      let i = lo;
+      let j = hi;
+      while (i <= j) {
+        while (xs[i] < pivot) i++;
+        while (xs[j] > pivot) j--;
+        if (i <= j) {
+          const t = xs[i];
+          xs[i] = xs[j];
+          xs[j] = t;
+          i++;
+          j--;
+        }
+      }
+      // [lo, j] ≤ pivot ≤ [i, hi]; between them, values equal to the pivot.
+      if (rank <= j) hi = j;
+      else if (rank >= i) lo = i;
+      else break;
+    }
+    from = rank + 1;
+  }
 }
 
 /** Sketch quantile argument that lands on the rounded nearest rank of percentile `p`. */

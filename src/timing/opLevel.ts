@@ -70,6 +70,9 @@ type MemOp = {
  * own work: nothing for `ngram` (host-side lookup), one decoder layer, the LM head and one
  * layer's decode attention per draft step for `mtp`.
  */
+/** Entries of `OpLevelTiming`'s decode-attention cache (a power of two). */
+const DECODE_ATTN_SLOTS = 4096;
+
 export class OpLevelTiming implements TimingModel {
   private readonly layerGemms: GemmOp[] = [];
   private readonly tokenMemOps: MemOp[] = [];
@@ -80,6 +83,13 @@ export class OpLevelTiming implements TimingModel {
   private readonly logitsN: number;
   private readonly tokenCostCache = new Map<number, number>();
   private readonly logitsCache = new Map<number, number>();
+  /**
+   * Decode attention by (batch, context), direct-mapped (a colliding pair replaces the entry): a
+   * pass's grid interpolation is the same pure function of its two arguments, and passes repeat
+   * pairs often (a steady batch over contexts that move slowly).
+   */
+  private readonly decodeAttnKeys = new Float64Array(DECODE_ATTN_SLOTS).fill(-1);
+  private readonly decodeAttnValues = new Float64Array(DECODE_ATTN_SLOTS);
   /** Latent attention (DeepSeek); null for MHA/GQA models. */
   private readonly mla: MlaAttention | null;
   /** MLA only: GEMMs that run on prefill tokens (kv_b up-projection) or decode rows (absorbed BMMs). */
@@ -370,6 +380,17 @@ export class OpLevelTiming implements TimingModel {
   /** Decode attention of one layer: `batch` requests over `context` cached tokens. */
   private decodeAttention(batch: number, context: number): number {
     if (this.mla !== null) return this.mla.decodeMs(batch, context);
+    // Integers: batch < 2^21 sequences, context < 2^31 tokens, so the key is exact.
+    const key = batch * 2147483648 + context;
+    const slot = (Math.imul(batch, 0x9e3779b1) ^ context) & (DECODE_ATTN_SLOTS - 1);
+    if (this.decodeAttnKeys[slot] === key) return this.decodeAttnValues[slot];
+    const ms = this.generationAttention(batch, context);
+    this.decodeAttnKeys[slot] = key;
+    this.decodeAttnValues[slot] = ms;
+    return ms;
+  }
+
+  private generationAttention(batch: number, context: number): number {
     const m = this.model;
     return this.tables.generationAttention(
       batch,

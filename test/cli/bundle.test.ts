@@ -109,7 +109,7 @@ describe("bundled CLI", () => {
     );
   });
 
-  it("writes a V8 code cache per command at exit and starts from it; a corrupt or disabled cache changes nothing", () => {
+  it("writes a V8 code cache per command at exit and starts from it, keeps built timing grids; a corrupt or disabled cache changes nothing", () => {
     const dir = tempDir("fleetsim-bundle-cc-");
     const out = join(tempDir("fleetsim-bundle-cc-out-"), "out");
     const args = [
@@ -150,6 +150,14 @@ describe("bundled CLI", () => {
     expect(corrupt.state).toBe("miss");
     expect(corrupt.prediction).toBe(first.prediction);
     expect(run({}).state).toBe("hit");
+    // The timing grids built by the first run are kept beside it (hardware/gridCache.ts) and
+    // read back by the later ones; a corrupt grid file is rebuilt, with the same prediction.
+    const grids = readdirSync(dir).filter((f) => f.endsWith(".grid"));
+    expect(grids.length).toBeGreaterThan(0);
+    for (const g of grids) expect(g.startsWith(files[0].replace(/-predict\.v8cache$/, "-"))).toBe(true);
+    for (const g of grids) writeFileSync(join(dir, g), Buffer.alloc(100, 3));
+    expect(run({}).prediction).toBe(first.prediction);
+    for (const g of grids) expect(statSync(join(dir, g)).size).not.toBe(100);
     const off = run({ [CACHE_ENV]: "0" });
     expect(off.state).toBe("off");
     expect(off.prediction).toBe(first.prediction);

@@ -41,7 +41,12 @@ describe("code cache folder and keys", () => {
     const bundle = join(dir, "cli.cjs");
     writeFileSync(bundle, "module.exports = 1;\n");
     const mine = [basename(cacheFile(dir, bundle, "predict")), basename(cacheFile(dir, bundle, "validate"))];
-    const others = ["cli.cjs-99-1-v18.0.0-x64-predict.v8cache", "cli.cjs-20-5-v20.0.0-arm64-report.v8cache"];
+    mine.push(basename(cacheFile(dir, bundle, "predict")).replace(/-predict\.v8cache$/, "-0123abcd.grid"));
+    const others = [
+      "cli.cjs-99-1-v18.0.0-x64-predict.v8cache",
+      "cli.cjs-20-5-v20.0.0-arm64-report.v8cache",
+      "cli.cjs-99-1-v18.0.0-x64-0123abcd.grid",
+    ];
     for (const f of [...mine, ...others, "notes.txt", "other.cjs-1-1-v20-x64-predict.v8cache"])
       writeFileSync(join(dir, f), "x");
     pruneOtherBuilds(dir, bundle);

@@ -6,6 +6,7 @@ import {
   exactStats,
   nearestRank,
   STAT_NAMES,
+  selectRanks,
   sketchQuantileFor,
   sketchStats,
   statKeys,
@@ -168,5 +169,30 @@ describe("statKeys", () => {
     expect(target["p99_ttft_ms"]).toBe(3);
     expect(target["median_ttft_ms"]).toBe(2);
     expect(target["std_output_token_throughput_per_user"]).toBe(0);
+  });
+});
+
+describe("selectRanks", () => {
+  fcTest.prop(
+    [
+      fc.array(
+        fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ noNaN: true, noDefaultInfinity: true })),
+        {
+          minLength: 1,
+          maxLength: 400,
+        },
+      ),
+      fc.array(fc.double({ min: 0, max: 100, noNaN: true }), { minLength: 1, maxLength: 8 }),
+    ],
+    { seed: 11, numRuns: 300 },
+  )("puts at each rank exactly what a sort puts there (duplicates, negatives, any ranks)", (values, ps) => {
+    const xs = Float64Array.from(values);
+    const sorted = Float64Array.from(values).sort();
+    const ranks = [...new Set(ps.map((p) => nearestRank(xs.length, p)))].sort((a, b) => a - b);
+    selectRanks(xs, ranks);
+    // == : a sort orders -0 before 0, selection treats them as equal (the same in prediction.json).
+    for (const r of ranks) expect(xs[r] === sorted[r]).toBe(true);
+    // Still a permutation of the input.
+    expect(Array.from(Float64Array.from(xs).sort(), (v) => v + 0)).toEqual(Array.from(sorted, (v) => v + 0));
   });
 });
