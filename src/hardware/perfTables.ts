@@ -12,6 +12,8 @@ export interface OpPerfTables {
   readonly gpu: string;
   /** `[m × k] · [k × n]` GEMM. */
   gemm(dtype: WeightDtype, m: number, n: number, k: number): number;
+  /** Whether `gemm` has measured cells of `dtype` (it throws for a dtype it lacks). */
+  hasGemm(dtype: WeightDtype): boolean;
   /**
    * Prefill attention for `batch` requests each computing `newTokens` query tokens over
    * `prefix + newTokens` keys (causal), with `numHeads` query and `numKvHeads` KV heads per GPU.

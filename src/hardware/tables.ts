@@ -205,6 +205,10 @@ export class InterpolatedTables implements OpPerfTables {
     return this.moeEntriesBuilt;
   }
 
+  hasGemm(dtype: WeightDtype): boolean {
+    return this.gemmGrids[dtypeIndex(dtype)] !== undefined;
+  }
+
   gemm(dtype: WeightDtype, m: number, n: number, k: number): number {
     if (!(m > 0 && n > 0 && k > 0)) return 0;
     const g = this.gemmGrids[dtypeIndex(dtype)];

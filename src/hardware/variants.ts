@@ -134,6 +134,10 @@ export class RooflineRescaledTables implements OpPerfTables {
     this.gpu = spec.id;
   }
 
+  hasGemm(dtype: WeightDtype): boolean {
+    return this.base.hasGemm(dtype);
+  }
+
   gemm(dtype: WeightDtype, m: number, n: number, k: number): number {
     const ms = this.base.gemm(dtype, m, n, k);
     return ms === 0

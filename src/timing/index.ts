@@ -4,7 +4,7 @@ import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
 import type { TimingModel } from "./timingModel.js";
-import type { TimedRole, TimingSpec } from "./timingSpec.js";
+import { blockFp8KernelOf, type TimedRole, type TimingSpec } from "./timingSpec.js";
 
 export type { TimingModel } from "./timingModel.js";
 export type { TimedRole, TimingSpec } from "./timingSpec.js";
@@ -41,6 +41,7 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
         },
         resolveHostOverhead(spec.hostOverhead, role.asyncScheduling),
         role.speculation?.kind ?? null,
+        blockFp8KernelOf(role.backend),
       );
     }
   }

@@ -5,7 +5,7 @@ import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import { MlaAttention } from "./mlaAttention.js";
 import type { TimingModel } from "./timingModel.js";
-import type { DraftKind } from "./timingSpec.js";
+import type { BlockFp8Kernel, DraftKind } from "./timingSpec.js";
 
 /** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
 export interface Parallelism {
@@ -48,6 +48,21 @@ type MemOp = {
 };
 
 /**
+ * The dtype whose GEMM cells price the model's linear layers: a block-scaled FP8 model on
+ * DeepGEMM (`deepgemm`) takes the per-tensor FP8 cells where the tables have them.
+ */
+export function linearGemmDtype(
+  weights: WeightDtype,
+  kernel: BlockFp8Kernel,
+  tables: OpPerfTables,
+): WeightDtype {
+  return weights === "fp8_block" && kernel === "deepgemm" && tables.hasGemm("fp8") ? "fp8" : weights;
+}
+
+/** Entries of `OpLevelTiming`'s decode-attention cache (a power of two). */
+const DECODE_ATTN_SLOTS = 4096;
+
+/**
  * The op-level forward-pass model (`timing: {type: default}`, aisimulate.md §4.2): a pass is the
  * sum over the operations of one forward pass — per layer add+norm, QKV GEMM, attention, output
  * GEMM, add+norm, gate/up GEMM (or router + fused MoE), activation, down GEMM and two tensor-parallel
@@ -70,9 +85,6 @@ type MemOp = {
  * own work: nothing for `ngram` (host-side lookup), one decoder layer, the LM head and one
  * layer's decode attention per draft step for `mtp`.
  */
-/** Entries of `OpLevelTiming`'s decode-attention cache (a power of two). */
-const DECODE_ATTN_SLOTS = 4096;
-
 export class OpLevelTiming implements TimingModel {
   private readonly layerGemms: GemmOp[] = [];
   private readonly tokenMemOps: MemOp[] = [];
@@ -109,6 +121,8 @@ export class OpLevelTiming implements TimingModel {
     private readonly host: HostOverhead = { perPassMs: 0, perSequenceMs: 0 },
     /** How draft tokens are made when the worker speculates (null: it does not). */
     private readonly drafter: DraftKind | null = null,
+    /** Which cells price a block-scaled FP8 linear layer (timing/timingSpec.ts). */
+    blockFp8Kernel: BlockFp8Kernel = "measured",
   ) {
     const tp = parallel.tensor;
     const h = model.hiddenSize;
@@ -120,7 +134,8 @@ export class OpLevelTiming implements TimingModel {
     this.hiddenBytesPerToken = h * 2;
     this.logitsN = Math.floor(model.vocabSize / tp);
     const L = model.numLayers;
-    const w = model.weightDtype;
+    // Linear layers' GEMM cells; the MoE experts keep the model's dtype (`moeLayerMs`).
+    const w = linearGemmDtype(model.weightDtype, blockFp8Kernel, tables);
     const mla = model.mla;
     this.moeLayers = model.moe === null ? 0 : model.moe.moeLayers;
     if (mla === null) {

@@ -42,4 +42,23 @@ export interface TimedRole {
   readonly asyncScheduling: boolean;
   /** `engine.speculation` (its drafter prices the draft work of a pass); absent or null = off. */
   readonly speculation?: { readonly kind: DraftKind } | null;
+  /**
+   * `engine.backend`; absent = `vllm`. It picks the kernel that prices a block-scaled FP8 linear
+   * layer (`blockFp8Kernel`).
+   */
+  readonly backend?: "vllm" | "sglang" | "trtllm";
+}
+
+/**
+ * Which cells price a block-scaled FP8 (`fp8_block`) linear layer (docs/models.md "Block-scaled
+ * FP8 GEMMs"): `measured` = the op tables' `fp8_block` cells, the kernel vLLM ran when the tables
+ * were collected; `deepgemm` = SGLang's DeepGEMM path, priced with the per-tensor FP8 cells of the
+ * same shape (DeepGEMM's published times are at or below them; the tables' `fp8_block` cells are
+ * 4–25× above them at decode sizes). MoE experts are priced from the MoE tables either way.
+ */
+export type BlockFp8Kernel = "measured" | "deepgemm";
+
+/** The block-FP8 kernel of a backend: SGLang runs DeepGEMM, the others the tables' kernel. */
+export function blockFp8KernelOf(backend: TimedRole["backend"]): BlockFp8Kernel {
+  return backend === "sglang" ? "deepgemm" : "measured";
 }
