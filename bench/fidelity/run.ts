@@ -15,15 +15,35 @@ import { loadExperiments } from "./experiment.js";
 import { breakdown, type ExperimentResult, METRICS, score } from "./score.js";
 import { simulate } from "./simulate.js";
 
-const { values } = parseArgs({
-  options: {
-    split: { type: "string", default: "all" },
-    only: { type: "string" },
-    json: { type: "string" },
-    baseline: { type: "string" },
-    quiet: { type: "boolean", default: false },
-  },
-});
+const USAGE =
+  "usage: npm run bench:fidelity -- [--split fit|heldout|all] [--only SUBSTR] [--json FILE] [--baseline FILE] [--quiet]";
+
+/** The options, or a usage line and exit 2 for a mistyped one (no stack trace for a user mistake). */
+function options() {
+  try {
+    const { values } = parseArgs({
+      options: {
+        split: { type: "string", default: "all" },
+        only: { type: "string" },
+        json: { type: "string" },
+        baseline: { type: "string" },
+        quiet: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+    if (values.help) {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    }
+    if (!["fit", "heldout", "all"].includes(values.split))
+      throw new Error(`--split must be fit, heldout or all, not '${values.split}'`);
+    return values;
+  } catch (err) {
+    process.stderr.write(`bench:fidelity: ${(err as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+const values = options();
 
 const fmt = (x: number | null | undefined, d = 1): string =>
   x === null || x === undefined || !Number.isFinite(x) ? "—" : x.toFixed(d);
