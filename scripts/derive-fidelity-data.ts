@@ -10,8 +10,9 @@
  *   --s1  LambdaLabsML/vllm-benchmark
  *   --s2  surajssd/llm-k8s
  *   --s3  DO-Solutions/gtc-2026-doks
- *   --s9  ai-dynamo/aiconfigurator (or its silicon_sample.csv): S9's vLLM rows and, as source
- *         S9-sglang, its SGLang DeepSeek-V3 rows (`--s9-all`: every usable row, not the subset)
+ *   --s9  ai-dynamo/aiconfigurator (or its silicon_sample.csv): S9's vLLM rows and, as sources
+ *         S9-sglang and S9-trtllm, its SGLang DeepSeek-V3 rows and its TensorRT-LLM rows of
+ *         catalog models (`--s9-all`: every usable row, not the subset)
  * A source that is not given is skipped (S3 needs S1 and S2: its lengths come from them).
  *
  * Only derived numbers are written (token counts, latencies, arrival offsets), each file with its
@@ -251,7 +252,7 @@ interface Fixture {
   family: string;
   kind: "dense-gqa" | "dense-mha" | "moe" | "mla";
   /** The serving engine measured, when it is not vLLM (the `vllm` block then mirrors its settings). */
-  servingEngine?: "sglang";
+  servingEngine?: "sglang" | "trtllm";
   gpu: string;
   gpuMemoryGiB?: number;
   model: string;
@@ -858,8 +859,9 @@ interface S9Model {
 
 /**
  * (backend, model_path, precision) → catalog entry. Rows of any other triple are skipped. SGLang
- * rows are read only for DeepSeek-V3/R1: the table has no vLLM row of that family, and SGLang's
- * are replayed through fleetsim's vLLM engine, labelled as such (source `S9-sglang`).
+ * rows are read only for DeepSeek-V3/R1: the table has no vLLM row of that family; they replay
+ * through fleetsim's SGLang core, labelled as such (source `S9-sglang`). TensorRT-LLM rows replay
+ * through fleetsim's TRT-LLM backend (source `S9-trtllm`), every one held out.
  */
 const S9_MODELS: Readonly<Record<string, S9Model>> = {
   "vllm|Qwen/Qwen3-32B|": {
@@ -916,6 +918,42 @@ const S9_MODELS: Readonly<Record<string, S9Model>> = {
     kvCacheDtype: "auto",
     note: "DeepSeek-R1's FP8 checkpoint (the DeepSeek-V3 architecture; catalog deepseek-ai/DeepSeek-R1).",
   },
+  "trtllm|meta-llama/Llama-3.1-70B|fp8": {
+    model: "nvidia/Llama-3.1-70B-Instruct-FP8",
+    family: "llama-3.1-70b-fp8",
+    kind: "dense-gqa",
+    tag: "llama31-70b",
+    prec: "fp8",
+    kvCacheDtype: "auto",
+    note: "model_path meta-llama/Llama-3.1-70B with precision/gemm quant fp8: mapped to the catalog's per-tensor FP8 entry nvidia/Llama-3.1-70B-Instruct-FP8 (FP8 weights and FP8 KV). TRT-LLM's kv_cache_config.dtype auto takes the checkpoint's KV quantization (FP8 for that checkpoint); which checkpoint ran is not recorded.",
+  },
+  "trtllm|meta-llama/Llama-3.1-8B-Instruct|": {
+    model: "meta-llama/Llama-3.1-8B-Instruct",
+    family: "llama-3.1-8b",
+    kind: "dense-gqa",
+    tag: "llama31-8b",
+    prec: "bf16",
+    kvCacheDtype: "auto",
+    note: "precision and quant modes empty: the BF16 checkpoint as published (catalog meta-llama/Llama-3.1-8B-Instruct, BF16 weights and KV).",
+  },
+  "trtllm|Qwen/Qwen3-235B-A22B-FP8|fp8": {
+    model: "Qwen/Qwen3-235B-A22B-FP8",
+    family: "qwen3-235b-a22b-fp8",
+    kind: "moe",
+    tag: "qwen3-235b-a22b",
+    prec: "fp8",
+    kvCacheDtype: "auto",
+    note: "Qwen's block-scaled FP8 checkpoint (gemm_quant_mode fp8_block; catalog entry of the same id: fp8_block weights, FP8 KV). The row's KV-cache dtype is not recorded (TRT-LLM's auto keeps the checkpoint's, which declares none: BF16 on the real server, where fleetsim prices FP8 as the reference does).",
+  },
+  "trtllm|deepseek-ai/DeepSeek-V3|fp8": {
+    model: "deepseek-ai/DeepSeek-V3",
+    family: "deepseek-v3-fp8",
+    kind: "mla",
+    tag: "deepseek-v3",
+    prec: "fp8",
+    kvCacheDtype: "auto",
+    note: "DeepSeek's own block-scaled FP8 checkpoint (catalog deepseek-ai/DeepSeek-V3: fp8_block weights, MLA latent cache priced at FP8). The row records no KV-cache dtype (TRT-LLM's auto keeps the latent in BF16 for this checkpoint, twice the bytes fleetsim's decode attention reads).",
+  },
 };
 
 const S9_GPUS: Readonly<Record<string, string>> = {
@@ -927,6 +965,8 @@ const S9_GPUS: Readonly<Record<string, string>> = {
 };
 
 interface S9Pick {
+  /** The measured engine; absent = the vLLM rows (and the SGLang DeepSeek rows, which have no vLLM twin). */
+  backend?: "trtllm";
   system: string;
   model: string;
   tp?: number;
@@ -978,6 +1018,32 @@ const S9_SUBSET: readonly S9Pick[] = [
   // vLLM's memory rule at 0.9, which fleetsim refuses (SGLang sized its pool its own way).
   { system: "h200_sxm", model: "deepseek-ai/DeepSeek-V3", tp: 8 },
   { system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", tp: 8 },
+  // Held out (another engine). TensorRT-LLM: Llama-3.1-70B FP8 on H200 in the vLLM held-out rows'
+  // configs and on B200; Llama-3.1-8B BF16 on H100 (1.0.0rc3); Qwen3-235B-A22B FP8 EP4 on H100;
+  // DeepSeek-V3 FP8 TP8 on H200 and B200.
+  { backend: "trtllm", system: "h200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 1, isl: 1024, osl: [1024] },
+  { backend: "trtllm", system: "h200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 2, isl: 8192, osl: [1024] },
+  { backend: "trtllm", system: "b200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 1, isl: 1024, osl: [1024] },
+  { backend: "trtllm", system: "b200_sxm", model: "meta-llama/Llama-3.1-70B", tp: 8, isl: 1024, osl: [1024] },
+  {
+    backend: "trtllm",
+    system: "h100_sxm",
+    model: "meta-llama/Llama-3.1-8B-Instruct",
+    tp: 1,
+    isl: 1024,
+    osl: [512],
+  },
+  {
+    backend: "trtllm",
+    system: "h100_sxm",
+    model: "meta-llama/Llama-3.1-8B-Instruct",
+    tp: 2,
+    isl: 4096,
+    osl: [128],
+  },
+  { backend: "trtllm", system: "h100_sxm", model: "Qwen/Qwen3-235B-A22B-FP8", tp: 4, isl: 1024, osl: [512] },
+  { backend: "trtllm", system: "h200_sxm", model: "deepseek-ai/DeepSeek-V3", tp: 8, isl: 1024, osl: [1024] },
+  { backend: "trtllm", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", tp: 8, isl: 1024, osl: [1024] },
 ];
 
 /** A CSV line (RFC 4180 quoting; the file has none today). */
@@ -1016,7 +1082,7 @@ export function parseCsv(text: string): Record<string, string>[] {
 
 interface S9Row {
   row: Record<string, string>;
-  backend: "vllm" | "sglang";
+  backend: "vllm" | "sglang" | "trtllm";
   concurrency: number;
   /** The row's tp_size: attention TP on vLLM; on SGLang every GPU of the worker (attention TP × DP). */
   tp: number;
@@ -1034,6 +1100,8 @@ function s9Attention(x: S9Row, m: S9Model): { tensor: number; data: number } {
     const data = Number(x.row["attention_dp_size"] || "1");
     return { tensor: x.tp / data, data };
   }
+  // TensorRT-LLM: moe_tp × moe_ep = tp (its benchmark rule); attention DP rows are not replayed.
+  if (x.backend === "trtllm") return { tensor: x.tp, data: Number(x.row["attention_dp_size"] || "1") };
   // vLLM runs attention TP × DP and MoE over the same GPUs: moe_tp × moe_ep = tp × dp
   // (aiconfigurator's vllm.rule; the attention_dp_size column is empty in these rows).
   return {
@@ -1054,6 +1122,12 @@ function s9SkipReason(x: S9Row, m: S9Model | undefined): string | null {
     if (!r["silicon_data_source"]!.startsWith("db-dump/"))
       return "earlier dump file (a repeat or an unlabelled second series)";
   }
+  if (x.backend === "trtllm") {
+    if (x.tp > 8) return `${x.tp} GPUs per worker (tp ${x.tp}): more than one 8-GPU node`;
+    if (Number(r["attention_dp_size"] || "1") > 1) return "TensorRT-LLM attention DP (not replayed)";
+    if (m.kind === "mla" && !r["silicon_data_source"]!.startsWith("db-dump/"))
+      return "earlier dump file (a repeat or an unlabelled second series)";
+  }
   if (!Number.isFinite(x.concurrency)) return "no silicon_concurrency in silicon_data_source";
   if (x.concurrency !== Number(r["batch_size"])) return "silicon_concurrency differs from batch_size";
   const { tensor, data } = s9Attention(x, m);
@@ -1070,7 +1144,11 @@ function s9Rows(text: string): { usable: (S9Row & { m: S9Model })[]; skipped: [S
   for (const row of parseCsv(text)) {
     const backend = row["backend"];
     if (row["mode"] !== "agg" || S9_GPUS[row["system"]!] === undefined) continue;
-    if (backend !== "vllm" && !(backend === "sglang" && row["model_path"]!.startsWith("deepseek-ai/")))
+    if (
+      backend !== "vllm" &&
+      backend !== "trtllm" &&
+      !(backend === "sglang" && row["model_path"]!.startsWith("deepseek-ai/"))
+    )
       continue;
     const c = /silicon_concurrency=(\d+)/.exec(row["silicon_data_source"]!);
     const x: S9Row = {
@@ -1103,6 +1181,7 @@ function s9InSubset(x: S9Row & { m: S9Model }): boolean {
   const dp = s9Attention(x, x.m).data > 1;
   return S9_SUBSET.some(
     (p) =>
+      (p.backend === undefined ? x.backend !== "trtllm" : p.backend === x.backend) &&
       p.system === x.row["system"] &&
       p.model === x.row["model_path"] &&
       (p.tp === undefined || p.tp === x.tp) &&
@@ -1113,12 +1192,21 @@ function s9InSubset(x: S9Row & { m: S9Model }): boolean {
   );
 }
 
+/** TensorRT-LLM's pass budget under aiconfigurator's rule: batch + ISL + 1500, rounded up to a 32-token block. */
+function trtTokenBudget(batch: number, isl: number): number {
+  return Math.ceil((batch + isl + 1500) / 32) * 32;
+}
+
 /** What the notes say about the engine and its settings, per backend. */
 function s9EngineNote(x: S9Row, version: string, versionKnown: boolean, m: S9Model): string {
   const { isl, osl } = x;
   const b = Number(x.row["batch_size"]);
   if (x.backend === "sglang")
     return `Engine: SGLang ${version} (image ${/image=([^;]+)/.exec(x.row["silicon_data_source"]!)?.[1] ?? "not recorded"}), NOT vLLM: replayed through fleetsim's SGLang core (engine.backend sglang, priced from the vLLM op tables) as a cross-engine check. aiconfigurator's SGLang benchmark rule (generator/rule_plugin/benchmark/sglang.rule) sets --max-running-requests = batch_size (${b}), --max-prefill-tokens = isl + 1500 (${isl + 1500}), --enable-mixed-chunk (prefill chunks share a pass with decodes), CUDA graphs 1..batch_size; stored as max_num_seqs ${b} and a pass budget of batch_size + isl + 1500 = ${b + isl + 1500} tokens, as the vLLM rows, and replayed as max_sequences ${b}, sglang.max_prefill_tokens ${isl + 1500} (the budget less ${b}) and sglang.enable_mixed_chunk. Not set, SGLang defaults: radix (prefix) cache on, the overlap scheduler on (replayed as scheduler.async_scheduling: the CPU schedules the next batch while the GPU runs), chunked_prefill_size by GPU memory, page size by attention backend (block 16 here), mem_fraction_static by GPU (KV capacity here is vLLM's formula at 0.9, as the vLLM rows; every row's ${b} × ${isl + osl} tokens fit either way), kv-cache-dtype ${m.kvCacheDtype}. Kernels differ (SGLang's MLA and DeepGEMM paths vs the vLLM 0.24 op tables fleetsim prices).`;
+  if (x.backend === "trtllm") {
+    const budget = trtTokenBudget(b, isl);
+    return `Engine: TensorRT-LLM ${version || "(backend_version not recorded)"} (PyTorch backend), NOT vLLM: replayed through fleetsim's TRT-LLM backend (engine.backend trtllm: the vLLM core with the GUARANTEED_NO_EVICT capacity scheduler, TRT-LLM's default; passes priced from the vLLM op tables) as a cross-engine check. aiconfigurator's TensorRT-LLM benchmark rule (generator/rule_plugin/benchmark/trtllm.rule) and its extra_engine_args templates set max_batch_size = batch_size (${b}), tokens_per_block 32, max_num_tokens = batch_size + isl + 1500 rounded up to a block (${budget}), disable_overlap_scheduler false for agg (replayed as scheduler.async_scheduling), CUDA graphs 1..batch_size; left at the templates' defaults: enable_chunked_prefill false, kv_cache_config.enable_block_reuse false (no prefix reuse), free_gpu_memory_fraction 0.80 (of the memory free after the weights, TRT-LLM's rule; fleetsim's trtllm capacity formula), kv_cache_config.dtype ${m.kvCacheDtype}. Kernels differ (TRT-LLM's own GEMM, attention and MoE kernels vs the vLLM 0.24 op tables fleetsim prices).`;
+  }
   return `Engine: vLLM ${version}${versionKnown ? "" : " ASSUMED (backend_version is empty for the 2026-04-06.csv rows; 0.11.0 was the current vLLM release at their measured date 2025-10-29)"}, V1. aiconfigurator's benchmark rule plugin (generator/rule_plugin/benchmark/vllm.rule) sets --max-num-seqs = batch_size (${b}), --max-num-batched-tokens = batch_size + isl + 1500 (${b + isl + 1500}), --max-model-len = isl + osl + 1500 (${isl + osl + 1500}), CUDA graphs 1..batch_size; gpu-memory-utilization and block size are not set (vLLM defaults 0.9 and 16); prefix caching is not disabled (V1 default on); async scheduling not passed (off by default before 0.14); kv-cache-dtype ${m.kvCacheDtype} from the row's quant mode. Whether this generator produced the measured deployment is not stated.`;
 }
 
@@ -1138,8 +1226,9 @@ function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
   const { tensor: tp, data: dp } = s9Attention(x, m);
   const ep = m.kind !== "dense-gqa" && x.moeEp > 1 ? x.moeEp : 1;
   const sglang = x.backend === "sglang";
+  const trt = x.backend === "trtllm";
   const versionKnown = row["backend_version"] !== "";
-  const version = versionKnown ? row["backend_version"]! : "0.11.0";
+  const version = versionKnown ? row["backend_version"]! : trt ? "" : "0.11.0";
   const warm = S9_WARMUP_ROUNDS * c;
   const n = warm + S9_ROUNDS * c;
   const maxNumSeqs = Number(row["batch_size"]);
@@ -1155,14 +1244,19 @@ function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
   ];
   const par = `tp${tp}${dp > 1 ? `dp${dp}` : ""}${ep > 1 ? `ep${ep}` : ""}`;
   return {
-    id: `${sglang ? "s9sgl" : "s9"}-${S9_GPUS[gpu]}-${m.tag}-${m.prec}-${par}-isl${isl}-osl${osl}-c${c}`,
-    source: { name: sglang ? "S9-sglang" : "S9", repo: S9_REPO, path: S9_PATH, commit: S9_COMMIT },
+    id: `${sglang ? "s9sgl" : trt ? "s9trt" : "s9"}-${S9_GPUS[gpu]}-${m.tag}-${m.prec}-${par}-isl${isl}-osl${osl}-c${c}`,
+    source: {
+      name: sglang ? "S9-sglang" : trt ? "S9-trtllm" : "S9",
+      repo: S9_REPO,
+      path: S9_PATH,
+      commit: S9_COMMIT,
+    },
     // Held out: every H200 row (Llama-3.1-8B/70B FP8 dense and the Qwen3-235B-A22B MoE), as S3's
-    // H200 runs, and every DeepSeek row (a family nothing is fitted on).
-    split: gpu === "h200_sxm" || m.kind === "mla" ? "heldout" : "fit",
+    // H200 runs, every DeepSeek row (a family nothing is fitted on) and every TensorRT-LLM row.
+    split: gpu === "h200_sxm" || m.kind === "mla" || trt ? "heldout" : "fit",
     family: m.family,
     kind: m.kind,
-    ...(sglang ? { servingEngine: "sglang" as const } : {}),
+    ...(sglang ? { servingEngine: "sglang" as const } : trt ? { servingEngine: "trtllm" as const } : {}),
     gpu,
     model: m.model,
     parallelism:
@@ -1177,18 +1271,18 @@ function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
           },
     vllm: {
       version,
-      engine: sglang ? "sglang" : "V1",
-      blockSize: 16,
+      engine: sglang ? "sglang" : trt ? "trtllm" : "V1",
+      blockSize: trt ? 32 : 16,
       maxNumSeqs,
-      maxNumBatchedTokens: maxNumSeqs + isl + 1500,
-      chunkedPrefill: true,
-      prefixCaching: true,
-      gpuMemoryUtilization: 0.9,
+      maxNumBatchedTokens: trt ? trtTokenBudget(maxNumSeqs, isl) : maxNumSeqs + isl + 1500,
+      chunkedPrefill: !trt,
+      prefixCaching: !trt,
+      gpuMemoryUtilization: trt ? 0.8 : 0.9,
       maxModelLen: isl + osl + 1500,
       kvCacheDtype: m.kvCacheDtype,
       numGpuBlocks: null,
       outputStreaming: "per-token",
-      asyncScheduling: sglang,
+      asyncScheduling: sglang || trt,
     },
     load: { regime: c <= 8 ? "light" : c <= 64 ? "moderate" : "heavy", concurrency: c },
     workload: {

@@ -40,12 +40,14 @@ export interface Experiment {
   readonly family: string;
   readonly kind: ModelKind;
   /**
-   * The engine that was measured when it is not vLLM (S9's SGLang DeepSeek rows): `vllm` then holds
-   * that engine's settings in vLLM's terms, and fleetsim replays it through its SGLang core
-   * (simulate.ts: max_prefill_tokens = the pass budget less max_num_seqs, mixed chunk, and the
-   * overlap scheduler as async scheduling).
+   * The engine that was measured when it is not vLLM (S9's SGLang DeepSeek rows and TensorRT-LLM
+   * rows): `vllm` then holds that engine's settings in vLLM's terms. fleetsim replays SGLang through
+   * its SGLang core (simulate.ts: max_prefill_tokens = the pass budget less max_num_seqs, mixed
+   * chunk, and the overlap scheduler as async scheduling) and TensorRT-LLM as `backend: trtllm`
+   * (GUARANTEED_NO_EVICT, chunked prefill and block reuse as stored, the overlap scheduler as async
+   * scheduling, `gpuMemoryUtilization` as TRT-LLM's free-memory fraction).
    */
-  readonly servingEngine?: "sglang";
+  readonly servingEngine?: "sglang" | "trtllm";
   readonly gpu: string;
   readonly gpuMemoryGiB?: number | null;
   readonly model: string;

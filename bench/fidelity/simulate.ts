@@ -164,6 +164,7 @@ export function experimentConfig(
       : { type: "default", memory_fraction: v.gpuMemoryUtilization };
   const closed = e.workload.closedLoopConcurrency ?? 0;
   const sglang = e.servingEngine === "sglang";
+  const trtllm = e.servingEngine === "trtllm";
   const config: Record<string, unknown> = {
     traffic: {
       source: { type: "trace", format: "mooncake", paths: [tracePath], block_size: v.blockSize },
@@ -175,8 +176,10 @@ export function experimentConfig(
       model: e.model,
       hardware: hardwareFor(e),
       // The source's engine: an SGLang run replays through fleetsim's SGLang core.
-      backend: sglang ? "sglang" : "vllm",
-      ...(sglang ? {} : { backend_version: v.version }),
+      backend: e.servingEngine ?? "vllm",
+      ...(e.servingEngine === undefined ? { backend_version: v.version } : {}),
+      // TensorRT-LLM's enable_chunked_prefill (its benchmark template leaves it off).
+      ...(trtllm ? { enable_chunked_prefill: v.chunkedPrefill } : {}),
       context_length: v.maxModelLen,
       workers: {
         aggregated: {
