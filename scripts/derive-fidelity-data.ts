@@ -289,6 +289,7 @@ interface Fixture {
     poisson: { rate: number; seed: number; spanS?: number } | null;
     warmPrefixCache?: boolean;
     closedLoopConcurrency?: number;
+    warmupSessions?: number;
     inputLen: number[];
     outputLen: number[];
     outputLenSource?: string;
@@ -1238,7 +1239,7 @@ function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
     `Row ${row["id"]} of aiconfigurator's silicon_sample.csv (NVIDIA's "2026-04 dump of the internal benchmark DB", docs/design/prediction_regression_gate_design.md); provenance as published: ${sourceFields.join("; ")}.`,
     `Model: ${m.note}`,
     `Measured: silicon_ttft_ms and silicon_tpot_ms only (their statistic is not stated; taken as means). ITL = TPOT here: with fixed output lengths the pooled inter-token mean equals the per-request TPOT mean, and the table has no separate ITL.`,
-    `Client (not recorded per row): aiconfigurator's own benchmark script (generator/config/backend_templates/benchmark/bench_run.sh.j2 at this commit) runs aiperf profile --concurrency c --num-requests 20·c --warmup-request-count 2·c --isl/--osl with stddev 0, ignore_eos, streaming, random synthetic prompts (seed 100); replayed as ${warm} warm-up requests (latencyExcluded) then ${n - warm} measured ones, closed loop at c = ${c}, every prompt unique. If the client cycled through a fixed pool of prompts (--num-dataset-entries; genai-perf's default pool is 100), later requests were prefix-cache hits on the real server and the replay overstates prefill work.`,
+    `Client (not recorded per row): aiconfigurator's own benchmark script (generator/config/backend_templates/benchmark/bench_run.sh.j2 at this commit) runs aiperf profile --concurrency c --num-requests 20·c --warmup-request-count 2·c --isl/--osl with stddev 0, ignore_eos, streaming, random synthetic prompts (seed 100); replayed as ${warm} warm-up requests (latencyExcluded) then ${n - warm} measured ones, closed loop at c = ${c}, every prompt unique; the measured requests start together once every warm-up request has finished (warmupSessions: AIPerf runs its warm-up and profiling phases one after the other and waits for all warm-up responses: ai-dynamo/aiperf@db4f6397:aiperf/timing/credit_issuing_strategy.py, "Wait for the credits to be returned before continuing to the next phase"; its docs/tutorials/warmup.md: "By default, AIPerf waits indefinitely for all warmup responses before starting profiling"). If the client cycled through a fixed pool of prompts (--num-dataset-entries; genai-perf's default pool is 100), later requests were prefix-cache hits on the real server and the replay overstates prefill work.`,
     s9EngineNote(x, version, versionKnown, m),
     s9ParallelismNote(x, tp, dp),
   ];
@@ -1289,6 +1290,7 @@ function s9Experiment(x: S9Row & { m: S9Model }): Fixture {
       arrivalMs: null,
       poisson: null,
       closedLoopConcurrency: c,
+      warmupSessions: warm,
       inputLen: new Array<number>(n).fill(isl),
       outputLen: new Array<number>(n).fill(osl),
     },

@@ -88,6 +88,11 @@ export interface Experiment {
     /** Every prompt of the run was served before on the same server with prefix caching on. */
     readonly warmPrefixCache?: boolean;
     readonly closedLoopConcurrency?: number | null;
+    /**
+     * Closed loop: the first N requests are the client's warm-up phase, and the measured ones
+     * start together once all of them have finished (AIPerf's phases; `warmup_sessions`).
+     */
+    readonly warmupSessions?: number;
     readonly inputLen: readonly number[];
     readonly outputLen: readonly number[];
     /** Where `outputLen` comes from when the source does not publish it ("stand-in: …"). */

@@ -169,7 +169,15 @@ export function experimentConfig(
     traffic: {
       source: { type: "trace", format: "mooncake", paths: [tracePath], block_size: v.blockSize },
       load:
-        closed > 0 ? { type: "concurrency", concurrency: closed } : { type: "trace_timestamps", speedup: 1 },
+        closed > 0
+          ? {
+              type: "concurrency",
+              concurrency: closed,
+              ...(e.workload.warmupSessions !== undefined
+                ? { warmup_sessions: e.workload.warmupSessions }
+                : {}),
+            }
+          : { type: "trace_timestamps", speedup: 1 },
     },
     engine: {
       mode: "aggregated",

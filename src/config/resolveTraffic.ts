@@ -74,7 +74,9 @@ function rateOf(load: LoadConfig & { type: "poisson" | "constant_rate" }): numbe
 export function resolveLoad(load: LoadConfig): LoadSpec {
   switch (load.type) {
     case "concurrency":
-      return { type: "concurrency", concurrency: load.concurrency };
+      return load.warmup_sessions === undefined
+        ? { type: "concurrency", concurrency: load.concurrency }
+        : { type: "concurrency", concurrency: load.concurrency, warmupSessions: load.warmup_sessions };
     case "poisson": {
       const stages = stagesOf(load);
       const spec = { type: "poisson", requestsPerSecond: rateOf(load), seed: load.seed } as const;

@@ -221,7 +221,7 @@ const Stage = z
   }));
 
 const LOAD_FIELDS = {
-  concurrency: ["type", "concurrency"],
+  concurrency: ["type", "concurrency", "warmup_sessions"],
   poisson: ["type", "requests_per_second", "sessions_per_second", "seed", "stages"],
   constant_rate: ["type", "requests_per_second", "sessions_per_second", "stages"],
   trace_timestamps: ["type", "speedup"],
@@ -234,6 +234,7 @@ const Load = z
       ["concurrency", "poisson", "constant_rate", "trace_timestamps"],
     ).default("concurrency"),
     concurrency: posInt().optional(),
+    warmup_sessions: posInt().optional(),
     requests_per_second: posNum().optional(),
     sessions_per_second: posNum().optional(),
     seed: int().min(0).optional(),
@@ -251,7 +252,7 @@ const Load = z
       fail(ctx, `${PATH}.type='${load.type}' does not accept ${pyList(extra)}`);
       return;
     }
-    const rates = presentExcept(load, ["type", "seed", "concurrency", "speedup"]);
+    const rates = presentExcept(load, ["type", "seed", "concurrency", "warmup_sessions", "speedup"]);
     if (rates.length > 1) {
       fail(
         ctx,
@@ -277,7 +278,11 @@ const Load = z
   .transform((load) => {
     switch (load.type) {
       case "concurrency":
-        return { type: load.type, concurrency: load.concurrency ?? 10 };
+        return {
+          type: load.type,
+          concurrency: load.concurrency ?? 10,
+          ...(load.warmup_sessions !== undefined ? { warmup_sessions: load.warmup_sessions } : {}),
+        };
       case "poisson":
         return {
           type: load.type,

@@ -127,6 +127,8 @@ export const runTrafficSchema = z.strictObject({
   /** poisson only. */
   seed: z.number().optional(),
   concurrency: z.number().optional(),
+  /** concurrency only, when set: sessions of the warm-up phase (`traffic.load.warmup_sessions`). */
+  warmup_sessions: z.number().optional(),
   /** `traffic.stop.max_virtual_time_seconds`, or null. */
   max_virtual_time_seconds: z.number().nullable(),
 });

@@ -158,8 +158,10 @@ function runTraffic(spec: RunSpec, table: Pick<WorkloadInfo, "count" | "sessionC
     out.turns = src.turns;
   }
   if (load.type === "trace_timestamps") out.speedup = load.speedup;
-  else if (load.type === "concurrency") out.concurrency = load.concurrency;
-  else {
+  else if (load.type === "concurrency") {
+    out.concurrency = load.concurrency;
+    if (load.warmupSessions !== undefined) out.warmup_sessions = load.warmupSessions;
+  } else {
     if (src.type === "synthetic-session") out.sessions_per_second = load.requestsPerSecond;
     else out.requests_per_second = load.requestsPerSecond;
     if (load.stages) out.stages = load.stages.length;

@@ -42,13 +42,19 @@ export class StreamArrivals implements Arrivals {
  *    previous turn of its session finished.
  *  - closed loop (`concurrency: N`): at most N sessions are active; sessions start in file order
  *    as slots free, a session holds its slot through all turns and think time, and a request's
- *    arrival time is its dispatch time.
+ *    arrival time is its dispatch time. With `warmup_sessions: W` the first W sessions are a
+ *    warm-up phase and the rest wait until every one of them has ended, then up to N start at
+ *    once (AIPerf's phases: docs/traffic.md "Warm-up phase").
  * It only computes times; the replay loop owns the clock and the event queue.
  */
 export class ArrivalPlan implements Arrivals {
   readonly closedLoop: boolean;
   private readonly speedup: number;
   private readonly concurrency: number;
+  /** Sessions of the warm-up phase (0: none); the measured sessions wait for all of them to end. */
+  private readonly warmupSessions: number;
+  /** Warm-up sessions not yet ended. */
+  private warmupOpen = 0;
   private nextSession = 0;
 
   constructor(
@@ -58,6 +64,8 @@ export class ArrivalPlan implements Arrivals {
     this.closedLoop = load.type === "concurrency";
     this.speedup = load.type === "trace_timestamps" ? load.speedup : 1;
     this.concurrency = load.type === "concurrency" ? load.concurrency : 0;
+    this.warmupSessions =
+      load.type === "concurrency" ? Math.min(load.warmupSessions ?? 0, table.sessionCount) : 0;
   }
 
   /**
@@ -75,7 +83,9 @@ export class ArrivalPlan implements Arrivals {
   seed(schedule: (row: number, time: number) => void): void {
     const t = this.table;
     if (this.closedLoop) {
-      const n = Math.min(this.concurrency, t.sessionCount);
+      this.warmupOpen = this.warmupSessions;
+      const phaseEnd = this.warmupSessions > 0 ? this.warmupSessions : t.sessionCount;
+      const n = Math.min(this.concurrency, phaseEnd);
       for (let s = 0; s < n; s++) schedule(t.sessionFirstRow[s], 0);
       this.nextSession = n;
       return;
@@ -95,8 +105,20 @@ export class ArrivalPlan implements Arrivals {
       schedule(next, now + t.delayAfterPreviousMs[next] / this.speedup);
       return;
     }
-    if (this.closedLoop && this.nextSession < t.sessionCount) {
-      schedule(t.sessionFirstRow[this.nextSession++], now);
+    if (!this.closedLoop) return;
+    if (this.warmupOpen > 0) {
+      // The warm-up phase: its own sessions fill freed slots; the measured phase starts when the
+      // last of them ends, with every slot at once (a burst of up to N arrivals at `now`).
+      if (this.nextSession < this.warmupSessions) {
+        schedule(t.sessionFirstRow[this.nextSession++], now);
+        this.warmupOpen--;
+        return;
+      }
+      if (--this.warmupOpen > 0) return;
+      const end = Math.min(t.sessionCount, this.nextSession + this.concurrency);
+      while (this.nextSession < end) schedule(t.sessionFirstRow[this.nextSession++], now);
+      return;
     }
+    if (this.nextSession < t.sessionCount) schedule(t.sessionFirstRow[this.nextSession++], now);
   }
 }

@@ -52,7 +52,12 @@ export interface SyntheticSessionSourceSpec {
  * the stages' time-weighted mean rate, for reports; the stages decide the arrivals.
  */
 export type LoadSpec =
-  | { readonly type: "concurrency"; readonly concurrency: number }
+  | {
+      readonly type: "concurrency";
+      readonly concurrency: number;
+      /** Sessions of a warm-up phase that the rest wait for (`warmup_sessions`; absent: none). */
+      readonly warmupSessions?: number;
+    }
   | {
       readonly type: "poisson";
       readonly requestsPerSecond: number;

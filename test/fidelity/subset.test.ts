@@ -1,7 +1,9 @@
 /**
  * The fast subset of the fidelity benchmark (`npm run bench:fidelity`, docs/fidelity.md): the
  * held-out real-hardware runs of S3 (H200, Llama-3.1-70B FP8, vLLM 0.14.1) and S2's TP8 runs
- * (8× A100-40GB, Llama-3.3-70B, vLLM 0.8.3), replayed as the full benchmark does. A timing or
+ * (8× A100-40GB, Llama-3.3-70B, vLLM 0.8.3), a few held-out S9 rows (SGLang, TensorRT-LLM,
+ * attention DP) and five fit-split S9 rows that pin AIPerf's warm-up barrier, replayed as the full
+ * benchmark does. A timing or
  * scheduling change that loses fidelity fails here. The bounds are today's MAPE plus about two
  * points of headroom (docs/fidelity.md has the figures); tighten them as fidelity improves,
  * never loosen them to let a change through.
@@ -70,13 +72,13 @@ describe("fidelity benchmark, fast held-out subset", () => {
   it("DeepSeek-V3 FP8 on 8× H200 at ISL/OSL 1024/1024 (SGLang 0.5.9, through the SGLang core): no collapse, no worse than today", async () => {
     // Since 2026-12-04 SGLang's block-FP8 linear layers are priced as DeepGEMM (the per-tensor FP8
     // cells, docs/models.md "Block-scaled FP8 GEMMs"): ITL MAPE 103 → 7.3 % on these five rows;
-    // TTFT 27.1 → 36.7 %, predicted low (S9's TTFT grows with concurrency where fleetsim's does
-    // not, docs/fidelity.md; the slow GEMM cells had hidden part of that). Bounds: today + ~2.
+    // TTFT 27.1 → 36.7 %, predicted low (the slow GEMM cells had hidden part of that); 36.7 →
+    // 29.9 % with AIPerf's warm-up barrier (docs/traffic.md "Warm-up phase"). Bounds: today + ~2.
     const results = await run((e) => e.id.startsWith("s9sgl-h200-deepseek-v3-fp8-tp8-isl1024-osl1024-"));
     expect(results).toHaveLength(5);
     expect(results.filter((r) => r.collapsed)).toEqual([]);
     for (const r of results) expect(r.predicted.failed, r.id).toBe(0);
-    expectMape(results, { ttftMeanMs: 39, itlMeanMs: 9.5 });
+    expectMape(results, { ttftMeanMs: 32, itlMeanMs: 9.5 });
   }, 60_000);
 
   it("DeepSeek-V3 FP8 on 8× B200 at ISL/OSL 1024/1024 (SGLang 0.5.9): ITL within the measured TPOT's reach", async () => {
@@ -103,6 +105,17 @@ describe("fidelity benchmark, fast held-out subset", () => {
     const results = await run((e) => e.id.startsWith("s9-h200-qwen3-235b-a22b-fp8-tp1dp2-isl2000-"));
     expect(results).toHaveLength(4);
     expect(results.every((r) => r.predicted.failed === 0 && !r.collapsed)).toBe(true);
-    expectMape(results, { ttftMeanMs: 81.5, itlMeanMs: 49 });
+    expectMape(results, { ttftMeanMs: 79.5, itlMeanMs: 49 });
+  }, 60_000);
+
+  it("S9's Qwen3-32B BF16 on H100 TP4 at ISL/OSL 4096/1024 (fit split, closed loop c = 8…128): TTFT with AIPerf's warm-up barrier", async () => {
+    // AIPerf waits for every warm-up response before its profiling phase, so the measured requests
+    // start as one burst of c (traffic.load.warmup_sessions). Replayed as one continuous closed loop
+    // instead, the burst is missing and TTFT MAPE is ~72 % (predicted flat in c); with the barrier
+    // 51.8 % today. The rest of the gap is open (docs/fidelity.md). Bounds: today + ~2.
+    const results = await run((e) => e.id.startsWith("s9-h100-qwen3-32b-bf16-tp4-isl4096-osl1024-"));
+    expect(results).toHaveLength(5);
+    expect(results.every((r) => r.predicted.failed === 0 && !r.collapsed)).toBe(true);
+    expectMape(results, { ttftMeanMs: 54, itlMeanMs: 7.5 });
   }, 60_000);
 });

@@ -139,6 +139,7 @@ const NOT_IN_ANY_RUN = [
   "run.traffic.concurrency",
   "run.traffic.requests_per_second",
   "run.traffic.stages",
+  "run.traffic.warmup_sessions",
   // Planner knobs written into planner_config only when set (knob table rows `written: "notDefault"`).
   ...PLANNER_KNOBS.flatMap((row: KnobRow) =>
     row.written === "notDefault" && row.plannerConfig !== null

@@ -38,6 +38,8 @@ const setup = fc.record({
   maxModelLen: fc.constantFrom(null, 48, 150),
   polynomial: fc.boolean(),
   closedLoop: fc.constantFrom(0, 0, 2, 5),
+  // Closed loop only: sessions of a warm-up phase the others wait for (traffic.load.warmup_sessions).
+  warmupSessions: fc.constantFrom(0, 0, 1, 3),
   requestMs: fc.constantFrom(0, 0, 0.7),
   responseMs: fc.constantFrom(0, 0, 1.3),
   timeoutMs: fc.constantFrom(null, null, 150, 900),
@@ -73,7 +75,9 @@ function specOf(c: Setup): RunSpec {
     : { policy: "round_robin" };
   const load: LoadSpec =
     c.closedLoop > 0
-      ? { type: "concurrency", concurrency: c.closedLoop }
+      ? c.warmupSessions > 0
+        ? { type: "concurrency", concurrency: c.closedLoop, warmupSessions: c.warmupSessions }
+        : { type: "concurrency", concurrency: c.closedLoop }
       : { type: "trace_timestamps", speedup: 1 };
   const client: ClientSpec = { requestMs: c.requestMs, responseMs: c.responseMs, timeoutMs: c.timeoutMs };
   const front: Partial<WorkerRoleSpec> =
