@@ -62,7 +62,8 @@ export function resolveVersion(dir: string, gpu: string, version?: string): stri
   return versions[0];
 }
 
-async function readRows(file: string): Promise<Row[]> {
+/** Every row of one parquet file, bigints as numbers (also for scripts/compare-block-fp8-kernels.ts). */
+export async function readRows(file: string): Promise<Row[]> {
   const raw = await parquetReadObjects({ file: await asyncBufferFromFile(file), compressors });
   return raw.map((r) => {
     const out: Record<string, string | number | boolean | null> = {};

@@ -179,14 +179,19 @@ function warnBorrowedTables(spec: RunSpec, warn: ((line: string) => void) | unde
   if (e.backend === "vllm") return;
   const roles = e.mode === "aggregated" ? [e.aggregated] : [e.prefill, e.decode];
   if (!roles.some((r) => r.timing.type === "default")) return;
-  // SGLang's block-FP8 linear layers are the one kernel priced as that backend runs it.
-  const deepgemm =
-    e.backend === "sglang" &&
-    roles.some((r) => r.timing.type === "default" && r.timing.model.weightDtype === "fp8_block");
+  // Block-FP8 linear layers are the one kernel priced as the backend runs it (docs/models.md).
+  const blockFp8 = roles.some(
+    (r) => r.timing.type === "default" && r.timing.model.weightDtype === "fp8_block",
+  );
+  const kernelNote = !blockFp8
+    ? ""
+    : e.backend === "sglang"
+      ? " (block-FP8 linear layers are priced as DeepGEMM, from the per-tensor FP8 cells)"
+      : " (block-FP8 linear layers are priced from the per-tensor FP8 cells, as TensorRT-LLM's own block-scale GEMMs measure)";
   warn?.(
     `engine.backend '${e.backend}': its scheduler is simulated, but passes are priced from the vLLM op tables ` +
       "(no op tables of this backend exist); expect kernel-level differences" +
-      (deepgemm ? " (block-FP8 linear layers are priced as DeepGEMM, from the per-tensor FP8 cells)" : ""),
+      kernelNote,
   );
 }
 

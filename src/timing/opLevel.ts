@@ -48,15 +48,15 @@ type MemOp = {
 };
 
 /**
- * The dtype whose GEMM cells price the model's linear layers: a block-scaled FP8 model on
- * DeepGEMM (`deepgemm`) takes the per-tensor FP8 cells where the tables have them.
+ * The dtype whose GEMM cells price the model's linear layers: a block-scaled FP8 model on a
+ * `per-tensor` backend (SGLang, TRT-LLM) takes the per-tensor FP8 cells where the tables have them.
  */
 export function linearGemmDtype(
   weights: WeightDtype,
   kernel: BlockFp8Kernel,
   tables: OpPerfTables,
 ): WeightDtype {
-  return weights === "fp8_block" && kernel === "deepgemm" && tables.hasGemm("fp8") ? "fp8" : weights;
+  return weights === "fp8_block" && kernel === "per-tensor" && tables.hasGemm("fp8") ? "fp8" : weights;
 }
 
 /** Entries of `OpLevelTiming`'s decode-attention cache (a power of two). */

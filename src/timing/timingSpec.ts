@@ -52,13 +52,15 @@ export interface TimedRole {
 /**
  * Which cells price a block-scaled FP8 (`fp8_block`) linear layer (docs/models.md "Block-scaled
  * FP8 GEMMs"): `measured` = the op tables' `fp8_block` cells, the kernel vLLM ran when the tables
- * were collected; `deepgemm` = SGLang's DeepGEMM path, priced with the per-tensor FP8 cells of the
- * same shape (DeepGEMM's published times are at or below them; the tables' `fp8_block` cells are
- * 4–25× above them at decode sizes). MoE experts are priced from the MoE tables either way.
+ * were collected; `per-tensor` = the per-tensor FP8 cells of the same shape, for a backend whose
+ * own block-scale kernel runs at about their speed (SGLang's DeepGEMM: its published times are at
+ * or below them; TRT-LLM: AIConfigurator's TRT-LLM GEMM tables measure its block-scale kernel at
+ * 0.97–1.14× them on H100/H200, 1.1–1.5× on B200), where the tables' `fp8_block` cells are 3–12×
+ * slower at decode sizes. MoE experts are priced from the MoE tables either way.
  */
-export type BlockFp8Kernel = "measured" | "deepgemm";
+export type BlockFp8Kernel = "measured" | "per-tensor";
 
-/** The block-FP8 kernel of a backend: SGLang runs DeepGEMM, the others the tables' kernel. */
+/** The block-FP8 kernel of a backend: SGLang's DeepGEMM and TRT-LLM's own kernel run at per-tensor speed. */
 export function blockFp8KernelOf(backend: TimedRole["backend"]): BlockFp8Kernel {
-  return backend === "sglang" ? "deepgemm" : "measured";
+  return backend === "sglang" || backend === "trtllm" ? "per-tensor" : "measured";
 }

@@ -1,7 +1,8 @@
 /**
  * Block-scaled FP8 linear layers (docs/models.md "Block-scaled FP8 GEMMs"): vLLM keeps the op
- * tables' `fp8_block` cells (the kernel the tables measured); SGLang runs DeepGEMM, priced with
- * the per-tensor FP8 cells of the same shape. MoE experts are priced from the MoE tables either way.
+ * tables' `fp8_block` cells (the kernel the tables measured); SGLang (DeepGEMM) and TRT-LLM (its
+ * own block-scale kernel) are priced with the per-tensor FP8 cells of the same shape. MoE experts
+ * are priced from the MoE tables either way.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,26 +38,26 @@ describe("block-scaled FP8 linear layers", () => {
   const fp8Block = resolveModel("Qwen/Qwen3-32B-FP8");
   const fp8Tensor = { ...fp8Block, weightDtype: "fp8" as const };
 
-  it("picks the kernel by backend: SGLang runs DeepGEMM, vLLM and TRT-LLM the measured cells", () => {
-    expect(blockFp8KernelOf("sglang")).toBe("deepgemm");
+  it("picks the kernel by backend: SGLang and TRT-LLM at per-tensor speed, vLLM the measured cells", () => {
+    expect(blockFp8KernelOf("sglang")).toBe("per-tensor");
+    expect(blockFp8KernelOf("trtllm")).toBe("per-tensor");
     expect(blockFp8KernelOf("vllm")).toBe("measured");
-    expect(blockFp8KernelOf("trtllm")).toBe("measured");
     expect(blockFp8KernelOf(undefined)).toBe("measured");
   });
 
-  it("maps only fp8_block on DeepGEMM to the per-tensor cells, and only where the tables have them", () => {
+  it("maps only fp8_block on a per-tensor backend to the per-tensor cells, and only where the tables have them", () => {
     expect(h200.hasGemm("fp8")).toBe(true);
     expect(h200.hasGemm("fp8_block")).toBe(true);
-    expect(linearGemmDtype("fp8_block", "deepgemm", h200)).toBe("fp8");
+    expect(linearGemmDtype("fp8_block", "per-tensor", h200)).toBe("fp8");
     expect(linearGemmDtype("fp8_block", "measured", h200)).toBe("fp8_block");
-    expect(linearGemmDtype("bfloat16", "deepgemm", h200)).toBe("bfloat16");
-    expect(linearGemmDtype("fp8", "deepgemm", h200)).toBe("fp8");
-    expect(linearGemmDtype("fp8_block", "deepgemm", withoutFp8(h200))).toBe("fp8_block");
+    expect(linearGemmDtype("bfloat16", "per-tensor", h200)).toBe("bfloat16");
+    expect(linearGemmDtype("fp8", "per-tensor", h200)).toBe("fp8");
+    expect(linearGemmDtype("fp8_block", "per-tensor", withoutFp8(h200))).toBe("fp8_block");
   });
 
-  it("prices a DeepGEMM decode pass as the per-tensor FP8 model and the measured one from the fp8_block cells", () => {
+  it("prices a per-tensor-backend decode pass as the per-tensor FP8 model and the measured one from the fp8_block cells", () => {
     const measured = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST);
-    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, "deepgemm");
+    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, "per-tensor");
     const perTensor = new OpLevelTiming(fp8Tensor, gpu, h200, TP1, NO_HOST);
     for (const batch of [1, 8, 64, 256]) {
       const args = [batch, batch * 1000, 1000, KV_TOTAL] as const;
@@ -70,11 +71,11 @@ describe("block-scaled FP8 linear layers", () => {
   it("falls back to the fp8_block cells when the tables lack a per-tensor FP8 grid", () => {
     const tables = withoutFp8(h200);
     const measured = new OpLevelTiming(fp8Block, gpu, tables, TP1, NO_HOST);
-    const deepgemm = new OpLevelTiming(fp8Block, gpu, tables, TP1, NO_HOST, null, "deepgemm");
+    const deepgemm = new OpLevelTiming(fp8Block, gpu, tables, TP1, NO_HOST, null, "per-tensor");
     expect(deepgemm.decodeMs(32, 32_000, 1000, KV_TOTAL)).toBe(measured.decodeMs(32, 32_000, 1000, KV_TOTAL));
   });
 
-  it("createTimingModel prices an SGLang role as DeepGEMM and a vLLM role from the measured cells", async () => {
+  it("createTimingModel prices SGLang and TRT-LLM roles at per-tensor speed and a vLLM role from the measured cells", async () => {
     const spec = {
       type: "default" as const,
       model: fp8Block,
@@ -85,18 +86,25 @@ describe("block-scaled FP8 linear layers", () => {
     const role = { ...TP1, asyncScheduling: false };
     const vllm = await createTimingModel(spec, role);
     const sglang = await createTimingModel(spec, { ...role, backend: "sglang" });
-    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, "deepgemm");
+    const trtllm = await createTimingModel(spec, { ...role, backend: "trtllm" });
+    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, "per-tensor");
     const measured = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST);
     expect(sglang.decodeMs(16, 16_000, 1000, KV_TOTAL)).toBe(deepgemm.decodeMs(16, 16_000, 1000, KV_TOTAL));
+    expect(trtllm.decodeMs(16, 16_000, 1000, KV_TOTAL)).toBe(deepgemm.decodeMs(16, 16_000, 1000, KV_TOTAL));
     expect(vllm.decodeMs(16, 16_000, 1000, KV_TOTAL)).toBe(measured.decodeMs(16, 16_000, 1000, KV_TOTAL));
   });
 });
 
 describe("block-scaled FP8 through predict", () => {
-  const BORROWED =
-    "fleetsim: warning: engine.backend 'sglang': its scheduler is simulated, but passes are priced from the vLLM op tables " +
+  const borrowed = (backend: string): string =>
+    `fleetsim: warning: engine.backend '${backend}': its scheduler is simulated, but passes are priced from the vLLM op tables ` +
     "(no op tables of this backend exist); expect kernel-level differences";
-  async function tpot(model: string, backend: "vllm" | "sglang", expectedErr: string): Promise<number> {
+  const BORROWED = borrowed("sglang");
+  async function tpot(
+    model: string,
+    backend: "vllm" | "sglang" | "trtllm",
+    expectedErr: string,
+  ): Promise<number> {
     const path = join(tempDir(), "config.yaml");
     writeFileSync(
       path,
@@ -127,5 +135,16 @@ engine:
     const vllmFp8 = await tpot("Qwen/Qwen3-32B-FP8", "vllm", "");
     // Four linear GEMMs per layer at ~58 µs (the fp8_block cells at m ≤ 32) vs a few µs each.
     expect(sglangFp8).toBeLessThan(0.7 * vllmFp8);
+  }, 60_000);
+
+  it("says so in TRT-LLM's warning too, and prices its block-FP8 model below vLLM's", async () => {
+    const trtFp8 = await tpot(
+      "Qwen/Qwen3-32B-FP8",
+      "trtllm",
+      `${borrowed("trtllm")} (block-FP8 linear layers are priced from the per-tensor FP8 cells, as TensorRT-LLM's own block-scale GEMMs measure)\n`,
+    );
+    await tpot("Qwen/Qwen3-32B", "trtllm", `${borrowed("trtllm")}\n`);
+    const vllmFp8 = await tpot("Qwen/Qwen3-32B-FP8", "vllm", "");
+    expect(trtFp8).toBeLessThan(0.7 * vllmFp8);
   }, 60_000);
 });
