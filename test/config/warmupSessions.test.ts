@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { predict } from "../../src/api/replay.js";
+import { renderHtmlReport } from "../../src/report/html/index.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 const SYNTHETIC = `traffic:
@@ -44,6 +45,10 @@ describe("traffic.load.warmup_sessions", () => {
     const report = await predict(config, { capturePerRequest: true });
     expect(report.run.traffic.warmup_sessions).toBe(8);
     expect(report.run.traffic.concurrency).toBe(4);
+    const html = renderHtmlReport(report.toDict() as Parameters<typeof renderHtmlReport>[0]);
+    expect(/<span>Load<\/span><b>([^<]*)<\/b>/.exec(html)?.[1]).toBe(
+      "concurrency 4 after 8 warm-up sessions",
+    );
     const recs = report.perRequest ?? [];
     expect(recs).toHaveLength(24);
     const byRow = [...recs].sort((a, b) => a.uuid.localeCompare(b.uuid));

@@ -270,8 +270,10 @@ function readRunTraffic(t: Read<RunInfo["traffic"]>): NonNullable<RunView["traff
   if (loadType === "trace_timestamps") {
     const speedup = t.speedup;
     load = speedup === undefined || speedup === 1 ? "trace timestamps" : `trace timestamps ÷ ${speedup}`;
-  } else if (loadType === "concurrency") load = `concurrency ${t.concurrency ?? "?"}`;
-  else if (loadType !== null) load = `${loadType} ${t.requests_per_second ?? "?"} req/s`;
+  } else if (loadType === "concurrency") {
+    const warmup = t.warmup_sessions;
+    load = `concurrency ${t.concurrency ?? "?"}${warmup === undefined ? "" : ` after ${warmup} warm-up sessions`}`;
+  } else if (loadType !== null) load = `${loadType} ${t.requests_per_second ?? "?"} req/s`;
   return { source: what, requests: t.requests ?? null, load };
 }
 
