@@ -206,7 +206,7 @@ function lengthText(spec: LengthSpec | undefined, mean: number): string {
 function loadText(load: LoadSpec, unit: string): string {
   switch (load.type) {
     case "concurrency":
-      return `closed loop at concurrency ${load.concurrency}`;
+      return `closed loop at concurrency ${load.concurrency}${load.warmupSessions === undefined ? "" : `, after a warm-up of ${load.warmupSessions} sessions`}`;
     case "poisson":
       if (load.stages) return `Poisson arrivals in ${load.stages.length} stages (seed ${load.seed})`;
       return `Poisson arrivals at ${load.requestsPerSecond} ${unit} (seed ${load.seed})`;

@@ -1,9 +1,11 @@
 /** `traffic.load.warmup_sessions`: accepted on a closed loop only, a positive integer, recorded in `run.traffic`. */
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { predict } from "../../src/api/replay.js";
 import { renderHtmlReport } from "../../src/report/html/index.js";
-import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { cli } from "../helpers/cli.js";
+import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE, writeFiles } from "../helpers/configHelpers.js";
 
 const SYNTHETIC = `traffic:
   source: {type: synthetic, input_tokens: 64, output_tokens: 8}
@@ -58,5 +60,12 @@ describe("traffic.load.warmup_sessions", () => {
     // The first four measured requests start together at the barrier, the fifth when a slot frees.
     for (const t of measured.slice(0, 4)) expect(t).toBe(measured[0]);
     expect(measured[4]).toBeGreaterThan(measured[0]);
+  });
+
+  it("`fleetsim validate` names the warm-up phase", async () => {
+    const dir = writeFiles({ "prediction.yaml": SYNTHETIC });
+    const r = await cli("validate", "-c", join(dir, "prediction.yaml"));
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain("closed loop at concurrency 4, after a warm-up of 8 sessions");
   });
 });
