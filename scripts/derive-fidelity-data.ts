@@ -864,6 +864,16 @@ interface S9Model {
  * through fleetsim's SGLang core, labelled as such (source `S9-sglang`). TensorRT-LLM rows replay
  * through fleetsim's TRT-LLM backend (source `S9-trtllm`), every one held out.
  */
+/** DeepSeek-V3's FP8 checkpoint as S9's SGLang and TensorRT-LLM rows name it (each entry adds its note). */
+const DEEPSEEK_V3_FP8: Omit<S9Model, "note"> = {
+  model: "deepseek-ai/DeepSeek-V3",
+  family: "deepseek-v3-fp8",
+  kind: "mla",
+  tag: "deepseek-v3",
+  prec: "fp8",
+  kvCacheDtype: "auto",
+};
+
 const S9_MODELS: Readonly<Record<string, S9Model>> = {
   "vllm|Qwen/Qwen3-32B|": {
     model: "Qwen/Qwen3-32B",
@@ -902,12 +912,7 @@ const S9_MODELS: Readonly<Record<string, S9Model>> = {
     note: "Qwen's block-scaled FP8 checkpoint (catalog entry of the same id: fp8_block weights, FP8 KV).",
   },
   "sglang|deepseek-ai/DeepSeek-V3|fp8": {
-    model: "deepseek-ai/DeepSeek-V3",
-    family: "deepseek-v3-fp8",
-    kind: "mla",
-    tag: "deepseek-v3",
-    prec: "fp8",
-    kvCacheDtype: "auto",
+    ...DEEPSEEK_V3_FP8,
     note: "DeepSeek's own block-scaled FP8 checkpoint (gemm_quant_mode fp8, moe_quant_mode fp8_block; catalog deepseek-ai/DeepSeek-V3: fp8_block weights, MLA latent cache priced at FP8). The row records no KV-cache dtype and the benchmark rule passes --kv-cache-dtype only when one is configured; SGLang's default (auto) keeps the latent cache in BF16, twice the bytes fleetsim's decode attention reads.",
   },
   "sglang|deepseek-ai/DeepSeek-R1|fp8": {
@@ -947,12 +952,7 @@ const S9_MODELS: Readonly<Record<string, S9Model>> = {
     note: "Qwen's block-scaled FP8 checkpoint (gemm_quant_mode fp8_block; catalog entry of the same id: fp8_block weights, FP8 KV). The row's KV-cache dtype is not recorded (TRT-LLM's auto keeps the checkpoint's, which declares none: BF16 on the real server, where fleetsim prices FP8 as the reference does).",
   },
   "trtllm|deepseek-ai/DeepSeek-V3|fp8": {
-    model: "deepseek-ai/DeepSeek-V3",
-    family: "deepseek-v3-fp8",
-    kind: "mla",
-    tag: "deepseek-v3",
-    prec: "fp8",
-    kvCacheDtype: "auto",
+    ...DEEPSEEK_V3_FP8,
     note: "DeepSeek's own block-scaled FP8 checkpoint (catalog deepseek-ai/DeepSeek-V3: fp8_block weights, MLA latent cache priced at FP8). The row records no KV-cache dtype (TRT-LLM's auto keeps the latent in BF16 for this checkpoint, twice the bytes fleetsim's decode attention reads).",
   },
 };

@@ -29,6 +29,21 @@ function expectMape(results: readonly ExperimentResult[], bounds: Partial<Record
   }
 }
 
+/**
+ * The experiments whose id starts with `prefix`: there are `count` of them, none failed a request
+ * or collapsed, and their group MAPE is within `bounds`.
+ */
+async function expectRows(
+  prefix: string,
+  count: number,
+  bounds: Partial<Record<MetricKey, number>>,
+): Promise<void> {
+  const results = await run((e) => e.id.startsWith(prefix));
+  expect(results).toHaveLength(count);
+  expect(results.every((r) => r.predicted.failed === 0 && !r.collapsed)).toBe(true);
+  expectMape(results, bounds);
+}
+
 describe("fidelity benchmark, fast held-out subset", () => {
   it("the committed experiments are well formed and the split holds S2, S3, Mixtral-8x22B, S9's H200 rows, DeepSeek and TensorRT-LLM out", () => {
     const all = loadExperiments();
@@ -95,17 +110,11 @@ describe("fidelity benchmark, fast held-out subset", () => {
     // Cross-engine rows (S9-trtllm): the vLLM core under GUARANTEED_NO_EVICT, no chunked prefill or
     // block reuse, the overlap scheduler as async scheduling. ITL 2.4 % MAPE today; TTFT is low
     // (docs/fidelity.md), so it is not bounded here yet.
-    const results = await run((e) => e.id.startsWith("s9trt-h100-llama31-8b-bf16-tp1-isl1024-osl512-"));
-    expect(results).toHaveLength(5);
-    expect(results.every((r) => r.predicted.failed === 0 && !r.collapsed)).toBe(true);
-    expectMape(results, { itlMeanMs: 4.5 });
+    await expectRows("s9trt-h100-llama31-8b-bf16-tp1-isl1024-osl512-", 5, { itlMeanMs: 4.5 });
   }, 60_000);
 
   it("Qwen3-235B-A22B FP8 on H200 under attention DP 2 (vLLM 0.12.0, MoE TP over the DP × TP GPUs): no collapse, no worse than today", async () => {
-    const results = await run((e) => e.id.startsWith("s9-h200-qwen3-235b-a22b-fp8-tp1dp2-isl2000-"));
-    expect(results).toHaveLength(4);
-    expect(results.every((r) => r.predicted.failed === 0 && !r.collapsed)).toBe(true);
-    expectMape(results, { ttftMeanMs: 79.5, itlMeanMs: 49 });
+    await expectRows("s9-h200-qwen3-235b-a22b-fp8-tp1dp2-isl2000-", 4, { ttftMeanMs: 79.5, itlMeanMs: 49 });
   }, 60_000);
 
   it("S9's Qwen3-32B BF16 on H100 TP4 at ISL/OSL 4096/1024 (fit split, closed loop c = 8…128): TTFT with AIPerf's warm-up barrier", async () => {
@@ -113,19 +122,13 @@ describe("fidelity benchmark, fast held-out subset", () => {
     // start as one burst of c (traffic.load.warmup_sessions). Replayed as one continuous closed loop
     // instead, the burst is missing and TTFT MAPE is ~72 % (predicted flat in c); with the barrier
     // 51.8 % today. The rest of the gap is open (docs/fidelity.md). Bounds: today + ~2.
-    const results = await run((e) => e.id.startsWith("s9-h100-qwen3-32b-bf16-tp4-isl4096-osl1024-"));
-    expect(results).toHaveLength(5);
-    expect(results.every((r) => r.predicted.failed === 0 && !r.collapsed)).toBe(true);
-    expectMape(results, { ttftMeanMs: 54, itlMeanMs: 7.5 });
+    await expectRows("s9-h100-qwen3-32b-bf16-tp4-isl4096-osl1024-", 5, { ttftMeanMs: 54, itlMeanMs: 7.5 });
   }, 60_000);
 
   it("Qwen3-235B-A22B FP8 on H100 TP4 × EP4 (TensorRT-LLM 1.0.0rc3): block-FP8 linear layers at per-tensor speed", async () => {
     // TRT-LLM's block-scale GEMMs run at the per-tensor FP8 cells' speed (AIConfigurator's TRT-LLM
     // GEMM tables, docs/models.md "Block-scaled FP8 GEMMs"); priced from the vLLM tables'
     // fp8_block cells these rows were 1.4–1.9× slow (ITL MAPE 65.4 %), now 7.7 %. Bounds: today + ~2.
-    const results = await run((e) => e.id.startsWith("s9trt-h100-qwen3-235b-a22b-fp8-tp4ep4-"));
-    expect(results).toHaveLength(6);
-    expect(results.every((r) => r.predicted.failed === 0 && !r.collapsed)).toBe(true);
-    expectMape(results, { itlMeanMs: 10, ttftMeanMs: 12.5 });
+    await expectRows("s9trt-h100-qwen3-235b-a22b-fp8-tp4ep4-", 6, { itlMeanMs: 10, ttftMeanMs: 12.5 });
   }, 60_000);
 });
