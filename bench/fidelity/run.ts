@@ -16,7 +16,7 @@ import { breakdown, type ExperimentResult, METRICS, score } from "./score.js";
 import { simulate } from "./simulate.js";
 
 const USAGE =
-  "usage: npm run bench:fidelity -- [--split fit|heldout|all] [--only SUBSTR] [--json FILE] [--baseline FILE] [--quiet]";
+  "usage: npm run bench:fidelity -- [--split fit|heldout|all] [--only SUBSTR] [--json FILE] [--baseline FILE] [--op-tables vllm|backend] [--quiet]";
 
 /** The options, or a usage line and exit 2 for a mistyped one (no stack trace for a user mistake). */
 function options() {
@@ -27,6 +27,9 @@ function options() {
         only: { type: "string" },
         json: { type: "string" },
         baseline: { type: "string" },
+        // `timing.op_tables` of every run (docs/backends.md "Timing"): the SGLang and TensorRT-LLM
+        // rows priced from their backends' own tables instead of vLLM's.
+        "op-tables": { type: "string", default: "vllm" },
         quiet: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -37,6 +40,8 @@ function options() {
     }
     if (!["fit", "heldout", "all"].includes(values.split))
       throw new Error(`--split must be fit, heldout or all, not '${values.split}'`);
+    if (!["vllm", "backend"].includes(values["op-tables"]))
+      throw new Error(`--op-tables must be vllm or backend, not '${values["op-tables"]}'`);
     return values;
   } catch (err) {
     process.stderr.write(`bench:fidelity: ${(err as Error).message}\n${USAGE}\n`);
@@ -57,7 +62,12 @@ async function main(): Promise<void> {
   const results: ExperimentResult[] = [];
   const started = process.cpuUsage();
   for (const e of all) {
-    const predicted = await simulate(e);
+    const predicted = await simulate(
+      e,
+      values["op-tables"] === "backend"
+        ? { workerOverrides: { timing: { type: "default", op_tables: "backend" } } }
+        : {},
+    );
     const r = score(e, predicted);
     results.push(r);
     if (!values.quiet) {

@@ -1,21 +1,30 @@
 import { resolve } from "node:path";
 import Table from "cli-table3";
+import { BACKEND_LABEL } from "../hardware/backendTables.js";
 import { gpuSpec, hardwareData } from "../hardware/catalog.js";
-import { loadCompactTables } from "../hardware/compactTables.js";
-import { loadParquetTables } from "../hardware/parquetTables.js";
+import {
+  loadCompactTablesWithProvenance,
+  provenanceOf,
+  type TableProvenance,
+} from "../hardware/compactTables.js";
+import { loadParquetTablesWithData } from "../hardware/parquetTables.js";
 import type { OpPerfTables } from "../hardware/perfTables.js";
 import { resolveModel } from "../model/resolve.js";
 import { configuredMoeParallelism } from "../model/weights.js";
 import { formatNumber } from "../report/formatNumber.js";
 import { stableLine } from "../report/json.js";
 import { OpLevelTiming, type PassEstimate } from "../timing/opLevel.js";
+import { blockFp8KernelOf } from "../timing/timingSpec.js";
 import { UserError } from "../util/userError.js";
 import type { Streams } from "./streams.js";
 
 export interface EstimateOptions {
   readonly model: string;
   readonly hardware: string;
-  readonly backend: "vllm";
+  /** The serving backend: its block-FP8 kernel rule, and its own op tables with `opTables: backend`. */
+  readonly backend: "vllm" | "sglang" | "trtllm";
+  /** `timing.op_tables`: `backend` reads the backend's own op tables where they exist (docs/backends.md "Timing"). */
+  readonly opTables?: "vllm" | "backend";
   readonly tensor: number;
   readonly pipeline: number;
   readonly moeTensor: number;
@@ -48,10 +57,20 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
   const gpu = gpuSpec(opts.hardware);
   const data = hardwareData(gpu.id);
   const balancedMoe = opts.enableEplb === true && model.moe !== null;
-  const tables: OpPerfTables =
+  const wanted = opts.opTables === "backend" ? opts.backend : "vllm";
+  const { tables, provenance }: { tables: OpPerfTables; provenance: TableProvenance } =
     opts.perfDatabase !== undefined
-      ? await loadParquetTables(resolve(opts.perfDatabase), gpu.id, undefined, balancedMoe)
-      : loadCompactTables(gpu.id, balancedMoe);
+      ? await (async () => {
+          const r = await loadParquetTablesWithData(
+            resolve(opts.perfDatabase!),
+            gpu.id,
+            undefined,
+            balancedMoe,
+            wanted,
+          );
+          return { tables: r.tables, provenance: provenanceOf(r.data) };
+        })()
+      : loadCompactTablesWithProvenance(gpu.id, balancedMoe, wanted);
   const moe = configuredMoeParallelism(model, {
     tensor: opts.tensor,
     pipeline: opts.pipeline,
@@ -59,12 +78,17 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
     moeTensor: opts.moeTensor,
     moeExpert: opts.moeExpert,
   });
-  const timing = new OpLevelTiming(model, gpu, tables, {
-    tensor: opts.tensor,
-    pipeline: opts.pipeline,
-    attentionData: 1,
-    ...moe,
-  });
+  const timing = new OpLevelTiming(
+    model,
+    gpu,
+    tables,
+    { tensor: opts.tensor, pipeline: opts.pipeline, attentionData: 1, ...moe },
+    undefined,
+    null,
+    // As a run prices it (timing/index.ts): a backend's own tables measure its block-FP8 kernel.
+    provenance.backend === opts.backend ? "measured" : blockFp8KernelOf(opts.backend),
+  );
+  const tablesLine = `${BACKEND_LABEL[provenance.backend]} ${provenance.version}`;
   const prefill =
     opts.prefillTokens !== undefined
       ? timing.explainPrefill(opts.batch, opts.prefillTokens, opts.prefix)
@@ -92,14 +116,19 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
         decode: decode === null ? null : { context: opts.context, ...asJson(decode) },
         total_ms: totalMs,
         perf_data: opts.perfDatabase === undefined ? "compact" : "parquet",
+        op_tables: {
+          backend: provenance.backend,
+          version: provenance.version,
+          filled_from_vllm: provenance.filledFromVllm,
+        },
         moe_distribution: model.moe === null ? null : balancedMoe ? "balanced" : "power_law",
         hardware_data: { tier: data.tier, base: data.base, basis: data.basis },
       })}\n`,
     );
     return;
   }
-  const header = `${model.id} on ${gpu.id} (vLLM, ${model.weightDtype} weights, ${model.kvDtype} KV), tensor ${opts.tensor}, pipeline ${opts.pipeline}`;
-  const parts = [header, `Hardware data: ${data.tier} (${data.basis})`];
+  const header = `${model.id} on ${gpu.id} (${BACKEND_LABEL[opts.backend]}, ${model.weightDtype} weights, ${model.kvDtype} KV), tensor ${opts.tensor}, pipeline ${opts.pipeline}`;
+  const parts = [header, `Hardware data: ${data.tier} (${data.basis}); op tables: ${tablesLine}`];
   if (model.moe !== null) {
     parts.push(
       `Expert load: ${balancedMoe ? "balanced (EPLB)" : "power-law routing (--enable-eplb for balanced)"}`,

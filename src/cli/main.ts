@@ -494,7 +494,14 @@ Examples:
     .requiredOption("--model <id>", "model id (catalog, local directory, or Hugging Face cache)")
     .requiredOption("--hardware <gpu>", "GPU system, e.g. h200_sxm")
     .addOption(
-      new Option("--backend <backend>", "serving backend").choices(["vllm"] as const).default("vllm"),
+      new Option("--backend <backend>", "serving backend (its block-FP8 kernel rule)")
+        .choices(["vllm", "sglang", "trtllm"] as const)
+        .default("vllm"),
+    )
+    .addOption(
+      new Option("--op-tables <tables>", "op tables: vllm, or the backend's own (timing.op_tables)")
+        .choices(["vllm", "backend"] as const)
+        .default("vllm"),
     )
     .option("--tensor <n>", "tensor-parallel size", intOption("--tensor"), 1)
     .option("--pipeline <n>", "pipeline-parallel size", intOption("--pipeline"), 1)
@@ -522,7 +529,8 @@ Examples:
 Examples:
   fleetsim estimate --model nvidia/Llama-3.1-8B-Instruct-FP8 --hardware h200_sxm --prefill-tokens 4096
   fleetsim estimate --model meta-llama/Llama-3.1-70B --hardware h100_sxm --tensor 4 --batch 64 --context 8192
-  fleetsim estimate --model Qwen/Qwen3-32B --hardware b200_sxm --prefill-tokens 2048 --prefix 8192 --format json`,
+  fleetsim estimate --model Qwen/Qwen3-32B --hardware b200_sxm --prefill-tokens 2048 --prefix 8192 --format json
+  fleetsim estimate --model deepseek-ai/DeepSeek-V3 --hardware h200_sxm --tensor 8 --moe-tensor 8 --batch 32 --context 2048 --backend trtllm --op-tables backend`,
     )
     .action(async (opts) => {
       exitCode = await guarded(io, "estimate", async () =>
@@ -531,6 +539,7 @@ Examples:
             model: opts.model,
             hardware: opts.hardware,
             backend: opts.backend,
+            opTables: opts.opTables,
             tensor: opts.tensor,
             pipeline: opts.pipeline,
             moeTensor: opts.moeTensor,

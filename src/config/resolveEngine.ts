@@ -493,7 +493,15 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
         perPassMs: t.host_overhead?.per_pass_ms ?? null,
         perSequenceMs: t.host_overhead?.per_sequence_ms ?? null,
       };
-      return { type: "default", model, gpu, perfDatabase, hostOverhead, balancedMoe: ctx.balancedMoe };
+      return {
+        type: "default",
+        model,
+        gpu,
+        perfDatabase,
+        hostOverhead,
+        balancedMoe: ctx.balancedMoe,
+        ...(t.op_tables === "backend" ? { opTables: "backend" as const } : {}),
+      };
     }
   }
 }

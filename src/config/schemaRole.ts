@@ -248,10 +248,15 @@ const Timing = z
         per_sequence_ms: nonNegNum().max(1_000).optional(),
       })
       .optional(),
+    /**
+     * fleetsim extension: whose op tables price an SGLang or TRT-LLM role (docs/backends.md
+     * "Timing"): `vllm` (default) or `backend`, that backend's own AIConfigurator tables.
+     */
+    op_tables: z.enum(["vllm", "backend"]).optional(),
   })
   .superRefine((t, ctx) => {
     const allowed = {
-      default: ["type", "forward_model", "fpm_parquet_path", "host_overhead"],
+      default: ["type", "forward_model", "fpm_parquet_path", "host_overhead", "op_tables"],
       fixed: ["type", "prefill_ms", "decode_ms"],
       polynomial: ["type"],
     }[t.type];
@@ -278,6 +283,8 @@ const Timing = z
           forward_model: t.forward_model ?? "op_level",
           fpm_parquet_path: t.fpm_parquet_path,
           host_overhead: t.host_overhead,
+          // Absent: the vLLM tables (a fleetsim extension: an effective config without it reads as the reference's).
+          ...(t.op_tables === undefined ? {} : { op_tables: t.op_tables }),
         };
     }
   });

@@ -1,8 +1,9 @@
 import type { KvDtype, WeightDtype } from "./dtypes.js";
 import type { GpuSpec } from "./gpu.js";
 import { Grid } from "./grid.js";
-import { type GridData, MOE_RULES, type MoeTable, type OpTableData } from "./tableData.js";
-import { buildGrids, moeGrid } from "./tables.js";
+import type { OpPerfTables } from "./perfTables.js";
+import { type GridData, MOE_RULES, type MoeTable, moeDistributionOf, type OpTableData } from "./tableData.js";
+import { buildGrids, buildOpPerfTables, moeGrid } from "./tables.js";
 
 /**
  * The compact op tables committed in the project (`calibration/<gpu>.json`): the parquet grids
@@ -38,6 +39,8 @@ export function compactTableData(full: OpTableData, spec: GpuSpec, policy = COMP
   return {
     gpu: full.gpu,
     perfDataVersion: full.perfDataVersion,
+    ...(full.backend === undefined ? {} : { backend: full.backend }),
+    ...(full.filledFromVllm === undefined ? {} : { filledFromVllm: full.filledFromVllm }),
     gemm: full.gemm.map((g, i) => ({ dtype: g.dtype, grid: filled(grids.gemm[i]) })),
     contextAttention: full.contextAttention.flatMap((g, i) =>
       keepAttn(g) ? [{ ...g, grid: filled(grids.contextAttention[i]) }] : [],
@@ -48,11 +51,45 @@ export function compactTableData(full: OpTableData, spec: GpuSpec, policy = COMP
     allReduceSource: full.allReduceSource,
     allReduce: full.allReduce.map((t, i) => ({ numGpus: t.numGpus, grid: filled(grids.allReduce[i]) })),
     moeDistribution: full.moeDistribution,
-    moe: full.moe.map((t, i) => ({ ...t, grid: filled(grids.moe[i]) })),
+    moe: toUnionTokens(
+      full.moe.map((t, i) => ({ ...t, grid: filled(grids.moe[i]) })),
+      () => buildOpPerfTables(full, spec),
+    ),
     ...(full.moeBalanced === undefined
       ? {}
-      : { moeBalanced: full.moeBalanced.map((t) => ({ ...t, grid: filled(moeGrid(t)) })) }),
+      : {
+          moeBalanced: toUnionTokens(
+            full.moeBalanced.map((t) => ({ ...t, grid: filled(moeGrid(t)) })),
+            () => buildOpPerfTables(moeDistributionOf(full, true, full.gpu), spec),
+          ),
+        }),
   };
+}
+
+/**
+ * The compact form stores all MoE shapes on one token axis (the union of their measured counts,
+ * `encodeMoe`). A shape measured only up to fewer tokens than the union's largest count (some of
+ * AIConfigurator's TensorRT-LLM tables) gets its counts above that from the tables' own rule for
+ * them, AIC's utilisation rule (`InterpolatedTables.moe`), so the compact and the parquet tables
+ * agree there too rather than the token line's extrapolation standing in for it.
+ */
+function toUnionTokens(tables: MoeTable[], parquet: () => OpPerfTables): MoeTable[] {
+  const union = [...new Set(tables.flatMap((t) => t.grid.axes[0]))].sort((a, b) => a - b);
+  const top = union.at(-1) ?? 0;
+  let reference: OpPerfTables | null = null;
+  return tables.map((t) => {
+    const own = t.grid.axes[0];
+    if ((own.at(-1) ?? 0) >= top) return t;
+    reference ??= parquet();
+    const r = reference;
+    const beyond = union.filter((x) => x > (own.at(-1) ?? 0));
+    const latency = (x: number): number =>
+      r.moe(t.dtype, x, t.hiddenSize, t.interSize, t.topK, t.numExperts, t.moeTp, t.moeEp);
+    return {
+      ...t,
+      grid: { axes: [[...own, ...beyond]], latencyMs: [...t.grid.latencyMs, ...beyond.map(latency)] },
+    };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,6 +196,10 @@ function decodeGrid(g: CompactGrid, kind: "gemm" | "attention" | "line", step: n
 export interface CompactJson {
   readonly format: 1;
   readonly gpu: string;
+  /** `OpTableData.backend`: absent for the vLLM tables. */
+  readonly backend?: "sglang" | "trtllm";
+  /** `OpTableData.filledFromVllm`. */
+  readonly filledFromVllm?: readonly string[];
   readonly perfDataVersion: string;
   readonly note: string;
   /** Quantisation step of ln(µs) (`LOG_STEP`). */
@@ -228,12 +269,18 @@ function decodeMoe(j: { shapes: string } & CompactGrid, step: number): MoeTable[
   });
 }
 
-export function encodeCompact(d: OpTableData): CompactJson {
+/** The `note` of the vLLM tables `scripts/calibrate.ts` writes. */
+export const CALIBRATION_NOTE =
+  "Derived by scripts/calibrate.ts from AIConfigurator-format vLLM perf tables; format in docs/perf-tables.md.";
+
+export function encodeCompact(d: OpTableData, note = CALIBRATION_NOTE): CompactJson {
   return {
     format: 1,
     gpu: d.gpu,
+    ...(d.backend === undefined ? {} : { backend: d.backend }),
+    ...(d.filledFromVllm === undefined ? {} : { filledFromVllm: d.filledFromVllm }),
     perfDataVersion: d.perfDataVersion,
-    note: "Derived by scripts/calibrate.ts from AIConfigurator-format vLLM perf tables; format in docs/perf-tables.md.",
+    note,
     logStep: LOG_STEP,
     gemm: d.gemm.map((g) => ({ dtype: g.dtype, ...encodeGrid(g.grid, "gemm") })),
     contextAttention: d.contextAttention.map((g) => ({
@@ -281,6 +328,8 @@ function lazyDecodeGrid(g: CompactGrid, kind: "gemm" | "attention" | "line", ste
 export function decodeCompact(j: CompactJson): OpTableData {
   return {
     gpu: j.gpu,
+    ...(j.backend === undefined ? {} : { backend: j.backend }),
+    ...(j.filledFromVllm === undefined ? {} : { filledFromVllm: j.filledFromVllm }),
     perfDataVersion: j.perfDataVersion,
     gemm: j.gemm.map((g) => ({ dtype: g.dtype, grid: lazyDecodeGrid(g, "gemm", j.logStep) })),
     contextAttention: j.contextAttention.map((g) => ({

@@ -1,17 +1,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import { besideModule } from "../util/packageRoot.js";
+import type { OtherBackend } from "./backendTables.js";
 import { gpuSpec, knownGpuIds, tableSystem } from "./catalog.js";
 import { type CompactJson, decodeCompact } from "./compact.js";
 import { HardwareError } from "./errors.js";
 import type { OpPerfTables } from "./perfTables.js";
-import { moeDistributionOf } from "./tableData.js";
+import { moeDistributionOf, type OpTableData } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
 import { RooflineRescaledTables } from "./variants.js";
 
 /**
  * Type-only references to the committed tables: they make `tsc` ship the JSON files next to the
  * compiled module, while `readCompactJson` reads only the one asked for. Add a GPU here when
- * `scripts/calibrate.ts` derives a new one.
+ * `scripts/calibrate.ts` (vLLM) or `scripts/derive-backend-tables.ts` (SGLang, TensorRT-LLM)
+ * derives a new one.
  */
 export type CommittedCalibration = [
   typeof import("./calibration/a100_sxm.json", { with: { type: "json" }}),
@@ -19,27 +21,95 @@ export type CommittedCalibration = [
   typeof import("./calibration/h100_sxm.json", { with: { type: "json" }}),
   typeof import("./calibration/h200_sxm.json", { with: { type: "json" }}),
   typeof import("./calibration/l40s.json", { with: { type: "json" }}),
+  typeof import("./calibration/sglang/a100_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/sglang/b200_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/sglang/h100_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/sglang/h200_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/sglang/l40s.json", { with: { type: "json" }}),
+  typeof import("./calibration/trtllm/a100_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/trtllm/b200_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/trtllm/h100_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/trtllm/h200_sxm.json", { with: { type: "json" }}),
+  typeof import("./calibration/trtllm/l40s.json", { with: { type: "json" }}),
 ];
 
-/** The committed compact table data of `gpu` (`src/hardware/calibration/<gpu>.json`). */
-export function readCompactJson(gpu: string): CompactJson {
-  const spec = gpuSpec(tableSystem(gpu));
-  const url = besideModule(import.meta.url, "hardware", `calibration/${spec.id}.json`);
+/** Serving backend whose compact tables to read: `vllm` or one with its own tables. */
+export type CompactBackend = "vllm" | OtherBackend;
+
+function compactUrl(gpu: string, backend: CompactBackend): URL {
+  const id = gpuSpec(tableSystem(gpu)).id;
+  const file = backend === "vllm" ? `calibration/${id}.json` : `calibration/${backend}/${id}.json`;
+  return besideModule(import.meta.url, "hardware", file);
+}
+
+/**
+ * The committed compact table data of `gpu`: `src/hardware/calibration/<gpu>.json` (vLLM), or
+ * `calibration/<backend>/<gpu>.json` for SGLang and TensorRT-LLM.
+ */
+export function readCompactJson(gpu: string, backend: CompactBackend = "vllm"): CompactJson {
+  const url = compactUrl(gpu, backend);
+  const cached = parsed.get(url.href);
+  if (cached !== undefined) return cached;
   if (!existsSync(url)) {
-    throw new HardwareError(`no compact op tables for '${gpu}' (have: ${knownGpuIds().join(", ")})`);
+    throw new HardwareError(
+      `no compact ${backend} op tables for '${gpu}' (have: ${knownGpuIds().join(", ")})`,
+    );
   }
-  return JSON.parse(readFileSync(url, "utf8")) as CompactJson;
+  const json = JSON.parse(readFileSync(url, "utf8")) as CompactJson;
+  parsed.set(url.href, json);
+  return json;
+}
+
+/** Files parsed in this process: a run reads one GPU's file for its timing and its warnings. */
+const parsed = new Map<string, CompactJson>();
+
+/** Whether `backend` has its own committed op tables for `gpu` (vLLM always has). */
+export function hasCompactTables(gpu: string, backend: CompactBackend): boolean {
+  return backend === "vllm" || existsSync(compactUrl(gpu, backend));
+}
+
+/** What a run's op tables were measured on: the backend, its version, and groups filled from vLLM's. */
+export interface TableProvenance {
+  readonly backend: CompactBackend;
+  readonly version: string;
+  readonly filledFromVllm: readonly string[];
+}
+
+export function provenanceOf(data: OpTableData): TableProvenance {
+  return {
+    backend: data.backend ?? "vllm",
+    version: data.perfDataVersion,
+    filledFromVllm: data.filledFromVllm ?? [],
+  };
 }
 
 /**
  * Op tables of a built-in GPU from the compact tables committed in the project — no perf-data
  * directory needed. Same interpolation as `loadParquetTables`; agreement in docs/perf-tables.md.
+ * `backend` reads that backend's own tables where they exist (docs/backends.md "Timing"), else
+ * vLLM's.
  */
-export function loadCompactTables(gpu: string, balancedMoe = false): OpPerfTables {
+export function loadCompactTables(
+  gpu: string,
+  balancedMoe = false,
+  backend: CompactBackend = "vllm",
+): OpPerfTables {
+  return loadCompactTablesWithProvenance(gpu, balancedMoe, backend).tables;
+}
+
+export function loadCompactTablesWithProvenance(
+  gpu: string,
+  balancedMoe = false,
+  backend: CompactBackend = "vllm",
+): { tables: OpPerfTables; provenance: TableProvenance } {
   const measured = tableSystem(gpu);
-  const data = moeDistributionOf(decodeCompact(readCompactJson(measured)), balancedMoe, gpu);
+  const source = hasCompactTables(measured, backend) ? backend : "vllm";
+  const data = moeDistributionOf(decodeCompact(readCompactJson(measured, source)), balancedMoe, gpu);
   // The committed tables of this build: their built grids may be kept between runs.
-  const scope = `compact|${measured}|${data.perfDataVersion}|${gpu}|${balancedMoe ? "balanced" : "measured"}`;
+  const scope = `compact|${source}|${measured}|${data.perfDataVersion}|${gpu}|${balancedMoe ? "balanced" : "measured"}`;
   const tables = buildOpPerfTables(data, gpuSpec(measured), scope);
-  return measured === gpu ? tables : new RooflineRescaledTables(tables, gpuSpec(measured), gpuSpec(gpu));
+  return {
+    tables: measured === gpu ? tables : new RooflineRescaledTables(tables, gpuSpec(measured), gpuSpec(gpu)),
+    provenance: provenanceOf(data),
+  };
 }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { compressors } from "hyparquet-compressors";
+import { BACKEND_LABEL, type TableBackend } from "./backendTables.js";
 import type { KvDtype, WeightDtype } from "./dtypes.js";
 import { HardwareError } from "./errors.js";
 import {
@@ -22,6 +23,8 @@ export type Row = Readonly<Record<string, string | number | boolean | null>>;
 /** Rows of one GPU's perf tables (an AIConfigurator `systems/data/<gpu>` tree). */
 export interface PerfRows {
   readonly gpu: string;
+  /** The serving backend the rows were measured on (absent: vLLM). */
+  readonly backend?: TableBackend;
   readonly version: string;
   readonly device: string;
   readonly gemm: readonly Row[];
@@ -34,13 +37,22 @@ export interface PerfRows {
   readonly moe: readonly Row[];
 }
 
-/** The version directory under `<dir>/<gpu>/vllm/`: `version` if given, else the only one present. */
-export function resolveVersion(dir: string, gpu: string, version?: string): string {
-  const base = join(dir, gpu, "vllm");
+/**
+ * The version directory under `<dir>/<gpu>/<backend>/` (vLLM unless named): `version` if given,
+ * else the only one present.
+ */
+export function resolveVersion(
+  dir: string,
+  gpu: string,
+  version?: string,
+  backend: TableBackend = "vllm",
+): string {
+  const base = join(dir, gpu, backend);
+  const label = BACKEND_LABEL[backend];
   if (!existsSync(base)) {
-    const known = existsSync(dir) ? readdirSync(dir).filter((d) => existsSync(join(dir, d, "vllm"))) : [];
+    const known = existsSync(dir) ? readdirSync(dir).filter((d) => existsSync(join(dir, d, backend))) : [];
     throw new HardwareError(
-      `no vLLM perf data for GPU '${gpu}' under ${dir} (GPUs with data: ${known.join(", ") || "none"})`,
+      `no ${label} perf data for GPU '${gpu}' under ${dir} (GPUs with data: ${known.join(", ") || "none"})`,
     );
   }
   const versions = readdirSync(base)
@@ -49,14 +61,14 @@ export function resolveVersion(dir: string, gpu: string, version?: string): stri
   if (version !== undefined) {
     if (!versions.includes(version)) {
       throw new HardwareError(
-        `no vLLM ${version} perf data for '${gpu}' (available: ${versions.join(", ")})`,
+        `no ${label} ${version} perf data for '${gpu}' (available: ${versions.join(", ")})`,
       );
     }
     return version;
   }
   if (versions.length !== 1) {
     throw new HardwareError(
-      `'${gpu}' has ${versions.length} vLLM perf-data versions under ${base} (${versions.join(", ")}); name one`,
+      `'${gpu}' has ${versions.length} ${label} perf-data versions under ${base} (${versions.join(", ")}); name one`,
     );
   }
   return versions[0];
@@ -88,10 +100,15 @@ async function readRequired(file: string): Promise<Row[]> {
   return readRows(file);
 }
 
-/** Reads the parquet tables of `<dir>/<gpu>/vllm/<version>/` (+ `<dir>/<gpu>/nccl_perf.parquet`). */
-export async function readPerfRows(dir: string, gpu: string, version?: string): Promise<PerfRows> {
-  const v = resolveVersion(dir, gpu, version);
-  const d = join(dir, gpu, "vllm", v);
+/** Reads the parquet tables of `<dir>/<gpu>/<backend>/<version>/` (+ `<dir>/<gpu>/nccl_perf.parquet`). */
+export async function readPerfRows(
+  dir: string,
+  gpu: string,
+  version?: string,
+  backend: TableBackend = "vllm",
+): Promise<PerfRows> {
+  const v = resolveVersion(dir, gpu, version, backend);
+  const d = join(dir, gpu, backend, v);
   const [gemm, contextAttention, generationAttention, customAllReduce, nccl, moe] = await Promise.all([
     readRequired(join(d, "gemm_perf.parquet")),
     readRequired(join(d, "context_attention_perf.parquet")),
@@ -101,7 +118,18 @@ export async function readPerfRows(dir: string, gpu: string, version?: string): 
     readOptional(join(d, "moe_perf.parquet")),
   ]);
   const device = typeof gemm[0]?.["device"] === "string" ? (gemm[0]["device"] as string) : gpu;
-  return { gpu, version: v, device, gemm, contextAttention, generationAttention, customAllReduce, nccl, moe };
+  return {
+    gpu,
+    backend,
+    version: v,
+    device,
+    gemm,
+    contextAttention,
+    generationAttention,
+    customAllReduce,
+    nccl,
+    moe,
+  };
 }
 
 function int(r: Row, key: string, fallback?: number): number {
@@ -201,8 +229,10 @@ function attentionGroups(
 }
 
 function allReduceTables(rows: PerfRows): { source: string; tables: AllReduceTable[] } {
-  // AIC keeps only the CUDA-graph rows of vLLM's custom all-reduce (`load_custom_allreduce_data`).
-  let source = "custom_allreduce:vllm_graph";
+  // AIC keeps only the CUDA-graph rows of a custom all-reduce (`load_custom_allreduce_data`):
+  // vLLM's and SGLang's tables have graph and eager rows, TensorRT-LLM's one kernel.
+  const backend = rows.backend ?? "vllm";
+  let source = backend === "trtllm" ? "custom_allreduce:trtllm" : `custom_allreduce:${backend}_graph`;
   let picked = rows.customAllReduce.filter(
     (r) => !str(r, "backend").endsWith("_eager") && !str(r, "kernel_source").endsWith("_eager"),
   );
@@ -245,6 +275,9 @@ function moeTables(
   for (const r of rows) {
     const dtype = str(r, "moe_dtype");
     if (!isWeightDtype(dtype) || str(r, "distribution") !== distribution) continue;
+    // TensorRT-LLM's tables also time non-gated experts (`moe_torch_flow_nongated`, one up
+    // projection instead of gate + up); every catalog MoE model has gated (SwiGLU) experts.
+    if (str(r, "kernel_source").endsWith("_nongated")) continue;
     const t = {
       dtype,
       hiddenSize: int(r, "hidden_size"),
@@ -289,7 +322,12 @@ export function toTableData(rows: PerfRows): OpTableData {
   for (const dtype of WEIGHT_DTYPES) {
     const set = new PointSet(3);
     for (const r of rows.gemm) {
-      if (str(r, "gemm_dtype") === dtype) set.add([int(r, "m"), int(r, "n"), int(r, "k")], int(r, "latency"));
+      if (str(r, "gemm_dtype") !== dtype) continue;
+      const m = int(r, "m");
+      const n = int(r, "n");
+      const k = int(r, "k");
+      // A degenerate shape (AIC's TensorRT-LLM H100 table has m = 0 rows) prices nothing.
+      if (m > 0 && n > 0 && k > 0) set.add([m, n, k], int(r, "latency"));
     }
     if (set.size > 0) gemm.push({ dtype, grid: set.grid() });
   }
@@ -310,6 +348,7 @@ export function toTableData(rows: PerfRows): OpTableData {
   const balanced = moeTables(rows.moe, BALANCED_MOE_DISTRIBUTION);
   return {
     gpu: rows.gpu,
+    ...(rows.backend === undefined || rows.backend === "vllm" ? {} : { backend: rows.backend }),
     perfDataVersion: rows.version,
     gemm,
     contextAttention,

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { TableBackend } from "./backendTables.js";
 import { gpuSpec, tableSystem } from "./catalog.js";
 import type { GpuSpec } from "./gpu.js";
 import { readPerfRows, toTableData } from "./parquetData.js";
@@ -9,13 +10,14 @@ import { moeDistributionOf, type OpTableData } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
 import { GPU_VARIANTS, RooflineRescaledTables, variantSpec } from "./variants.js";
 
-/** Every usable row of `<dir>/<gpu>/vllm/<version>/*.parquet` with the GPU's spec. */
+/** Every usable row of `<dir>/<gpu>/<backend>/<version>/*.parquet` (vLLM unless named) with the GPU's spec. */
 export async function loadParquetTableData(
   dir: string,
   gpu: string,
   version?: string,
+  backend: TableBackend = "vllm",
 ): Promise<{ data: OpTableData; spec: GpuSpec }> {
-  const rows = await readPerfRows(dir, gpu, version);
+  const rows = await readPerfRows(dir, gpu, version, backend);
   const yaml = join(dir, gpu, "system.yaml");
   const spec = existsSync(yaml)
     ? parseSystemYaml(readFileSync(yaml, "utf8"), gpu, rows.device, rows.version, yaml)
@@ -27,20 +29,38 @@ export async function loadParquetTableData(
  * The direct op-by-op interpolation of the silicon tables: reads an AIConfigurator
  * `systems/data`-style tree `<dir>/<gpu>/vllm/<version>/*.parquet` (`version` defaults to the only
  * one present; `<dir>/<gpu>/system.yaml` supplies the roofline used for SOL clamping, else the
- * built-in catalog) and interpolates every measured row. A memory variant (`variants.ts`) reads
- * its base system's tree.
+ * built-in catalog) and interpolates every measured row. With `backend` SGLang or TensorRT-LLM it
+ * reads `<dir>/<gpu>/<backend>/` where the tree has that folder (else vLLM's, as the compact
+ * tables fall back). A memory variant (`variants.ts`) reads its base system's tree.
  */
 export async function loadParquetTables(
   dir: string,
   gpu: string,
   version?: string,
   balancedMoe = false,
+  backend: TableBackend = "vllm",
 ): Promise<OpPerfTables> {
+  return (await loadParquetTablesWithData(dir, gpu, version, balancedMoe, backend)).tables;
+}
+
+/** `loadParquetTables`, with the table data it read (its backend and version). */
+export async function loadParquetTablesWithData(
+  dir: string,
+  gpu: string,
+  version?: string,
+  balancedMoe = false,
+  backend: TableBackend = "vllm",
+): Promise<{ tables: OpPerfTables; data: OpTableData }> {
   const measured = tableSystem(gpu);
-  const { data, spec } = await loadParquetTableData(dir, measured, version);
+  const source = backend !== "vllm" && existsSync(join(dir, measured, backend)) ? backend : "vllm";
+  const { data, spec } = await loadParquetTableData(dir, measured, version, source);
   const tables = buildOpPerfTables(moeDistributionOf(data, balancedMoe, gpu), spec);
   // A memory variant reads its base system's tree and rescales it (variants.ts).
-  return measured === gpu
-    ? tables
-    : new RooflineRescaledTables(tables, spec, variantSpec(gpu, GPU_VARIANTS[gpu], spec));
+  return {
+    data,
+    tables:
+      measured === gpu
+        ? tables
+        : new RooflineRescaledTables(tables, spec, variantSpec(gpu, GPU_VARIANTS[gpu], spec)),
+  };
 }

@@ -46,6 +46,16 @@ export interface MoeTable {
 
 export interface OpTableData {
   readonly gpu: string;
+  /**
+   * The serving backend the tables were measured on, when not vLLM (AIConfigurator's SGLang and
+   * TensorRT-LLM tables, docs/backends.md "Timing"). Absent: vLLM.
+   */
+  readonly backend?: "sglang" | "trtllm";
+  /**
+   * Groups these tables lacked, taken from the same GPU's vLLM tables (`backendTables.ts`), e.g.
+   * `gemm fp8` or `moe bfloat16`. Absent or empty: none.
+   */
+  readonly filledFromVllm?: readonly string[];
   readonly perfDataVersion: string;
   /** Axes [m, n, k]. */
   readonly gemm: readonly { readonly dtype: WeightDtype; readonly grid: GridData }[];

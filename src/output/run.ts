@@ -54,8 +54,9 @@ export const runRoleSchema = z.strictObject({
   prefix_caching: z.boolean(),
   startup_seconds: z.number(),
   /**
-   * The backend whose op tables price the passes, when that is not `backend` (SGLang and TRT-LLM
-   * runs are priced from the vLLM tables, docs/backends.md); absent otherwise.
+   * The backend whose op tables price the passes, when that is not `backend`: an SGLang or
+   * TRT-LLM role on a GPU (or perf database) without that backend's op tables is priced from the
+   * vLLM tables (docs/backends.md "Timing"); absent otherwise.
    */
   timing_backend: z.literal("vllm").optional(),
 });

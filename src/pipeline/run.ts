@@ -4,11 +4,18 @@
  * warnings a run's outcome deserves.
  */
 import type { RunSpec } from "../config/runSpec.js";
+import { BACKEND_LABEL } from "../hardware/backendTables.js";
 import { hardwareData } from "../hardware/catalog.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
 import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
 import type { ExecutorSpec } from "../sweep/executor.js";
+import {
+  backendHasTables,
+  borrowedGroupsOf,
+  tableBackendOf,
+  tableVersionOf,
+} from "../timing/opTableSource.js";
 import type { RequestSource, WorkloadInfo } from "../traffic/requestSource.js";
 import { TableSource } from "../traffic/tableSource.js";
 import { candidateReplayPool } from "./candidateReplays.js";
@@ -171,28 +178,49 @@ function warnEstimatedHardware(spec: RunSpec, warn: ((line: string) => void) | u
 }
 
 /**
- * SGLang and TRT-LLM runs keep their own scheduler semantics but their op-level timing reads the
- * vLLM op tables (the only ones in the perf data; docs/backends.md): say so before the run starts.
+ * SGLang and TRT-LLM runs keep their own scheduler semantics; their op-level passes are priced
+ * from the vLLM op tables unless `timing.op_tables: backend` picks the backend's own
+ * (docs/backends.md "Timing"). Say which before the run starts, and with the backend's tables
+ * name the groups its model needs that those tables lack (priced from vLLM's).
  */
 function warnBorrowedTables(spec: RunSpec, warn: ((line: string) => void) | undefined): void {
   const e = spec.engine;
-  if (e.backend === "vllm") return;
+  if (e.backend === "vllm" || warn === undefined) return;
   const roles = e.mode === "aggregated" ? [e.aggregated] : [e.prefill, e.decode];
-  if (!roles.some((r) => r.timing.type === "default")) return;
-  // Block-FP8 linear layers are the one kernel priced as the backend runs it (docs/models.md).
-  const blockFp8 = roles.some(
-    (r) => r.timing.type === "default" && r.timing.model.weightDtype === "fp8_block",
-  );
-  const kernelNote = !blockFp8
-    ? ""
-    : e.backend === "sglang"
-      ? " (block-FP8 linear layers are priced as DeepGEMM, from the per-tensor FP8 cells)"
-      : " (block-FP8 linear layers are priced from the per-tensor FP8 cells, as TensorRT-LLM's own block-scale GEMMs measure)";
-  warn?.(
-    `engine.backend '${e.backend}': its scheduler is simulated, but passes are priced from the vLLM op tables ` +
-      "(no op tables of this backend exist); expect kernel-level differences" +
-      kernelNote,
-  );
+  const label = BACKEND_LABEL[e.backend];
+  const lines = new Set<string>();
+  for (const r of roles) {
+    if (r.timing.type !== "default") continue;
+    const gpu = r.timing.gpu.id;
+    if (tableBackendOf(r.timing, e.backend) === "vllm") {
+      // Block-FP8 linear layers are then the one kernel priced as the backend runs it (docs/models.md).
+      const kernelNote =
+        r.timing.model.weightDtype !== "fp8_block"
+          ? ""
+          : e.backend === "sglang"
+            ? " (block-FP8 linear layers are priced as DeepGEMM, from the per-tensor FP8 cells)"
+            : " (block-FP8 linear layers are priced from the per-tensor FP8 cells, as TensorRT-LLM's own block-scale GEMMs measure)";
+      const why =
+        r.timing.opTables === "backend"
+          ? `no ${label} op tables for ${gpu}${r.timing.perfDatabase === null ? "" : " in the perf database"}`
+          : backendHasTables(r.timing, e.backend)
+            ? `the default; timing.op_tables: backend prices them from the ${label} tables`
+            : `no ${label} op tables for ${gpu}`;
+      lines.add(
+        `engine.backend '${e.backend}': its scheduler is simulated, but passes on ${gpu} are priced from the vLLM op tables ` +
+          `(${why}); expect kernel-level differences${kernelNote}`,
+      );
+      continue;
+    }
+    const borrowed = borrowedGroupsOf(r.timing, e.backend);
+    if (borrowed.length === 0) continue;
+    const version = tableVersionOf(r.timing, e.backend);
+    lines.add(
+      `engine.backend '${e.backend}': passes on ${gpu} are priced from the ${label}${version === null ? "" : ` ${version}`} op tables, ` +
+        `but ${borrowed.join(", ")} from the vLLM tables (the ${label} tables have no such rows)`,
+    );
+  }
+  for (const line of lines) warn(line);
 }
 
 /**

@@ -9,6 +9,7 @@ import { basename } from "node:path";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import { hardwareData } from "../hardware/catalog.js";
 import type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic } from "../output/run.js";
+import { tableBackendOf } from "../timing/opTableSource.js";
 import type { WorkloadInfo } from "../traffic/requestSource.js";
 
 export type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic };
@@ -85,8 +86,11 @@ function runRole(role: WorkerRoleSpec, engineHardware: string): RunRole {
     kv_blocks: role.numGpuBlocks,
     prefix_caching: role.prefixCaching,
     startup_seconds: role.startupSeconds,
-    // Only vLLM op tables exist: other backends' op-level passes are priced from them.
-    ...(role.backend !== undefined && role.backend !== "vllm" && role.timing.type === "default"
+    // A backend without its own op tables for this GPU is priced from vLLM's (docs/backends.md "Timing").
+    ...(role.backend !== undefined &&
+    role.backend !== "vllm" &&
+    role.timing.type === "default" &&
+    tableBackendOf(role.timing, role.backend) === "vllm"
       ? { timing_backend: "vllm" as const }
       : {}),
   };

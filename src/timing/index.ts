@@ -1,4 +1,9 @@
-import { loadCompactTables } from "../hardware/compactTables.js";
+import {
+  loadCompactTablesWithProvenance,
+  provenanceOf,
+  type TableProvenance,
+} from "../hardware/compactTables.js";
+import type { OpPerfTables } from "../hardware/perfTables.js";
 import { FixedTiming } from "./fixed.js";
 import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
@@ -18,16 +23,12 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
       return new FixedTiming(spec.prefillMs, spec.decodeMs);
     case "default": {
       const balancedMoe = spec.balancedMoe === true && spec.model.moe !== null;
-      const tables =
+      const backend = role.backend ?? "vllm";
+      const wanted = spec.opTables === "backend" ? backend : "vllm";
+      const { tables, provenance } =
         spec.perfDatabase === null
-          ? loadCompactTables(spec.gpu.id, balancedMoe)
-          : // The parquet reader loads only for a perf database (start-up, docs/performance.md).
-            await (await import("../hardware/parquetTables.js")).loadParquetTables(
-              spec.perfDatabase,
-              spec.gpu.id,
-              undefined,
-              balancedMoe,
-            );
+          ? loadCompactTablesWithProvenance(spec.gpu.id, balancedMoe, wanted)
+          : await loadPerfDatabase(spec.perfDatabase, spec.gpu.id, balancedMoe, wanted);
       return new OpLevelTiming(
         spec.model,
         spec.gpu,
@@ -41,10 +42,24 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
         },
         resolveHostOverhead(spec.hostOverhead, role.asyncScheduling),
         role.speculation?.kind ?? null,
-        blockFp8KernelOf(role.backend),
+        // A backend's own tables measure its own block-FP8 kernel; priced from vLLM's, the
+        // backend's kernel rule applies (docs/models.md "Block-scaled FP8 GEMMs").
+        provenance.backend === backend ? "measured" : blockFp8KernelOf(backend),
       );
     }
   }
+}
+
+/** The parquet reader loads only for a perf database (start-up, docs/performance.md). */
+async function loadPerfDatabase(
+  dir: string,
+  gpu: string,
+  balancedMoe: boolean,
+  backend: "vllm" | "sglang" | "trtllm",
+): Promise<{ tables: OpPerfTables; provenance: TableProvenance }> {
+  const { loadParquetTablesWithData } = await import("../hardware/parquetTables.js");
+  const { tables, data } = await loadParquetTablesWithData(dir, gpu, undefined, balancedMoe, backend);
+  return { tables, provenance: provenanceOf(data) };
 }
 
 /** Timing model of each worker role in the deployment. */

@@ -22,6 +22,12 @@ export type TimingSpec =
        * expert load instead of power-law routing (docs/models.md "Expert load balance"). Absent = false.
        */
       readonly balancedMoe?: boolean;
+      /**
+       * `timing.op_tables`: `backend` prices an SGLang or TRT-LLM role from that backend's own
+       * op tables where the built-in tables (or the perf database) have them; absent = the vLLM
+       * tables (docs/backends.md "Timing").
+       */
+      readonly opTables?: "backend";
     };
 
 /**

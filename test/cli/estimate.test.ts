@@ -2,6 +2,47 @@ import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
 
 describe("fleetsim estimate", () => {
+  it("--op-tables backend prices the pass from the backend's own tables and names them", async () => {
+    const args = [
+      "--model",
+      "Qwen/Qwen3-235B-A22B-FP8",
+      "--hardware",
+      "h200_sxm",
+      "--tensor",
+      "4",
+      "--moe-tensor",
+      "4",
+    ];
+    const pass = ["--batch", "32", "--context", "2048", "--format", "json"];
+    const own = await cli("estimate", ...args, ...pass, "--backend", "sglang", "--op-tables", "backend");
+    const borrowed = await cli("estimate", ...args, ...pass, "--backend", "sglang");
+    expect(own.code, own.err).toBe(0);
+    const o = JSON.parse(own.out);
+    const b = JSON.parse(borrowed.out);
+    expect(o.op_tables.backend).toBe("sglang");
+    expect(o.op_tables.version).toBe("0.5.9");
+    // H200's SGLang tables have no per-tensor FP8 MoE rows: those come from vLLM's (named).
+    expect(o.op_tables.filled_from_vllm).toContain("moe fp8");
+    expect(b.op_tables).toEqual({ backend: "vllm", version: "0.24.0", filled_from_vllm: [] });
+    expect(o.backend).toBe("sglang");
+    // SGLang's own fused MoE and DeepGEMM cells, not vLLM's.
+    expect(o.total_ms).not.toBe(b.total_ms);
+    const table = await cli(
+      "estimate",
+      ...args,
+      "--batch",
+      "32",
+      "--context",
+      "2048",
+      "--backend",
+      "trtllm",
+      "--op-tables",
+      "backend",
+    );
+    expect(table.out).toContain("(TensorRT-LLM, fp8_block weights");
+    expect(table.out).toContain("op tables: TensorRT-LLM 1.2.0rc5");
+  });
+
   it("prints a per-operation breakdown of a prefill pass whose rows add up to the total", async () => {
     const r = await cli(
       "estimate",

@@ -30,7 +30,11 @@ describe("committed calibration = derivation from ../shared/perf-data", () => {
   });
 
   it("calibration/<gpu>.json, one per GPU and nothing else", () => {
-    const files = readdirSync(resolve(HW, "calibration")).sort();
+    // The backends' own tables live in calibration/<backend>/ (scripts/derive-backend-tables.ts,
+    // from AIConfigurator's repository rather than the perf data: test/hardware/backendTables.test.ts).
+    const files = readdirSync(resolve(HW, "calibration"))
+      .filter((f) => !["sglang", "trtllm"].includes(f))
+      .sort();
     expect(files, `calibration files differ from the GPUs in perf-data: ${FIX}`).toEqual(
       Object.keys(derived.tables)
         .sort()

@@ -3,7 +3,7 @@
  * prediction of the built-in compact tables derived from it. Needs ../shared/perf-data
  * (npm run test:shared); a missing perf database directory: test/cli/cli.test.ts.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
@@ -61,5 +61,45 @@ describe("fleetsim predict with the op-level timing model over a perf database",
     expect(sb.completed_requests).toBe(3);
     expect(sb.duration_ms).toBeCloseTo(sa.duration_ms, 0);
     expect(Math.abs(sb.mean_ttft_ms - sa.mean_ttft_ms) / sa.mean_ttft_ms).toBeLessThan(0.01);
+  });
+
+  it("reads <gpu>/<backend>/ of the perf database with timing.op_tables: backend, and says when it is missing", async () => {
+    const p = project();
+    // A tree with an SGLang folder for H200 (vLLM's rows relabelled: only the layout is under test).
+    const tree = join(p.dir, "tree");
+    const src = join(PERF_DATA, "h200_sxm");
+    const version = readdirSync(join(src, "vllm"))[0];
+    mkdirSync(join(tree, "h200_sxm", "sglang", version), { recursive: true });
+    for (const f of readdirSync(join(src, "vllm", version))) {
+      copyFileSync(join(src, "vllm", version, f), join(tree, "h200_sxm", "sglang", version, f));
+    }
+    for (const f of ["system.yaml", "nccl_perf.parquet"])
+      copyFileSync(join(src, f), join(tree, "h200_sxm", f));
+    /** An SGLang run with its own op tables over `database`: its stderr and run info. */
+    const sglangOver = async (database: string, name: string) => {
+      const r = await cli(
+        "predict",
+        "-c",
+        p.config,
+        "--set",
+        "engine.backend=sglang",
+        "--set",
+        "engine.workers.aggregated.timing={type: default, op_tables: backend}",
+        "--set",
+        `engine.perf_database=${database}`,
+        "--output-dir",
+        join(p.dir, name),
+      );
+      expect(r.code, r.err).toBe(0);
+      return { err: r.err, run: JSON.parse(readFileSync(join(p.dir, name, "prediction.json"), "utf8")).run };
+    };
+    const own = await sglangOver(tree, "own");
+    expect(own.err).not.toContain("op tables");
+    expect(own.run.topology.aggregated.timing_backend).toBeUndefined();
+    const missing = await sglangOver(PERF_DATA, "missing");
+    expect(missing.err).toContain(
+      "passes on h200_sxm are priced from the vLLM op tables (no SGLang op tables for h200_sxm in the perf database)",
+    );
+    expect(missing.run.topology.aggregated.timing_backend).toBe("vllm");
   });
 });

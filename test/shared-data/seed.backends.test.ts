@@ -31,7 +31,7 @@ async function predict(seed: string, seconds: number, ...sets: string[]): Promis
 }
 
 const PRICED_FROM_VLLM =
-  /engine\.backend '(sglang|trtllm)': its scheduler is simulated, but passes are priced from the vLLM op tables/;
+  /engine\.backend '(sglang|trtllm)': its scheduler is simulated, but passes on [a-z0-9_]+ are priced from the vLLM op tables/;
 
 describe("examples/seed-aggregated.yaml per backend", () => {
   const SEED = "examples/seed-aggregated.yaml";

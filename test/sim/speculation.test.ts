@@ -237,8 +237,8 @@ describe("engine.nextn / engine.nextn_accepted end to end (AIConfigurator's MTP 
   it("TRT-LLM (the vLLM core with GUARANTEED_NO_EVICT) speculates within its completion reservation", async () => {
     const trt = ["engine.backend=trtllm"];
     const warning =
-      "fleetsim: warning: engine.backend 'trtllm': its scheduler is simulated, but passes are priced from the vLLM op tables " +
-      "(no op tables of this backend exist); expect kernel-level differences\n";
+      "fleetsim: warning: engine.backend 'trtllm': its scheduler is simulated, but passes on h200_sxm are priced from the vLLM op tables " +
+      "(the default; timing.op_tables: backend prices them from the TensorRT-LLM tables); expect kernel-level differences\n";
     const off = (await predict(config(), trt, warning)).doc.summary;
     const on = (await predict(config(), [...trt, ...NEXTN(2, 1.5)], warning)).doc.summary;
     expect(on["completed_requests"]).toBe(off["completed_requests"]);
@@ -250,8 +250,8 @@ describe("engine.nextn / engine.nextn_accepted end to end (AIConfigurator's MTP 
 
 describe("engine.nextn on SGLang (the SGLang core's MTP bursts)", () => {
   const warning =
-    "fleetsim: warning: engine.backend 'sglang': its scheduler is simulated, but passes are priced from the vLLM op tables " +
-    "(no op tables of this backend exist); expect kernel-level differences\n";
+    "fleetsim: warning: engine.backend 'sglang': its scheduler is simulated, but passes on h200_sxm are priced from the vLLM op tables " +
+    "(the default; timing.op_tables: backend prices them from the SGLang tables); expect kernel-level differences\n";
   /** SGLang at page 1: 4,000 blocks would be 4,000 tokens, so each role gets 64,000. */
   const sglang = (roles: string[]) => [
     "engine.backend=sglang",

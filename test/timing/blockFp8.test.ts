@@ -96,14 +96,16 @@ describe("block-scaled FP8 linear layers", () => {
 });
 
 describe("block-scaled FP8 through predict", () => {
-  const borrowed = (backend: string): string =>
-    `fleetsim: warning: engine.backend '${backend}': its scheduler is simulated, but passes are priced from the vLLM op tables ` +
-    "(no op tables of this backend exist); expect kernel-level differences";
+  const borrowed = (backend: "sglang" | "trtllm"): string =>
+    `fleetsim: warning: engine.backend '${backend}': its scheduler is simulated, but passes on h200_sxm are priced from the vLLM op tables ` +
+    `(the default; timing.op_tables: backend prices them from the ${backend === "sglang" ? "SGLang" : "TensorRT-LLM"} tables); ` +
+    "expect kernel-level differences";
   const BORROWED = borrowed("sglang");
   async function tpot(
     model: string,
     backend: "vllm" | "sglang" | "trtllm",
     expectedErr: string,
+    timing = "",
   ): Promise<number> {
     const path = join(tempDir(), "config.yaml");
     writeFileSync(
@@ -119,7 +121,7 @@ engine:
   workers:
     aggregated:
       kv_cache: {capacity: {type: fixed, blocks: 64000}}
-`,
+${timing}`,
     );
     const { doc } = await predictPlanner(path, [], expectedErr);
     return doc.summary["mean_tpot_ms"];
@@ -146,5 +148,21 @@ engine:
     await tpot("Qwen/Qwen3-32B", "trtllm", `${borrowed("trtllm")}\n`);
     const vllmFp8 = await tpot("Qwen/Qwen3-32B-FP8", "vllm", "");
     expect(trtFp8).toBeLessThan(0.7 * vllmFp8);
+  }, 60_000);
+
+  it("with timing.op_tables: backend, prices block-FP8 from the backend's own measured kernel, silently", async () => {
+    const own = "      timing: {type: default, op_tables: backend}\n";
+    const vllmFp8 = await tpot("Qwen/Qwen3-32B-FP8", "vllm", "");
+    for (const backend of ["sglang", "trtllm"] as const) {
+      const note =
+        backend === "sglang"
+          ? " (block-FP8 linear layers are priced as DeepGEMM, from the per-tensor FP8 cells)"
+          : " (block-FP8 linear layers are priced from the per-tensor FP8 cells, as TensorRT-LLM's own block-scale GEMMs measure)";
+      const borrowedFp8 = await tpot("Qwen/Qwen3-32B-FP8", backend, `${borrowed(backend)}${note}\n`);
+      const ownFp8 = await tpot("Qwen/Qwen3-32B-FP8", backend, "", own);
+      // Its own fp8_block cells (DeepGEMM / TensorRT-LLM's block-scale GEMM) run near per-tensor speed.
+      expect(ownFp8).toBeLessThan(0.7 * vllmFp8);
+      expect(ownFp8).not.toBe(borrowedFp8);
+    }
   }, 60_000);
 });
