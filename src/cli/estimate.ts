@@ -2,13 +2,8 @@ import { resolve } from "node:path";
 import Table from "cli-table3";
 import { BACKEND_LABEL } from "../hardware/backendTables.js";
 import { gpuSpec, hardwareData } from "../hardware/catalog.js";
-import {
-  loadCompactTablesWithProvenance,
-  provenanceOf,
-  type TableProvenance,
-} from "../hardware/compactTables.js";
-import { loadParquetTablesWithData } from "../hardware/parquetTables.js";
-import type { OpPerfTables } from "../hardware/perfTables.js";
+import { loadCompactTablesWithProvenance } from "../hardware/compactTables.js";
+import { loadParquetTablesWithProvenance } from "../hardware/parquetTables.js";
 import { resolveModel } from "../model/resolve.js";
 import { configuredMoeParallelism } from "../model/weights.js";
 import { formatNumber } from "../report/formatNumber.js";
@@ -58,18 +53,15 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
   const data = hardwareData(gpu.id);
   const balancedMoe = opts.enableEplb === true && model.moe !== null;
   const wanted = opts.opTables === "backend" ? opts.backend : "vllm";
-  const { tables, provenance }: { tables: OpPerfTables; provenance: TableProvenance } =
+  const { tables, provenance } =
     opts.perfDatabase !== undefined
-      ? await (async () => {
-          const r = await loadParquetTablesWithData(
-            resolve(opts.perfDatabase!),
-            gpu.id,
-            undefined,
-            balancedMoe,
-            wanted,
-          );
-          return { tables: r.tables, provenance: provenanceOf(r.data) };
-        })()
+      ? await loadParquetTablesWithProvenance(
+          resolve(opts.perfDatabase),
+          gpu.id,
+          undefined,
+          balancedMoe,
+          wanted,
+        )
       : loadCompactTablesWithProvenance(gpu.id, balancedMoe, wanted);
   const moe = configuredMoeParallelism(model, {
     tensor: opts.tensor,

@@ -1,4 +1,4 @@
-import type { OpTableData } from "./tableData.js";
+import type { AttentionGroup, MoeTable, OpTableData } from "./tableData.js";
 
 /**
  * Op tables of the serving backends other than vLLM (docs/backends.md "Timing"): AIConfigurator
@@ -43,56 +43,57 @@ export const BACKEND_TABLE_VERSIONS: Readonly<Record<OtherBackend, readonly stri
  */
 export function fillFromVllm(primary: OpTableData, fallback: OpTableData): OpTableData {
   const filled: string[] = [];
-  const gemmHave = new Set(primary.gemm.map((g) => g.dtype));
-  const gemm = [...primary.gemm];
-  for (const g of fallback.gemm) {
-    if (gemmHave.has(g.dtype)) continue;
-    gemm.push(g);
-    filled.push(`gemm ${g.dtype}`);
-  }
-  const attention = (
-    own: OpTableData["contextAttention"],
-    other: OpTableData["contextAttention"],
-    kind: string,
-  ): OpTableData["contextAttention"] => {
-    const have = new Set(own.map((g) => `${g.kvDtype}|${g.headDim}`));
-    const out = [...own];
+  /** `own` plus `other`'s entries whose key `own` has none of, each new key listed once as `label`. */
+  const addMissing = <T>(
+    own: readonly T[],
+    other: readonly T[],
+    key: (t: T) => string,
+    label: (t: T) => string,
+  ): T[] => {
+    const have = new Set(own.map(key));
     const added = new Set<string>();
-    for (const g of other) {
-      const key = `${g.kvDtype}|${g.headDim}`;
-      if (have.has(key)) continue;
-      out.push(g);
-      if (!added.has(key)) filled.push(`${kind} attention ${g.kvDtype} KV head dim ${g.headDim}`);
-      added.add(key);
+    const out = [...own];
+    for (const t of other) {
+      const k = key(t);
+      if (have.has(k)) continue;
+      out.push(t);
+      if (!added.has(k)) filled.push(label(t));
+      added.add(k);
     }
     return out;
   };
+  const gemm = addMissing(
+    primary.gemm,
+    fallback.gemm,
+    (g) => g.dtype,
+    (g) => `gemm ${g.dtype}`,
+  );
+  const attention = (own: readonly AttentionGroup[], other: readonly AttentionGroup[], kind: string) =>
+    addMissing(
+      own,
+      other,
+      (g) => `${g.kvDtype}|${g.headDim}`,
+      (g) => `${kind} attention ${g.kvDtype} KV head dim ${g.headDim}`,
+    );
   const contextAttention = attention(primary.contextAttention, fallback.contextAttention, "context");
   const generationAttention = attention(
     primary.generationAttention,
     fallback.generationAttention,
     "generation",
   );
-  const arHave = new Set(primary.allReduce.map((t) => t.numGpus));
-  const allReduce = [...primary.allReduce];
-  for (const t of fallback.allReduce) {
-    if (arHave.has(t.numGpus)) continue;
-    allReduce.push(t);
-    filled.push(`all-reduce ${t.numGpus} GPUs`);
-  }
-  allReduce.sort((a, b) => a.numGpus - b.numGpus);
-  const moeFill = (own: OpTableData["moe"], other: OpTableData["moe"], what: string): OpTableData["moe"] => {
-    const have = new Set(own.map((t) => t.dtype));
-    const added = new Set<string>();
-    const out = [...own];
-    for (const t of other) {
-      if (have.has(t.dtype)) continue;
-      out.push(t);
-      if (!added.has(t.dtype)) filled.push(`${what} ${t.dtype}`);
-      added.add(t.dtype);
-    }
-    return out;
-  };
+  const allReduce = addMissing(
+    primary.allReduce,
+    fallback.allReduce,
+    (t) => String(t.numGpus),
+    (t) => `all-reduce ${t.numGpus} GPUs`,
+  ).sort((a, b) => a.numGpus - b.numGpus);
+  const moeFill = (own: readonly MoeTable[], other: readonly MoeTable[], what: string) =>
+    addMissing(
+      own,
+      other,
+      (t) => t.dtype,
+      (t) => `${what} ${t.dtype}`,
+    );
   const moe = moeFill(primary.moe, fallback.moe, "moe");
   const moeBalanced =
     primary.moeBalanced === undefined && fallback.moeBalanced === undefined
@@ -107,6 +108,21 @@ export function fillFromVllm(primary: OpTableData, fallback: OpTableData): OpTab
     allReduce,
     moe,
     ...(moeBalanced === undefined ? {} : { moeBalanced }),
+  };
+}
+
+/** What a run's op tables were measured on: the backend, its version, and groups filled from vLLM's. */
+export interface TableProvenance {
+  readonly backend: TableBackend;
+  readonly version: string;
+  readonly filledFromVllm: readonly string[];
+}
+
+export function provenanceOf(data: OpTableData): TableProvenance {
+  return {
+    backend: data.backend ?? "vllm",
+    version: data.perfDataVersion,
+    filledFromVllm: data.filledFromVllm ?? [],
   };
 }
 

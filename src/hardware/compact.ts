@@ -68,8 +68,8 @@ export function compactTableData(full: OpTableData, spec: GpuSpec, policy = COMP
 
 /**
  * The compact form stores all MoE shapes on one token axis (the union of their measured counts,
- * `encodeMoe`). A shape measured only up to fewer tokens than the union's largest count (some of
- * AIConfigurator's TensorRT-LLM tables) gets its counts above that from the tables' own rule for
+ * `encodeMoe`). A shape measured only up to fewer tokens than the union's largest count (a few shapes
+ * of the B200, H100 and L40S vLLM tables, more in TensorRT-LLM's) gets its counts above that from the tables' own rule for
  * them, AIC's utilisation rule (`InterpolatedTables.moe`), so the compact and the parquet tables
  * agree there too rather than the token line's extrapolation standing in for it.
  */

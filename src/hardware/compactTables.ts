@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { besideModule } from "../util/packageRoot.js";
-import type { OtherBackend } from "./backendTables.js";
+import { provenanceOf, type TableBackend, type TableProvenance } from "./backendTables.js";
 import { gpuSpec, knownGpuIds, tableSystem } from "./catalog.js";
 import { type CompactJson, decodeCompact } from "./compact.js";
 import { HardwareError } from "./errors.js";
 import type { OpPerfTables } from "./perfTables.js";
-import { moeDistributionOf, type OpTableData } from "./tableData.js";
+import { moeDistributionOf } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
 import { RooflineRescaledTables } from "./variants.js";
 
@@ -33,10 +33,7 @@ export type CommittedCalibration = [
   typeof import("./calibration/trtllm/l40s.json", { with: { type: "json" }}),
 ];
 
-/** Serving backend whose compact tables to read: `vllm` or one with its own tables. */
-export type CompactBackend = "vllm" | OtherBackend;
-
-function compactUrl(gpu: string, backend: CompactBackend): URL {
+function compactUrl(gpu: string, backend: TableBackend): URL {
   const id = gpuSpec(tableSystem(gpu)).id;
   const file = backend === "vllm" ? `calibration/${id}.json` : `calibration/${backend}/${id}.json`;
   return besideModule(import.meta.url, "hardware", file);
@@ -46,7 +43,7 @@ function compactUrl(gpu: string, backend: CompactBackend): URL {
  * The committed compact table data of `gpu`: `src/hardware/calibration/<gpu>.json` (vLLM), or
  * `calibration/<backend>/<gpu>.json` for SGLang and TensorRT-LLM.
  */
-export function readCompactJson(gpu: string, backend: CompactBackend = "vllm"): CompactJson {
+export function readCompactJson(gpu: string, backend: TableBackend = "vllm"): CompactJson {
   const url = compactUrl(gpu, backend);
   const cached = parsed.get(url.href);
   if (cached !== undefined) return cached;
@@ -64,23 +61,8 @@ export function readCompactJson(gpu: string, backend: CompactBackend = "vllm"): 
 const parsed = new Map<string, CompactJson>();
 
 /** Whether `backend` has its own committed op tables for `gpu` (vLLM always has). */
-export function hasCompactTables(gpu: string, backend: CompactBackend): boolean {
+export function hasCompactTables(gpu: string, backend: TableBackend): boolean {
   return backend === "vllm" || existsSync(compactUrl(gpu, backend));
-}
-
-/** What a run's op tables were measured on: the backend, its version, and groups filled from vLLM's. */
-export interface TableProvenance {
-  readonly backend: CompactBackend;
-  readonly version: string;
-  readonly filledFromVllm: readonly string[];
-}
-
-export function provenanceOf(data: OpTableData): TableProvenance {
-  return {
-    backend: data.backend ?? "vllm",
-    version: data.perfDataVersion,
-    filledFromVllm: data.filledFromVllm ?? [],
-  };
 }
 
 /**
@@ -92,7 +74,7 @@ export function provenanceOf(data: OpTableData): TableProvenance {
 export function loadCompactTables(
   gpu: string,
   balancedMoe = false,
-  backend: CompactBackend = "vllm",
+  backend: TableBackend = "vllm",
 ): OpPerfTables {
   return loadCompactTablesWithProvenance(gpu, balancedMoe, backend).tables;
 }
@@ -100,7 +82,7 @@ export function loadCompactTables(
 export function loadCompactTablesWithProvenance(
   gpu: string,
   balancedMoe = false,
-  backend: CompactBackend = "vllm",
+  backend: TableBackend = "vllm",
 ): { tables: OpPerfTables; provenance: TableProvenance } {
   const measured = tableSystem(gpu);
   const source = hasCompactTables(measured, backend) ? backend : "vllm";

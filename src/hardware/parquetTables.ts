@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { TableBackend } from "./backendTables.js";
+import { provenanceOf, type TableBackend, type TableProvenance } from "./backendTables.js";
 import { gpuSpec, tableSystem } from "./catalog.js";
 import type { GpuSpec } from "./gpu.js";
 import { readPerfRows, toTableData } from "./parquetData.js";
@@ -40,24 +40,24 @@ export async function loadParquetTables(
   balancedMoe = false,
   backend: TableBackend = "vllm",
 ): Promise<OpPerfTables> {
-  return (await loadParquetTablesWithData(dir, gpu, version, balancedMoe, backend)).tables;
+  return (await loadParquetTablesWithProvenance(dir, gpu, version, balancedMoe, backend)).tables;
 }
 
-/** `loadParquetTables`, with the table data it read (its backend and version). */
-export async function loadParquetTablesWithData(
+/** `loadParquetTables`, with what the tables it read were measured on (as the compact loader). */
+export async function loadParquetTablesWithProvenance(
   dir: string,
   gpu: string,
   version?: string,
   balancedMoe = false,
   backend: TableBackend = "vllm",
-): Promise<{ tables: OpPerfTables; data: OpTableData }> {
+): Promise<{ tables: OpPerfTables; provenance: TableProvenance }> {
   const measured = tableSystem(gpu);
   const source = backend !== "vllm" && existsSync(join(dir, measured, backend)) ? backend : "vllm";
   const { data, spec } = await loadParquetTableData(dir, measured, version, source);
   const tables = buildOpPerfTables(moeDistributionOf(data, balancedMoe, gpu), spec);
   // A memory variant reads its base system's tree and rescales it (variants.ts).
   return {
-    data,
+    provenance: provenanceOf(data),
     tables:
       measured === gpu
         ? tables

@@ -1,9 +1,4 @@
-import {
-  loadCompactTablesWithProvenance,
-  provenanceOf,
-  type TableProvenance,
-} from "../hardware/compactTables.js";
-import type { OpPerfTables } from "../hardware/perfTables.js";
+import { loadCompactTablesWithProvenance } from "../hardware/compactTables.js";
 import { FixedTiming } from "./fixed.js";
 import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
@@ -28,7 +23,14 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
       const { tables, provenance } =
         spec.perfDatabase === null
           ? loadCompactTablesWithProvenance(spec.gpu.id, balancedMoe, wanted)
-          : await loadPerfDatabase(spec.perfDatabase, spec.gpu.id, balancedMoe, wanted);
+          : // The parquet reader loads only for a perf database (start-up, docs/performance.md).
+            await (await import("../hardware/parquetTables.js")).loadParquetTablesWithProvenance(
+              spec.perfDatabase,
+              spec.gpu.id,
+              undefined,
+              balancedMoe,
+              wanted,
+            );
       return new OpLevelTiming(
         spec.model,
         spec.gpu,
@@ -48,18 +50,6 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
       );
     }
   }
-}
-
-/** The parquet reader loads only for a perf database (start-up, docs/performance.md). */
-async function loadPerfDatabase(
-  dir: string,
-  gpu: string,
-  balancedMoe: boolean,
-  backend: "vllm" | "sglang" | "trtllm",
-): Promise<{ tables: OpPerfTables; provenance: TableProvenance }> {
-  const { loadParquetTablesWithData } = await import("../hardware/parquetTables.js");
-  const { tables, data } = await loadParquetTablesWithData(dir, gpu, undefined, balancedMoe, backend);
-  return { tables, provenance: provenanceOf(data) };
 }
 
 /** Timing model of each worker role in the deployment. */
