@@ -266,9 +266,9 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     this.host.schedulePassEnd(start + duration, payload);
   }
 
-  /** A pass of a run ended at `endMs`: its tokens, as `deliverSignals` hands them over. */
-  onPlainPass(rows: Int32Array, count: number, endMs: number): void {
-    this.host.onRunTokens(rows, count, endMs);
+  /** A run's passes ended at `endsMs`: their tokens, as `deliverSignals` hands them over. */
+  onPlainRun(rows: Int32Array, count: number, endsMs: Float64Array, passes: number): void {
+    this.host.onRunTokens(rows, count, endsMs, passes);
   }
 
   private driveWorkers(pool: WorkerPool, t: number): void {

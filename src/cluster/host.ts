@@ -37,10 +37,11 @@ export interface ClusterHost {
    */
   runWindow(passPoolMask: number): RunWindow;
   /**
-   * A pass of a run ended at `t` with a token for each of `rows[0 .. count)` (none its last); the
-   * run's window guarantees the client sees them before any deadline.
+   * A run's `passes` passes ended at `endsMs[0 .. passes)`, each with a token for each of
+   * `rows[0 .. count)` (none its last); the run's window guarantees the client sees them before
+   * any deadline.
    */
-  onRunTokens(rows: Int32Array, count: number, t: number): void;
+  onRunTokens(rows: Int32Array, count: number, endsMs: Float64Array, passes: number): void;
   /** A run delivered pass ends up to `t`. */
   noteRunEnd(t: number): void;
 }

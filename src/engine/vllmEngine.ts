@@ -153,6 +153,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private passSerial = 0;
   /** The rows of a run's batch (`runPlainDecodes`), grown to the largest batch. */
   private runRows = new Int32Array(64);
+  /** When each pass of a run ends (`runPlainDecodes`), grown to the longest run. */
+  private runEnds = new Float64Array(256);
   /** Where a run's requests cross block boundaries (`runPlainDecodes`). */
   private readonly boundaries = new BlockBoundaries();
   /** Speculative decoding: draft tokens per sequence per pass (0 = off) and the acceptance draws. */
@@ -528,7 +530,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
    * Decode-run merging (issue 16 item 1): executes, from `now`, the run of *plain* decode passes
    * that `startPass` would execute one by one — every running request decodes one token and none
    * completes, nothing is admitted, nothing preempted — as long as each pass ends inside `window`,
-   * and hands each pass's tokens to `sink` at its end. Returns the passes executed; the next pass
+   * and hands the run's tokens to `sink` at its end, with each pass's end. Returns the passes executed; the next pass
    * (plain or not) starts at `lastPassEnd` through `startPass`, which also prices a pass whose end
    * falls outside the window.
    *
@@ -557,6 +559,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const pool = this.pool;
     const totalKv = cfg.numGpuBlocks * bs;
     const { limitMs, capMs, deadlineMs, responseMs } = window;
+    let ends = this.runEnds;
     let t = now;
     let passes = 0;
     // Requests' numComputed and generated stay at their start values during the run (each pass
@@ -598,7 +601,13 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         }
       }
       this.lastPassEndMs = end;
-      sink.onPlainPass(rows, batch, end);
+      if (passes === ends.length) {
+        const grown = new Float64Array(2 * passes);
+        grown.set(ends);
+        ends = grown;
+        this.runEnds = grown;
+      }
+      ends[passes] = end;
       activeKv += batch;
       t = end;
       passes++;
@@ -608,6 +617,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       s.numComputed += passes;
       s.generated += passes;
     }
+    // Nothing reads the collector while the run executes: one delivery is pass-by-pass delivery.
+    if (passes > 0) sink.onPlainRun(rows, batch, ends, passes);
     return passes;
   }
 

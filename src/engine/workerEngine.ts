@@ -25,9 +25,12 @@ export interface RunWindow {
   responseMs: number;
 }
 
-/** Receives the tokens of each pass of a run, at its end (the batch's rows, in batch order). */
+/**
+ * Receives the tokens of a run at its end: each of `passes` passes gave one token to each of the
+ * batch's rows `rows[0 .. count)` (in batch order) at its end, pass `j` at `endsMs[j]`.
+ */
 export interface PlainPassSink {
-  onPlainPass(rows: Int32Array, count: number, endMs: number): void;
+  onPlainRun(rows: Int32Array, count: number, endsMs: Float64Array, passes: number): void;
 }
 
 /** The KV cache as the others see it: its size, what requests use, and its router events. */

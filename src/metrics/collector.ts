@@ -401,11 +401,6 @@ export class Collector implements RowStore {
     this.lastToken[i] = t;
   }
 
-  /** `onToken(rows[i], t)` for each of `rows[0 .. count)`: the tokens of one pass of one worker. */
-  onTokens(rows: Int32Array, count: number, t: number): void {
-    this.onTokenRange(rows, 0, count, t);
-  }
-
   /**
    * `onToken(rows[i], t)` for each of `rows[from .. to)`, tokens of one pass of one worker, none
    * of an ended request. When the requests are distinct and every one that already has a token
@@ -454,6 +449,45 @@ export class Collector implements RowStore {
       }
     }
     for (let i = from; i < to; i++) this.onToken(rows[i], t);
+  }
+
+  /**
+   * The tokens of a run of `passes` plain decode passes of one worker: pass `j` gave a token to
+   * each of the distinct rows `rows[0 .. count)`, none ended, seen at `endsMs[j] + offsetMs`.
+   * Exactly `onTokenRange(rows, 0, count, endsMs[j] + offsetMs)` pass by pass: after the first
+   * pass every row's latest token is that pass's, so each later pass is one shared gap of `count`
+   * tokens, folded in pass order into the worker's partition, and each row's counters move once.
+   */
+  onTokenRun(rows: Int32Array, count: number, endsMs: Float64Array, passes: number, offsetMs: number): void {
+    if (passes === 0 || count === 0) return;
+    const first = endsMs[0] + offsetMs;
+    this.onTokenRange(rows, 0, count, first);
+    if (passes === 1) return;
+    if (this.heldGaps !== null) {
+      for (let j = 1; j < passes; j++) this.onTokenRange(rows, 0, count, endsMs[j] + offsetMs);
+      return;
+    }
+    const partition = this.partitionOf(rows[0]);
+    const gaps = this.gaps;
+    let previous = first;
+    for (let j = 1; j < passes; j++) {
+      const t = endsMs[j] + offsetMs;
+      gaps.foldMany(t - previous, partition, count);
+      previous = t;
+    }
+    const second = endsMs[1] + offsetMs;
+    const tokens = this.tokens;
+    const secondToken = this.secondToken;
+    const lastToken = this.lastToken;
+    const mask = this.mask;
+    const more = passes - 1;
+    for (let i = 0; i < count; i++) {
+      const slot = rows[i] & mask;
+      const n = tokens[slot];
+      if (n === 1) secondToken[slot] = second;
+      tokens[slot] = n + more;
+      lastToken[slot] = previous;
+    }
   }
 
   onTerminal(req: number, t: number, status: number): void {

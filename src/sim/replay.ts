@@ -512,9 +512,9 @@ export class Replay implements ClusterHost {
     else for (let i = from; i < to; i++) this.onToken(rows[i], t);
   }
 
-  onRunTokens(rows: Int32Array, count: number, t: number): void {
+  onRunTokens(rows: Int32Array, count: number, endsMs: Float64Array, passes: number): void {
     // `runWindow` keeps the pass end + response time within every open deadline.
-    this.collector.onTokens(rows, count, t + this.responseMs);
+    this.collector.onTokenRun(rows, count, endsMs, passes, this.responseMs);
   }
 
   onLastToken(row: number, t: number): void {

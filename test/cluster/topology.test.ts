@@ -27,8 +27,9 @@ class RecordingHost implements ClusterHost {
   runWindow(): RunWindow {
     return { limitMs: Number.NEGATIVE_INFINITY, capMs: 0, deadlineMs: 0, responseMs: 0 };
   }
-  onRunTokens(rows: Int32Array, count: number, t: number): void {
-    for (let i = 0; i < count; i++) this.calls.push(`token ${rows[i]} @${t}`);
+  onRunTokens(rows: Int32Array, count: number, endsMs: Float64Array, passes: number): void {
+    for (let j = 0; j < passes; j++)
+      for (let i = 0; i < count; i++) this.calls.push(`token ${rows[i]} @${endsMs[j]}`);
   }
   noteRunEnd(t: number): void {
     this.calls.push(`run end @${t}`);

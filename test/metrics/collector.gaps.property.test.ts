@@ -198,3 +198,71 @@ describe("Collector token gaps: weighted per run ≡ token by token", () => {
     },
   );
 });
+
+/** One plain-decode run of a worker: its batch (a subset of the open requests) and pass durations. */
+const runArb = fc.record({
+  worker: fc.integer({ min: 0, max: 3 }),
+  pick: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
+  durations: fc.array(
+    fc.oneof(
+      fc.constantFrom(0.5, 1, 12.5, 40),
+      fc.double({ min: 0.001, max: 500, noNaN: true, noDefaultInfinity: true }),
+    ),
+    { minLength: 1, maxLength: 40 },
+  ),
+  /** Reverse the batch order and read the statistics after this run. */
+  read: fc.boolean(),
+});
+
+describe("Collector: a run's tokens at once ≡ pass by pass", () => {
+  fcTest.prop(
+    [
+      fc.array(runArb, { minLength: 1, maxLength: 30 }),
+      fc.boolean(),
+      fc.constantFrom(0, 0.1, 7.25),
+      fc.double({ min: 0, max: 1000, noNaN: true, noDefaultInfinity: true }),
+    ],
+    { seed: 160217, numRuns: 300 },
+  )("onTokenRun gives onTokenRange's columns, bins and moments bit for bit", (runs, hold, offset, start) => {
+    const count = 12;
+    const byRun = new Collector(count, { holdGapsUntilTerminal: hold, captureHistory: false });
+    const byPass = new Collector(count, { holdGapsUntilTerminal: hold, captureHistory: false });
+    // Request r is served by worker r % 4: a run's batch is drawn from one worker's requests.
+    for (const c of [byRun, byPass])
+      for (let r = 0; r < count; r++) {
+        c.onArrival(r, 0);
+        c.onDispatch(r, 0, r % 4, 0, 0);
+      }
+    let t = start;
+    const rows = new Int32Array(count);
+    const ends = new Float64Array(64);
+    for (const run of runs) {
+      let batch = 0;
+      for (let r = 0; r < count; r++) if (r % 4 === run.worker && run.pick[r]) rows[batch++] = r;
+      if (batch === 0) continue;
+      // Batch order rotates between runs (preemption and admission reorder a real batch).
+      if (run.read && batch > 1) rows.subarray(0, batch).reverse();
+      for (let j = 0; j < run.durations.length; j++) {
+        t += run.durations[j];
+        ends[j] = t;
+        byPass.onTokenRange(rows, 0, batch, t + offset);
+      }
+      byRun.onTokenRun(rows, batch, ends, run.durations.length, offset);
+      if (run.read) {
+        expect(byRun.itlStats()).toEqual(byPass.itlStats());
+        expect(byRun.perUserThroughputStats()).toEqual(byPass.perUserThroughputStats());
+      }
+    }
+    for (let r = 0; r < count; r++) {
+      for (const c of [byRun, byPass]) c.onTerminal(r, t + 1000, Terminal.Completed);
+    }
+    expect(Array.from(byRun.tokens)).toEqual(Array.from(byPass.tokens));
+    expect(Array.from(byRun.firstToken)).toEqual(Array.from(byPass.firstToken));
+    expect(Array.from(byRun.secondToken)).toEqual(Array.from(byPass.secondToken));
+    expect(Array.from(byRun.lastToken)).toEqual(Array.from(byPass.lastToken));
+    expect(byRun.itlStats()).toEqual(byPass.itlStats());
+    expect(byRun.perUserThroughputStats()).toEqual(byPass.perUserThroughputStats());
+    expect(byRun.itl.count).toBe(byPass.itl.count);
+    for (const q of QS) expect(byRun.itl.quantile(q)).toBe(byPass.itl.quantile(q));
+  });
+});
