@@ -1,0 +1,641 @@
+/**
+ * npm run conformance — the differential harness of docs/conformance.md: every configuration of
+ * cases.ts through NVIDIA's aisimulate (the reference environment of `npm run reference:setup`)
+ * and through fleetsim (dist/, built by the npm script), on the same YAML, compared key by key;
+ * then the forward-pass estimator grid. Writes the generated part of docs/conformance.md and the
+ * raw results to .reference/conformance/.
+ *
+ *   npm run conformance [-- --only REGEX] [--jobs N] [--goldens] [--no-estimates]
+ *
+ * --goldens also writes the golden fixtures (test/golden/reference/<case>.json) of the cases
+ * marked `golden`, which `npm test` checks fleetsim against without Python.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stripVTControlCharacters } from "node:util";
+import { gunzipSync } from "node:zlib";
+import { stringify } from "yaml";
+import { estimateCommand } from "../../src/cli/estimate.js";
+import { CASES, type ConformanceCase, LOCAL_MODELS, TRACE_FILES } from "./cases.js";
+import {
+  compareKeys,
+  comparePerRequest,
+  comparePlanners,
+  compareSummaries,
+  DEFAULT_TOLERANCE,
+  type KeyReport,
+  type MetricRow,
+  type PerRequestReport,
+  type PlannerReport,
+  requestRecords,
+  summaryOf,
+} from "./compare.js";
+import { type GoldenFile, goldenOf, REFERENCE_GOLDEN_DIR } from "./goldens.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const VENV = join(ROOT, ".reference", "venv");
+const WORK = join(ROOT, ".reference", "conformance");
+const MODELS = join(ROOT, ".reference", "models");
+const DOC = join(ROOT, "docs", "conformance.md");
+const FLEETSIM = join(ROOT, "dist", "cli", "bin.js");
+
+interface Args {
+  only: RegExp | null;
+  jobs: number;
+  goldens: boolean;
+  estimates: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { only: null, jobs: 2, goldens: false, estimates: true };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--only") args.only = new RegExp(argv[++i] ?? "");
+    else if (a === "--jobs") args.jobs = Math.max(1, Number(argv[++i]));
+    else if (a === "--goldens") args.goldens = true;
+    else if (a === "--no-estimates") args.estimates = false;
+    else {
+      console.error(
+        `conformance: unknown option ${a}\nusage: npm run conformance -- [--only REGEX] [--jobs N] [--goldens] [--no-estimates]`,
+      );
+      process.exit(2);
+    }
+  }
+  return args;
+}
+
+interface Exec {
+  code: number;
+  stdout: string;
+  stderr: string;
+  seconds: number;
+}
+
+function exec(cmd: string, argv: string[], cwd: string, input?: string): Promise<Exec> {
+  const started = process.hrtime.bigint();
+  return new Promise((done) => {
+    const child = spawn(cmd, argv, {
+      cwd,
+      // No network here: the reference must not try the Hugging Face Hub.
+      env: { ...process.env, HF_HUB_OFFLINE: "1", NO_COLOR: "1", FLEETSIM_CHECK_INVARIANTS: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.stdin.end(input ?? "");
+    child.on("close", (code) =>
+      done({ code: code ?? -1, stdout, stderr, seconds: Number(process.hrtime.bigint() - started) / 1e9 }),
+    );
+  });
+}
+
+function referenceVersions(): Record<string, string> {
+  const script =
+    "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in ('aisimulate','ai-dynamo','ai-dynamo-runtime')} | {'python': sys.version.split()[0]}))";
+  const out = runSync(join(VENV, "bin", "python"), ["-c", script]);
+  return JSON.parse(out) as Record<string, string>;
+}
+
+function runSync(cmd: string, argv: string[]): string {
+  return execFileSync(cmd, argv, { encoding: "utf8" });
+}
+
+/** Writes the case's folder: config.yaml and its trace, both tools read the same file. */
+function materialize(c: ConformanceCase): string {
+  const dir = join(WORK, c.id);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  if (c.trace !== undefined) {
+    const t = TRACE_FILES[c.trace];
+    const src = join(ROOT, t.repoPath);
+    if (src.endsWith(".gz")) writeFileSync(join(dir, t.file), gunzipSync(readFileSync(src)));
+    else copyFileSync(src, join(dir, t.file));
+  }
+  let text: string;
+  if (typeof c.config === "string") text = c.config;
+  else {
+    const doc = structuredClone(c.config) as { engine?: { model?: string } };
+    const local = doc.engine?.model !== undefined ? LOCAL_MODELS[doc.engine.model] : undefined;
+    if (local !== undefined && doc.engine !== undefined) doc.engine.model = join(MODELS, local);
+    text = stringify(doc);
+  }
+  writeFileSync(join(dir, "config.yaml"), text);
+  return dir;
+}
+
+interface Side {
+  code: number;
+  seconds: number;
+  /** The first line of stderr that names an error, for a failed run. */
+  error: string | null;
+  prediction: Record<string, unknown> | null;
+  requests: Record<string, unknown>[] | null;
+}
+
+async function runSide(tool: "reference" | "fleetsim", c: ConformanceCase, dir: string): Promise<Side> {
+  const out = join(dir, tool);
+  const argv = [
+    "predict",
+    "--stack",
+    c.stack,
+    "-c",
+    "config.yaml",
+    "--output-dir",
+    out,
+    "--overwrite",
+    "--format",
+    "json",
+  ];
+  if (c.perRequest) argv.push("--capture-per-request");
+  const run =
+    tool === "reference"
+      ? await exec(join(VENV, "bin", "aisimulate"), argv, dir)
+      : await exec(process.execPath, [FLEETSIM, ...argv], dir);
+  writeFileSync(join(dir, `${tool}.stderr.txt`), run.stderr);
+  const predictionPath = join(out, "prediction.json");
+  const prediction =
+    run.code === 0 && existsSync(predictionPath)
+      ? (JSON.parse(readFileSync(predictionPath, "utf8")) as Record<string, unknown>)
+      : null;
+  const requestsPath = join(out, "requests.jsonl");
+  const requests =
+    prediction !== null && existsSync(requestsPath)
+      ? readFileSync(requestsPath, "utf8")
+          .split("\n")
+          .filter((l) => l.trim() !== "")
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+      : null;
+  const error =
+    run.code === 0
+      ? null
+      : (run.stderr
+          .split("\n")
+          .map((l) => stripVTControlCharacters(l).trim())
+          .filter(
+            (l) =>
+              /error|failed|invalid|not permitted|unknown|exist|must|cannot/i.test(l) &&
+              !/^\s*(INFO|WARN)/.test(l),
+          )
+          .at(-1) ??
+        run.stderr.trim().split("\n").at(-1) ??
+        "");
+  return { code: run.code, seconds: run.seconds, error, prediction, requests };
+}
+
+export interface CaseResult {
+  readonly id: string;
+  readonly group: string;
+  readonly about: string;
+  readonly stack: string;
+  readonly reference: { code: number; seconds: number; error: string | null };
+  readonly fleetsim: { code: number; seconds: number; error: string | null };
+  readonly metrics: MetricRow[];
+  readonly topKeys: KeyReport | null;
+  readonly summaryKeys: KeyReport | null;
+  readonly requestKeys: KeyReport | null;
+  readonly coverageKeys: KeyReport | null;
+  readonly perRequest: PerRequestReport | null;
+  readonly planner: PlannerReport | null;
+}
+
+async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden: GoldenFile | null }> {
+  const dir = materialize(c);
+  const [ref, fs] = [await runSide("reference", c, dir), await runSide("fleetsim", c, dir)];
+  let metrics: MetricRow[] = [];
+  let topKeys: KeyReport | null = null;
+  let summaryKeys: KeyReport | null = null;
+  let requestKeys: KeyReport | null = null;
+  let coverageKeys: KeyReport | null = null;
+  let perRequest: PerRequestReport | null = null;
+  let planner: PlannerReport | null = null;
+  if (ref.prediction !== null && fs.prediction !== null) {
+    const rs = summaryOf(ref.prediction);
+    const fss = summaryOf(fs.prediction);
+    metrics = compareSummaries(rs, fss);
+    topKeys = compareKeys(ref.prediction, fs.prediction, new Set(Object.keys(rs)));
+    summaryKeys = compareKeys(rs, fss);
+    const rc = ref.prediction["coverage"];
+    const fc = fs.prediction["coverage"];
+    if (typeof rc === "object" && rc !== null && typeof fc === "object" && fc !== null)
+      coverageKeys = compareKeys(rc as Record<string, unknown>, fc as Record<string, unknown>);
+    if (ref.requests !== null && fs.requests !== null && ref.requests.length > 0 && fs.requests.length > 0) {
+      requestKeys = compareKeys(ref.requests[0]!, fs.requests[0]!);
+      perRequest = comparePerRequest(requestRecords(ref.requests), requestRecords(fs.requests));
+    }
+    const rp = ref.prediction["planner"] as Record<string, unknown> | null | undefined;
+    const fp = fs.prediction["planner"] as Record<string, unknown> | null | undefined;
+    if ((rp !== null && rp !== undefined) || (fp !== null && fp !== undefined))
+      planner = comparePlanners(rp, fp);
+  }
+  const result: CaseResult = {
+    id: c.id,
+    group: c.group,
+    about: c.about,
+    stack: c.stack,
+    reference: { code: ref.code, seconds: ref.seconds, error: ref.error },
+    fleetsim: { code: fs.code, seconds: fs.seconds, error: fs.error },
+    metrics,
+    topKeys,
+    summaryKeys,
+    requestKeys,
+    coverageKeys,
+    perRequest,
+    planner,
+  };
+  const golden =
+    c.golden === true && ref.prediction !== null
+      ? goldenOf(c, ref.prediction, ref.requests, metrics, perRequest)
+      : null;
+  const mark = caseAgrees(result) ? "agrees" : "DIVERGES";
+  console.log(
+    `${c.id.padEnd(34)} ref exit ${ref.code} (${ref.seconds.toFixed(1)} s)  fleetsim exit ${fs.code} (${fs.seconds.toFixed(1)} s)  ${mark}`,
+  );
+  return { result, golden };
+}
+
+/** Every summary metric within the tolerance (or both runs refused the input with the same exit code). */
+export function caseAgrees(r: CaseResult): boolean {
+  if (r.reference.code !== 0 || r.fleetsim.code !== 0) return r.reference.code === r.fleetsim.code;
+  return r.metrics.length > 0 && r.metrics.every((m) => m.ok) && (r.planner === null || r.planner.sameEvents);
+}
+
+// ---------------------------------------------------------------- forward-pass estimates
+
+interface EstimateQuery {
+  model: string;
+  system: string;
+  backend: string;
+  tp: number;
+  phase: "prefill" | "decode";
+  batch: number;
+  tokens: number;
+}
+
+interface EstimateRow extends EstimateQuery {
+  reference: number | null;
+  fleetsim: number | null;
+  error: string | null;
+}
+
+const ESTIMATE_MODELS: ReadonlyArray<{ model: string; tp: number }> = [
+  { model: "meta-llama/Meta-Llama-3.1-8B", tp: 1 },
+  { model: "Qwen/Qwen3-32B", tp: 2 },
+  { model: "meta-llama/Meta-Llama-3.1-70B", tp: 4 },
+  { model: "Qwen/Qwen3-30B-A3B", tp: 2 },
+];
+
+function estimateQueries(): EstimateQuery[] {
+  const out: EstimateQuery[] = [];
+  for (const { model, tp } of ESTIMATE_MODELS)
+    for (const system of ["h200_sxm", "h100_sxm"]) {
+      for (const tokens of [128, 1024, 8192, 32768])
+        out.push({ model, system, backend: "vllm", tp, phase: "prefill", batch: 1, tokens });
+      for (const batch of [1, 8, 64, 256])
+        for (const tokens of [128, 1024, 8192, 32768]) {
+          if (batch * tokens > 2_000_000) continue;
+          out.push({ model, system, backend: "vllm", tp, phase: "decode", batch, tokens });
+        }
+    }
+  return out;
+}
+
+async function fleetsimEstimate(q: EstimateQuery): Promise<number> {
+  let text = "";
+  await estimateCommand(
+    {
+      model: q.model,
+      hardware: q.system,
+      backend: "vllm",
+      tensor: q.tp,
+      pipeline: 1,
+      moeTensor: q.model.includes("A3B") ? q.tp : 1,
+      moeExpert: 1,
+      prefillTokens: q.phase === "prefill" ? q.tokens : undefined,
+      prefix: 0,
+      batch: q.batch,
+      context: q.phase === "decode" ? q.tokens : undefined,
+      perfDatabase: undefined,
+      format: "json",
+    },
+    { out: (s) => (text += s), err: () => {} },
+  );
+  return (JSON.parse(text) as { total_ms: number }).total_ms;
+}
+
+async function runEstimates(): Promise<EstimateRow[]> {
+  const queries = estimateQueries();
+  const ref = await exec(
+    join(VENV, "bin", "python"),
+    [join(ROOT, "scripts", "reference", "estimate.py")],
+    ROOT,
+    JSON.stringify(queries.map((q) => ({ ...q, moe_tp: q.model.includes("A3B") ? q.tp : undefined }))),
+  );
+  if (ref.code !== 0) throw new Error(`estimate.py failed: ${ref.stderr.slice(-2000)}`);
+  const answers = JSON.parse(ref.stdout) as Array<{ ms?: number; error?: string }>;
+  const rows: EstimateRow[] = [];
+  for (let i = 0; i < queries.length; i++) {
+    const q = queries[i]!;
+    let fleetsim: number | null = null;
+    let error = answers[i]?.error ?? null;
+    try {
+      fleetsim = await fleetsimEstimate(q);
+    } catch (e) {
+      error = `${error ?? ""} fleetsim: ${(e as Error).message.split("\n")[0]}`.trim();
+    }
+    rows.push({ ...q, reference: answers[i]?.ms ?? null, fleetsim, error });
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------- the document
+
+function pct(d: number | null): string {
+  if (d === null) return "—";
+  if (!Number.isFinite(d)) return d > 0 ? "+∞" : "−∞";
+  const v = d * 100;
+  return `${v >= 0 ? "+" : "−"}${Math.abs(v).toFixed(Math.abs(v) < 10 ? 2 : 1)} %`;
+}
+
+function num(v: number | null): string {
+  if (v === null) return "—";
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 0.01 || a >= 1e7)) return v.toExponential(3);
+  return v.toLocaleString("en-US", { maximumFractionDigits: a < 10 ? 3 : a < 1000 ? 2 : 0 });
+}
+
+const HEADLINE = [
+  "completed_requests",
+  "mean_ttft_ms",
+  "p90_ttft_ms",
+  "mean_itl_ms",
+  "mean_e2e_latency_ms",
+  "output_throughput_tok_s",
+  "gpu_hours",
+  "prefix_cache_reused_ratio",
+] as const;
+
+function keyLine(label: string, k: KeyReport | null): string[] {
+  if (k === null) return [];
+  const parts: string[] = [];
+  if (k.onlyReference.length > 0) parts.push(`only in the reference: \`${k.onlyReference.join("`, `")}\``);
+  if (k.onlyFleetsim.length > 0) parts.push(`only in fleetsim: \`${k.onlyFleetsim.join("`, `")}\``);
+  if (k.typeMismatches.length > 0) parts.push(`types differ: ${k.typeMismatches.join("; ")}`);
+  return [`- ${label}: ${parts.length === 0 ? "same keys and types" : parts.join("; ")}`];
+}
+
+function renderDocument(
+  results: readonly CaseResult[],
+  estimates: readonly EstimateRow[] | null,
+  versions: Record<string, string>,
+  freeze: string,
+): string {
+  const ran = results.filter((r) => r.reference.code === 0 && r.fleetsim.code === 0);
+  const agree = results.filter(caseAgrees);
+  const allRows = ran.flatMap((r) => r.metrics.map((m) => ({ id: r.id, ...m })));
+  const metricAgree = allRows.filter((m) => m.ok).length;
+  const worst = allRows
+    .filter((m) => m.diff !== null && Number.isFinite(m.diff) && !m.ok)
+    .sort((a, b) => Math.abs(b.diff!) - Math.abs(a.diff!))
+    .slice(0, 12);
+  const lines: string[] = [];
+  const date = new Date().toISOString().slice(0, 10);
+  lines.push(
+    `Generated by \`npm run conformance\` on ${date} against aisimulate ${versions["aisimulate"]}, ai-dynamo ${versions["ai-dynamo"]} (runtime ${versions["ai-dynamo-runtime"]}), Python ${versions["python"]}; fleetsim ${JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version} at \`${gitHead()}\`.`,
+    "",
+    "### Headline",
+    "",
+    `- ${results.length} configurations; ${ran.length} ran on both tools, ${results.length - ran.length} are bad inputs or failed on one side (exit codes below).`,
+    `- ${agree.length} of ${results.length} agree: every summary metric within ${DEFAULT_TOLERANCE * 100} % and the same scaling decisions (bad inputs: the same exit code).`,
+    `- ${metricAgree} of ${allRows.length} summary metric values (host-time keys excluded) are within ${DEFAULT_TOLERANCE * 100} %.`,
+  );
+  if (worst.length > 0) {
+    lines.push(
+      "",
+      "Largest divergences:",
+      "",
+      "| configuration | metric | reference | fleetsim | difference |",
+      "|---|---|---:|---:|---:|",
+    );
+    for (const w of worst)
+      lines.push(`| ${w.id} | \`${w.key}\` | ${num(w.reference)} | ${num(w.fleetsim)} | ${pct(w.diff)} |`);
+  }
+  lines.push(
+    "",
+    "### Configurations × headline metrics",
+    "",
+    "Each cell: reference / fleetsim (difference). ✓ = every summary metric within 2 % (and, with the Planner, the same scaling events).",
+    "",
+    `| configuration | stack | exit ref/fs | ${HEADLINE.map((h) => `\`${h}\``).join(" | ")} | agrees |`,
+    `|---|---|---|${HEADLINE.map(() => "---").join("|")}|---|`,
+  );
+  for (const r of results) {
+    const cells = HEADLINE.map((h) => {
+      const m = r.metrics.find((x) => x.key === h);
+      return m === undefined ? "—" : `${num(m.reference)} / ${num(m.fleetsim)} (${pct(m.diff)})`;
+    });
+    lines.push(
+      `| ${r.id} | ${r.stack} | ${r.reference.code}/${r.fleetsim.code} | ${cells.join(" | ")} | ${caseAgrees(r) ? "✓" : "✗"} |`,
+    );
+  }
+  const planners = results.filter((r) => r.planner !== null);
+  if (planners.length > 0) {
+    lines.push(
+      "",
+      "### Planner",
+      "",
+      "| configuration | scaling events ref / fs | same decisions | first difference | ticks ref / fs | lifecycle ops ref / fs | retune events ref / fs | advisory recommendations ref / fs |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const r of planners) {
+      const p = r.planner!;
+      lines.push(
+        `| ${r.id} | ${p.referenceEvents} / ${p.fleetsimEvents} | ${p.sameEvents ? "yes" : "no"} | ${p.firstDifference ?? "—"} | ${p.referenceTicks} / ${p.fleetsimTicks} | ${p.referenceLifecycle} / ${p.fleetsimLifecycle} | ${p.referenceRetune} / ${p.fleetsimRetune} | ${p.referenceRecommended} / ${p.fleetsimRecommended} |`,
+      );
+    }
+  }
+  const perReq = results.filter((r) => r.perRequest !== null);
+  if (perReq.length > 0) {
+    lines.push(
+      "",
+      "### Request by request",
+      "",
+      "Matched by `uuid`; |relative difference| of each request's TTFT and E2E: median, p90, max, and the share within 2 %.",
+      "",
+      "| configuration | requests | TTFT median | TTFT p90 | TTFT max | TTFT within 2 % | E2E median | E2E p90 | E2E max | E2E within 2 % |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    );
+    const p = (v: number) => `${(v * 100).toFixed(2)} %`;
+    for (const r of perReq) {
+      const q = r.perRequest!;
+      lines.push(
+        `| ${r.id} | ${q.matched} | ${p(q.ttft.medianAbs)} | ${p(q.ttft.p90Abs)} | ${p(q.ttft.maxAbs)} | ${p(q.ttft.withinShare)} | ${p(q.e2e.medianAbs)} | ${p(q.e2e.p90Abs)} | ${p(q.e2e.maxAbs)} | ${p(q.e2e.withinShare)} |`,
+      );
+    }
+  }
+  const bad = results.filter((r) => r.reference.code !== 0 || r.fleetsim.code !== 0);
+  if (bad.length > 0) {
+    lines.push(
+      "",
+      "### Exit codes and errors",
+      "",
+      "| configuration | exit ref / fs | reference says | fleetsim says |",
+      "|---|---|---|---|",
+    );
+    const cell = (s: string | null) => (s === null ? "—" : s.replace(/\|/g, "\\|").slice(0, 220));
+    for (const r of bad)
+      lines.push(
+        `| ${r.id} | ${r.reference.code} / ${r.fleetsim.code} | ${cell(r.reference.error)} | ${cell(r.fleetsim.error)} |`,
+      );
+  }
+  if (estimates !== null) {
+    lines.push(
+      "",
+      "### Forward-pass estimates",
+      "",
+      "One uncorrected pass: `fleetsim estimate` against the reference's op-level estimator (`RustForwardPassPerfModel`, scripts/reference/estimate.py), vLLM tables. Prefill: batch 1 of N new tokens; decode: a batch at N tokens of context each.",
+      "",
+      "| model | GPU | TP | phase | batch | tokens | reference ms | fleetsim ms | difference |",
+      "|---|---|---:|---|---:|---:|---:|---:|---:|",
+    );
+    for (const e of estimates) {
+      const d = e.reference !== null && e.fleetsim !== null ? (e.fleetsim - e.reference) / e.reference : null;
+      lines.push(
+        `| ${e.model} | ${e.system} | ${e.tp} | ${e.phase} | ${e.batch} | ${e.tokens} | ${num(e.reference)} | ${num(e.fleetsim)} | ${e.error !== null ? e.error.slice(0, 80) : pct(d)} |`,
+      );
+    }
+    const ok = estimates.filter((e) => e.reference !== null && e.fleetsim !== null);
+    const close = ok.filter((e) => Math.abs(e.fleetsim! - e.reference!) <= 0.02 * e.reference!);
+    lines.push("", `${close.length} of ${ok.length} estimates within 2 %.`);
+  }
+  lines.push("", "### Every metric, per configuration", "");
+  for (const r of ran) {
+    const off = r.metrics.filter((m) => !m.ok).length;
+    lines.push(
+      `<details><summary>${r.id} — ${r.about} (${off === 0 ? "all within 2 %" : `${off} of ${r.metrics.length} metrics outside 2 %`})</summary>`,
+      "",
+      ...keyLine("top-level keys", r.topKeys),
+      ...keyLine("summary keys", r.summaryKeys),
+      ...keyLine("coverage keys", r.coverageKeys),
+      ...keyLine("requests.jsonl keys", r.requestKeys),
+      "",
+      "| metric | reference | fleetsim | difference |",
+      "|---|---:|---:|---:|",
+      ...r.metrics.map(
+        (m) =>
+          `| \`${m.key}\` | ${num(m.reference)} | ${num(m.fleetsim)} | ${m.ok ? pct(m.diff) : `**${pct(m.diff)}**`} |`,
+      ),
+      "",
+      "</details>",
+      "",
+    );
+  }
+  lines.push(
+    "### The reference environment (`pip freeze`)",
+    "",
+    "<details><summary>scripts/reference/constraints.txt as installed</summary>",
+    "",
+    "```",
+    freeze.trim(),
+    "```",
+    "",
+    "</details>",
+  );
+  return lines.join("\n");
+}
+
+function gitHead(): string {
+  try {
+    return runSync("git", ["-C", ROOT, "rev-parse", "--short", "HEAD"]).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+const START = "<!-- conformance:generated:start -->";
+const END = "<!-- conformance:generated:end -->";
+
+/** Replaces the generated part of docs/conformance.md, keeping the hand-written text around it. */
+function writeDocument(generated: string): void {
+  const current = existsSync(DOC)
+    ? readFileSync(DOC, "utf8")
+    : `# Conformance with the reference\n\n${START}\n${END}\n`;
+  const a = current.indexOf(START);
+  const b = current.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`${DOC}: the markers ${START} … ${END} are missing`);
+  writeFileSync(DOC, `${current.slice(0, a + START.length)}\n${generated}\n${current.slice(b)}`);
+}
+
+async function pool<T, R>(items: readonly T[], jobs: number, f: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await f(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (!existsSync(join(VENV, "bin", "aisimulate"))) {
+    console.error(
+      "conformance: no reference environment (.reference/venv): run `npm run reference:setup` first",
+    );
+    process.exit(2);
+  }
+  if (!existsSync(FLEETSIM)) {
+    console.error("conformance: dist/ is not built: `npm run build` first (npm run conformance builds it)");
+    process.exit(2);
+  }
+  const versions = referenceVersions();
+  const freeze = runSync(join(VENV, "bin", "pip"), ["freeze", "--exclude-editable"]);
+  mkdirSync(WORK, { recursive: true });
+  const cases = CASES.filter((c) => args.only === null || args.only.test(c.id));
+  console.log(
+    `conformance: ${cases.length} configurations, aisimulate ${versions["aisimulate"]}, ai-dynamo ${versions["ai-dynamo"]}`,
+  );
+  const runs = await pool(cases, args.jobs, runCase);
+  const results = runs.map((r) => r.result);
+  const estimates = args.estimates ? await runEstimates() : null;
+  writeFileSync(join(WORK, "results.json"), `${JSON.stringify({ versions, results, estimates }, null, 1)}\n`);
+  if (args.only === null) writeDocument(renderDocument(results, estimates, versions, freeze));
+  else console.log("(--only: docs/conformance.md left as it is)");
+  if (args.goldens) {
+    mkdirSync(REFERENCE_GOLDEN_DIR, { recursive: true });
+    for (const { golden } of runs) {
+      if (golden === null) continue;
+      writeFileSync(
+        join(REFERENCE_GOLDEN_DIR, `${golden.case}.json`),
+        `${JSON.stringify({ ...golden, reference: versions }, null, 1)}\n`,
+      );
+      console.log(`golden: test/golden/reference/${golden.case}.json`);
+    }
+  }
+  // The written files as the project's formatter keeps them (npm run lint checks them).
+  execFileSync(
+    join(ROOT, "node_modules", ".bin", "biome"),
+    ["format", "--write", DOC, REFERENCE_GOLDEN_DIR],
+    {
+      cwd: ROOT,
+      stdio: "ignore",
+    },
+  );
+  const agree = results.filter(caseAgrees).length;
+  console.log(
+    `conformance: ${agree} of ${results.length} configurations agree (docs/conformance.md; raw: .reference/conformance/results.json)`,
+  );
+}
+
+await main();

@@ -1,0 +1,110 @@
+/**
+ * The reference's golden fixtures (docs/conformance.md "Golden fixtures"): each
+ * test/golden/reference/<case>.json holds what NVIDIA's aisimulate predicted for one configuration
+ * of the conformance harness (written by `npm run conformance -- --goldens`, the reference's
+ * versions recorded in the file). Here fleetsim runs the same YAML, without Python, and each
+ * summary metric must be within the golden's tolerance of the reference's: 2 % unless the golden
+ * lists the metric under `widened` (an open difference, docs/conformance.md "Known differences").
+ * Scaling events must be the same decisions at the same times, and request by request the median
+ * TTFT and E2E differences must stay within their recorded bands.
+ */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { TRACE_FILES } from "../../scripts/conformance/cases.js";
+import {
+  comparePerRequest,
+  requestRecords,
+  scalingEvents,
+  summaryOf,
+  within,
+} from "../../scripts/conformance/compare.js";
+import { type GoldenFile, REFERENCE_GOLDEN_DIR } from "../../scripts/conformance/goldens.js";
+import { runCli } from "../../src/cli/main.js";
+import { tempDir } from "../helpers/specs.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+
+const goldens: GoldenFile[] = readdirSync(REFERENCE_GOLDEN_DIR)
+  .filter((f) => f.endsWith(".json"))
+  .sort()
+  .map((f) => JSON.parse(readFileSync(join(REFERENCE_GOLDEN_DIR, f), "utf8")) as GoldenFile);
+
+async function runFleetsim(
+  g: GoldenFile,
+): Promise<{ prediction: Record<string, unknown>; requests: Record<string, unknown>[] }> {
+  const dir = tempDir("fleetsim-reference-golden-");
+  if (g.trace !== null) {
+    const t = TRACE_FILES[g.trace];
+    const bytes = readFileSync(join(ROOT, t.repoPath));
+    writeFileSync(join(dir, t.file), t.repoPath.endsWith(".gz") ? gunzipSync(bytes) : bytes);
+  }
+  writeFileSync(join(dir, "config.yaml"), g.config);
+  const out = join(dir, "out");
+  let err = "";
+  const argv = [
+    "predict",
+    "--stack",
+    g.stack,
+    "-c",
+    join(dir, "config.yaml"),
+    "--output-dir",
+    out,
+    "--format",
+    "json",
+  ];
+  if (g.requests !== null) argv.push("--capture-per-request");
+  const code = await runCli(argv, { out: () => {}, err: (s) => (err += s) });
+  expect(code, err).toBe(0);
+  const prediction = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as Record<
+    string,
+    unknown
+  >;
+  const requests =
+    g.requests === null
+      ? []
+      : readFileSync(join(out, "requests.jsonl"), "utf8")
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { prediction, requests };
+}
+
+describe("fleetsim against the reference's golden fixtures", () => {
+  it("has golden fixtures, each from a recorded reference version", () => {
+    expect(goldens.length).toBeGreaterThanOrEqual(4);
+    for (const g of goldens) {
+      expect(g.reference?.["aisimulate"], g.case).toMatch(/^0\.13\./);
+      expect(Object.keys(g.summary).length, g.case).toBeGreaterThan(40);
+    }
+  });
+
+  for (const g of goldens) {
+    it(`${g.case}: ${g.about}`, async () => {
+      const { prediction, requests } = await runFleetsim(g);
+      const summary = summaryOf(prediction);
+      const outside: string[] = [];
+      for (const [key, reference] of Object.entries(g.summary)) {
+        const value = summary[key];
+        const tolerance = g.widened[key] ?? g.defaultTolerance;
+        if (value === undefined && g.absentInFleetsim.includes(key)) continue;
+        if (typeof value !== "number") outside.push(`${key}: fleetsim has no number (${String(value)})`);
+        else if (!within(reference, value, tolerance))
+          outside.push(`${key}: reference ${reference}, fleetsim ${value}, tolerance ${tolerance * 100} %`);
+      }
+      expect(outside, `${g.case}: metrics outside their tolerance`).toEqual([]);
+      if (g.scalingEvents !== null) {
+        const planner = prediction["planner"] as Record<string, unknown> | null;
+        expect(scalingEvents(planner)).toEqual(g.scalingEvents);
+      }
+      if (g.requests !== null && g.requestBands !== undefined) {
+        const reference = g.requests.map(([uuid, ttft, e2e]) => ({ uuid, ttft, e2e }));
+        const report = comparePerRequest(reference, requestRecords(requests));
+        expect(report.matched).toBe(reference.length);
+        expect(report.ttft.medianAbs).toBeLessThanOrEqual(g.requestBands.ttftMedian);
+        expect(report.e2e.medianAbs).toBeLessThanOrEqual(g.requestBands.e2eMedian);
+      }
+    });
+  }
+});
