@@ -99,52 +99,42 @@ function mooncake(trace: TraceName, speedup: number, stopSeconds?: number): Reco
   return traffic;
 }
 
-interface AggregatedCase {
+interface DeploymentCase {
   readonly model: string;
   readonly hardware: string;
   readonly backend?: string;
   readonly speedup: number;
-  readonly worker: WorkerShape;
   readonly trace?: TraceName;
 }
 
-function aggregated(c: AggregatedCase): Record<string, unknown> {
+/** One deployment of `mode` with its roles' workers, on a Mooncake trace, with the common SLA. */
+function deployment(
+  c: DeploymentCase,
+  mode: "aggregated" | "disaggregated",
+  workers: Readonly<Record<string, WorkerShape>>,
+): Record<string, unknown> {
   return {
     traffic: mooncake(c.trace ?? "sample", c.speedup),
     engine: {
-      mode: "aggregated",
+      mode,
       model: c.model,
       hardware: c.hardware,
       backend: c.backend ?? "vllm",
       context_length: "max",
-      workers: { aggregated: worker(c.worker) },
+      workers: Object.fromEntries(Object.entries(workers).map(([role, w]) => [role, worker(w)])),
     },
     evaluation: { sla: SLA },
   };
 }
 
-interface DisaggregatedCase {
-  readonly model: string;
-  readonly hardware: string;
-  readonly speedup: number;
-  readonly prefill: WorkerShape;
-  readonly decode: WorkerShape;
-  readonly trace?: TraceName;
+function aggregated(c: DeploymentCase & { readonly worker: WorkerShape }): Record<string, unknown> {
+  return deployment(c, "aggregated", { aggregated: c.worker });
 }
 
-function disaggregated(c: DisaggregatedCase): Record<string, unknown> {
-  return {
-    traffic: mooncake(c.trace ?? "sample", c.speedup),
-    engine: {
-      mode: "disaggregated",
-      model: c.model,
-      hardware: c.hardware,
-      backend: "vllm",
-      context_length: "max",
-      workers: { prefill: worker(c.prefill), decode: worker(c.decode) },
-    },
-    evaluation: { sla: SLA },
-  };
+function disaggregated(
+  c: DeploymentCase & { readonly prefill: WorkerShape; readonly decode: WorkerShape },
+): Record<string, unknown> {
+  return deployment(c, "disaggregated", { prefill: c.prefill, decode: c.decode });
 }
 
 /** The seed walkthrough's aggregated config (examples/seed-aggregated.yaml) on the 600 s fixture. */

@@ -21,14 +21,18 @@ models: dict = {}
 def estimator(q: dict) -> RustForwardPassPerfModel:
     key = (q["model"], q["system"], q["backend"], q.get("tp", 1), q.get("moe_tp"), q.get("moe_ep"))
     if key not in models:
+        moe_tp, moe_ep = q.get("moe_tp"), q.get("moe_ep")
+        if moe_tp is not None or moe_ep is not None:
+            # The reference asks for both or neither ("must be configured together").
+            moe_tp, moe_ep = moe_tp or 1, moe_ep or 1
         config = ForwardPassPerfModelConfig(
             model=q["model"],
             system=q["system"],
             backend=q["backend"],
             worker_type="aggregated",
             tp=q.get("tp", 1),
-            moe_tp_size=q.get("moe_tp"),
-            moe_ep_size=q.get("moe_ep"),
+            moe_tp_size=moe_tp,
+            moe_ep_size=moe_ep,
             estimation_mode="op_level",
         )
         models[key] = RustForwardPassPerfModel.best_available(config)
