@@ -21,8 +21,16 @@ export interface CompareRow {
   readonly values: readonly (number | null)[];
   /** Which direction is an improvement (colours the HTML deltas); null: neither. */
   readonly better: "higher" | "lower" | null;
-  /** How values print: dollars (small ones with four significant digits), whole counts, or numbers. */
-  readonly format?: "usd" | "count";
+  /**
+   * How values print: dollars (small ones with four significant digits), whole counts, or numbers
+   * (`fine`: below 1 with three significant digits, so 0.0065 GPU-hours does not print as 0.01).
+   */
+  readonly format?: "usd" | "count" | "fine";
+  /**
+   * How a change prints: relative to the base run (`+12.3%`, the default), or in percentage points
+   * for a row that is itself a percentage (`+4.0 pp`: 90 % → 94 % is not a 4.4 % change).
+   */
+  readonly change?: "relative" | "points";
 }
 
 /**
@@ -56,14 +64,15 @@ export function compareRows(runs: readonly CompareRun[]): CompareRow[] {
         r.model.fleet.slaAttainment === null ? null : r.model.fleet.slaAttainment * 100,
       ),
       better: "higher",
+      change: "points",
     },
     { label: "TTFT mean (ms)", values: key("mean_ttft_ms"), better: "lower" },
     { label: "TTFT p99 (ms)", values: key("p99_ttft_ms"), better: "lower" },
     { label: "ITL mean (ms)", values: key("mean_itl_ms"), better: "lower" },
     { label: "ITL p99 (ms)", values: key("p99_itl_ms"), better: "lower" },
     { label: "E2E mean (ms)", values: key("mean_e2e_latency_ms"), better: "lower" },
-    { label: "GPU-hours", values: key("gpu_hours"), better: "lower" },
-    { label: "Mean GPUs", values: runs.map((r) => r.model.fleet.meanGpus), better: "lower" },
+    { label: "GPU-hours", values: key("gpu_hours"), better: "lower", format: "fine" },
+    { label: "Mean GPUs", values: runs.map((r) => r.model.fleet.meanGpus), better: "lower", format: "fine" },
     { label: "Peak GPUs", values: runs.map((r) => r.model.fleet.peakGpus), better: "lower", format: "count" },
     { label: "Cost (USD)", values: key("cost_usd"), better: "lower", format: "usd" },
     {
@@ -95,10 +104,27 @@ export function formatDelta(d: number | null): string {
   return `${rounded > 0 ? "+" : ""}${rounded.toFixed(1)}%`;
 }
 
+/**
+ * A later run's change against the base on one row, from the unrounded values: relative (%), or
+ * the difference in percentage points for a `points` row; null when it cannot be computed.
+ */
+export function rowChange(row: CompareRow, base: number | null, value: number | null): number | null {
+  if (row.change !== "points") return delta(base, value);
+  return base === null || value === null ? null : value - base;
+}
+
+/** `rowChange` as printed: `+12.3%`, or `+4.0 pp` for a `points` row. */
+export function formatRowChange(row: CompareRow, d: number | null): string {
+  if (row.change !== "points" || d === null) return formatDelta(d);
+  const rounded = Number(d.toFixed(1));
+  return `${rounded > 0 ? "+" : ""}${rounded.toFixed(1)} pp`;
+}
+
 export function formatValue(v: number | null, format: CompareRow["format"]): string {
   if (v === null) return "N/A";
   if (format === "usd") return usd(v);
   if (format === "count" && Number.isInteger(v)) return v.toLocaleString("en-US");
+  if (format === "fine" && v !== 0 && Math.abs(v) < 1) return Number(v.toPrecision(3)).toString();
   return formatNumber(v);
 }
 
@@ -113,7 +139,7 @@ export function renderCompareTable(runs: readonly CompareRun[], rows: readonly C
     const cells = [row.label];
     row.values.forEach((v, i) => {
       cells.push(formatValue(v, row.format));
-      if (i > 0) cells.push(formatDelta(delta(row.values[0], v)));
+      if (i > 0) cells.push(formatRowChange(row, rowChange(row, row.values[0], v)));
     });
     return cells;
   });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { type CompareRow, formatRowChange, formatValue, rowChange } from "../../src/report/compare.js";
 import { cli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -65,6 +66,47 @@ describe("fleetsim compare", () => {
     expect(row("SLA attainment (%)")).not.toBe("");
     expect(row("Cost (USD)")).not.toBe("");
     expect(r.out).toContain(`base: base = ${runs.base}`);
+  });
+
+  it("prints small GPU-hours with three significant digits and SLA attainment changes in points", async () => {
+    const r = await cli("compare", runs.base, runs.big);
+    const lines = r.out.split("\n");
+    const row = (label: string) => lines.find((l) => l.startsWith(label)) ?? "";
+    const base = JSON.parse(readFileSync(runs.base, "utf8")).summary;
+    const big = JSON.parse(readFileSync(runs.big, "utf8")).summary;
+    // Both runs last under a minute: GPU-hours well below 0.01, each printed to 3 significant digits.
+    expect(base.gpu_hours).toBeLessThan(0.01);
+    expect(row("GPU-hours")).toContain(Number(base.gpu_hours.toPrecision(3)).toString());
+    expect(row("GPU-hours")).toContain(Number(big.gpu_hours.toPrecision(3)).toString());
+    const attainment = (s: { goodput_completed_requests: number; completed_requests: number }) =>
+      (100 * s.goodput_completed_requests) / s.completed_requests;
+    const points = attainment(big) - attainment(base);
+    expect(row("SLA attainment (%)")).toMatch(
+      new RegExp(`${points > 0 ? "\\+" : ""}${points.toFixed(1).replace("-", "-?")} pp$`),
+    );
+  });
+
+  it("computes changes from unrounded values: relative, or percentage points for a percentage row", () => {
+    const gpuHours: CompareRow = {
+      label: "GPU-hours",
+      values: [0.0065, 0.0042],
+      better: "lower",
+      format: "fine",
+    };
+    expect(formatValue(0.0065, "fine")).toBe("0.0065");
+    expect(formatValue(0.004249, "fine")).toBe("0.00425");
+    expect(formatValue(12.5, "fine")).toBe("12.50");
+    expect(formatRowChange(gpuHours, rowChange(gpuHours, 0.0065, 0.0042))).toBe("-35.4%");
+    const sla: CompareRow = {
+      label: "SLA attainment (%)",
+      values: [90, 94],
+      better: "higher",
+      change: "points",
+    };
+    expect(rowChange(sla, 90, 94)).toBe(4);
+    expect(formatRowChange(sla, rowChange(sla, 90, 94))).toBe("+4.0 pp");
+    expect(formatRowChange(sla, rowChange(sla, 94, 90))).toBe("-4.0 pp");
+    expect(formatRowChange(sla, rowChange(sla, null, 90))).toBe("N/A");
   });
 
   it("writes a self-contained page with every run overlaid, and needs two files", async () => {

@@ -5,7 +5,7 @@
  * percentiles, SLA attainment per window — and the side-by-side table with deltas.
  */
 import type { LineSeriesOption } from "echarts";
-import { type CompareRow, type CompareRun, delta, formatDelta, formatValue } from "../compare.js";
+import { type CompareRow, type CompareRun, formatRowChange, formatValue, rowChange } from "../compare.js";
 import { chartsLibrary } from "./asset.js";
 import {
   attainmentPoints,
@@ -243,14 +243,14 @@ function tableHtml(runs: readonly CompareRun[], rows: readonly CompareRow[]): st
       const cells = row.values.flatMap((v, i) => {
         const value = `<td>${escapeHtml(formatValue(v, row.format))}</td>`;
         if (i === 0) return [value];
-        const d = delta(row.values[0], v);
+        const d = rowChange(row, row.values[0], v);
         const good =
           d === null || row.better === null || d === 0
             ? ""
             : d > 0 === (row.better === "higher")
               ? "better"
               : "worse";
-        return [value, `<td class="delta ${good}">${escapeHtml(formatDelta(d))}</td>`];
+        return [value, `<td class="delta ${good}">${escapeHtml(formatRowChange(row, d))}</td>`];
       });
       return `<tr><th>${escapeHtml(row.label)}</th>${cells.join("")}</tr>`;
     })
