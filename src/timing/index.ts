@@ -4,7 +4,7 @@ import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
 import type { TimingModel } from "./timingModel.js";
-import { blockFp8KernelOf, type TimedRole, type TimingSpec } from "./timingSpec.js";
+import { blockFp8KernelOf, qkNormKernelOf, type TimedRole, type TimingSpec } from "./timingSpec.js";
 
 export type { TimingModel } from "./timingModel.js";
 export type { TimedRole, TimingSpec } from "./timingSpec.js";
@@ -47,6 +47,7 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
         // A backend's own tables measure its own block-FP8 kernel; priced from vLLM's, the
         // backend's kernel rule applies (docs/models.md "Block-scaled FP8 GEMMs").
         provenance.backend === backend ? "measured" : blockFp8KernelOf(backend),
+        qkNormKernelOf(backend),
       );
     }
   }

@@ -5,7 +5,7 @@ import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import { MlaAttention } from "./mlaAttention.js";
 import type { TimingModel } from "./timingModel.js";
-import type { BlockFp8Kernel, DraftKind } from "./timingSpec.js";
+import type { BlockFp8Kernel, DraftKind, QkNormKernel } from "./timingSpec.js";
 
 /** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
 export interface Parallelism {
@@ -63,6 +63,26 @@ export function linearGemmDtype(
 const DECODE_ATTN_SLOTS = 4096;
 
 /**
+ * Architectures whose attention normalizes Q and K per head (RMSNorm before RoPE) in every layer:
+ * the Qwen3 family and MiniMax-M2, as AIConfigurator's model loader marks them (`use_qk_norm`,
+ * `aisimulate_core/sdk/utils.py` in the aisimulate 0.13.0 wheels).
+ */
+const QK_NORM_ARCHITECTURES: ReadonlySet<string> = new Set([
+  "Qwen3ForCausalLM",
+  "Qwen3MoeForCausalLM",
+  "MiniMaxM2ForCausalLM",
+]);
+
+/**
+ * The Q/K norm's time per layer per pass when it runs as separate kernels: two small norm kernels
+ * whose cost does not depend on the pass's tokens. Measured on the reference's op-level estimator (docs/conformance.md "Known
+ * differences"): Qwen3-8B's attention op minus Llama-3.1-8B's (the same 32 × 8 × 128 heads) per
+ * layer is 0.02641 ms on H200, B200 and H100 (0.02642), 0.02643 on A100, 0.02647 on L40S, for
+ * decode batches 1…256 at contexts 128…32,768, prefills of 128…32,768 tokens and TP 1, 2 and 4.
+ */
+export const QK_NORM_MS_PER_LAYER = 0.02641;
+
+/**
  * The op-level forward-pass model (`timing: {type: default}`, aisimulate.md §4.2): a pass is the
  * sum over the operations of one forward pass — per layer add+norm, QKV GEMM, attention, output
  * GEMM, add+norm, gate/up GEMM (or router + fused MoE), activation, down GEMM and two tensor-parallel
@@ -94,6 +114,8 @@ export class OpLevelTiming implements TimingModel {
   private readonly hiddenBytesPerToken: number;
   private readonly logitsN: number;
   private readonly tokenCostCache = new Map<number, number>();
+  /** Per-pass time of the layers' Q/K norms (0 for a model without them). */
+  private readonly qkNormMs: number;
   private readonly logitsCache = new Map<number, number>();
   /**
    * Decode attention by (batch, context), direct-mapped (a colliding pair replaces the entry): a
@@ -123,6 +145,8 @@ export class OpLevelTiming implements TimingModel {
     private readonly drafter: DraftKind | null = null,
     /** Which cells price a block-scaled FP8 linear layer (timing/timingSpec.ts). */
     blockFp8Kernel: BlockFp8Kernel = "measured",
+    /** How the backend runs a Q/K norm (timing/timingSpec.ts): separate kernels, or fused into RoPE. */
+    qkNormKernel: QkNormKernel = "separate",
   ) {
     const tp = parallel.tensor;
     const h = model.hiddenSize;
@@ -138,6 +162,10 @@ export class OpLevelTiming implements TimingModel {
     const w = linearGemmDtype(model.weightDtype, blockFp8Kernel, tables);
     const mla = model.mla;
     this.moeLayers = model.moe === null ? 0 : model.moe.moeLayers;
+    this.qkNormMs =
+      mla === null && qkNormKernel === "separate" && QK_NORM_ARCHITECTURES.has(model.architecture)
+        ? L * QK_NORM_MS_PER_LAYER
+        : 0;
     if (mla === null) {
       this.mla = null;
       this.layerGemms.push({
@@ -540,6 +568,9 @@ export class OpLevelTiming implements TimingModel {
         repeat: m.repeat,
         latencyMs: m.repeat * this.memOpMs(tokens * m.bytesPerToken),
       });
+    }
+    if (this.qkNormMs > 0 && tokens > 0) {
+      ops.push({ name: "qk_norm", repeat: this.numLayers, latencyMs: this.qkNormMs });
     }
     const tp = this.parallel.tensor;
     if (tp > 1) {

@@ -66,6 +66,20 @@ export interface TimedRole {
  */
 export type BlockFp8Kernel = "measured" | "per-tensor";
 
+/**
+ * How a backend runs a Qwen3-style per-head Q/K norm (docs/timing.md "Q/K norm"): `separate`
+ * norm kernels before RoPE, priced per layer as the reference's op-level estimator prices them
+ * (vLLM, SGLang); or `fused` with RoPE into one kernel that replaces the RoPE the attention op
+ * would otherwise apply, so nothing is added: TensorRT-LLM's Qwen3 attention
+ * (`QKNormRoPEAttention`, `fuse_qk_norm_rope=True` by default, `torch.ops.trtllm.fused_qk_norm_rope`;
+ * NVIDIA/TensorRT-LLM `tensorrt_llm/_torch/modules/qk_norm_attention.py` at a98a9061).
+ */
+export type QkNormKernel = "separate" | "fused";
+
+export function qkNormKernelOf(backend: TimedRole["backend"]): QkNormKernel {
+  return backend === "trtllm" ? "fused" : "separate";
+}
+
 /** The block-FP8 kernel of a backend: SGLang's DeepGEMM and TRT-LLM's own kernel run at per-tensor speed. */
 export function blockFp8KernelOf(backend: TimedRole["backend"]): BlockFp8Kernel {
   return backend === "sglang" || backend === "trtllm" ? "per-tensor" : "measured";

@@ -204,6 +204,8 @@ describe("DeepSeek-V3's forward pass", () => {
       "moe",
       "add_norm",
       "embedding",
+      // Qwen3's per-head Q/K norm (timing/opLevel.ts QK_NORM_MS_PER_LAYER).
+      "qk_norm",
       "all_reduce",
       "logits_gemm",
       "generation_attention",
