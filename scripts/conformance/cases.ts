@@ -170,6 +170,14 @@ const SEED_PLANNER = {
   min_workers: 1,
 };
 
+/** The seed disaggregated walkthrough's planner section with a 4-GPU budget. */
+const SEED_DISAGG_PLANNER = {
+  ...((
+    parse(readFileSync(join(ROOT, "examples", "seed-disaggregated.yaml"), "utf8")) as Record<string, unknown>
+  )["planner"] as Record<string, unknown>),
+  max_num_gpus: 4,
+};
+
 /** examples/seed-disaggregated.yaml as bundled, on the 600 s fixture, with `planner` replaced. */
 function seedDisaggregated(planner?: Record<string, unknown>): Record<string, unknown> {
   const doc = parse(readFileSync(join(ROOT, "examples", "seed-disaggregated.yaml"), "utf8")) as Record<
@@ -309,6 +317,14 @@ export const CASES: readonly ConformanceCase[] = [
       "seed disaggregated walkthrough (examples/seed-disaggregated.yaml): 1 prefill + 1 decode, Planner target sla",
     stack: "dynamo",
     config: seedDisaggregated(),
+    trace: "conversation600",
+  },
+  {
+    id: "seed-disagg-budget-4",
+    group: "seed",
+    about: "seed disaggregated walkthrough with a 4-GPU budget (room for the Planner to add prefill workers)",
+    stack: "dynamo",
+    config: seedDisaggregated({ ...SEED_DISAGG_PLANNER }),
     trace: "conversation600",
   },
   {

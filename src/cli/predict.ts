@@ -11,6 +11,7 @@ import {
   type OutputFile,
   writeOutputs,
 } from "../report/outputDir.js";
+import { type HostResources, probeHost } from "../resources/budget.js";
 import type { ResourceHooks } from "../resources/runtime.js";
 import { StopSignals } from "../resources/stopSignals.js";
 import { RunSupervisor } from "../resources/supervisor.js";
@@ -20,6 +21,7 @@ import { ExitCode, Interrupted } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
 import { startupProbeLine } from "./startupProbe.js";
 import type { Streams } from "./streams.js";
+import { configWarnings } from "./validate.js";
 
 export interface PredictOptions {
   readonly config: string;
@@ -47,6 +49,8 @@ export interface PredictOptions {
    * worker processes unless given.
    */
   readonly executor?: string;
+  /** The host `cpu_limit: auto` is resolved against in the config warnings (tests); default: this machine. */
+  readonly host?: Pick<HostResources, "cpuCount">;
 }
 
 /**
@@ -60,6 +64,8 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
   const executor = opts.executor === undefined ? undefined : parseExecutor(opts.executor);
   const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
   checkOutputDir(opts.outputDir, opts.overwrite);
+  // The settings that run but defeat their purpose, as `validate` reports them (before the run).
+  for (const w of configWarnings(spec, opts.host ?? probeHost())) io.err(`fleetsim: warning: ${w}\n`);
   if (executor !== undefined) await checkExecutor(executor, spec, io);
   // The HTML report's modules load only with --html (start-up, docs/performance.md).
   if (opts.html) (await import("./report.js")).checkHtmlReportReady();

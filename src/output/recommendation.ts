@@ -42,8 +42,15 @@ export const candidateRecordSchema = z.strictObject({
   config: json,
   /** The concrete `fleetsim predict` input (what recommendations/NNNN.yaml holds). */
   prediction_config: json.nullable(),
-  /** Provisioned GPUs, or null when not known. */
+  /**
+   * GPUs of the deployment as configured (a Planner's starting GPUs), or null when not known; what
+   * `min_gpus` ranks by, as the reference's `used_gpus`.
+   */
   used_gpus: z.number().int().min(0).nullable(),
+  /** The most GPUs provisioned at once during the replay (fleetsim extension); null when not replayed. */
+  peak_gpus: z.number().int().min(0).nullable(),
+  /** The time average of the provisioned GPUs (gpu_hours over the duration; fleetsim extension). */
+  mean_gpus: z.number().min(0).nullable(),
   /** Larger is better (minimised targets negated); the first objective's raw value for Pareto. */
   score: z.number().nullable(),
   /** The prediction summary of a replayed candidate without its host-time keys; empty otherwise. */
@@ -99,4 +106,7 @@ export const RECOMMENDATION_CSV_COLUMNS = [
   "provenance_json",
   "is_top_n",
   "is_pareto",
+  // fleetsim's columns after the reference's.
+  "peak_gpus",
+  "mean_gpus",
 ] as const;

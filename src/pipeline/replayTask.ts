@@ -10,6 +10,8 @@
  * both, and a pool's worker keeps them across sweeps.
  */
 import { engineBlockSize } from "../config/blockSize.js";
+import type { ReadPrediction } from "../output/read.js";
+import { fleetFactsOf } from "../report/fleet.js";
 import type { CandidateJob, ReplayJobOutput } from "../sim/candidateReplays.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { selectRows } from "../traffic/tableRows.js";
@@ -87,5 +89,7 @@ export async function replayJob(
     capturePerRequest: false,
     plannerWarmup: job.plannerWarmup ?? null,
   });
-  return { summary: prediction.summary };
+  // The written document is a strict instance of the tolerant reading type (readonly arrays aside).
+  const fleet = fleetFactsOf(prediction as unknown as ReadPrediction);
+  return { summary: prediction.summary, provisionedGpus: { peak: fleet.peakGpus, mean: fleet.meanGpus } };
 }

@@ -18,6 +18,7 @@ import {
   planResources,
   type WorkloadSize,
 } from "../resources/preflight.js";
+import type { ProvisionedGpus } from "../sim/candidateReplays.js";
 import type { ExecutorSpec } from "../sweep/executor.js";
 import type { CandidateBuilder, CandidateStatus, ReasonCategory, Study } from "./materialize.js";
 import type { Outcome } from "./optimizer.js";
@@ -38,7 +39,11 @@ export interface CandidateRecord {
   readonly status: CandidateStatus;
   readonly category: ReasonCategory | null;
   readonly reason: string | null;
+  /** GPUs of the deployment as configured (its starting GPUs when a Planner scales it). */
   readonly usedGpus: number | null;
+  /** GPUs provisioned over the replay: the most at once and the time average; null when not replayed. */
+  readonly peakGpus: number | null;
+  readonly meanGpus: number | null;
   readonly score: number | null;
   readonly objectives: Readonly<Record<string, number>> | null;
   readonly metrics: Metrics;
@@ -198,12 +203,23 @@ export class Evaluator {
         return;
       }
       const metrics = replayMetrics(result.value.summary);
+      const provisioned = result.value.provisionedGpus ?? null;
       const scored = scoreCandidate(this.opts.score, metrics, usedGpus);
       if ("status" in scored) {
-        this.finish(item, scored.status, scored.category, scored.reason, usedGpus, spec, metrics);
+        this.finish(
+          item,
+          scored.status,
+          scored.category,
+          scored.reason,
+          usedGpus,
+          spec,
+          metrics,
+          undefined,
+          provisioned,
+        );
         return;
       }
-      this.finish(item, "feasible", null, null, usedGpus, spec, metrics, scored);
+      this.finish(item, "feasible", null, null, usedGpus, spec, metrics, scored, provisioned);
     });
   }
 
@@ -220,6 +236,7 @@ export class Evaluator {
       objectives: Readonly<Record<string, number>> | null;
       outcome: readonly number[];
     },
+    provisioned: ProvisionedGpus | null = null,
   ): void {
     const record: CandidateRecord = {
       id: `candidate-${String(this.records.length + 1).padStart(6, "0")}`,
@@ -227,6 +244,8 @@ export class Evaluator {
       category,
       reason,
       usedGpus,
+      peakGpus: provisioned?.peak ?? null,
+      meanGpus: provisioned?.mean ?? null,
       score: scored?.score ?? null,
       objectives: scored?.objectives ?? null,
       metrics,

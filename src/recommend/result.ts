@@ -37,6 +37,9 @@ export interface RankedRow {
   readonly score: number;
   readonly objectives: Readonly<Record<string, number>> | null;
   readonly used_gpus: number;
+  /** Provisioned over the replay (fleetsim extension): the most at once and the time average. */
+  readonly peak_gpus: number | null;
+  readonly mean_gpus: number | null;
   readonly config_path: string;
 }
 
@@ -71,6 +74,8 @@ export function buildResult(input: ResultInput): RecommendationResult {
     config: { ...r.config },
     prediction_config: portable(r.predictionConfig),
     used_gpus: r.usedGpus,
+    peak_gpus: r.peakGpus,
+    mean_gpus: r.meanGpus,
     score: r.score,
     metrics: { ...r.metrics },
     objectives: r.objectives === null ? null : { ...r.objectives },
@@ -116,6 +121,8 @@ export function buildResult(input: ResultInput): RecommendationResult {
       score: s.score,
       objectives: s.objectives,
       used_gpus: s.usedGpus,
+      peak_gpus: s.r.peakGpus,
+      mean_gpus: s.r.meanGpus,
       config_path: join(recDir, name),
     });
   });
@@ -204,6 +211,8 @@ function* csvChunks(doc: RecommendationDocument): Generator<string> {
       provenance_json: stableLine(c.provenance),
       is_top_n: topN.has(c.candidate_id) ? "true" : "false",
       is_pareto: pareto.has(c.candidate_id) ? "true" : "false",
+      peak_gpus: c.peak_gpus === null ? "" : String(c.peak_gpus),
+      mean_gpus: c.mean_gpus === null ? "" : String(c.mean_gpus),
     };
     yield `${RECOMMENDATION_CSV_COLUMNS.map((k) => csvCell(cells[k])).join(",")}\n`;
   }
@@ -239,7 +248,14 @@ export function renderRanking(rows: readonly RankedRow[], format: "table" | "jso
     const metrics = Object.entries(objective)
       .map(([k, v]) => `${k}=${formatG(v)}`)
       .join(", ");
-    lines.push(`${row.rank}: ${metrics} used_gpus=${row.used_gpus} config=${row.config_path}`);
+    // An autoscaled candidate's provisioned GPUs differ from its starting ones: say so.
+    const provisioned =
+      row.peak_gpus !== null &&
+      row.mean_gpus !== null &&
+      (row.peak_gpus !== row.used_gpus || Math.abs(row.mean_gpus - row.used_gpus) > 1e-6 * row.used_gpus)
+        ? ` peak_gpus=${row.peak_gpus} mean_gpus=${formatG(row.mean_gpus)}`
+        : "";
+    lines.push(`${row.rank}: ${metrics} used_gpus=${row.used_gpus}${provisioned} config=${row.config_path}`);
   }
   return lines.join("\n");
 }

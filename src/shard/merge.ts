@@ -23,6 +23,7 @@ import { type CandidateRecord, replayMetrics } from "../recommend/evaluate.js";
 import { buildResult, csvCell, type RankedRow } from "../recommend/result.js";
 import { type ScoreSettings, scoreCandidate } from "../recommend/score.js";
 import { type CompareRun, compareRows } from "../report/compare.js";
+import { fleetFactsOf } from "../report/fleet.js";
 import { readReportModel } from "../report/html/model.js";
 import type { OutputFile } from "../report/outputDir.js";
 import { UserError } from "../util/userError.js";
@@ -108,6 +109,8 @@ export async function mergeSweep(opts: MergeOptions): Promise<MergeOutcome> {
     const score: ScoreSettings = scoreSettings(manifest, pointSla);
     const metrics = replayMetrics((prediction.summary ?? {}) as Record<string, number>);
     const usedGpus = run?.starting_gpus ?? 0;
+    // Provisioned over the run: an autoscaled point's GPUs are not its starting ones.
+    const fleet = fleetFactsOf(prediction);
     const scored = scoreCandidate(score, metrics, usedGpus);
     const doc = pointDocument(
       basePath,
@@ -117,6 +120,8 @@ export async function mergeSweep(opts: MergeOptions): Promise<MergeOutcome> {
     const common = {
       id: candidateId(point.index),
       usedGpus,
+      peakGpus: fleet.peakGpus,
+      meanGpus: fleet.meanGpus,
       metrics,
       config: { ...point.values },
       suggestion: { ...point.values },
@@ -198,11 +203,24 @@ function* tableChunks(
     status: string;
     score: number | null;
     used_gpus: number | null;
+    peak_gpus: number | null;
+    mean_gpus: number | null;
   }[],
   rankOf: ReadonlyMap<string, number>,
 ): Generator<string> {
   const axes = manifest.axes.map((a) => a.path);
-  const header = ["index", "point_hash", ...axes, "status", "rank", "score", "used_gpus", ...TABLE_METRICS];
+  const header = [
+    "index",
+    "point_hash",
+    ...axes,
+    "status",
+    "rank",
+    "score",
+    "used_gpus",
+    "peak_gpus",
+    "mean_gpus",
+    ...TABLE_METRICS,
+  ];
   yield `${header.map(csvCell).join(",")}\n`;
   const byId = new Map(candidates.map((c) => [c.candidate_id, c]));
   for (const point of manifest.points) {
@@ -221,6 +239,8 @@ function* tableChunks(
       rankOf.has(id) ? String(rankOf.get(id)) : "",
       c?.score === null || c?.score === undefined ? "" : String(c.score),
       c?.used_gpus === null || c?.used_gpus === undefined ? "" : String(c.used_gpus),
+      c?.peak_gpus === null || c?.peak_gpus === undefined ? "" : String(c.peak_gpus),
+      c?.mean_gpus === null || c?.mean_gpus === undefined ? "" : String(c.mean_gpus),
       ...TABLE_METRICS.map((k) => (summary[k] === undefined ? "" : String(summary[k]))),
     ];
     yield `${cells.map(csvCell).join(",")}\n`;

@@ -30,6 +30,17 @@ export interface CandidateBatch {
 
 export interface ReplayJobOutput {
   readonly summary: Summary;
+  /**
+   * GPUs provisioned over the run (report/fleet.ts): the most at once and the time average
+   * (gpu_hours over the duration); for a fixed deployment both are its GPU count.
+   */
+  readonly provisionedGpus?: ProvisionedGpus;
+}
+
+/** Peak and mean provisioned GPUs of a run; null where the run cannot tell. */
+export interface ProvisionedGpus {
+  readonly peak: number | null;
+  readonly mean: number | null;
 }
 
 export interface CandidateReplayOptions {

@@ -83,6 +83,16 @@ const QK_NORM_ARCHITECTURES: ReadonlySet<string> = new Set([
 export const QK_NORM_MS_PER_LAYER = 0.02641;
 
 /**
+ * Fixed time of a prefill pass's attention per layer beyond the attention kernel the context
+ * tables measure: the small kernels around it (the rotary embedding and the KV-cache write of the
+ * new tokens), which prefill runs outside CUDA graphs. Measured on the reference's op-level
+ * estimator (docs/timing.md "Prefill attention's fixed part"): its context-attention op exceeds the
+ * table's kernel by 0.0132 ms per layer per pass (0.0131–0.0133 ms) for Llama-3.1-8B and 70B,
+ * TP 1 and 4, on H100, H200, B200, A100 and L40S, from 128 to 8,192 tokens and batches 1–8.
+ */
+export const PREFILL_ATTENTION_FIXED_MS_PER_LAYER = 0.0132;
+
+/**
  * The op-level forward-pass model (`timing: {type: default}`, aisimulate.md §4.2): a pass is the
  * sum over the operations of one forward pass — per layer add+norm, QKV GEMM, attention, output
  * GEMM, add+norm, gate/up GEMM (or router + fused MoE), activation, down GEMM and two tensor-parallel
@@ -409,14 +419,16 @@ export class OpLevelTiming implements TimingModel {
   private prefillAttention(rows: number, newTokens: number, prefix: number): number {
     if (this.mla !== null) return this.mla.prefillMs(rows, newTokens, prefix);
     const m = this.model;
-    return this.tables.contextAttention(
-      rows,
-      newTokens,
-      prefix,
-      this.headsPerGpu,
-      this.kvHeadsPerGpu,
-      m.headDim,
-      m.kvDtype,
+    return (
+      this.tables.contextAttention(
+        rows,
+        newTokens,
+        prefix,
+        this.headsPerGpu,
+        this.kvHeadsPerGpu,
+        m.headDim,
+        m.kvDtype,
+      ) + PREFILL_ATTENTION_FIXED_MS_PER_LAYER
     );
   }
 
@@ -508,6 +520,8 @@ export class OpLevelTiming implements TimingModel {
       }
     }
     for (const m of this.tokenMemOps) ms += m.perDraftStep * this.memOpMs(tokens * m.bytesPerToken);
+    // The draft layer's own Q/K norm (one layer's share).
+    ms += this.qkNormMs / L;
     const tp = this.parallel.tensor;
     if (tp > 1) ms += 3 * t.allReduce(tp, tokens * this.hiddenBytesPerToken);
     if (this.draftLayerCache.size < 1 << 16) this.draftLayerCache.set(tokens, ms);

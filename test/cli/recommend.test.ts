@@ -83,9 +83,14 @@ describe("fleetsim recommend", () => {
 
     const csv = readFileSync(join(p.out, "recommendation.csv"), "utf8").trim().split("\n");
     expect(csv[0]).toBe(
-      "schema_version,candidate_id,status,reason_category,reason,used_gpus,score,config_json,prediction_config_json,metrics_json,objectives_json,provenance_json,is_top_n,is_pareto",
+      "schema_version,candidate_id,status,reason_category,reason,used_gpus,score,config_json,prediction_config_json,metrics_json,objectives_json,provenance_json,is_top_n,is_pareto,peak_gpus,mean_gpus",
     );
     expect(csv.length).toBe(doc.candidates.length + 1);
+    // A fixed deployment provisions its own GPUs throughout: peak and mean are its used_gpus.
+    for (const c of doc.candidates.filter((x) => x.status === "feasible")) {
+      expect(c.peak_gpus).toBe(c.used_gpus);
+      expect(c.mean_gpus).toBeCloseTo(c.used_gpus!, 6);
+    }
 
     // The best YAML is a concrete predict input whose summary is the candidate's metrics.
     const best = byId.get(doc.views.top_n[0]);

@@ -93,6 +93,19 @@ describe("fleetsim validate warnings", () => {
     expect((await validate(retuneConfig(2), 8)).err).toBe("");
   });
 
+  it("predict prints the same warnings before its run, and still runs (exit 0)", async () => {
+    const out = tempDir("fleetsim-predict-warn-");
+    const r = await cli("predict", "-c", plannerConfig(4), "--output-dir", out, "--overwrite");
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain(
+      "fleetsim: warning: planner.max_num_gpus = 4 is equal to the 4 GPUs the starting replicas use: the " +
+        "Planner holds every scale-up it proposes; set max_num_gpus above the starting GPU count\n",
+    );
+    const quiet = await cli("predict", "-c", plannerConfig(5), "--output-dir", out, "--overwrite");
+    expect(quiet.code).toBe(0);
+    expect(quiet.err).not.toContain("max_num_gpus");
+  });
+
   it("--format json lists the warnings in the document (stderr stays empty)", async () => {
     const r = await validate(plannerConfig(4), 8, "json");
     expect(r.err).toBe("");

@@ -96,7 +96,13 @@ describe("a traffic surge", () => {
   }, 60_000);
 
   it("a GPU budget at the starting size holds every scale-up", async () => {
-    const { doc } = await predict(surgeConfig(), "planner.max_num_gpus=1");
+    // predict says so before the run, as validate does (cli/validate.ts configWarnings).
+    const { doc } = await predictPlanner(
+      surgeConfig(),
+      ["planner.max_num_gpus=1"],
+      "fleetsim: warning: planner.max_num_gpus = 1 is equal to the 1 GPU the starting replicas use: the Planner " +
+        "holds every scale-up it proposes; set max_num_gpus above the starting GPU count\n",
+    );
     const p = doc.planner!;
     expect(p.scaling_events.filter((e) => e.reason === "scale_up")).toEqual([]);
     const reasons = (

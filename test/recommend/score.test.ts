@@ -96,12 +96,15 @@ describe("scoring", () => {
       "-4",
       "510.7",
     ]);
-    expect(
-      renderRanking(
-        [{ rank: 1, score: 400, objectives: null, used_gpus: 4, config_path: "o/recommendations/0001.yaml" }],
-        "table",
-      ),
-    ).toBe("fleetsim recommendations\n1: score=400 used_gpus=4 config=o/recommendations/0001.yaml");
+    const row = { rank: 1, score: 400, objectives: null, config_path: "o/recommendations/0001.yaml" };
+    // A fixed deployment: provisioned GPUs are its GPUs, the line is the reference's.
+    expect(renderRanking([{ ...row, used_gpus: 4, peak_gpus: 4, mean_gpus: 4 }], "table")).toBe(
+      "fleetsim recommendations\n1: score=400 used_gpus=4 config=o/recommendations/0001.yaml",
+    );
+    // An autoscaled one started on 2 GPUs, peaked at 4 and averaged 2.75: both are shown.
+    expect(renderRanking([{ ...row, used_gpus: 2, peak_gpus: 4, mean_gpus: 2.75 }], "table")).toBe(
+      "fleetsim recommendations\n1: score=400 used_gpus=2 peak_gpus=4 mean_gpus=2.75 config=o/recommendations/0001.yaml",
+    );
     expect(renderRanking([], "table")).toBe("No feasible candidate found.");
   });
 });
