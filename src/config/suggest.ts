@@ -36,9 +36,23 @@ export function editDistance(a: string, b: string): number {
  * typo. Case and `-`/`_` are ignored first (`Block-Size` → `block_size` is always a match); then
  * up to one edit per three characters of the input (at least one) is allowed, and never as many
  * edits as the candidate has characters, so short inputs do not "match" unrelated short keys.
- * Ties go to the earlier candidate (schema declaration order), which keeps messages stable.
+ * Ties go to the earlier candidate (schema declaration order), which keeps messages stable. When
+ * no candidate is that close, a key written without its suffix is recognised too: `ttft` →
+ * `ttft_ms`, `max_num_gpu` → … (the input, three characters at least, followed by `_` and more),
+ * if exactly one candidate extends it so.
  */
 export function closestMatch(input: string, candidates: readonly string[]): string | undefined {
+  return closestByEdits(input, candidates) ?? uniqueExtension(input, candidates);
+}
+
+function uniqueExtension(input: string, candidates: readonly string[]): string | undefined {
+  const normalized = normalize(input);
+  if (normalized.length < 3) return undefined;
+  const found = candidates.filter((c) => c !== input && normalize(c).startsWith(`${normalized}_`));
+  return found.length === 1 ? found[0] : undefined;
+}
+
+function closestByEdits(input: string, candidates: readonly string[]): string | undefined {
   const normalized = normalize(input);
   const limit = Math.max(1, Math.floor(input.length / 3));
   let best: string | undefined;

@@ -35,6 +35,23 @@ describe("editDistance / closestMatch", () => {
     // A short input never "matches" an unrelated short candidate.
     expect(closestMatch("a", ["b", "tp"])).toBeUndefined();
   });
+
+  it("recognises a key written without its unit suffix when one candidate alone extends it", () => {
+    expect(closestMatch("ttft", ["ttft_ms", "itl_ms", "e2e_ms"])).toBe("ttft_ms");
+    expect(closestMatch("e2e", ["ttft_ms", "itl_ms", "e2e_ms"])).toBe("e2e_ms");
+    // Two extensions: no guess. Too short: no guess.
+    expect(closestMatch("max", ["max_tokens", "max_sequences"])).toBeUndefined();
+    expect(closestMatch("tp", ["tp_size"])).toBeUndefined();
+  });
+
+  it("--set with a key missing its suffix gets the hint, as a typo in the file does", async () => {
+    const config = configFile(`${RUNNABLE_ENGINE}evaluation:\n  sla: {itl_ms: 50}\n`);
+    const r = await cli("validate", "-c", config, "--set", "evaluation.sla.ttft=100");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(
+      "evaluation.sla.ttft\n  Extra inputs are not permitted (from --set evaluation.sla.ttft=100); did you mean 'ttft_ms'?",
+    );
+  });
 });
 
 describe("did-you-mean in config errors", () => {
