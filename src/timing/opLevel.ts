@@ -74,11 +74,12 @@ const QK_NORM_ARCHITECTURES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The Q/K norm's time per layer per pass when it runs as separate kernels: two small norm kernels
- * whose cost does not depend on the pass's tokens. Measured on the reference's op-level estimator (docs/conformance.md "Known
- * differences"): Qwen3-8B's attention op minus Llama-3.1-8B's (the same 32 × 8 × 128 heads) per
- * layer is 0.02641 ms on H200, B200 and H100 (0.02642), 0.02643 on A100, 0.02647 on L40S, for
- * decode batches 1…256 at contexts 128…32,768, prefills of 128…32,768 tokens and TP 1, 2 and 4.
+ * The Q/K norm's time per layer per pass when it runs as separate kernels: two small norm
+ * kernels whose cost does not depend on the pass's tokens. Measured on the reference's op-level
+ * estimator (docs/timing.md "Q/K norm"): Qwen3-8B's attention op minus Llama-3.1-8B's (the same
+ * 32 × 8 × 128 heads) per layer is 0.02641 ms on H200 and B200, 0.02642 on H100, 0.02643 on
+ * A100, 0.02647 on L40S, for decode batches 1…256 at contexts 128…32,768, prefills of
+ * 128…32,768 tokens and TP 1, 2 and 4.
  */
 export const QK_NORM_MS_PER_LAYER = 0.02641;
 
