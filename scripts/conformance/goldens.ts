@@ -68,6 +68,14 @@ export interface GoldenFile {
   readonly reference?: Record<string, string>;
 }
 
+/**
+ * Twelve significant digits: the reference's sums differ in their last bits from run to run, and
+ * a golden should change only when a figure does (the tolerances are ≥ 2 %).
+ */
+export function goldenNumber(v: number): number {
+  return Number(v.toPrecision(12));
+}
+
 export function goldenOf(
   c: ConformanceCase,
   prediction: Record<string, unknown>,
@@ -77,12 +85,12 @@ export function goldenOf(
 ): GoldenFile {
   const summary: Record<string, number> = {};
   for (const [k, v] of Object.entries(summaryOf(prediction)))
-    if (typeof v === "number" && Number.isFinite(v) && !HOST_TIME_KEYS.has(k)) summary[k] = v;
+    if (typeof v === "number" && Number.isFinite(v) && !HOST_TIME_KEYS.has(k)) summary[k] = goldenNumber(v);
   const kept =
     requests !== null && requests.length <= MAX_REQUESTS
       ? requestRecords(requests)
           .filter((r) => r.ttft !== null && r.e2e !== null)
-          .map((r): [string, number, number] => [r.uuid, r.ttft!, r.e2e!])
+          .map((r): [string, number, number] => [r.uuid, goldenNumber(r.ttft!), goldenNumber(r.e2e!)])
       : null;
   const planner = prediction["planner"] as Record<string, unknown> | null | undefined;
   return {

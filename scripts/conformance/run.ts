@@ -155,6 +155,9 @@ async function runSide(tool: "reference" | "fleetsim", c: ConformanceCase, dir: 
     "json",
   ];
   if (c.perRequest) argv.push("--capture-per-request");
+  // The reference's engine stack reports its KV capacity estimate per role with `--detail memory`
+  // (its Dynamo stack does not export one); the summary is the same with or without it.
+  if (tool === "reference" && c.stack === "engine") argv.push("--detail", "memory");
   const run =
     tool === "reference"
       ? await exec(join(VENV, "bin", "aisimulate"), argv, dir)
@@ -204,6 +207,28 @@ export interface CaseResult {
   readonly coverageKeys: KeyReport | null;
   readonly perRequest: PerRequestReport | null;
   readonly planner: PlannerReport | null;
+  /** KV capacity per role in blocks: [reference, fleetsim] (engine stack only). */
+  readonly kvBlocks: Record<string, [number | null, number | null]> | null;
+}
+
+/** Each role's KV blocks: the reference's memory detail, fleetsim's run topology. */
+function kvBlocksOf(
+  reference: Record<string, unknown>,
+  fleetsim: Record<string, unknown>,
+): Record<string, [number | null, number | null]> | null {
+  const details = reference["details"] as
+    | { sections?: { memory?: { roles?: Record<string, { estimated_num_gpu_blocks?: number }> } } }
+    | undefined;
+  const roles = details?.sections?.memory?.roles;
+  if (roles === undefined) return null;
+  const topology = ((fleetsim["run"] as Record<string, unknown> | undefined)?.["topology"] ?? {}) as Record<
+    string,
+    { kv_blocks?: number }
+  >;
+  const out: Record<string, [number | null, number | null]> = {};
+  for (const role of Object.keys(roles).sort())
+    out[role] = [roles[role]?.estimated_num_gpu_blocks ?? null, topology[role]?.kv_blocks ?? null];
+  return out;
 }
 
 async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden: GoldenFile | null }> {
@@ -216,11 +241,14 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
   let coverageKeys: KeyReport | null = null;
   let perRequest: PerRequestReport | null = null;
   let planner: PlannerReport | null = null;
+  let kvBlocks: CaseResult["kvBlocks"] = null;
   if (ref.prediction !== null && fs.prediction !== null) {
+    kvBlocks = kvBlocksOf(ref.prediction, fs.prediction);
     const rs = summaryOf(ref.prediction);
     const fss = summaryOf(fs.prediction);
     metrics = compareSummaries(rs, fss);
-    topKeys = compareKeys(ref.prediction, fs.prediction, new Set(Object.keys(rs)));
+    // `details` is there because the harness asked for it (`--detail memory`), not by default.
+    topKeys = compareKeys(ref.prediction, fs.prediction, new Set([...Object.keys(rs), "details"]));
     summaryKeys = compareKeys(rs, fss);
     const rc = ref.prediction["coverage"];
     const fc = fs.prediction["coverage"];
@@ -249,6 +277,7 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
     coverageKeys,
     perRequest,
     planner,
+    kvBlocks,
   };
   const golden =
     c.golden === true && ref.prediction !== null
@@ -479,6 +508,29 @@ function renderDocument(
         `| ${r.id} | ${q.matched} | ${p(q.ttft.medianAbs)} | ${p(q.ttft.p90Abs)} | ${p(q.ttft.maxAbs)} | ${p(q.ttft.withinShare)} | ${p(q.e2e.medianAbs)} | ${p(q.e2e.p90Abs)} | ${p(q.e2e.maxAbs)} | ${p(q.e2e.withinShare)} |`,
       );
     }
+  }
+  const kv = results.filter((r) => r.kvBlocks !== null);
+  if (kv.length > 0) {
+    lines.push(
+      "",
+      "### KV capacity",
+      "",
+      "Blocks per worker: the reference's capacity estimate (`--detail memory`, engine stack) and fleetsim's `run.topology.<role>.kv_blocks`.",
+      "",
+      "| configuration | role | reference | fleetsim | difference |",
+      "|---|---|---:|---:|---:|",
+    );
+    let same = 0;
+    let all = 0;
+    for (const r of kv)
+      for (const [role, [a, b]] of Object.entries(r.kvBlocks!)) {
+        all++;
+        if (a !== null && a === b) same++;
+        lines.push(
+          `| ${r.id} | ${role} | ${num(a)} | ${num(b)} | ${a !== null && b !== null ? pct((b - a) / a) : "—"} |`,
+        );
+      }
+    lines.push("", `${same} of ${all} roles have the same number of blocks.`);
   }
   const bad = results.filter((r) => r.reference.code !== 0 || r.fleetsim.code !== 0);
   if (bad.length > 0) {
