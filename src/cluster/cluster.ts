@@ -41,6 +41,12 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   readonly lifecycle: LifecycleLog;
   /** Worker passes started over the run. */
   passes = 0;
+  /**
+   * Prompt (and recompute) tokens the passes computed, counted as each pass starts: what the
+   * reference reports as `committed_prefill_tokens` (input less the prefix-cache hits, plus what
+   * preemption makes it compute again).
+   */
+  prefillTokensComputed = 0;
   /** Of `passes`, those whose ends were delivered within runs (`runDecodes`). */
   passesInRuns = 0;
   /**
@@ -306,6 +312,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         const d = engine.startPass(t);
         if (!engine.lastPassProgressed) continue;
         progressed = true;
+        this.prefillTokensComputed += engine.stats.sumPrefillTokens;
         if (deferInterval > 0 && engine.stats.numPrefillRequests > 0) prefilled = true;
         if (d > duration) duration = d;
       }

@@ -26,6 +26,8 @@ export interface SummaryInput {
   readonly decodeWorkerSeconds: number;
   readonly prefillGpusPerWorker: number;
   readonly decodeGpusPerWorker: number;
+  /** Prompt and recompute tokens the passes computed (`committed_prefill_tokens`). */
+  readonly committedPrefillTokens: number;
   /** The `timeseries` buckets (saturation is judged on them). */
   readonly timeline: Pick<TimelineSamples, "intervalMs" | "count">;
   /**
@@ -176,6 +178,7 @@ export function buildSummary(
     processed_tokens: inputTokens + outputTokens,
     processed_tokens_per_s: (inputTokens + outputTokens) / wallS,
     processed_output_tokens_per_s: outputTokens / wallS,
+    committed_prefill_tokens: result.committedPrefillTokens,
     prefix_cache_reused_ratio: inputTokens > 0 ? reusedMax / inputTokens : 0,
     first_admission_prefix_cache_reused_ratio: inputTokens > 0 ? reusedFirst / inputTokens : 0,
     num_ttft_samples: nTtft,

@@ -57,6 +57,7 @@ const ALWAYS = [
   "processed_tokens",
   "processed_tokens_per_s",
   "processed_output_tokens_per_s",
+  "committed_prefill_tokens",
   "prefix_cache_reused_ratio",
   "first_admission_prefix_cache_reused_ratio",
   "num_ttft_samples",

@@ -706,6 +706,7 @@ export class Replay implements ClusterHost {
       decodeGpusPerWorker: decode.spec.gpusPerWorker,
       wallTimeMs,
       preemptions,
+      committedPrefillTokens: cluster.prefillTokensComputed,
       passes: cluster.passes,
       passesInRuns: cluster.passesInRuns,
       speculation: (decode.spec.speculation ?? null) === null ? null : { ...cluster.speculation },

@@ -27,6 +27,8 @@ export interface ReplayResult {
   /** Host time spent in the event loop, ms (`wall_time_ms`). */
   readonly wallTimeMs: number;
   readonly preemptions: number;
+  /** Prompt and recompute tokens computed by the passes (`committed_prefill_tokens`). */
+  readonly committedPrefillTokens: number;
   readonly passes: number;
   /** Of `passes`, those delivered within runs of plain decode passes (decode-run merging; 0 with the reference stepper). */
   readonly passesInRuns: number;
