@@ -5,6 +5,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { configWarnings } from "../../src/cli/validate.js";
+import { loadConfig } from "../../src/config/load.js";
+import { probeHost } from "../../src/resources/budget.js";
 import { cli } from "./cli.js";
 import { tempDir } from "./specs.js";
 
@@ -33,7 +36,21 @@ export interface PlannerPrediction {
   } | null;
 }
 
-/** Runs predict into a fresh directory; asserts exit 0 and stderr `expectedErr`. */
+/**
+ * The warnings `predict` prints before its run for this config (cli/validate.ts configWarnings),
+ * as stderr lines: a seed walkthrough's budget equal to its starting GPUs, for one.
+ */
+export function configWarningLines(config: string, sets: readonly string[]): string {
+  const spec = loadConfig({ configPath: config, sets: [...sets], stack: "dynamo" });
+  return configWarnings(spec, probeHost())
+    .map((w) => `fleetsim: warning: ${w}\n`)
+    .join("");
+}
+
+/**
+ * Runs predict into a fresh directory; asserts exit 0 and stderr exactly the config's own
+ * warnings (`configWarningLines`) followed by `expectedErr`.
+ */
 export async function predictPlanner(
   config: string,
   sets: readonly string[],
@@ -43,7 +60,7 @@ export async function predictPlanner(
   const args = ["predict", "-c", config, "--output-dir", out];
   for (const s of sets) args.push("--set", s);
   const r = await cli(...args);
-  expect(r.err).toBe(expectedErr);
+  expect(r.err).toBe(configWarningLines(config, sets) + expectedErr);
   expect(r.code).toBe(0);
   const text = readFileSync(join(out, "prediction.json"), "utf8");
   return { doc: JSON.parse(text) as PlannerPrediction, bytes: Buffer.byteLength(text), err: r.err };

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ADVISORY_WARNING } from "../../src/sim/plannerSetup.js";
 import { Prng } from "../../src/util/prng.js";
-import { type PlannerPrediction, predictPlanner } from "../helpers/plannerRun.js";
+import { configWarningLines, type PlannerPrediction, predictPlanner } from "../helpers/plannerRun.js";
 import { tempDir } from "../helpers/specs.js";
 
 async function predict(
@@ -96,13 +96,13 @@ describe("a traffic surge", () => {
   }, 60_000);
 
   it("a GPU budget at the starting size holds every scale-up", async () => {
+    const config = surgeConfig();
     // predict says so before the run, as validate does (cli/validate.ts configWarnings).
-    const { doc } = await predictPlanner(
-      surgeConfig(),
-      ["planner.max_num_gpus=1"],
+    expect(configWarningLines(config, ["planner.max_num_gpus=1"])).toBe(
       "fleetsim: warning: planner.max_num_gpus = 1 is equal to the 1 GPU the starting replicas use: the Planner " +
         "holds every scale-up it proposes; set max_num_gpus above the starting GPU count\n",
     );
+    const { doc } = await predict(config, "planner.max_num_gpus=1");
     const p = doc.planner!;
     expect(p.scaling_events.filter((e) => e.reason === "scale_up")).toEqual([]);
     const reasons = (
