@@ -14,8 +14,9 @@ export const HOST_TIME_KEYS: ReadonlySet<string> = new Set([
 /** The reference's engine stack writes its summary flat at the top level beside these keys. */
 const FLAT_NON_SUMMARY_KEYS: ReadonlySet<string> = new Set([
   "per_request",
-  "prediction_provenance",
   "power_diagnostics",
+  "memory_diagnostics",
+  "kv_cache_precision",
   "details",
   "coverage",
   "planner",

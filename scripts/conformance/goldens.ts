@@ -6,6 +6,7 @@
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { NON_NUMERIC_SUMMARY_KEYS } from "../../src/output/summary.js";
 import type { ConformanceCase, TraceName } from "./cases.js";
 import {
   DEFAULT_TOLERANCE,
@@ -51,6 +52,13 @@ export interface GoldenFile {
   readonly trace: TraceName | null;
   /** The reference's numeric summary metrics (host-time keys left out). */
   readonly summary: Record<string, number>;
+  /**
+   * The reference's summary values that are not numbers (provenance, eviction policy, power), which
+   * fleetsim must write equal. With the Dynamo stack the reference's runner reports neither its
+   * timing provenance nor power coverage (docs/conformance.md "Known differences"): those two are
+   * left out there.
+   */
+  readonly nonNumeric?: Record<string, unknown>;
   /** Identity (compare.ts requestRecords), TTFT and E2E of each completed request, in the reference's order. */
   readonly requests: Array<[string, number, number]> | null;
   readonly scalingEvents: ScalingEvent[] | null;
@@ -72,6 +80,14 @@ export interface GoldenFile {
  * Twelve significant digits: the reference's sums differ in their last bits from run to run, and
  * a golden should change only when a figure does (the tolerances are ≥ 2 %).
  */
+/**
+ * The reference's non-numeric summary keys (an engine-stack document is flat: its other
+ * top-level keys, diagnostics and `per_request`, are not summary keys).
+ */
+const REFERENCE_NON_NUMERIC: ReadonlySet<string> = new Set(NON_NUMERIC_SUMMARY_KEYS);
+/** Summary keys the reference's Dynamo-stack runner does not report (null or `unavailable`). */
+const DYNAMO_RUNNER_UNREPORTED: ReadonlySet<string> = new Set(["prediction_provenance", "power_coverage"]);
+
 export function goldenNumber(v: number): number {
   return Number(v.toPrecision(12));
 }
@@ -86,6 +102,14 @@ export function goldenOf(
   const summary: Record<string, number> = {};
   for (const [k, v] of Object.entries(summaryOf(prediction)))
     if (typeof v === "number" && Number.isFinite(v) && !HOST_TIME_KEYS.has(k)) summary[k] = goldenNumber(v);
+  const nonNumeric: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(summaryOf(prediction)))
+    if (
+      typeof v !== "number" &&
+      REFERENCE_NON_NUMERIC.has(k) &&
+      !(c.stack === "dynamo" && DYNAMO_RUNNER_UNREPORTED.has(k))
+    )
+      nonNumeric[k] = v;
   const kept =
     requests !== null && requests.length <= MAX_REQUESTS
       ? requestRecords(requests)
@@ -100,6 +124,7 @@ export function goldenOf(
     config: typeof c.config === "string" ? c.config : stringify(c.config),
     trace: c.trace ?? null,
     summary,
+    nonNumeric,
     requests: kept,
     scalingEvents: planner === null || planner === undefined ? null : scalingEvents(planner),
     ...(kept !== null && perRequest !== null

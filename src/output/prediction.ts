@@ -8,7 +8,7 @@ import { g3OffloadSchema, kvOffloadSchema } from "./kvOffload.js";
 import { perRequestRecordSchema } from "./perRequest.js";
 import { plannerReportSchema } from "./planner.js";
 import { runInfoSchema } from "./run.js";
-import { summarySchema } from "./summary.js";
+import { predictionSummarySchema } from "./summary.js";
 import { timeseriesSchema } from "./timeseries.js";
 
 export const coverageSchema = z.strictObject({
@@ -20,7 +20,7 @@ export const coverageSchema = z.strictObject({
 export type Coverage = z.infer<typeof coverageSchema>;
 
 export const predictionSchema = z.strictObject({
-  summary: summarySchema,
+  summary: predictionSummarySchema,
   /** Planner details; null with `planner.policy: disabled`. */
   planner: plannerReportSchema.nullable(),
   /** Filled only with `--capture-per-request`; otherwise null (as the reference writes it). */

@@ -1,6 +1,6 @@
 /**
  * `prediction.summary` (aisimulate.md §6.2; every key defined in docs/metrics.md): flat numbers,
- * each key listed once here. The distribution families (`{mean,…,std}_<name>`) are spelled out by
+ * each key listed once here, and the reference's four non-numeric keys (provenance, eviction, power). The distribution families (`{mean,…,std}_<name>`) are spelled out by
  * `SUMMARY_STAT_NAMES` × `SUMMARY_DISTRIBUTIONS`, so adding a statistic or a distribution is one
  * entry.
  */
@@ -104,6 +104,41 @@ export const HOST_TIME_KEYS = [
   "processed_output_tokens_per_s",
 ] as const satisfies readonly (typeof ALWAYS)[number][];
 
+/**
+ * What priced one role's passes, as the reference names it (`prediction_provenance.<role>`):
+ * the op-level estimator on measured tables (`timing_source: aic`, their version), or configured
+ * `fixed` / built-in `polynomial` timing, which reads no performance data.
+ */
+export const roleProvenanceSchema = z.strictObject({
+  estimator: z.enum(["op_level", "fixed", "polynomial"]),
+  timing_source: z.enum(["aic", "configured", "built_in"]),
+  data_version: z.string().nullable(),
+  data_version_unavailable_reason: z.string().nullable(),
+  /** Written (null) for op-level roles only, as the reference does. */
+  data_identity: z.null().optional(),
+});
+export type RoleProvenance = z.infer<typeof roleProvenanceSchema>;
+
+/**
+ * The reference's non-numeric summary keys (aisimulate.md §6.2; docs/metrics.md "Provenance,
+ * eviction and power"), written by every run.
+ */
+const REFERENCE_NON_NUMERIC = {
+  /** The prefix cache evicts the least recently used block first (vLLM and SGLang cores alike). */
+  kv_eviction_policy: z.literal("lru"),
+  /** Mean active power per GPU: null, as the reference writes it below 90 % energy coverage. */
+  power_w: z.null(),
+  /** Share of the priced latency with energy evidence: 0 with op-level timing, null otherwise. */
+  power_coverage: z.literal(0).nullable(),
+  /** Per role, what priced its passes. */
+  prediction_provenance: z.record(z.string(), roleProvenanceSchema),
+};
+export type ReferenceNonNumericKey = keyof typeof REFERENCE_NON_NUMERIC;
+/** Summary keys whose values are not numbers (the rest of the summary is numbers only). */
+export const NON_NUMERIC_SUMMARY_KEYS = Object.keys(
+  REFERENCE_NON_NUMERIC,
+) as readonly ReferenceNonNumericKey[];
+
 type Shape = { [K in (typeof ALWAYS)[number] | StatKey<SummaryDistribution>]: z.ZodNumber } & {
   [K in (typeof WITH_SLA)[number] | CostKey | SpeculationKey]: z.ZodOptional<z.ZodNumber>;
 };
@@ -118,8 +153,14 @@ function shape(): Shape {
   return out as Shape;
 }
 
+/** The summary's numbers (what the metrics fold; every consumer that ranks or compares reads these). */
 export const summarySchema = z.strictObject(shape());
 export type Summary = z.infer<typeof summarySchema>;
+
+/** `prediction.summary` as written: the numbers and the reference's non-numeric keys. */
+export const predictionSummarySchema = summarySchema.extend(REFERENCE_NON_NUMERIC);
+export type PredictionSummary = z.infer<typeof predictionSummarySchema>;
+export type ReferenceSummaryKeys = Pick<PredictionSummary, ReferenceNonNumericKey>;
 
 /** One distribution's statistics, as its family of summary keys. */
 export type StatKeys<N extends SummaryDistribution> = { [K in StatKey<N>]: number };

@@ -6,6 +6,7 @@
 import type { RunSpec } from "../config/runSpec.js";
 import { BACKEND_LABEL } from "../hardware/backendTables.js";
 import { hardwareData } from "../hardware/catalog.js";
+import type { Summary } from "../output/summary.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
 import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
@@ -136,7 +137,7 @@ function stallMessage(stall: NonNullable<ReplayResult["stalled"]>, spec: RunSpec
  * alone do not show.
  */
 function warnClientOutcome(
-  summary: Readonly<Record<string, number>>,
+  summary: Readonly<Summary>,
   spec: RunSpec,
   warn: ((line: string) => void) | undefined,
 ): void {

@@ -275,11 +275,14 @@ export class Evaluator {
   }
 }
 
-/** The replay summary without its host-time keys: a candidate's metrics are deterministic. */
-export function replayMetrics(summary: Readonly<Record<string, number>>): Metrics {
+/**
+ * The replay summary's numbers without its host-time keys: a candidate's metrics are
+ * deterministic (the provenance, eviction and power keys are not metrics).
+ */
+export function replayMetrics(summary: Readonly<Record<string, unknown>>): Metrics {
   const host: readonly string[] = HOST_TIME_KEYS;
   const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(summary)) if (!host.includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(summary)) if (typeof v === "number" && !host.includes(k)) out[k] = v;
   return out;
 }
 

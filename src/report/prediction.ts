@@ -6,6 +6,7 @@ import type { Prediction } from "../output/prediction.js";
 import type { ReplayResult } from "../sim/result.js";
 import { costKeys, runCost } from "./cost.js";
 import { buildPerRequest } from "./perRequest.js";
+import { referenceSummaryKeys } from "./provenance.js";
 import { buildRunInfo } from "./runInfo.js";
 
 /** The document written as prediction.json: its contract (types and strict schema) is src/output/. */
@@ -20,7 +21,7 @@ export function buildPrediction(
   const perRequest = capturePerRequest ? buildPerRequest(result) : null;
   const summary = buildSummary(result, spec.sla);
   return {
-    summary: { ...summary, ...costKeys(spec, summary) },
+    summary: { ...summary, ...costKeys(spec, summary), ...referenceSummaryKeys(spec) },
     planner,
     per_request: perRequest,
     coverage: {

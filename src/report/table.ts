@@ -9,7 +9,13 @@ import { formatNumber } from "./formatNumber.js";
 export const SUMMARY_TITLE = "NVIDIA AIPerf | LLM Metrics";
 export const STAT_COLUMNS = ["avg", "min", "max", "p99", "p90", "p75", "std"] as const;
 
-export type Summary = Readonly<Record<string, number | null | undefined>>;
+/** A summary as printed: its numbers, and the reference's power and provenance keys where present. */
+export type Summary = Readonly<Record<string, unknown>>;
+
+function num(summary: Summary, key: string): number | null | undefined {
+  const v = summary[key];
+  return typeof v === "number" || v === null ? v : undefined;
+}
 
 /** Distribution rows: label and key suffix (`mean_<suffix>` must be present for the row to appear). */
 const STAT_ROWS: readonly (readonly [string, string])[] = [
@@ -33,19 +39,41 @@ function buildRows(summary: Summary): string[][] {
   const rows: string[][] = [];
   for (const [label, suffix] of STAT_ROWS) {
     if (!present(summary, `mean_${suffix}`)) continue;
-    rows.push([label, ...STAT_PREFIXES.map((p) => formatNumber(summary[`${p}_${suffix}`]))]);
+    rows.push([label, ...STAT_PREFIXES.map((p) => formatNumber(num(summary, `${p}_${suffix}`)))]);
   }
-  const single = (label: string, value: number | null | undefined): string[] => [
+  const single = (label: string, value: number | null | undefined | string): string[] => [
     label,
-    formatNumber(value),
+    typeof value === "string" ? value : formatNumber(value),
     ...STAT_COLUMNS.slice(1).map(() => NA),
   ];
-  rows.push(single("Output Token Throughput (tokens/sec)", summary["output_throughput_tok_s"]));
-  rows.push(single("Request Throughput (requests/sec)", summary["request_throughput_rps"]));
+  rows.push(single("Output Token Throughput (tokens/sec)", num(summary, "output_throughput_tok_s")));
+  rows.push(single("Request Throughput (requests/sec)", num(summary, "request_throughput_rps")));
   const count = present(summary, "completed_requests")
-    ? summary["completed_requests"]
-    : summary["num_requests"];
+    ? num(summary, "completed_requests")
+    : num(summary, "num_requests");
   rows.push(single("Request Count (requests)", count));
+  // The reference's power rows, shown when the summary has `power_coverage` (aisimulate.md §1.5).
+  if (Object.hasOwn(summary, "power_coverage")) {
+    const coverage = num(summary, "power_coverage");
+    const power = num(summary, "power_w");
+    const unsupported = "unavailable (energy provider or topology unsupported)";
+    rows.push(
+      single(
+        "Active Power per GPU (W) [power_w]",
+        typeof power === "number"
+          ? power
+          : typeof coverage === "number"
+            ? "unavailable (insufficient energy coverage)"
+            : unsupported,
+      ),
+    );
+    rows.push(
+      single(
+        "Power Data Coverage (%) [power_coverage]",
+        typeof coverage === "number" ? coverage * 100 : unsupported,
+      ),
+    );
+  }
   return rows;
 }
 
@@ -79,15 +107,35 @@ export function renderMetricsTable(rows: readonly (readonly string[])[]): string
 
 /**
  * The table's last line as the reference prints it with `--stack dynamo` (seed 000: "The table's
- * last line, `Timing (runner): unavailable`, is expected with `--stack dynamo`"). fleetsim's engine
- * stack reports no runner timing either; the host's wall time is the `Wall Time (ms)` line.
+ * last line, `Timing (runner): unavailable`, is expected with `--stack dynamo`"), printed here
+ * for a summary without `prediction_provenance` (an older file).
  */
 export const RUNNER_TIMING_LINE = "Timing (runner): unavailable";
 
 /**
+ * One `Timing (<role>): estimator=…; source=…; data_version=…` line per role of
+ * `prediction_provenance`, as the reference's engine stack prints them.
+ */
+function timingLines(summary: Summary): string[] {
+  const p = summary["prediction_provenance"];
+  if (typeof p !== "object" || p === null) return [RUNNER_TIMING_LINE];
+  const lines: string[] = [];
+  for (const [role, v] of Object.entries(p as Record<string, Record<string, unknown>>)) {
+    const version =
+      typeof v["data_version"] === "string"
+        ? v["data_version"]
+        : `unavailable (${String(v["data_version_unavailable_reason"] ?? "unknown")})`;
+    lines.push(
+      `Timing (${role}): estimator=${String(v["estimator"])}; source=${String(v["timing_source"])}; data_version=${version}`,
+    );
+  }
+  return lines.length > 0 ? lines : [RUNNER_TIMING_LINE];
+}
+
+/**
  * Renders the printed summary: title, table, then `Wall Time (ms)`, `Prefix Cache Reused Ratio`
  * and `First Admission Prefix Cache Reused Ratio` lines (each only when the key holds a number),
- * and last `Timing (runner): unavailable`. Lines are joined with `\n`, no trailing newline.
+ * and last the timing provenance lines. Lines are joined with `\n`, no trailing newline.
  */
 export function renderSummaryTable(summary: Summary): string {
   const lines = [SUMMARY_TITLE, renderMetricsTable(buildRows(summary))];
@@ -100,6 +148,6 @@ export function renderSummaryTable(summary: Summary): string {
     const v = summary[key];
     if (typeof v === "number") lines.push(`${label}: ${formatNumber(v)}`);
   }
-  lines.push(RUNNER_TIMING_LINE);
+  lines.push(...timingLines(summary));
   return lines.join("\n");
 }

@@ -107,7 +107,7 @@ export async function mergeSweep(opts: MergeOptions): Promise<MergeOutcome> {
     const pointSla = slaOf(run?.sla ?? null);
     sla ??= pointSla;
     const score: ScoreSettings = scoreSettings(manifest, pointSla);
-    const metrics = replayMetrics((prediction.summary ?? {}) as Record<string, number>);
+    const metrics = replayMetrics(prediction.summary ?? {});
     const usedGpus = run?.starting_gpus ?? 0;
     // Provisioned over the run: an autoscaled point's GPUs are not its starting ones.
     const fleet = fleetFactsOf(prediction);

@@ -94,6 +94,8 @@ describe("fleetsim against the reference's golden fixtures", () => {
           outside.push(`${key}: reference ${reference}, fleetsim ${value}, tolerance ${tolerance * 100} %`);
       }
       expect(outside, `${g.case}: metrics outside their tolerance`).toEqual([]);
+      for (const [key, reference] of Object.entries(g.nonNumeric ?? {}))
+        expect(summary[key], `${g.case}: summary.${key}`).toEqual(reference);
       if (g.scalingEvents !== null) {
         const planner = prediction["planner"] as Record<string, unknown> | null;
         expect(scalingEvents(planner)).toEqual(g.scalingEvents);

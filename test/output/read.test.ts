@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { predictionFileSchema, predictionReadSchema } from "../../src/output/read.js";
+import { NON_NUMERIC_SUMMARY_KEYS } from "../../src/output/summary.js";
 import { PredictionFileError, readPredictionFile } from "../../src/report/html/readPrediction.js";
 import { GOLDEN_CASES, goldenPath } from "../golden/cases.js";
 import { cli } from "../helpers/cli.js";
@@ -19,8 +20,17 @@ const golden = (name: string): Record<string, unknown> => {
 
 describe("the tolerant reading schema", () => {
   for (const name of ["seed-disaggregated-planner", "retune-router", "synthetic-sessions"]) {
-    it(`${name}: a prediction fleetsim wrote reads back unchanged`, () => {
-      expect(predictionReadSchema().parse(golden(name))).toEqual(golden(name));
+    it(`${name}: a prediction fleetsim wrote reads back unchanged, the summary as its numbers`, () => {
+      const doc = golden(name) as { summary: Record<string, unknown> };
+      const numbers = Object.fromEntries(
+        Object.entries(doc.summary).filter(([, v]) => typeof v === "number"),
+      );
+      // The reader takes the summary's numbers (docs/metrics.md "Provenance, eviction and power").
+      for (const key of NON_NUMERIC_SUMMARY_KEYS) expect(doc.summary).toHaveProperty(key);
+      expect(Object.keys(doc.summary).filter((k) => !(k in numbers))).toEqual(
+        NON_NUMERIC_SUMMARY_KEYS.filter((k) => typeof doc.summary[k] !== "number").sort(),
+      );
+      expect(predictionReadSchema().parse(doc)).toEqual({ ...doc, summary: numbers });
     });
   }
 

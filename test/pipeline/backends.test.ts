@@ -31,7 +31,7 @@ describe("engine.backend on examples/aggregated.yaml", () => {
     const trt = await run(...SMALL_CACHE, "engine.backend=trtllm");
     expect(vllm.result.preemptions).toBeGreaterThan(0);
     expect(trt.result.preemptions).toBe(0);
-    const s = trt.prediction.summary as Record<string, number>;
+    const s = trt.prediction.summary as unknown as Record<string, number>;
     expect(s["completed_requests"]).toBe(vllm.prediction.summary["completed_requests"]);
     // MAX_UTILIZATION packs like vLLM: the same run.
     const maxUtil = await run(
@@ -60,8 +60,8 @@ describe("engine.backend=sglang on examples/aggregated.yaml", () => {
   it("runs every request to completion, and differs from vLLM", async () => {
     const vllm = await run();
     const sglang = await run("engine.backend=sglang");
-    const v = vllm.prediction.summary as Record<string, number>;
-    const s = sglang.prediction.summary as Record<string, number>;
+    const v = vllm.prediction.summary as unknown as Record<string, number>;
+    const s = sglang.prediction.summary as unknown as Record<string, number>;
     expect(s["completed_requests"]).toBe(v["completed_requests"]);
     expect(s["total_output_tokens"]).toBe(v["total_output_tokens"]);
     // Extend passes keep decode out of prefill passes: the token gaps differ from vLLM's mixed batches.
@@ -82,8 +82,8 @@ describe("engine.backend=sglang on examples/aggregated.yaml", () => {
   it("sglang.enable_mixed_chunk keeps decode running through prefill passes: a lower max ITL", async () => {
     const extend = await run("engine.backend=sglang");
     const mixed = await run("engine.backend=sglang", `${ROLE}.sglang={enable_mixed_chunk: true}`);
-    const e = extend.prediction.summary as Record<string, number>;
-    const m = mixed.prediction.summary as Record<string, number>;
+    const e = extend.prediction.summary as unknown as Record<string, number>;
+    const m = mixed.prediction.summary as unknown as Record<string, number>;
     expect(m["completed_requests"]).toBe(e["completed_requests"]);
     expect(m["total_output_tokens"]).toBe(e["total_output_tokens"]);
     // A running request no longer sits out every extend pass.

@@ -89,7 +89,7 @@ describe("cost of a run (docs/cost.md)", () => {
   it("leaves the other keys unchanged, and a misspelt GPU system is an unknown key with a hint", async () => {
     const a = await predict(project(AGG));
     const b = await predict(project(AGG, "cost: {usd_per_gpu_hour: {h100_sxm: 1}}"));
-    const strip = (s: Record<string, number | undefined>) =>
+    const strip = (s: Record<string, unknown>) =>
       Object.fromEntries(
         Object.entries(s).filter(
           ([k]) => !k.startsWith("cost_") && !k.startsWith("processed_") && k !== "wall_time_ms",

@@ -90,7 +90,7 @@ describe("renderSummaryTable", () => {
       mean_ttft_ms: 100,
       mean_tpot_ms: 21, // TPOT has no row
       p99_ttst_ms: 40,
-      power_w: 350, // no power rows
+      power_w: 350, // the reference's power rows follow the request count
       power_coverage: 1,
       num_requests: 3,
     });
@@ -108,8 +108,11 @@ describe("renderSummaryTable", () => {
       "Output Token Throughput (tokens/sec)",
       "Request Throughput (requests/sec)",
       "Request Count (requests)",
+      "Active Power per GPU (W) [power_w]",
+      "Power Data Coverage (%) [power_coverage]",
     ]);
-    expect(out).not.toContain("Power");
+    expect(out).toContain("┃ Active Power per GPU (W) [power_w]                 ┃   350.00 ┃");
+    expect(out).toContain("┃ Power Data Coverage (%) [power_coverage]           ┃   100.00 ┃");
     const ttst = out.split("\n").find((l) => l.includes("Time to Second Token"));
     expect(ttst?.split("┃").map((c) => c.trim())).toEqual([
       "",
@@ -123,6 +126,44 @@ describe("renderSummaryTable", () => {
       "N/A",
       "",
     ]);
+  });
+
+  it("prints power as the reference does without energy evidence, and one timing line per role of prediction_provenance", () => {
+    const provenance = (
+      estimator: string,
+      source: string,
+      version: string | null,
+      reason: string | null,
+    ) => ({
+      estimator,
+      timing_source: source,
+      data_version: version,
+      data_version_unavailable_reason: reason,
+      data_identity: null,
+    });
+    const op = renderSummaryTable({
+      num_requests: 1,
+      power_w: null,
+      power_coverage: 0,
+      prediction_provenance: {
+        prefill: provenance("op_level", "aic", "0.24.0", null),
+        decode: provenance("fixed", "configured", null, "configured timing does not use performance data"),
+      },
+    });
+    expect(op).toContain(
+      "┃ Active Power per GPU (W) [power_w]       ┃ unavailable (insufficient energy coverage) ┃",
+    );
+    expect(op).toContain(
+      "┃ Power Data Coverage (%) [power_coverage] ┃                                       0.00 ┃",
+    );
+    expect(op.split("\n").slice(-2)).toEqual([
+      "Timing (prefill): estimator=op_level; source=aic; data_version=0.24.0",
+      "Timing (decode): estimator=fixed; source=configured; data_version=unavailable (configured timing does not use performance data)",
+    ]);
+    const fixed = renderSummaryTable({ num_requests: 1, power_w: null, power_coverage: null });
+    expect(fixed).toContain("[power_w]       ┃ unavailable (energy provider or topology unsupported) ┃");
+    expect(fixed).toContain("[power_coverage] ┃ unavailable (energy provider or topology unsupported) ┃");
+    expect(fixed.split("\n").at(-1)).toBe("Timing (runner): unavailable");
   });
 
   it("omits all distribution rows and trailing lines when absent; Request Count falls back to num_requests", () => {

@@ -73,7 +73,7 @@ describe("client overhead shifts what the client measures by exactly the configu
     const doc = async (spec: RunSpec) => {
       const r = await run(spec);
       const p = buildPrediction(spec, r, true);
-      const summary: Record<string, number | undefined> = { ...p.summary };
+      const summary: Record<string, unknown> = { ...p.summary };
       for (const k of HOST_TIME_KEYS) delete summary[k];
       return stableStringify({ ...p, summary });
     };

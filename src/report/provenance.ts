@@ -1,0 +1,62 @@
+/**
+ * The reference's non-numeric summary keys (aisimulate.md §6.2; docs/metrics.md "Provenance,
+ * eviction and power"): what priced each role's passes, the prefix cache's eviction order, and
+ * power, which fleetsim does not estimate. A deterministic function of the resolved spec.
+ */
+import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import type { ReferenceSummaryKeys, RoleProvenance } from "../output/summary.js";
+import { tableBackendOf, tableVersionOf } from "../timing/opTableSource.js";
+
+export function referenceSummaryKeys(spec: RunSpec): ReferenceSummaryKeys {
+  const e = spec.engine;
+  const roles: [string, WorkerRoleSpec][] =
+    e.mode === "aggregated"
+      ? [["aggregated", e.aggregated]]
+      : [
+          ["prefill", e.prefill],
+          ["decode", e.decode],
+        ];
+  const provenance: Record<string, RoleProvenance> = {};
+  for (const [name, role] of roles) provenance[name] = roleProvenance(role);
+  const opLevel = roles.some(([, r]) => r.timing.type === "default");
+  return {
+    kv_eviction_policy: "lru",
+    power_w: null,
+    // The op tables carry latency only: none of the priced time has energy evidence.
+    power_coverage: opLevel ? 0 : null,
+    prediction_provenance: provenance,
+  };
+}
+
+function roleProvenance(role: WorkerRoleSpec): RoleProvenance {
+  const t = role.timing;
+  switch (t.type) {
+    case "fixed":
+      return unversioned("fixed", "configured", "configured timing does not use performance data");
+    case "polynomial":
+      return unversioned("polynomial", "built_in", "built-in timing does not use performance data");
+    case "default": {
+      const version = tableVersionOf(t, tableBackendOf(t, role.backend ?? "vllm"));
+      return {
+        estimator: "op_level",
+        timing_source: "aic",
+        data_version: version,
+        data_version_unavailable_reason: version === null ? "read from timing.perf_database" : null,
+        data_identity: null,
+      };
+    }
+  }
+}
+
+function unversioned(
+  estimator: RoleProvenance["estimator"],
+  source: RoleProvenance["timing_source"],
+  reason: string,
+): RoleProvenance {
+  return {
+    estimator,
+    timing_source: source,
+    data_version: null,
+    data_version_unavailable_reason: reason,
+  };
+}

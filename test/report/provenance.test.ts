@@ -1,0 +1,69 @@
+/**
+ * The reference's non-numeric summary keys (docs/metrics.md "Provenance, eviction and power"):
+ * what priced each role, the eviction order, and power, which no run estimates.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
+import { predictionSummarySchema } from "../../src/output/summary.js";
+import { referenceSummaryKeys } from "../../src/report/provenance.js";
+
+const example = (name: string) => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
+const ROLE = "engine.workers.aggregated";
+
+function keysOf(sets: string[], config = "aggregated.yaml", stack: "engine" | "dynamo" = "engine") {
+  return referenceSummaryKeys(loadConfig({ configPath: example(config), sets, stack }));
+}
+
+describe("referenceSummaryKeys", () => {
+  it("names the vLLM op tables' version for op-level timing; power has no energy evidence", () => {
+    expect(keysOf([])).toEqual({
+      kv_eviction_policy: "lru",
+      power_w: null,
+      power_coverage: 0,
+      prediction_provenance: {
+        aggregated: {
+          estimator: "op_level",
+          timing_source: "aic",
+          data_version: "0.24.0",
+          data_version_unavailable_reason: null,
+          data_identity: null,
+        },
+      },
+    });
+  });
+
+  it("says why fixed and polynomial timing have no data version, with power coverage null", () => {
+    const fixed = keysOf([`${ROLE}.timing={type: fixed, prefill_ms: 20, decode_ms: 8}`]);
+    expect(fixed.power_coverage).toBeNull();
+    expect(fixed.prediction_provenance["aggregated"]).toEqual({
+      estimator: "fixed",
+      timing_source: "configured",
+      data_version: null,
+      data_version_unavailable_reason: "configured timing does not use performance data",
+    });
+    const poly = keysOf([`${ROLE}.timing={type: polynomial}`]);
+    expect(poly.power_coverage).toBeNull();
+    expect(poly.prediction_provenance["aggregated"]?.estimator).toBe("polynomial");
+    expect(poly.prediction_provenance["aggregated"]?.timing_source).toBe("built_in");
+  });
+
+  it("names the tables that price the role: vLLM's for SGLang by default, SGLang's with op_tables: backend", () => {
+    const byDefault = keysOf(["engine.backend=sglang"]);
+    expect(byDefault.prediction_provenance["aggregated"]?.data_version).toBe("0.24.0");
+    const own = keysOf(["engine.backend=sglang", `${ROLE}.timing={type: default, op_tables: backend}`]);
+    expect(own.prediction_provenance["aggregated"]?.data_version).toBe("0.5.9");
+  });
+
+  it("has one entry per role of a disaggregated deployment, and fits the summary's schema", () => {
+    const keys = keysOf([], "seed-disaggregated.yaml", "dynamo");
+    expect(Object.keys(keys.prediction_provenance)).toEqual(["prefill", "decode"]);
+    const shape = predictionSummarySchema.pick({
+      kv_eviction_policy: true,
+      power_w: true,
+      power_coverage: true,
+      prediction_provenance: true,
+    });
+    expect(shape.parse(keys)).toEqual(keys);
+  });
+});
