@@ -42,7 +42,10 @@ type Entry = readonly [string, string, QuantSource];
  * public Hugging Face config.json (huggingface.co/<id>/blob/main/config.json):
  * mistralai/Mixtral-8x7B-v0.1 (the Instruct-v0.1 config has the same dimensions),
  * meta-llama/Meta-Llama-3-8B and meta-llama/Meta-Llama-3-70B (Llama-3.1's dimensions, 8k context,
- * no RoPE scaling; fleetsim does not read RoPE fields).
+ * no RoPE scaling; fleetsim does not read RoPE fields); meta-llama/Llama-2-7b-hf (MHA: 32 KV
+ * heads), meta-llama/Llama-2-70b-hf and codellama/CodeLlama-34b-Instruct-hf (GQA, 8 KV heads), the
+ * models of the calibration runs (bench/fidelity/calibration/README.md; FP16 checkpoints served
+ * as BF16, the same 16-bit pricing).
  */
 export const SUPPLEMENTARY_CONFIGS: Readonly<Record<string, Record<string, unknown>>> = {
   "mistralai--Mixtral-8x7B-v0.1": {
@@ -71,6 +74,42 @@ export const SUPPLEMENTARY_CONFIGS: Readonly<Record<string, Record<string, unkno
     tie_word_embeddings: false,
     torch_dtype: "bfloat16",
     vocab_size: 128256,
+  },
+  "meta-llama--Llama-2-7b-hf": {
+    architectures: ["LlamaForCausalLM"],
+    hidden_size: 4096,
+    intermediate_size: 11008,
+    max_position_embeddings: 4096,
+    num_attention_heads: 32,
+    num_hidden_layers: 32,
+    num_key_value_heads: 32,
+    tie_word_embeddings: false,
+    torch_dtype: "float16",
+    vocab_size: 32000,
+  },
+  "meta-llama--Llama-2-70b-hf": {
+    architectures: ["LlamaForCausalLM"],
+    hidden_size: 8192,
+    intermediate_size: 28672,
+    max_position_embeddings: 4096,
+    num_attention_heads: 64,
+    num_hidden_layers: 80,
+    num_key_value_heads: 8,
+    tie_word_embeddings: false,
+    torch_dtype: "float16",
+    vocab_size: 32000,
+  },
+  "codellama--CodeLlama-34b-Instruct-hf": {
+    architectures: ["LlamaForCausalLM"],
+    hidden_size: 8192,
+    intermediate_size: 22016,
+    max_position_embeddings: 16384,
+    num_attention_heads: 64,
+    num_hidden_layers: 48,
+    num_key_value_heads: 8,
+    tie_word_embeddings: false,
+    torch_dtype: "bfloat16",
+    vocab_size: 32000,
   },
   "meta-llama--Meta-Llama-3-70B": {
     architectures: ["LlamaForCausalLM"],
@@ -137,6 +176,13 @@ const ENTRIES: readonly Entry[] = [
   ["meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama--Meta-Llama-3-8B", "checkpoint"],
   ["meta-llama/Meta-Llama-3-70B", "meta-llama--Meta-Llama-3-70B", "checkpoint"],
   ["meta-llama/Meta-Llama-3-70B-Instruct", "meta-llama--Meta-Llama-3-70B", "checkpoint"],
+  // The chat checkpoints have their base model's dimensions.
+  ["meta-llama/Llama-2-7b-hf", "meta-llama--Llama-2-7b-hf", "checkpoint"],
+  ["meta-llama/Llama-2-7b-chat-hf", "meta-llama--Llama-2-7b-hf", "checkpoint"],
+  ["meta-llama/Llama-2-70b-hf", "meta-llama--Llama-2-70b-hf", "checkpoint"],
+  ["meta-llama/Llama-2-70b-chat-hf", "meta-llama--Llama-2-70b-hf", "checkpoint"],
+  ["codellama/CodeLlama-34b-hf", "codellama--CodeLlama-34b-Instruct-hf", "checkpoint"],
+  ["codellama/CodeLlama-34b-Instruct-hf", "codellama--CodeLlama-34b-Instruct-hf", "checkpoint"],
 ];
 
 /**

@@ -230,7 +230,7 @@ export function experimentConfig(
   return config;
 }
 
-function percentile(sorted: Float64Array, q: number): number {
+export function percentile(sorted: Float64Array, q: number): number {
   // numpy's default (linear) interpolation, as benchmark_serving reports percentiles.
   if (sorted.length === 0) return Number.NaN;
   const pos = (sorted.length - 1) * q;
@@ -245,7 +245,8 @@ function mean(xs: readonly number[]): number {
   return xs.length === 0 ? Number.NaN : s / xs.length;
 }
 
-function rowOf(r: PerRequestRecord): number {
+/** The trace row of a request (its uuid ends in the row, hex). */
+export function rowOf(r: PerRequestRecord): number {
   return Number.parseInt(r.uuid.slice(r.uuid.lastIndexOf("-") + 1), 16);
 }
 

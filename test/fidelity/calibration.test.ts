@@ -1,0 +1,100 @@
+/**
+ * The calibration runs of the fidelity benchmark (bench/fidelity/calibration/, docs/fidelity.md
+ * "Calibration runs"): the derived data is well formed, and a fast subset of four runs (one per
+ * model, the Llama-2-7B one with its knee stage) replays within today's per-stage error plus
+ * about two points. A timing or scheduling change that loses fidelity at these loads fails here;
+ * tighten the bounds as fidelity improves, never loosen them to let a change through.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  arrivalsMs,
+  type CalibrationRun,
+  isOverload,
+  loadCalibrationRuns,
+  promptsSent,
+  simulateCalibrationRun,
+  stageOf,
+} from "../../bench/fidelity/calibration.js";
+
+/** The client's fixed overhead fitted on all four models (calibrationReport.ts; docs/fidelity.md). */
+const CLIENT_OVERHEAD_MS = 8.3;
+
+const runs = loadCalibrationRuns();
+const byId = (suffix: string): CalibrationRun => {
+  const r = runs.find((x) => x.id.endsWith(suffix));
+  if (r === undefined) throw new Error(suffix);
+  return r;
+};
+const ape = (pred: number, real: number) => (Math.abs(pred - real) / real) * 100;
+
+describe("calibration runs (inference-sim/training)", () => {
+  it("holds 16 runs, 4 models × 4 workloads, each stage's requests, 100 prompts and monotone arrivals", () => {
+    expect(runs).toHaveLength(16);
+    expect(new Set(runs.map((r) => r.model)).size).toBe(4);
+    expect(new Set(runs.map((r) => r.workload.kind))).toEqual(
+      new Set(["codegen", "roleplay", "general", "reasoning"]),
+    );
+    for (const r of runs) {
+      const n = r.arrivalUsDeltas.length;
+      expect(
+        r.workload.stages.reduce((a, s) => a + s.requests, 0),
+        r.id,
+      ).toBe(n);
+      expect(r.measured.stages).toHaveLength(r.workload.stages.length);
+      r.workload.stages.forEach((s, k) => {
+        const m = r.measured.stages[k];
+        expect(m.completed + m.failures, `${r.id} stage ${k}`).toBe(s.requests);
+      });
+      expect(r.promptLengths).toHaveLength(r.workload.numGroups * r.workload.promptsPerGroup);
+      const times = arrivalsMs(r);
+      const sent = promptsSent(r);
+      const unordered: number[] = [];
+      const farPrompt: number[] = [];
+      for (let i = 0; i < n; i++) {
+        if (i > 0 && times[i] < times[i - 1]) unordered.push(i);
+        // A request sends the prompt of its place in the cycle, or a neighbour's (within 5).
+        const d = Math.abs(sent[i] - (i % r.promptLengths.length));
+        if (Math.min(d, r.promptLengths.length - d) > 5) farPrompt.push(i);
+      }
+      expect(unordered, `${r.id}: arrivals out of order`).toEqual([]);
+      expect(farPrompt, `${r.id}: prompts far from their cycle place`).toEqual([]);
+      expect(stageOf(r)[n - 1]).toBe(r.workload.stages.length - 1);
+    }
+    expect(runs.filter(isOverload)).toHaveLength(4);
+  });
+
+  // [run, per-stage bounds on |APE| %: TTFT (with the client overhead), E2E, ITL]
+  const cases: ReadonlyArray<[string, ReadonlyArray<readonly [number, number, number]>]> = [
+    [
+      "codellama-34b-tp2-codegen",
+      [
+        [4, 6, 6],
+        [4, 3, 3],
+      ],
+    ],
+    ["llama-2-70b-tp4-roleplay", [[9, 9, 9]]],
+    ["mixtral-8x7b-v0-1-tp2-roleplay", [[7, 7, 7]]],
+    // Llama-2-7B (MHA) at its knee: decode is priced ~28 % slow there (docs/fidelity.md), open.
+    [
+      "llama-2-7b-tp1-codegen",
+      [
+        [8, 15, 15],
+        [33, 31, 31],
+      ],
+    ],
+  ];
+  for (const [suffix, bounds] of cases)
+    it(`${suffix}: every stage holds, within today's error per stage`, async () => {
+      const run = byId(suffix);
+      const p = await simulateCalibrationRun(run, { requestMs: CLIENT_OVERHEAD_MS });
+      expect(p.saturated).toBe(false);
+      bounds.forEach(([ttft, e2e, itl], k) => {
+        const m = run.measured.stages[k];
+        const s = p.stages[k];
+        expect(s.failures, `stage ${k} failures`).toBe(0);
+        expect(ape(s.ttftMeanMs, m.ttftMeanMs), `stage ${k} TTFT`).toBeLessThanOrEqual(ttft);
+        expect(ape(s.e2eMeanMs, m.e2eMeanMs), `stage ${k} E2E`).toBeLessThanOrEqual(e2e);
+        expect(ape(s.itlMeanMs, m.itlMeanMs), `stage ${k} ITL`).toBeLessThanOrEqual(itl);
+      });
+    });
+});
