@@ -33,6 +33,7 @@ import {
   summaryOf,
 } from "./compare.js";
 import { type GoldenFile, goldenOf, REFERENCE_GOLDEN_DIR } from "./goldens.js";
+import { referenceSchedulerSets } from "./referenceScheduler.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const VENV = join(ROOT, ".reference", "venv");
@@ -158,6 +159,8 @@ async function runSide(tool: "reference" | "fleetsim", c: ConformanceCase, dir: 
   // The reference's engine stack reports its KV capacity estimate per role with `--detail memory`
   // (its Dynamo stack does not export one); the summary is the same with or without it.
   if (tool === "reference" && c.stack === "engine") argv.push("--detail", "memory");
+  if (tool === "fleetsim")
+    argv.push(...referenceSchedulerSets(readFileSync(join(dir, "config.yaml"), "utf8")));
   const run =
     tool === "reference"
       ? await exec(join(VENV, "bin", "aisimulate"), argv, dir)

@@ -16,6 +16,7 @@ import { defaultKvCapacityBlocks, kvBytesPerToken } from "../model/memory.js";
 import { resolveModel } from "../model/resolve.js";
 import { configuredMoeParallelism, resolveMoeParallelism } from "../model/weights.js";
 import type { WorkerRole } from "../util/workerRole.js";
+import { defaultAsyncScheduling } from "./asyncScheduling.js";
 import { BACKEND_DEFAULTS, type Backend, roleBlockSize, roleMemoryFraction } from "./backends.js";
 import { type ContextLengthLookup, lookupMaxContextLength } from "./contextLength.js";
 import { dotted, type PathSegment } from "./issues.js";
@@ -57,6 +58,7 @@ export function resolveEngine(
     perfDatabase,
     balancedMoe: engine.enable_eplb,
     chunkedPrefill: engine.enable_chunked_prefill,
+    asyncScheduling: defaultAsyncScheduling(engine.backend, engine.backend_version),
     report,
   };
   const common = { model: engine.model, hardware: engine.hardware, backend: engine.backend };
@@ -197,6 +199,8 @@ interface RoleContext {
   readonly balancedMoe: boolean;
   /** `engine.enable_chunked_prefill`. */
   readonly chunkedPrefill: boolean;
+  /** A role's `scheduler.async_scheduling` when it does not set it: the backend version's default. */
+  readonly asyncScheduling: boolean;
   readonly report: Report;
 }
 
@@ -234,7 +238,7 @@ function resolveRole(
     gpusPerWorker: p.tensor * p.attention_data,
     maxBatchedTokens: role.scheduler.max_batched_tokens,
     maxSequences: role.scheduler.max_sequences,
-    asyncScheduling: role.scheduler.async_scheduling,
+    asyncScheduling: role.scheduler.async_scheduling ?? ctx.asyncScheduling,
     chunkedPrefill: ctx.chunkedPrefill,
     prefillScheduleInterval: role.scheduler.prefill_schedule_interval,
     // Only when set: specs of other runs stay as they were.

@@ -102,8 +102,11 @@ function scheduler(kind: WorkerRole) {
     max_sequences: bounded(LIMITS.maxSequences, "sequences per pass").default(DEFAULT_MAX_SEQUENCES[kind]),
     prefill_schedule_interval: posInt().default(1),
     prefill_decode_interval: nonNegInt().default(0),
-    /** fleetsim extension: vLLM `--async-scheduling`, SGLang's overlap scheduler (docs/timing.md, "Async scheduling"). */
-    async_scheduling: z.boolean().default(false),
+    /**
+     * fleetsim extension: vLLM `--async-scheduling`, SGLang's overlap scheduler (docs/timing.md,
+     * "Async scheduling"). Absent: the backend version's default (config/asyncScheduling.ts).
+     */
+    async_scheduling: z.boolean().optional(),
     /**
      * fleetsim extension, TRT-LLM's `scheduler_config.capacity_scheduler_policy` (backend trtllm
      * only; docs/backends.md). Absent = `GUARANTEED_NO_EVICT`, as the reference.

@@ -32,7 +32,6 @@ describe("defaults", () => {
         max_sequences: 256,
         prefill_schedule_interval: 1,
         prefill_decode_interval: 0,
-        async_scheduling: false,
       },
       kv_cache: {
         block_size: 64,
@@ -86,7 +85,8 @@ describe("defaults", () => {
         hardware: "h200_sxm",
         maxBatchedTokens: 8192,
         maxSequences: 256,
-        asyncScheduling: false,
+        // vLLM's default since 0.14.0 (no backend_version: today's vLLM).
+        asyncScheduling: true,
         prefillScheduleInterval: 1,
         chunkedPrefill: true,
         blockSize: 64,

@@ -46,7 +46,7 @@ function seedRole(maxSequences: number, numGpuBlocks: number): Omit<WorkerRoleSp
     gpusPerWorker: 1,
     maxBatchedTokens: 8192,
     maxSequences,
-    asyncScheduling: false,
+    asyncScheduling: true, // vLLM's default since 0.14.0
     blockSize: 64,
     prefixCaching: true,
     numGpuBlocks,

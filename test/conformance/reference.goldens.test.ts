@@ -21,6 +21,7 @@ import {
   within,
 } from "../../scripts/conformance/compare.js";
 import { type GoldenFile, REFERENCE_GOLDEN_DIR } from "../../scripts/conformance/goldens.js";
+import { referenceSchedulerSets } from "../../scripts/conformance/referenceScheduler.js";
 import { runCli } from "../../src/cli/main.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -55,6 +56,7 @@ async function runFleetsim(
     "json",
   ];
   if (g.requests !== null) argv.push("--capture-per-request");
+  argv.push(...referenceSchedulerSets(g.config));
   const code = await runCli(argv, { out: () => {}, err: (s) => (err += s) });
   expect(code, err).toBe(0);
   const prediction = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as Record<

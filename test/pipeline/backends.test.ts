@@ -27,7 +27,8 @@ async function run(...sets: string[]) {
 
 describe("engine.backend on examples/aggregated.yaml", () => {
   it("TRT-LLM never preempts where vLLM does, and completes every request", async () => {
-    const vllm = await run(...SMALL_CACHE);
+    // vLLM's synchronous scheduler, as TRT-LLM's here (vLLM ≥ 0.14 defaults to async scheduling).
+    const vllm = await run(...SMALL_CACHE, `${ROLE}.scheduler.async_scheduling=false`);
     const trt = await run(...SMALL_CACHE, "engine.backend=trtllm");
     expect(vllm.result.preemptions).toBeGreaterThan(0);
     expect(trt.result.preemptions).toBe(0);

@@ -59,14 +59,21 @@ describe("host overhead", () => {
     });
   });
 
-  it("YAML: timing.host_overhead reaches the role's timing model; async scheduling hides the default", async () => {
+  it("YAML: timing.host_overhead reaches the role's timing model; async scheduling (vLLM ≥ 0.14's default) hides the default", async () => {
     const decode = async (yaml: string) => {
       const role = aggregatedRole(loadYaml(yaml, { stack: "engine" }));
       const t = await createTimingModel(role.timing, role);
       return t.decodeMs(100, 100 * 500, 500, 1e6);
     };
-    const sync = await decode(ENGINE("{type: default}"));
+    const sync = await decode(ENGINE("{type: default}", "      scheduler: {async_scheduling: false}\n"));
     const async = await decode(ENGINE("{type: default}", "      scheduler: {async_scheduling: true}\n"));
+    // Without the key, the vLLM version's default: async since 0.14.0, sync before.
+    const byDefault = await decode(ENGINE("{type: default}"));
+    const old = await decode(
+      ENGINE("{type: default}").replace("  hardware:", "  backend_version: 0.12.0\n  hardware:"),
+    );
+    expect(byDefault).toBeCloseTo(async, 9);
+    expect(old).toBeCloseTo(sync, 9);
     const zero = await decode(ENGINE("{type: default, host_overhead: {per_pass_ms: 0, per_sequence_ms: 0}}"));
     const set = await decode(
       ENGINE("{type: default, host_overhead: {per_pass_ms: 2, per_sequence_ms: 0.01}}"),
