@@ -3,6 +3,7 @@ import type { GpuSpec } from "../hardware/gpu.js";
 import type { OpPerfTables } from "../hardware/perfTables.js";
 import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
+import { type DecodeRoofline, mhaDecodeRoofline, rooflineDecodeMs } from "./mhaDecodeRoofline.js";
 import { MlaAttention } from "./mlaAttention.js";
 import type { TimingModel } from "./timingModel.js";
 import type { BlockFp8Kernel, DraftKind, QkNormKernel } from "./timingSpec.js";
@@ -144,6 +145,8 @@ export class OpLevelTiming implements TimingModel {
   /** Layers with routed experts (every layer for Mixtral/Qwen3-MoE; DeepSeek's after the dense ones). */
   private readonly moeLayers: number;
   private readonly draftLayerCache = new Map<number, number>();
+  /** MHA only, where the op tables' decode-attention grid breaks the HBM bound (timing/mhaDecodeRoofline.ts). */
+  private readonly decodeRoofline: DecodeRoofline | null;
 
   constructor(
     private readonly model: ModelArchitecture,
@@ -177,6 +180,10 @@ export class OpLevelTiming implements TimingModel {
       mla === null && qkNormKernel === "separate" && QK_NORM_ARCHITECTURES.has(model.architecture)
         ? L * QK_NORM_MS_PER_LAYER
         : 0;
+    this.decodeRoofline =
+      mla === null
+        ? mhaDecodeRoofline(tables, gpu, this.headsPerGpu, this.kvHeadsPerGpu, hd, model.kvDtype)
+        : null;
     if (mla === null) {
       this.mla = null;
       this.layerGemms.push({
@@ -448,6 +455,7 @@ export class OpLevelTiming implements TimingModel {
 
   private generationAttention(batch: number, context: number): number {
     const m = this.model;
+    if (this.decodeRoofline !== null) return rooflineDecodeMs(this.decodeRoofline, batch, context);
     return this.tables.generationAttention(
       batch,
       context,
