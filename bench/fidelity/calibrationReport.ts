@@ -155,7 +155,7 @@ for (const m of models)
     rows.filter((r) => !r.overload && r.stage !== "run" && r.model === m),
   );
 console.log(
-  `client overhead fitted per fold: ${models.map((m) => `${m.split("/")[1]} ${f(offsetFor.get(m) ?? 0)} ms`).join(", ")}; on all four: ${f(fullOffset)} ms`,
+  `client overhead fitted per fold: ${models.map((m) => `${m.split("/")[1]} ${f(offsetFor.get(m) ?? 0)} ms`).join(", ")}; on every model replayed: ${f(fullOffset)} ms`,
 );
 console.log("\nOverloaded runs: saturation and failures (client timeout 300 s)");
 for (const { run, predicted } of results.filter((r) => isOverload(r.run))) {

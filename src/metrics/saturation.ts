@@ -7,7 +7,10 @@
  * The rule, over the time-series buckets up to the last one with arrivals: at least
  * `MIN_BUCKETS` of them, or the run is not judged; over the last quarter of them (at least 4),
  * the least-squares slope of the backlog × the stretch's length must exceed both `MIN_GROWTH`
- * requests and `GROWTH_SHARE` of the requests that arrived in the stretch. Pure.
+ * requests and `GROWTH_SHARE` of the requests that arrived in the stretch. A fleet whose clients
+ * give up on more than `GROWTH_SHARE` (and `MIN_GROWTH`) of the requests that arrived in the
+ * stretch is saturated as well: with a client timeout an overload settles into a queue whose
+ * length the timeouts bound, so the backlog stops growing while most requests fail. Pure.
  */
 
 /** Growth above this share of the stretch's arrivals (and at least `MIN_GROWTH` requests) is saturation. */
@@ -26,6 +29,8 @@ export interface SaturationJudgement {
   readonly growth: number;
   /** Arrived requests not served (still queued) by the end of the last bucket with arrivals. */
   readonly backlogAtLastArrival: number;
+  /** Requests that arrived in the stretch and that their client abandoned (timed out); 0 when not judged. */
+  readonly abandoned: number;
 }
 
 /**
@@ -38,6 +43,8 @@ export function judgeSaturation(
   intervalMs: number,
   arrivals: readonly number[],
   served: readonly number[],
+  /** Requests abandoned by their client (timed out), by arrival bucket; none when absent. */
+  abandonedByArrival: readonly number[] = [],
 ): SaturationJudgement {
   let last = -1;
   for (let k = 0; k < arrivals.length; k++) if (arrivals[k] > 0) last = k;
@@ -49,7 +56,7 @@ export function judgeSaturation(
   }
   const backlogAtLastArrival = last < 0 ? 0 : backlog[last];
   if (last + 1 < MIN_BUCKETS) {
-    return { judged: false, saturated: false, windowMs: 0, growth: 0, backlogAtLastArrival };
+    return { judged: false, saturated: false, windowMs: 0, growth: 0, backlogAtLastArrival, abandoned: 0 };
   }
   const from = Math.min(last - 3, Math.floor(0.75 * (last + 1)));
   const n = last - from + 1;
@@ -64,17 +71,21 @@ export function judgeSaturation(
   let sxy = 0;
   let sxx = 0;
   let arrived = 0;
+  let abandoned = 0;
   for (let k = from; k <= last; k++) {
     sxy += (k - mx) * (backlog[k] - my);
     sxx += (k - mx) * (k - mx);
     arrived += arrivals[k];
+    abandoned += abandonedByArrival[k] ?? 0;
   }
   const growth = (sxy / sxx) * n; // per bucket × buckets
+  const bound = Math.max(MIN_GROWTH, GROWTH_SHARE * arrived);
   return {
     judged: true,
-    saturated: growth > Math.max(MIN_GROWTH, GROWTH_SHARE * arrived),
+    saturated: growth > bound || abandoned > bound,
     windowMs: n * intervalMs,
     growth,
     backlogAtLastArrival,
+    abandoned,
   };
 }

@@ -226,14 +226,16 @@ export function saturationOfRun(result: SummaryInput): SaturationJudgement {
   const { intervalMs, count } = result.timeline;
   const arrivals = new Array<number>(count).fill(0);
   const served = new Array<number>(count).fill(0);
+  const abandoned = new Array<number>(count).fill(0);
   const bucketOf = (time: number): number => Math.min(count - 1, Math.floor(time / intervalMs));
   result.requests.scan(["arrival", "firstAdmit", "status", "terminal"], (c, rows) => {
     for (let r = 0; r < rows; r++) {
       if (Number.isNaN(c.arrival[r])) continue;
       arrivals[bucketOf(c.arrival[r])]++;
+      if (c.status[r] === Terminal.TimedOut) abandoned[bucketOf(c.arrival[r])]++;
       if (!Number.isNaN(c.firstAdmit[r])) served[bucketOf(c.firstAdmit[r])]++;
       else if (c.status[r] === Terminal.Rejected) served[bucketOf(c.terminal[r])]++;
     }
   });
-  return judgeSaturation(intervalMs, arrivals, served);
+  return judgeSaturation(intervalMs, arrivals, served, abandoned);
 }

@@ -6,6 +6,7 @@
 import type { RunSpec } from "../config/runSpec.js";
 import { BACKEND_LABEL } from "../hardware/backendTables.js";
 import { hardwareData } from "../hardware/catalog.js";
+import { MIN_GROWTH } from "../metrics/saturation.js";
 import type { Summary } from "../output/summary.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
@@ -150,7 +151,12 @@ function warnClientOutcome(
         "counted as failed, not in goodput",
     );
   }
-  if (summary["saturated"] === 1) {
+  if (summary["saturated"] === 1 && timedOut > 0 && summary["saturation_backlog_growth"] <= MIN_GROWTH) {
+    warn(
+      `the run is saturated: its clients gave up on ${timedOut} requests, which held the queue at ` +
+        `${summary["backlog_at_last_arrival"]} requests at the last arrival; the fleet cannot keep up with this traffic`,
+    );
+  } else if (summary["saturated"] === 1) {
     warn(
       `the run is saturated: the backlog grew by ${Math.round(summary["saturation_backlog_growth"])} requests over ` +
         `the last ${Math.round(summary["saturation_window_ms"] / 1000)} s of arrivals ` +

@@ -2,6 +2,7 @@
  * The fleet block `predict` prints below the AIPerf table (docs/metrics.md "Fleet block"): what
  * the fleet cost and delivered. The table above it stays as the reference prints it.
  */
+import { MIN_GROWTH } from "../metrics/saturation.js";
 import { type FleetFacts, fleetFacts, type HardwareFact } from "./fleet.js";
 import { formatCount, formatNumber } from "./formatNumber.js";
 
@@ -120,11 +121,17 @@ export function fleetLines(f: FleetFacts): string[] {
   }
   if (f.saturation !== null) {
     const s = f.saturation;
+    const timedOut = f.timedOut ?? 0;
     lines.push(
-      `Note: the run is saturated: the queue was still growing at the last arrival (+${count(s.growth)} ` +
-        `requests over the last ${minutes(s.windowMs)} of arrivals; ${count(s.backlogAtLastArrival)} ` +
-        "requests waiting or running then): the fleet cannot keep up with this traffic, so latencies " +
-        "depend on how long the trace is",
+      timedOut > 0 && s.growth <= MIN_GROWTH
+        ? // Timeouts bound the queue of an overloaded fleet (docs/metrics.md "Saturation").
+          `Note: the run is saturated: its clients gave up on ${count(timedOut)} requests ` +
+            `(client.timeout_seconds), which held the queue at ${count(s.backlogAtLastArrival)} requests ` +
+            "waiting or running at the last arrival: the fleet cannot keep up with this traffic"
+        : `Note: the run is saturated: the queue was still growing at the last arrival (+${count(s.growth)} ` +
+            `requests over the last ${minutes(s.windowMs)} of arrivals; ${count(s.backlogAtLastArrival)} ` +
+            "requests waiting or running then): the fleet cannot keep up with this traffic, so latencies " +
+            "depend on how long the trace is",
     );
   }
   if (f.notCompleted !== null && f.notCompleted > 0 && f.numRequests !== null) {

@@ -50,6 +50,25 @@ describe("judgeSaturation", () => {
   });
 });
 
+describe("judgeSaturation with client timeouts", () => {
+  it("a queue that timeouts hold flat is saturated when the clients abandon more than 5 % of the stretch's arrivals", () => {
+    const n = 16;
+    const arrivals = new Array(n).fill(40);
+    // Served at the arrival rate (admitted, then abandoned in service): the backlog stays flat.
+    const served = new Array(n).fill(40);
+    const flat = judgeSaturation(1000, arrivals, served);
+    expect(flat.saturated).toBe(false);
+    // The clients gave up on 30 of every 40 arrivals: 120 of 160 in the judged stretch.
+    const abandoned = new Array(n).fill(30);
+    const shed = judgeSaturation(1000, arrivals, served, abandoned);
+    expect(shed.growth).toBeCloseTo(0, 9);
+    expect(shed.abandoned).toBe(120);
+    expect(shed.saturated).toBe(true);
+    // A few timeouts (5 % of 160 = 8, and at least 10) are not saturation.
+    expect(judgeSaturation(1000, arrivals, served, new Array(n).fill(2)).saturated).toBe(false);
+  });
+});
+
 async function summaryOf(spec: RunSpec) {
   const table = await loadWorkload(spec);
   const result = new Replay(spec, table, await createRoleTimings(spec.engine), {
