@@ -154,6 +154,18 @@ for (const m of models)
     `  held-out ${m}`,
     rows.filter((r) => !r.overload && r.stage !== "run" && r.model === m),
   );
+// Load regimes: a two-stage run's second stage is the one near its knee (the issue's "last stage").
+const stageCount = new Map(results.map(({ run }) => [run.id, run.workload.stages.length]));
+const nearKnee = (r: Row) =>
+  r.stage !== "run" && (stageCount.get(r.run) ?? 1) > 1 && r.stage === (stageCount.get(r.run) ?? 1) - 1;
+line(
+  "  moderate load (first or only stage)",
+  rows.filter((r) => !r.overload && r.stage !== "run" && !nearKnee(r)),
+);
+line(
+  "  near the knee (second stage)",
+  rows.filter((r) => !r.overload && nearKnee(r)),
+);
 console.log(
   `client overhead fitted per fold: ${models.map((m) => `${m.split("/")[1]} ${f(offsetFor.get(m) ?? 0)} ms`).join(", ")}; on every model replayed: ${f(fullOffset)} ms`,
 );
