@@ -28,6 +28,7 @@ const LAYERS = [
   ["resources"], // host limits, preflight, process supervision
   ["recommend"], // deployment search: domains, studies, optimizers, candidate sweeps, result files
   ["shard"], // sweep plans: manifest, shard-index runs, atomic results, merge, Kubernetes Job
+  ["calibrate"], // fitting a calibration profile to a user's benchmark results
   ["api"],
   ["cli"],
   ["index.ts"], // the package's entry point, above everything it re-exports

@@ -19,6 +19,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { parse } from "yaml";
+import { fitClientOverheadMs } from "../../src/calibrate/fit.js";
 import {
   type CalibrationRun,
   isOverload,
@@ -45,28 +46,16 @@ for (const run of runs)
     predicted: await simulateCalibrationRun(run, worker === null ? {} : { workerOverrides: worker }),
   });
 
-/** The offset c minimising Σ |x + c − y| / y: the weighted median of y − x with weights 1/y. */
-function fitOffset(pairs: ReadonlyArray<{ sim: number; real: number }>): number {
-  const items = pairs.map((p) => ({ d: p.real - p.sim, w: 1 / p.real })).sort((a, b) => a.d - b.d);
-  const half = items.reduce((a, x) => a + x.w, 0) / 2;
-  let acc = 0;
-  for (const x of items) {
-    acc += x.w;
-    if (acc >= half) return Math.max(0, x.d);
-  }
-  return 0;
-}
-
 const latencyStages = (model: string | null, exclude: boolean) =>
   results
     .filter(({ run }) => !isOverload(run) && (model === null || (run.model === model) !== exclude))
     .flatMap(({ run, predicted }) =>
-      run.measured.stages.map((m, k) => ({ sim: predicted.stages[k].ttftMeanMs, real: m.ttftMeanMs })),
+      run.measured.stages.map((m, k) => ({ engine: predicted.stages[k].ttftMeanMs, measured: m.ttftMeanMs })),
     );
 const models = [...new Set(results.map((r) => r.run.model))].sort();
 const offsetFor = new Map<string, number>();
-for (const m of models) offsetFor.set(m, fitOffset(latencyStages(m, true)));
-const fullOffset = fitOffset(latencyStages(null, false));
+for (const m of models) offsetFor.set(m, fitClientOverheadMs(latencyStages(m, true)));
+const fullOffset = fitClientOverheadMs(latencyStages(null, false));
 
 interface Row {
   run: string;

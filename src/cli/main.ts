@@ -156,6 +156,53 @@ Examples:
     });
 
   program
+    .command("calibrate")
+    .description(
+      "Fit a calibration profile to a benchmark's results (vllm bench serve, AIPerf, inference-perf)",
+    )
+    .requiredOption("-c, --config <path>", "YAML config of the deployment and traffic the benchmark ran")
+    .requiredOption("--results <file...>", "benchmark results files (JSON), of the run the config describes")
+    .requiredOption("-o, --output <file>", "where to write the profile (YAML)")
+    .option("--name <name>", "the profile's name (default: the output file's name)")
+    .option(
+      "--set <PATH=YAML_VALUE>",
+      "override a config value after loading (repeatable)",
+      collect,
+      [] as string[],
+    )
+    .addOption(
+      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
+    )
+    .option("--overwrite", "replace an existing profile file", false)
+    .addHelpText(
+      "after",
+      `
+Replays the config engine-side (no client overhead), reads the means the client measured, and fits
+the client's fixed overhead (client.overhead.request_ms) as the fidelity benchmark does
+(docs/calibrate.md). Apply the profile with client: {profile: PROFILE.yaml}; a run names it.
+
+Examples:
+  fleetsim calibrate -c deployment.yaml --results bench/result.json -o h100-vllm.yaml
+  fleetsim calibrate -c deployment.yaml --results run1.json run2.json -o h100-vllm.yaml --overwrite`,
+    )
+    .action(async (opts) => {
+      exitCode = await guarded(io, "calibrate", async () =>
+        (await import("./calibrate.js")).calibrateCommand(
+          {
+            config: opts.config,
+            set: opts.set,
+            stack: opts.stack,
+            results: opts.results,
+            output: opts.output,
+            name: opts.name,
+            overwrite: opts.overwrite,
+          },
+          io,
+        ),
+      );
+    });
+
+  program
     .command("recommend")
     .description(
       "Search deployments for an objective under an SLA and write ranked, runnable predict configs",

@@ -9,6 +9,7 @@ import { resolve as resolvePath } from "node:path";
 import { DEFAULT_USD_PER_GPU_HOUR } from "../hardware/prices.js";
 import { expandTracePath } from "../traffic/dynamoTracePaths.js";
 import { TraceError } from "../traffic/traceError.js";
+import { readCalibrationProfile } from "./calibrationProfile.js";
 import type { ContextLengthLookup } from "./contextLength.js";
 import type { PathIssue, PathSegment } from "./issues.js";
 import { type Report, resolveEngine } from "./resolveEngine.js";
@@ -54,8 +55,15 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
   const stop = resolveStop(config.traffic);
   const engine = resolveEngine(config.engine, ctx.configDir, ctx.contextLength, report);
   const planner = resolvePlanner(config, ctx.workDir, report);
+  const client = resolveClient(config, ctx.configDir, report);
 
-  if (issues.length > 0 || source === undefined || engine === undefined || planner === undefined) {
+  if (
+    issues.length > 0 ||
+    source === undefined ||
+    engine === undefined ||
+    planner === undefined ||
+    client === undefined
+  ) {
     return { ok: false, issues };
   }
   return {
@@ -70,7 +78,7 @@ export function resolveRunSpec(config: PredictConfigOutput, ctx: ResolveContext)
       sla: resolveSla(config),
       planner,
       execution: resolveExecution(config),
-      client: resolveClient(config),
+      client,
       cost: { usdPerGpuHour: resolvePrices(config) },
     },
   };
@@ -99,12 +107,29 @@ export function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
   };
 }
 
-function resolveClient(config: PredictConfigOutput): ClientSpec {
+/** `client:`; a profile's fitted overhead applies where the config does not set its own. */
+function resolveClient(
+  config: PredictConfigOutput,
+  configDir: string,
+  report: Report,
+): ClientSpec | undefined {
   const c = config.client;
+  let profileRequestMs: number | null = null;
+  let profile: string | undefined;
+  if (c.profile !== undefined) {
+    const read = readCalibrationProfile(resolvePath(configDir, c.profile));
+    if (!read.ok) {
+      report(["client", "profile"], read.why);
+      return undefined;
+    }
+    profileRequestMs = read.profile.client.overhead.request_ms;
+    profile = read.profile.name;
+  }
   return {
-    requestMs: c.overhead.request_ms,
+    requestMs: c.overhead.request_ms ?? profileRequestMs ?? 0,
     responseMs: c.overhead.response_ms,
     timeoutMs: c.timeout_seconds === null ? null : c.timeout_seconds * 1000,
+    ...(profile === undefined ? {} : { profile }),
   };
 }
 

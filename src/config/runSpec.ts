@@ -238,6 +238,8 @@ export interface ClientSpec {
   readonly responseMs: number;
   /** A request not finished this long after the client sent it is abandoned; null = never. */
   readonly timeoutMs: number | null;
+  /** The calibration profile `client.profile` applied (docs/calibrate.md), by name; absent = none. */
+  readonly profile?: string;
 }
 
 /** The schema's defaults for `client`: nothing added, no timeout (the reference's behaviour). */

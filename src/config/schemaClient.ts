@@ -12,18 +12,21 @@ export const MAX_CLIENT_OVERHEAD_MS = 60_000;
 export const MAX_CLIENT_TIMEOUT_SECONDS = 31_536_000;
 
 const overheadMs = () =>
-  nonNegNum()
-    .max(MAX_CLIENT_OVERHEAD_MS, { error: `Input should be at most ${MAX_CLIENT_OVERHEAD_MS} ms` })
-    .default(0);
+  nonNegNum().max(MAX_CLIENT_OVERHEAD_MS, { error: `Input should be at most ${MAX_CLIENT_OVERHEAD_MS} ms` });
 
 const Overhead = z.strictObject({
-  /** Client send → the router has the request (HTTP handling, chat template, tokenisation). */
-  request_ms: overheadMs(),
+  /**
+   * Client send → the router has the request (HTTP handling, chat template, tokenisation).
+   * Absent: the calibration profile's (`profile`), else 0.
+   */
+  request_ms: overheadMs().optional(),
   /** An engine's token (or end of request) → the client has it (detokenisation, SSE chunk). */
-  response_ms: overheadMs(),
+  response_ms: overheadMs().default(0),
 });
 
 export const Client = z.strictObject({
+  /** A calibration profile written by `fleetsim calibrate` (docs/calibrate.md), relative to the config. */
+  profile: z.string().min(1).optional(),
   overhead: Overhead.prefault({}),
   /** A request not finished this long after the client sent it is abandoned; absent = never. */
   timeout_seconds: posNum()

@@ -163,7 +163,13 @@ export const runInfoSchema = z.strictObject({
     .nullable(),
   /** `client:` (docs/client.md), only when it adds overhead or sets a timeout. */
   client: z
-    .strictObject({ request_ms: z.number(), response_ms: z.number(), timeout_seconds: z.number().nullable() })
+    .strictObject({
+      request_ms: z.number(),
+      response_ms: z.number(),
+      timeout_seconds: z.number().nullable(),
+      /** The calibration profile applied (`client.profile`, docs/calibrate.md), by name. */
+      profile: z.string().optional(),
+    })
     .optional(),
   /** `engine.speculation` as resolved (docs/speculation.md), only when the workers speculate. */
   speculation: z

@@ -66,6 +66,8 @@ export interface FleetFacts {
   notCompleted: number | null;
   /** Of those, abandoned by their client (`timed_out_requests`, docs/client.md); null when not reported. */
   timedOut: number | null;
+  /** The calibration profile the run applied (`run.client.profile`, docs/calibrate.md); null when none. */
+  calibration: { profile: string; requestMs: number } | null;
   /** What the run cost (docs/cost.md); null when the file has no cost keys. */
   cost: { usd: number; perMillionOutputTokens: number | null; perGoodRequest: number | null } | null;
   /**
@@ -90,6 +92,13 @@ type Doc = ReadPrediction;
 /** The facts of `document`, read through the contract's tolerant schema (src/output/read.ts). */
 export function fleetFacts(document: unknown): FleetFacts {
   return fleetFactsOf(predictionReadSchema().parse(document));
+}
+
+function calibrationOf(doc: ReadPrediction): FleetFacts["calibration"] {
+  const c = doc.run?.client;
+  return c?.profile === undefined || c.request_ms === undefined
+    ? null
+    : { profile: c.profile, requestMs: c.request_ms };
 }
 
 /** The facts of a document already read through the tolerant schema. */
@@ -137,6 +146,7 @@ export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
     gpuSteps: steps,
     notCompleted: notCompletedOf(num("num_requests"), num("completed_requests")),
     timedOut: num("timed_out_requests"),
+    calibration: calibrationOf(doc),
     cost:
       num("cost_usd") === null
         ? null

@@ -63,6 +63,11 @@ export function fleetLines(f: FleetFacts): string[] {
   }
   lines.push(hours);
   if (f.hardware.length > 0) lines.push(hardwareLine(f.hardware));
+  if (f.calibration !== null) {
+    lines.push(
+      `Calibration Profile: ${f.calibration.profile} (client overhead ${formatNumber(f.calibration.requestMs)} ms per request)`,
+    );
+  }
   if (f.kvOffload !== null) {
     const k = f.kvOffload;
     lines.push(

@@ -58,12 +58,17 @@ function runSpeculation(role: WorkerRoleSpec): Pick<RunInfo, "speculation"> {
 
 function runClient(spec: RunSpec): Pick<RunInfo, "client"> {
   const c = spec.client;
-  if (c === undefined || (c.requestMs === 0 && c.responseMs === 0 && c.timeoutMs === null)) return {};
+  if (
+    c === undefined ||
+    (c.requestMs === 0 && c.responseMs === 0 && c.timeoutMs === null && c.profile === undefined)
+  )
+    return {};
   return {
     client: {
       request_ms: c.requestMs,
       response_ms: c.responseMs,
       timeout_seconds: c.timeoutMs === null ? null : c.timeoutMs / 1000,
+      ...(c.profile === undefined ? {} : { profile: c.profile }),
     },
   };
 }

@@ -128,6 +128,8 @@ const NOT_IN_ANY_RUN = [
   "planner.ticks[].retune_planner_fields",
   "planner.ticks[].retune_planner_fields.*",
   "run.client",
+  // Only with client.profile (test/calibrate/calibrate.test.ts checks the run block then).
+  "run.client.profile",
   "run.client.request_ms",
   "run.client.response_ms",
   "run.client.timeout_seconds",
