@@ -51,8 +51,8 @@ describe("benchmark results", () => {
       successes: {
         count: 9000,
         latency: {
-          request_latency: { mean: 2.0807397430955557 },
-          time_to_first_token: { mean: 0.027981806303111348 },
+          request_latency: { mean: 2.0807397430955556 },
+          time_to_first_token: { mean: 0.027981806303111346 },
           inter_token_latency: { mean: 0.0041 },
         },
         output_len: { mean: 195.09044444444444 },
@@ -62,10 +62,10 @@ describe("benchmark results", () => {
     const r = readBenchmarkResults(doc);
     if ("error" in r) throw new Error(r.error);
     expect(r.format).toBe("inference-perf");
-    expect(r.ttftMeanMs).toBeCloseTo(27.981806303111348, 9);
-    expect(r.e2eMeanMs).toBeCloseTo(2080.7397430955557, 9);
+    expect(r.ttftMeanMs).toBeCloseTo(27.9818063031, 9);
+    expect(r.e2eMeanMs).toBeCloseTo(2080.7397430956, 9);
     // The run's published itl_ms_mean: (E2E − TTFT) / (client output − 1).
-    expect(r.itlMeanMs).toBeCloseTo(10.576295719596935, 6);
+    expect(r.itlMeanMs).toBeCloseTo(10.5762957196, 6);
     expect(r.completed).toBe(9000);
   });
 
