@@ -37,16 +37,19 @@ export async function workerCommand(opts: WorkerCommandOptions, io: Streams): Pr
     lockMs: Math.round(opts.lockSeconds * 1000),
     log,
   });
-  log(
-    `worker ${process.pid} serving ${TASK_NAMES.map((t) => `fleetsim-${t}`).join(", ")} on ${spec.url} ` +
-      `(${opts.concurrency} job${opts.concurrency === 1 ? "" : "s"} at once per queue); Ctrl-C to stop`,
-  );
+  // The handlers before the line that says the worker serves: a supervisor that stops it on that
+  // line must not find the signal's default action (an exit without the exit handlers, e.g. the
+  // code cache's write) still in place.
   const stopped = new Promise<"SIGINT" | "SIGTERM">((resolve) => {
     const signals = new StopSignals((signal) => {
       process.exit(signal === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted);
     }).install();
     signals.onStop(() => resolve(signals.stopped ?? "SIGTERM"));
   });
+  log(
+    `worker ${process.pid} serving ${TASK_NAMES.map((t) => `fleetsim-${t}`).join(", ")} on ${spec.url} ` +
+      `(${opts.concurrency} job${opts.concurrency === 1 ? "" : "s"} at once per queue); Ctrl-C to stop`,
+  );
   const signal = await stopped;
   log(`${signal}: finishing the running jobs (a second signal exits now)`);
   const how = await handle.close();
