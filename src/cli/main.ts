@@ -16,6 +16,13 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** `--set PATH=YAML_VALUE`, repeatable: the commands that load a config take it alike. */
+function setOption() {
+  return new Option("--set <PATH=YAML_VALUE>", "override a config value after loading (repeatable)")
+    .argParser(collect)
+    .default([] as string[]);
+}
+
 /** Parses a positive (or, with `allowZero`, non-negative) integer option. */
 function intOption(name: string, allowZero = false): (value: string) => number {
   return (value) => {
@@ -91,12 +98,7 @@ Examples:
     .command("predict")
     .description("Replay a workload through a simulated deployment and write prediction.json")
     .requiredOption("-c, --config <path>", "YAML config (same schema as aisimulate predict)")
-    .option(
-      "--set <PATH=YAML_VALUE>",
-      "override a config value after loading (repeatable)",
-      collect,
-      [] as string[],
-    )
+    .addOption(setOption())
     .option("--output-dir <dir>", "directory for prediction.json and requests.jsonl", "./fleetsim-output")
     .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
     .option("--capture-per-request", "write requests.jsonl and fill per_request in prediction.json", false)
@@ -164,12 +166,7 @@ Examples:
     .requiredOption("--results <file...>", "benchmark results files (JSON), of the run the config describes")
     .requiredOption("-o, --output <file>", "where to write the profile (YAML)")
     .option("--name <name>", "the profile's name (default: the output file's name)")
-    .option(
-      "--set <PATH=YAML_VALUE>",
-      "override a config value after loading (repeatable)",
-      collect,
-      [] as string[],
-    )
+    .addOption(setOption())
     .addOption(
       new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
     )
@@ -211,12 +208,7 @@ Examples:
       "-c, --config <path>",
       "recommendation YAML: a predict config with search domains (docs/recommend.md)",
     )
-    .option(
-      "--set <PATH=YAML_VALUE>",
-      "override a config value after loading (repeatable)",
-      collect,
-      [] as string[],
-    )
+    .addOption(setOption())
     .option(
       "--output-dir <dir>",
       "directory for recommendation.json/.csv and recommendations/",
@@ -665,12 +657,7 @@ Examples:
     .command("validate")
     .description("Check a config (and its --set overrides) as predict would, without running it")
     .requiredOption("-c, --config <path>", "YAML config (same schema as aisimulate predict)")
-    .option(
-      "--set <PATH=YAML_VALUE>",
-      "override a config value after loading (repeatable)",
-      collect,
-      [] as string[],
-    )
+    .addOption(setOption())
     .addOption(
       new Option("--format <format>", "stdout form").choices(["text", "json"] as const).default("text"),
     )
