@@ -7,9 +7,12 @@
 import { parse } from "yaml";
 
 export function referenceSchedulerSets(configYaml: string): string[] {
-  const doc = parse(configYaml) as {
-    engine?: { mode?: string; backend?: string; workers?: Record<string, unknown> };
-  } | null;
+  let doc: { engine?: { mode?: string; backend?: string } } | null;
+  try {
+    doc = parse(configYaml) as typeof doc;
+  } catch {
+    return []; // a bad-input case: fleetsim reports it as the reference does, nothing to set
+  }
   const engine = doc?.engine;
   if (engine === undefined || (engine.backend ?? "vllm") !== "vllm") return [];
   const roles = engine.mode === "disaggregated" ? ["prefill", "decode"] : ["aggregated"];
