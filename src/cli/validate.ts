@@ -164,8 +164,24 @@ function overviewText(o: RunOverview, spec: RunSpec): string {
           .join(", ")}`;
   return (
     `Would run ${o.mode === "aggregated" ? "an" : "a"} ${o.mode} deployment of ${o.model} on ${o.hardware}: ${roles} (${o.gpus} GPU${o.gpus === 1 ? "" : "s"}), ` +
-    `router ${o.router}, ${plannerText}. Traffic: ${o.traffic.source}, ${o.traffic.load}, ${o.traffic.stop}; ${slaText}.`
+    `router ${o.router}, ${plannerText}. Traffic: ${o.traffic.source}, ${o.traffic.load}, ${o.traffic.stop}; ${slaText}.` +
+    clientText(spec)
   );
+}
+
+/** The client's additions (docs/client.md, docs/calibrate.md), when the run has any. */
+function clientText(spec: RunSpec): string {
+  const c = spec.client;
+  if (
+    c === undefined ||
+    (c.requestMs === 0 && c.responseMs === 0 && c.timeoutMs === null && c.profile === undefined)
+  )
+    return "";
+  const parts = [`+${c.requestMs} ms per request`];
+  if (c.responseMs > 0) parts.push(`+${c.responseMs} ms per response`);
+  if (c.profile !== undefined) parts.push(`calibration profile ${c.profile}`);
+  if (c.timeoutMs !== null) parts.push(`timeout ${c.timeoutMs / 1000} s`);
+  return ` Client: ${parts.join(", ")}.`;
 }
 
 function sourceText(source: SourceSpec): string {

@@ -71,6 +71,21 @@ describe("fleetsim calibrate", () => {
     // A shift of every arrival (open loop): the same dynamics, up to the pass boundaries it moves.
     expect(p.summary.mean_ttft_ms).toBeCloseTo(engine["mean_ttft_ms"]! + 12, 1);
 
+    // validate says what the client adds, and from which profile.
+    const checked = await cli(
+      "validate",
+      "--stack",
+      "engine",
+      "-c",
+      EXAMPLE,
+      "--set",
+      `client.profile=${profile}`,
+    );
+    expect(checked.code, checked.err).toBe(0);
+    expect(checked.out.replace(/\s+/g, " ")).toContain(
+      "Client: +12 ms per request, calibration profile h200-vllm.",
+    );
+
     // An overhead the config sets wins over the profile's (engine-side figures: 0).
     const explicit = await predictExample(
       join(dir, "explicit"),
