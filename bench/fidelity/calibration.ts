@@ -83,11 +83,6 @@ export interface CalibrationRun {
 
 export const CALIBRATION_DIR = new URL("./calibration/", import.meta.url).pathname;
 
-/** The four models, for leave-one-model-out cross-validation. */
-export function modelOf(run: CalibrationRun): string {
-  return run.model;
-}
-
 /** The overload runs (`reasoning`): most requests fail on hardware; scored on failures, not latency. */
 export function isOverload(run: CalibrationRun): boolean {
   return run.workload.kind === "reasoning";
@@ -232,10 +227,7 @@ export function calibrationConfig(
 }
 
 /** fleetsim's figures for one stage; its ITL divides by the measured client output count. */
-export interface PredictedStage extends StageLatencies {
-  /** Decode time per generated token: (E2E − TTFT) / (output − 1), over completed requests. */
-  readonly engineItlMs: number;
-}
+export type PredictedStage = StageLatencies;
 
 export interface PredictedRun {
   readonly stages: readonly PredictedStage[];
@@ -250,8 +242,6 @@ export function stageStatistics(run: CalibrationRun, records: readonly PerReques
   const ttft: number[][] = Array.from({ length: k }, () => []);
   const e2e: number[][] = Array.from({ length: k }, () => []);
   const failures = new Array<number>(k).fill(0);
-  const decode = new Array<number>(k).fill(0);
-  const gaps = new Array<number>(k).fill(0);
   for (const r of records) {
     const s = stage[rowOf(r)];
     if (r.terminal_status !== "completed" || r.ttft_ms === null || r.e2e_latency_ms === null) {
@@ -260,10 +250,6 @@ export function stageStatistics(run: CalibrationRun, records: readonly PerReques
     }
     ttft[s].push(r.ttft_ms);
     e2e[s].push(r.e2e_latency_ms);
-    if (r.output_length >= 2) {
-      decode[s] += r.e2e_latency_ms - r.ttft_ms;
-      gaps[s] += r.output_length - 1;
-    }
   }
   const mean = (xs: number[]) => (xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
   return run.workload.stages.map((_, s) => {
@@ -282,7 +268,6 @@ export function stageStatistics(run: CalibrationRun, records: readonly PerReques
       e2eMeanMs: e2eMean,
       e2eP90Ms: percentile(e, 0.9),
       itlMeanMs: (e2eMean - ttftMean) / (clientOut - 1),
-      engineItlMs: gaps[s] > 0 ? decode[s] / gaps[s] : Number.NaN,
     };
   });
 }

@@ -16,6 +16,13 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** `--stack engine|dynamo`: the commands that load a config take it alike (cli/stack.ts). */
+function stackOption() {
+  return new Option("--stack <stack>", STACK_HELP)
+    .choices(["dynamo", "engine"] as const)
+    .default(DEFAULT_STACK);
+}
+
 /** `--set PATH=YAML_VALUE`, repeatable: the commands that load a config take it alike. */
 function setOption() {
   return new Option("--set <PATH=YAML_VALUE>", "override a config value after loading (repeatable)")
@@ -106,9 +113,7 @@ Examples:
     .addOption(
       new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
     )
-    .addOption(
-      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
-    )
+    .addOption(stackOption())
     .option("--online", "wall-clock paced replay: rejected, fleetsim replays offline only", false)
     .addOption(
       new Option("--progress <mode>", "progress bar on stderr (auto: on a terminal, not with --format json)")
@@ -167,9 +172,7 @@ Examples:
     .requiredOption("-o, --output <file>", "where to write the profile (YAML)")
     .option("--name <name>", "the profile's name (default: the output file's name)")
     .addOption(setOption())
-    .addOption(
-      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
-    )
+    .addOption(stackOption())
     .option("--overwrite", "replace an existing profile file", false)
     .addHelpText(
       "after",
@@ -218,9 +221,7 @@ Examples:
     .addOption(
       new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
     )
-    .addOption(
-      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
-    )
+    .addOption(stackOption())
     .option(
       "--executor <executor>",
       "where candidates replay: local (worker processes here, the default) or redis://HOST:PORT (fleetsim worker processes)",
@@ -661,9 +662,7 @@ Examples:
     .addOption(
       new Option("--format <format>", "stdout form").choices(["text", "json"] as const).default("text"),
     )
-    .addOption(
-      new Option("--stack <stack>", STACK_HELP).choices(["dynamo", "engine"] as const).default(DEFAULT_STACK),
-    )
+    .addOption(stackOption())
     .addHelpText(
       "after",
       `

@@ -5,8 +5,8 @@
  * as `predict` raises them, so the CLI prints them the same way (exit 2).
  */
 import { loadConfig } from "../config/load.js";
-import type { LoadSpec, RunSpec, SourceSpec, Stack, WorkerRoleSpec } from "../config/runSpec.js";
-import { DEFAULT_EXECUTION } from "../config/runSpec.js";
+import type { LoadSpec, RunSpec, SourceSpec, Stack } from "../config/runSpec.js";
+import { DEFAULT_EXECUTION, engineRoles } from "../config/runSpec.js";
 import { createRoleTimings } from "../pipeline/timings.js";
 import { stableLine } from "../report/json.js";
 import { type HostResources, probeHost } from "../resources/budget.js";
@@ -71,7 +71,7 @@ export function configWarnings(spec: RunSpec, host: Pick<HostResources, "cpuCoun
       );
     }
   }
-  for (const [name, role] of rolesOf(spec)) {
+  for (const [name, role] of engineRoles(spec.engine)) {
     if ((role.prefillDecodeInterval ?? 0) > 0 && name !== "aggregated") {
       out.push(
         `engine.workers.${name}.scheduler.prefill_decode_interval = ${role.prefillDecodeInterval} has no effect on a ` +
@@ -106,19 +106,9 @@ export function configWarnings(spec: RunSpec, host: Pick<HostResources, "cpuCoun
   return out;
 }
 
-function rolesOf(spec: RunSpec): [string, WorkerRoleSpec][] {
-  const engine = spec.engine;
-  return engine.mode === "aggregated"
-    ? [["aggregated", engine.aggregated]]
-    : [
-        ["prefill", engine.prefill],
-        ["decode", engine.decode],
-      ];
-}
-
 export function describeRun(spec: RunSpec): RunOverview {
   const engine = spec.engine;
-  const roles = rolesOf(spec);
+  const roles = engineRoles(spec.engine);
   const sla = spec.sla;
   return {
     mode: engine.mode,

@@ -157,6 +157,18 @@ export interface DisaggregatedEngineSpec extends EngineCommon {
 
 export type EngineSpec = AggregatedEngineSpec | DisaggregatedEngineSpec;
 
+/** The engine's roles in order, by name: `aggregated`, or `prefill` then `decode`. */
+export function engineRoles(
+  engine: EngineSpec,
+): ReadonlyArray<readonly ["aggregated" | "prefill" | "decode", WorkerRoleSpec]> {
+  return engine.mode === "aggregated"
+    ? [["aggregated", engine.aggregated]]
+    : [
+        ["prefill", engine.prefill],
+        ["decode", engine.decode],
+      ];
+}
+
 export type SourceSpec =
   | SyntheticSourceSpec
   | SyntheticSessionSourceSpec

@@ -3,19 +3,12 @@
  * eviction and power"): what priced each role's passes, the prefix cache's eviction order, and
  * power, which fleetsim does not estimate. A deterministic function of the resolved spec.
  */
-import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { engineRoles, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
 import type { ReferenceSummaryKeys, RoleProvenance } from "../output/summary.js";
 import { tableBackendOf, tableVersionOf } from "../timing/opTableSource.js";
 
 export function referenceSummaryKeys(spec: RunSpec): ReferenceSummaryKeys {
-  const e = spec.engine;
-  const roles: [string, WorkerRoleSpec][] =
-    e.mode === "aggregated"
-      ? [["aggregated", e.aggregated]]
-      : [
-          ["prefill", e.prefill],
-          ["decode", e.decode],
-        ];
+  const roles = engineRoles(spec.engine);
   const provenance: Record<string, RoleProvenance> = {};
   for (const [name, role] of roles) provenance[name] = roleProvenance(role);
   const opLevel = roles.some(([, r]) => r.timing.type === "default");

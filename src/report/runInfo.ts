@@ -6,7 +6,7 @@
  * with no host-time value and no absolute path. The block's contract is src/output/run.ts.
  */
 import { basename } from "node:path";
-import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { engineRoles, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
 import { hardwareData } from "../hardware/catalog.js";
 import type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic } from "../output/run.js";
 import { tableBackendOf } from "../timing/opTableSource.js";
@@ -16,13 +16,7 @@ export type { RunInfo, RunPlanner, RunRole, RunRouter, RunTraffic };
 
 export function buildRunInfo(spec: RunSpec, table: Pick<WorkloadInfo, "count" | "sessionCount">): RunInfo {
   const engine = spec.engine;
-  const roles: [keyof RunInfo["topology"], WorkerRoleSpec][] =
-    engine.mode === "aggregated"
-      ? [["aggregated", engine.aggregated]]
-      : [
-          ["prefill", engine.prefill],
-          ["decode", engine.decode],
-        ];
+  const roles = engineRoles(engine);
   const topology: RunInfo["topology"] = {};
   for (const [name, role] of roles) topology[name] = runRole(role, engine.hardware);
   return {
