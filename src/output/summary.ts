@@ -120,7 +120,7 @@ export const roleProvenanceSchema = z.strictObject({
 export type RoleProvenance = z.infer<typeof roleProvenanceSchema>;
 
 /**
- * The reference's non-numeric summary keys (aisimulate.md §6.2; docs/metrics.md "Provenance,
+ * The non-numeric summary keys aisimulate 0.13 writes (docs/metrics.md "Provenance,
  * eviction and power"), written by every run.
  */
 const REFERENCE_NON_NUMERIC = {

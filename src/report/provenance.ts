@@ -1,5 +1,5 @@
 /**
- * The reference's non-numeric summary keys (aisimulate.md §6.2; docs/metrics.md "Provenance,
+ * The non-numeric summary keys aisimulate 0.13 writes (docs/metrics.md "Provenance,
  * eviction and power"): what priced each role's passes, the prefix cache's eviction order, and
  * power, which fleetsim does not estimate. A deterministic function of the resolved spec.
  */

@@ -52,7 +52,7 @@ function buildRows(summary: Summary): string[][] {
     ? num(summary, "completed_requests")
     : num(summary, "num_requests");
   rows.push(single("Request Count (requests)", count));
-  // The reference's power rows, shown when the summary has `power_coverage` (aisimulate.md §1.5).
+  // Power rows as aisimulate 0.13 prints them when the summary has `power_coverage` (docs/metrics.md "Printed summary").
   if (Object.hasOwn(summary, "power_coverage")) {
     const coverage = num(summary, "power_coverage");
     const power = num(summary, "power_w");
