@@ -7,12 +7,13 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { predictionSummarySchema } from "../../src/output/summary.js";
 import { referenceSummaryKeys } from "../../src/report/provenance.js";
+import { loadYaml, RUNNABLE_PD_ENGINE } from "../helpers/configHelpers.js";
 
 const example = (name: string) => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
 const ROLE = "engine.workers.aggregated";
 
-function keysOf(sets: string[], config = "aggregated.yaml", stack: "engine" | "dynamo" = "engine") {
-  return referenceSummaryKeys(loadConfig({ configPath: example(config), sets, stack }));
+function keysOf(sets: string[]) {
+  return referenceSummaryKeys(loadConfig({ configPath: example("aggregated.yaml"), sets, stack: "engine" }));
 }
 
 describe("referenceSummaryKeys", () => {
@@ -56,7 +57,7 @@ describe("referenceSummaryKeys", () => {
   });
 
   it("has one entry per role of a disaggregated deployment, and fits the summary's schema", () => {
-    const keys = keysOf([], "seed-disaggregated.yaml", "dynamo");
+    const keys = referenceSummaryKeys(loadYaml(RUNNABLE_PD_ENGINE, { stack: "engine" }));
     expect(Object.keys(keys.prediction_provenance)).toEqual(["prefill", "decode"]);
     const shape = predictionSummarySchema.pick({
       kv_eviction_policy: true,
