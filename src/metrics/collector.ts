@@ -8,7 +8,7 @@ import {
 } from "../util/rowWindow.js";
 import type { DDSketch } from "./ddsketch.js";
 import { type DistStats, sketchStats } from "./distribution.js";
-import { GapRuns, HeldGaps } from "./tokenGaps.js";
+import { GapExtremes, GapRuns, HeldGaps } from "./tokenGaps.js";
 
 /** Terminal status of a request (aisimulate.md §6.3 `terminal_status`). */
 export const Terminal = {
@@ -164,13 +164,12 @@ const NO_ADMISSIONS: AdmissionRecord[] = [];
  * `RequestLog` when the replay releases it (sim/replay.ts), and latency distributions are derived
  * once at the end from that log (`summary.ts`).
  *
- * Token gaps go straight into the streaming ITL and per-user sketches when every arrived
- * admitted request is bound to complete; when a virtual-time cap can cut requests off, gaps are
- * held per request and folded in at completion, so only completed requests contribute (as the
- * reference folds gaps at terminal time). Gaps go into the bins per run of equal gaps
- * (`tokenGaps.ts`: one weighted insert per pass and gap, exactly the sketches of token-by-token
- * folding) and into the moments per worker (`partitionOf`), so that mean and std do not depend on
- * how the replay interleaves workers; held gaps live in a chunked arena (`HeldGaps`).
+ * Token gaps go into the streaming ITL and per-user sketches and their exact moment sums once per
+ * pass and gap (`tokenGaps.ts`: exactly what token-by-token folding gives, in any order). Only
+ * completed requests count (as the reference folds gaps at terminal time): when a virtual-time cap
+ * or a client timeout can cut requests off, each request's gaps are also held (`HeldGaps`, a
+ * chunked arena) and taken back out if it ends without completing, and reads leave out the
+ * requests still live.
  */
 export class Collector implements RowStore {
   arrival: Float64Array;
@@ -316,35 +315,40 @@ export class Collector implements RowStore {
     return this.worker[i] * ranksPerWorker + this.dpRank[i];
   }
 
-  /** Streaming ITL sketch (ms), every gap folded so far included: bins, count, min, max (`itlStats` has the moments). */
+  /**
+   * The token-gap folds as the summary reads them: every gap folded so far, less those of requests
+   * still live when gaps are held (only completed requests count), with the completed requests'
+   * extremes. A copy when gaps are held, so reading never changes what later folds give.
+   */
+  private gapView(): GapRuns {
+    const held = this.heldGaps;
+    if (held === null) return this.gaps;
+    const view = this.gaps.snapshot();
+    held.unfoldLive(view);
+    held.completed.applyTo(view.itl, view.perUserThroughput);
+    return view;
+  }
+
+  /** ITL sketch (ms) of the gaps folded so far: bins, count, min, max (`itlStats` has the moments). */
   get itl(): DDSketch {
-    return this.gaps.itl;
+    return this.gapView().itl;
   }
 
-  /** Streaming per-user output throughput sketch (tokens/s), as `itl`. */
+  /** Per-user output throughput sketch (tokens/s), as `itl`. */
   get perUserThroughput(): DDSketch {
-    return this.gaps.perUserThroughput;
+    return this.gapView().perUserThroughput;
   }
 
-  /** ITL statistics (ms): percentiles from the sketch, mean and std from the per-worker moments. */
+  /** ITL statistics (ms): percentiles from the sketch, mean and std from the exact moments. */
   itlStats(): DistStats {
-    return sketchStats(this.gaps.itl, this.gaps.itlMoments.combined());
+    const view = this.gapView();
+    return sketchStats(view.itl, view.itlMoments);
   }
 
   /** Per-user output throughput statistics (tokens/s), as `itlStats`. */
   perUserThroughputStats(): DistStats {
-    return sketchStats(this.gaps.perUserThroughput, this.gaps.throughputMoments.combined());
-  }
-
-  /**
-   * The moments partition of `req`'s gaps: the worker that delivers its tokens (the decode worker
-   * of a hand-off), + 1 so that a request never dispatched (unit tests) has partition 0. A worker's
-   * tokens arrive in one order however the replay steps the fleet (metrics/moments.ts).
-   */
-  private partitionOf(req: number): number {
-    const h = this.handoff;
-    const i = req & this.mask;
-    return (h !== null && h.decodeWorker[i] >= 0 ? h.decodeWorker[i] : this.worker[i]) + 1;
+    const view = this.gapView();
+    return sketchStats(view.perUserThroughput, view.throughputMoments);
   }
 
   onArrival(req: number, t: number): void {
@@ -376,79 +380,72 @@ export class Collector implements RowStore {
     }
   }
 
+  /** A token of `req` at `t`. */
   onToken(req: number, t: number): void {
-    this.tokenAt(req, t, this.partitionOf(req));
-  }
-
-  /** A token of `req` at `t`, delivered by the worker of moments partition `partition`. */
-  private tokenAt(req: number, t: number, partition: number): void {
     const i = req & this.mask;
     const n = this.tokens[i]++;
     if (n === 0) {
       this.firstToken[i] = t;
     } else {
       if (n === 1) this.secondToken[i] = t;
-      const gap = t - this.lastToken[i];
-      if (this.heldGaps === null) {
-        this.gaps.fold(gap, partition);
-      } else {
-        // Keys now, once per pass and gap; the gap waits for the request's terminal state.
-        const runs = this.gaps;
-        runs.keysOf(gap);
-        this.heldGaps.push(req, gap, runs.itlKey, runs.throughputKey);
-      }
+      this.foldGaps(t - this.lastToken[i], 1);
+      this.heldGaps?.push(req, t - this.lastToken[i], this.gaps.itlKey, this.gaps.throughputKey);
     }
     this.lastToken[i] = t;
+  }
+
+  /** Folds `count` equal gaps, leaving their sketch keys in `gaps.itlKey` / `gaps.throughputKey`. */
+  private foldGaps(gap: number, count: number): void {
+    const runs = this.gaps;
+    runs.keysOf(gap);
+    runs.foldManyAtKeys(gap, runs.itlKey, runs.throughputKey, count);
   }
 
   /**
    * `onToken(rows[i], t)` for each of `rows[from .. to)`, tokens of one pass of one worker, none
    * of an ended request. When the requests are distinct and every one that already has a token
-   * had it at the same time (the previous pass), their gaps are one gap, folded at once into the
-   * worker's moments partition: exactly what token by token would fold, since a first token
-   * folds nothing (a later token of a pass is delivered by the worker that ran it).
+   * had it at the same time (the previous pass), their gaps are one gap, folded at once: exactly
+   * what token by token would fold, since a first token folds nothing.
    */
   onTokenRange(rows: Int32Array, from: number, to: number, t: number): void {
     if (to <= from) return;
     const tokens = this.tokens;
     const lastToken = this.lastToken;
     const mask = this.mask;
-    if (this.heldGaps === null) {
-      let previous = Number.NaN;
-      let partition = -1;
-      let gaps = 0;
-      let shared = true;
-      for (let i = from; i < to && shared; i++) {
-        // A speculative burst signals one request's tokens back to back: its later gaps are 0.
-        if (i > from && rows[i] === rows[i - 1]) {
-          shared = false;
-          break;
-        }
-        const slot = rows[i] & mask;
-        if (tokens[slot] === 0) continue;
-        if (gaps === 0) {
-          previous = lastToken[slot];
-          partition = this.partitionOf(rows[i]);
-        } else {
-          shared = lastToken[slot] === previous;
-        }
-        gaps++;
-      }
-      if (shared) {
-        if (gaps > 0) this.gaps.foldMany(t - previous, partition, gaps);
-        const secondToken = this.secondToken;
-        const firstToken = this.firstToken;
-        for (let i = from; i < to; i++) {
-          const slot = rows[i] & mask;
-          const n = tokens[slot]++;
-          if (n === 0) firstToken[slot] = t;
-          else if (n === 1) secondToken[slot] = t;
-          lastToken[slot] = t;
-        }
+    let previous = Number.NaN;
+    let gaps = 0;
+    for (let i = from; i < to; i++) {
+      // A speculative burst signals one request's tokens back to back: its later gaps are 0.
+      if (i > from && rows[i] === rows[i - 1]) {
+        for (let j = from; j < to; j++) this.onToken(rows[j], t);
         return;
       }
+      const slot = rows[i] & mask;
+      if (tokens[slot] === 0) continue;
+      if (gaps === 0) previous = lastToken[slot];
+      else if (lastToken[slot] !== previous) {
+        for (let j = from; j < to; j++) this.onToken(rows[j], t);
+        return;
+      }
+      gaps++;
     }
-    for (let i = from; i < to; i++) this.onToken(rows[i], t);
+    const gap = t - previous;
+    if (gaps > 0) this.foldGaps(gap, gaps);
+    const held = this.heldGaps;
+    const itlKey = this.gaps.itlKey;
+    const throughputKey = this.gaps.throughputKey;
+    const secondToken = this.secondToken;
+    const firstToken = this.firstToken;
+    for (let i = from; i < to; i++) {
+      const slot = rows[i] & mask;
+      const n = tokens[slot]++;
+      if (n === 0) firstToken[slot] = t;
+      else {
+        if (n === 1) secondToken[slot] = t;
+        if (held !== null) held.push(rows[i], gap, itlKey, throughputKey);
+      }
+      lastToken[slot] = t;
+    }
   }
 
   /**
@@ -456,24 +453,33 @@ export class Collector implements RowStore {
    * each of the distinct rows `rows[0 .. count)`, none ended, seen at `endsMs[j] + offsetMs`.
    * Exactly `onTokenRange(rows, 0, count, endsMs[j] + offsetMs)` pass by pass: after the first
    * pass every row's latest token is that pass's, so each later pass is one shared gap of `count`
-   * tokens, folded in pass order into the worker's partition, and each row's counters move once.
+   * tokens, folded once, and each row's counters move once.
    */
   onTokenRun(rows: Int32Array, count: number, endsMs: Float64Array, passes: number, offsetMs: number): void {
     if (passes === 0 || count === 0) return;
     const first = endsMs[0] + offsetMs;
     this.onTokenRange(rows, 0, count, first);
     if (passes === 1) return;
-    if (this.heldGaps !== null) {
-      for (let j = 1; j < passes; j++) this.onTokenRange(rows, 0, count, endsMs[j] + offsetMs);
-      return;
-    }
-    const partition = this.partitionOf(rows[0]);
-    const gaps = this.gaps;
+    const held = this.heldGaps;
+    if (held !== null) this.reserveRunGaps(passes);
+    const extremes = this.runExtremes;
+    extremes.reset();
     let previous = first;
     for (let j = 1; j < passes; j++) {
       const t = endsMs[j] + offsetMs;
-      gaps.foldMany(t - previous, partition, count);
+      const gap = t - previous;
+      this.foldGaps(gap, count);
+      if (held !== null) {
+        this.runGaps[j] = gap;
+        this.runItlKeys[j] = this.gaps.itlKey;
+        this.runThroughputKeys[j] = this.gaps.throughputKey;
+        extremes.note(gap);
+      }
       previous = t;
+    }
+    if (held !== null) {
+      for (let i = 0; i < count; i++)
+        held.pushRun(rows[i], this.runGaps, this.runItlKeys, this.runThroughputKeys, 1, passes, extremes);
     }
     const second = endsMs[1] + offsetMs;
     const tokens = this.tokens;
@@ -490,13 +496,27 @@ export class Collector implements RowStore {
     }
   }
 
+  /** A run's gaps, their keys and extremes (`onTokenRun` with held gaps), grown to the longest run. */
+  private readonly runExtremes = new GapExtremes();
+  private runGaps = new Float64Array(0);
+  private runItlKeys = new Int32Array(0);
+  private runThroughputKeys = new Int32Array(0);
+
+  private reserveRunGaps(passes: number): void {
+    if (this.runGaps.length >= passes) return;
+    const size = Math.max(passes, 2 * this.runGaps.length, 64);
+    this.runGaps = new Float64Array(size);
+    this.runItlKeys = new Int32Array(size);
+    this.runThroughputKeys = new Int32Array(size);
+  }
+
   onTerminal(req: number, t: number, status: number): void {
     const i = req & this.mask;
     this.terminal[i] = t;
     this.status[i] = status;
     this.terminated++;
     if (status === Terminal.Rejected) this.rejected++;
-    this.heldGaps?.release(req, status === Terminal.Completed ? this.gaps : null, this.partitionOf(req));
+    this.heldGaps?.release(req, this.gaps, status === Terminal.Completed);
   }
 }
 

@@ -228,6 +228,53 @@ export class DDSketch {
     this.n += count;
   }
 
+  /**
+   * Takes back `count` samples equal to `value` that `addCountAtKey(value, key, ·)` added: their
+   * bin (or the zero bucket) and the count. Min and max are left as they are (an owner that takes
+   * samples back keeps its own extremes: `setExtremes`).
+   */
+  removeCountAtKey(value: number, key: number, count: number): void {
+    checkCount(count);
+    if (count === 0 || !Number.isFinite(value)) return;
+    if (value > this.minValue) {
+      // A key below the window was folded into its lowest bin when the window moved.
+      const k = Math.max(key, this.minKey);
+      this.bins[k - this.lo] -= count;
+      this.storeCount -= count;
+    } else {
+      this.zeroCount -= count;
+    }
+    this.n -= count;
+  }
+
+  /** Sets the exact smallest and largest sample (an owner that took samples back knows them). */
+  setExtremes(min: number, max: number): void {
+    this.minV = min;
+    this.maxV = max;
+  }
+
+  /** An independent copy of this sketch. */
+  clone(): DDSketch {
+    const c = new DDSketch({
+      relativeAccuracy: this.relativeAccuracy,
+      maxBins: this.maxBins,
+      minValue: this.minValue,
+    });
+    c.bins = this.bins.slice();
+    c.lo = this.lo;
+    c.minKey = this.minKey;
+    c.maxKey = this.maxKey;
+    c.storeCount = this.storeCount;
+    c.zeroCount = this.zeroCount;
+    c.n = this.n;
+    c.minV = this.minV;
+    c.maxV = this.maxV;
+    c.total = this.total;
+    c.wMean = this.wMean;
+    c.wM2 = this.wM2;
+    return c;
+  }
+
   /** The order-free part of adding a finite `value` `count` times: its bin (or the zero bucket), min and max. */
   private insert(value: number, count: number): void {
     this.insertAt(value, value > this.minValue ? this.key(value) : 0, count);

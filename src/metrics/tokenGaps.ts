@@ -1,31 +1,27 @@
-import { type RowStore, type RowWindow, relayoutI32 } from "../util/rowWindow.js";
+import { type RowStore, type RowWindow, relayoutF64, relayoutI32 } from "../util/rowWindow.js";
 import { DDSketch } from "./ddsketch.js";
-import { PartitionedMoments } from "./moments.js";
+import { ExactMoments } from "./exactSum.js";
 
 /**
- * Token gaps into the ITL and per-user output throughput distributions.
+ * Token gaps into the ITL and per-user output throughput distributions, one weighted insert per
+ * pass and gap: the tokens of one pass share their gap, so a pass's gaps go into each sketch with
+ * one `DDSketch.addCountAtKey` and into each moment sum with one weighted exact add.
  *
- * Bins: one weighted insert per run of equal gaps instead of two inserts per token — the tokens of
- * one pass share their gap, so consecutive equal gaps are only counted, and the run goes into each
- * sketch with one `DDSketch.addCountAtKey` when the gap changes or a sketch is read. Bin counts,
- * min and max do not depend on the order of the samples.
+ * Bin counts, min and max do not depend on the order of the samples, and neither do the moments:
+ * they are exact sums (metrics/exactSum.ts), rounded once when read, so the mean and std are the
+ * correctly rounded ones of the samples whatever order the replay delivers them in
+ * (test/metrics/collector.gaps.property.test.ts keeps a token-by-token reference).
  *
- * Moments (mean, std): Welford per *partition* — the worker whose pass delivered the token — and
- * combined in partition order when read (metrics/moments.ts), so they do not depend on how the
- * replay interleaves workers either (test/metrics/collector.gaps.property.test.ts keeps the
- * token-by-token reference).
+ * When a request may be cut off (`HeldGaps`), its gaps are still folded at once, and taken back
+ * out (`unfold`) if it ends without completing; min and max then come from completed requests
+ * only (`setCompletedExtremes`).
  */
 export class GapRuns {
-  private readonly itlSketch = new DDSketch();
-  private readonly throughputSketch = new DDSketch();
-  readonly itlMoments = new PartitionedMoments();
-  readonly throughputMoments = new PartitionedMoments();
-  /** The run of equal gaps folded but not yet in the sketches (`runCount` × `runGap`, its two keys). */
-  private runGap = Number.NaN;
-  private runCount = 0;
-  private runItlKey = 0;
-  private runThroughputKey = 0;
-  /** Keys of the latest gap `keysOf` was asked for (a pass's held gaps share them), and `1000 / gap`. */
+  private itlSketch = new DDSketch();
+  private throughputSketch = new DDSketch();
+  readonly itlMoments = new ExactMoments();
+  readonly throughputMoments = new ExactMoments();
+  /** Keys of the latest gap `keysOf` was asked for (a pass's gaps share them), and `1000 / gap`. */
   private keyedGap = Number.NaN;
   private keyedRate = 0;
   itlKey = 0;
@@ -33,7 +29,6 @@ export class GapRuns {
 
   /** ITL sketch (ms), every gap folded so far included; its own moments are not kept (`itlMoments`). */
   get itl(): DDSketch {
-    this.flush();
     return this.itlSketch;
   }
 
@@ -42,19 +37,28 @@ export class GapRuns {
    * included; its own moments are not kept (`throughputMoments`).
    */
   get perUserThroughput(): DDSketch {
-    this.flush();
     return this.throughputSketch;
   }
 
-  /** Folds one gap delivered by partition `partition`. */
-  fold(gap: number, partition: number): void {
-    this.foldMany(gap, partition, 1);
+  /** An independent copy (a view that takes live requests' gaps out without touching this one). */
+  snapshot(): GapRuns {
+    const copy = new GapRuns();
+    copy.itlSketch = this.itlSketch.clone();
+    copy.throughputSketch = this.throughputSketch.clone();
+    copy.itlMoments.copyFrom(this.itlMoments);
+    copy.throughputMoments.copyFrom(this.throughputMoments);
+    return copy;
   }
 
-  /** Folds `count` equal gaps delivered by `partition` (the tokens of one pass): exactly `count` × `fold`. */
-  foldMany(gap: number, partition: number, count: number): void {
+  /** Folds one gap. */
+  fold(gap: number): void {
+    this.foldMany(gap, 1);
+  }
+
+  /** Folds `count` equal gaps (the tokens of one pass): exactly `count` × `fold`. */
+  foldMany(gap: number, count: number): void {
     this.keysOf(gap);
-    this.foldManyAtKeys(gap, this.itlKey, this.throughputKey, partition, count);
+    this.foldManyAtKeys(gap, this.itlKey, this.throughputKey, count);
   }
 
   /**
@@ -69,44 +73,50 @@ export class GapRuns {
     this.throughputKey = gap > 0 ? this.throughputSketch.key(this.keyedRate) : 0;
   }
 
-  /** `fold(gap, partition)` with its keys from `keysOf(gap)` (held gaps keep them). */
-  foldAtKeys(gap: number, itlKey: number, throughputKey: number, partition: number): void {
-    this.foldManyAtKeys(gap, itlKey, throughputKey, partition, 1);
+  /** `count` × `fold(gap)` with its keys from `keysOf(gap)`; a negative count takes them back out. */
+  foldManyAtKeys(gap: number, itlKey: number, throughputKey: number, count: number): void {
+    if (!Number.isFinite(gap)) return;
+    const rate = gap === this.keyedGap ? this.keyedRate : 1000 / gap;
+    this.itlMoments.add(gap, count);
+    if (count > 0) {
+      this.itlSketch.addCountAtKey(gap, itlKey, count);
+      if (gap > 0) this.throughputSketch.addCountAtKey(rate, throughputKey, count);
+    } else {
+      this.itlSketch.removeCountAtKey(gap, itlKey, -count);
+      if (gap > 0) this.throughputSketch.removeCountAtKey(rate, throughputKey, -count);
+    }
+    if (gap > 0) this.throughputMoments.add(rate, count);
+  }
+}
+
+/**
+ * The smallest and largest gaps of a set of requests, and the smallest positive one (the per-user
+ * throughput's extremes are `1000 /` the largest and the smallest positive gap).
+ */
+export class GapExtremes {
+  min = Number.POSITIVE_INFINITY;
+  max = Number.NEGATIVE_INFINITY;
+  minPositive = Number.POSITIVE_INFINITY;
+
+  reset(): void {
+    this.min = Number.POSITIVE_INFINITY;
+    this.max = Number.NEGATIVE_INFINITY;
+    this.minPositive = Number.POSITIVE_INFINITY;
   }
 
-  private foldManyAtKeys(
-    gap: number,
-    itlKey: number,
-    throughputKey: number,
-    partition: number,
-    count: number,
-  ): void {
-    if (Number.isFinite(gap)) {
-      this.itlMoments.addMany(partition, gap, count);
-      if (gap > 0)
-        this.throughputMoments.addMany(partition, gap === this.keyedGap ? this.keyedRate : 1000 / gap, count);
-    }
-    if (gap === this.runGap) {
-      this.runCount += count;
-      return;
-    }
-    this.flush();
-    this.runGap = gap;
-    this.runCount = count;
-    this.runItlKey = itlKey;
-    this.runThroughputKey = throughputKey;
+  note(gap: number): void {
+    if (gap < this.min) this.min = gap;
+    if (gap > this.max) this.max = gap;
+    if (gap > 0 && gap < this.minPositive) this.minPositive = gap;
   }
 
-  /** Puts the pending run into the sketches: one weighted insert each. */
-  private flush(): void {
-    const count = this.runCount;
-    if (count === 0) return;
-    const gap = this.runGap;
-    // A key is ignored for values in the zero bucket (gap ≤ minValue).
-    this.itlSketch.addCountAtKey(gap, this.runItlKey, count);
-    if (gap > 0) this.throughputSketch.addCountAtKey(1000 / gap, this.runThroughputKey, count);
-    this.runCount = 0;
-    this.runGap = Number.NaN;
+  /** Sets the sketches' min and max to these (NaN-free only where a sample exists). */
+  applyTo(itl: DDSketch, throughput: DDSketch): void {
+    itl.setExtremes(this.min, this.max);
+    throughput.setExtremes(
+      this.max > 0 ? 1000 / this.max : Number.POSITIVE_INFINITY,
+      1000 / this.minPositive,
+    );
   }
 }
 
@@ -115,10 +125,13 @@ const CHUNK = 32;
 const INITIAL_CHUNKS = 64;
 
 /**
- * Token gaps held per request until its terminal state (when a request may be cut off), in one
- * chunked `Float64Array` arena instead of an array per request: each request's gaps are a linked
- * list of chunks of `CHUNK`, recycled through a free list at its terminal state, so memory follows
- * the gaps in flight and holding a gap allocates nothing (the arena grows by doubling).
+ * Token gaps of live requests, kept (when a request may be cut off) so that a request that ends
+ * without completing can take them back out of the folds (`GapRuns`), in one chunked
+ * `Float64Array` arena instead of an array per request: each request's gaps are a linked list of
+ * chunks of `CHUNK`, handed back to a free list in one step when it completes, so memory follows
+ * the gaps in flight and holding a gap allocates nothing (the arena grows by doubling). Each
+ * request's smallest, largest and smallest positive gap are kept beside them: a completed
+ * request's go into the run's extremes.
  */
 export class HeldGaps {
   private gaps = new Float64Array(INITIAL_CHUNKS * CHUNK);
@@ -135,7 +148,13 @@ export class HeldGaps {
   private tail: Int32Array;
   /** Gaps in the tail chunk of each request. */
   private fill: Int32Array;
+  /** Per live request: its smallest, largest and smallest positive gap so far. */
+  private minGap: Float64Array;
+  private maxGap: Float64Array;
+  private minPositiveGap: Float64Array;
   private mask: number;
+  /** The extremes of the gaps of every completed request. */
+  readonly completed = new GapExtremes();
 
   constructor(window: RowWindow) {
     const n = window.capacity;
@@ -143,11 +162,18 @@ export class HeldGaps {
     this.head = new Int32Array(n).fill(-1);
     this.tail = new Int32Array(n).fill(-1);
     this.fill = new Int32Array(n);
+    this.minGap = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
+    this.maxGap = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
+    this.minPositiveGap = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
+    const inf = Number.POSITIVE_INFINITY;
     const store: RowStore = {
       relayout: (first, end, oldMask, capacity) => {
         this.head = relayoutI32(this.head, first, end, oldMask, capacity, -1);
         this.tail = relayoutI32(this.tail, first, end, oldMask, capacity, -1);
         this.fill = relayoutI32(this.fill, first, end, oldMask, capacity, 0);
+        this.minGap = relayoutF64(this.minGap, first, end, oldMask, capacity, inf);
+        this.maxGap = relayoutF64(this.maxGap, first, end, oldMask, capacity, -inf);
+        this.minPositiveGap = relayoutF64(this.minPositiveGap, first, end, oldMask, capacity, inf);
         this.mask = capacity - 1;
       },
     };
@@ -157,54 +183,113 @@ export class HeldGaps {
   /** Holds `gap` of `req` with its keys (`itlKey = itl.key(gap)`, `throughputKey` that of `1000 / gap`). */
   push(req: number, gap: number, itlKey: number, throughputKey: number): void {
     const i = req & this.mask;
-    let c = this.tail[i];
-    let f = this.fill[i];
-    if (c < 0) {
-      c = this.allocate();
-      this.head[i] = c;
-      this.tail[i] = c;
-      f = 0;
-    } else if (f === CHUNK) {
-      const n = this.allocate();
-      this.next[c] = n;
-      this.tail[i] = n;
-      c = n;
-      f = 0;
-    }
-    const at = c * CHUNK + f;
+    const at = this.nextPosition(i);
     this.gaps[at] = gap;
     this.itlKeys[at] = itlKey;
     this.throughputKeys[at] = throughputKey;
-    this.fill[i] = f + 1;
+    this.fill[i]++;
+    if (gap < this.minGap[i]) this.minGap[i] = gap;
+    if (gap > this.maxGap[i]) this.maxGap[i] = gap;
+    if (gap > 0 && gap < this.minPositiveGap[i]) this.minPositiveGap[i] = gap;
   }
 
   /**
-   * Folds `req`'s held gaps into `runs` in token order, as delivered by `partition` (none when
-   * `runs` is null), and frees them.
+   * Holds `gaps[from .. to)` of `req` with their keys (a run of passes), whose extremes are
+   * `extremes`: exactly `push` of each in order.
    */
-  release(req: number, runs: GapRuns | null, partition: number): void {
+  pushRun(
+    req: number,
+    gaps: Float64Array,
+    itlKeys: Int32Array,
+    throughputKeys: Int32Array,
+    from: number,
+    to: number,
+    extremes: GapExtremes,
+  ): void {
+    const i = req & this.mask;
+    let j = from;
+    while (j < to) {
+      const at = this.nextPosition(i);
+      const take = Math.min(CHUNK - this.fill[i], to - j);
+      // A loop, not `set(subarray(…))`: no view object per chunk.
+      const heldGaps = this.gaps;
+      const heldItl = this.itlKeys;
+      const heldThroughput = this.throughputKeys;
+      for (let k = 0; k < take; k++) {
+        heldGaps[at + k] = gaps[j + k];
+        heldItl[at + k] = itlKeys[j + k];
+        heldThroughput[at + k] = throughputKeys[j + k];
+      }
+      this.fill[i] += take;
+      j += take;
+    }
+    if (extremes.min < this.minGap[i]) this.minGap[i] = extremes.min;
+    if (extremes.max > this.maxGap[i]) this.maxGap[i] = extremes.max;
+    if (extremes.minPositive < this.minPositiveGap[i]) this.minPositiveGap[i] = extremes.minPositive;
+  }
+
+  /**
+   * `req` reached its terminal state: a completed request's gaps stay folded (its extremes join
+   * `completed`); any other's are taken back out of `runs`. Either way they are freed.
+   */
+  release(req: number, runs: GapRuns, isCompleted: boolean): void {
     const slot = req & this.mask;
-    let c = this.head[slot];
+    const c = this.head[slot];
     if (c < 0) return;
+    if (isCompleted) {
+      const done = this.completed;
+      if (this.minGap[slot] < done.min) done.min = this.minGap[slot];
+      if (this.maxGap[slot] > done.max) done.max = this.maxGap[slot];
+      if (this.minPositiveGap[slot] < done.minPositive) done.minPositive = this.minPositiveGap[slot];
+    } else {
+      this.unfold(slot, runs);
+    }
+    // The request's chunks join the free list in one step.
+    const last = this.tail[slot];
+    this.next[last] = this.freeHead;
+    this.freeHead = c;
+    this.head[slot] = -1;
+    this.tail[slot] = -1;
+    this.fill[slot] = 0;
+    this.minGap[slot] = Number.POSITIVE_INFINITY;
+    this.maxGap[slot] = Number.NEGATIVE_INFINITY;
+    this.minPositiveGap[slot] = Number.POSITIVE_INFINITY;
+  }
+
+  /** Takes the gaps of every live request out of `runs` (a snapshot: what completed requests alone give). */
+  unfoldLive(runs: GapRuns): void {
+    for (let slot = 0; slot < this.head.length; slot++) if (this.head[slot] >= 0) this.unfold(slot, runs);
+  }
+
+  /** Takes the held gaps of the request at `slot` back out of `runs`. */
+  private unfold(slot: number, runs: GapRuns): void {
+    let c = this.head[slot];
     const last = this.tail[slot];
     const gaps = this.gaps;
     const itlKeys = this.itlKeys;
     const throughputKeys = this.throughputKeys;
-    const next = this.next;
     for (;;) {
       const n = c === last ? this.fill[slot] : CHUNK;
-      if (runs !== null)
-        for (let i = c * CHUNK, end = i + n; i < end; i++)
-          runs.foldAtKeys(gaps[i], itlKeys[i], throughputKeys[i], partition);
-      const following = next[c];
-      next[c] = this.freeHead;
-      this.freeHead = c;
+      for (let i = c * CHUNK, end = i + n; i < end; i++)
+        runs.foldManyAtKeys(gaps[i], itlKeys[i], throughputKeys[i], -1);
       if (c === last) break;
-      c = following;
+      c = this.next[c];
     }
-    this.head[slot] = -1;
-    this.tail[slot] = -1;
-    this.fill[slot] = 0;
+  }
+
+  /**
+   * Where the next gap of the request at slot `i` goes: the free place in its tail chunk, or the
+   * start of a new tail chunk (its `fill` is then 0).
+   */
+  private nextPosition(i: number): number {
+    const c = this.tail[i];
+    if (c >= 0 && this.fill[i] < CHUNK) return c * CHUNK + this.fill[i];
+    const n = this.allocate();
+    if (c < 0) this.head[i] = n;
+    else this.next[c] = n;
+    this.tail[i] = n;
+    this.fill[i] = 0;
+    return n * CHUNK;
   }
 
   private allocate(): number {

@@ -1,0 +1,248 @@
+/**
+ * Exact, order-free sums of doubles, and the mean and variance they give.
+ *
+ * Why: the token-gap moments (mean and std ITL, mean and std per-user output throughput) are fed
+ * once per pass and gap, and the gaps of a request that is cut off must come back out. A running
+ * (Welford) mean depends on the order of its samples and cannot take a sample back exactly; an
+ * exact sum does both: adding is associative, subtracting undoes adding, and the mean and the
+ * variance are rounded once, when read, from the exact sums. They are the correctly rounded mean
+ * and population variance of the samples, whatever their order (test/metrics/exactSum.test.ts
+ * checks them against rational arithmetic).
+ *
+ * Representation: a fixed-point number in limbs of 32 bits. Limb `i` holds an integer
+ * (|limb| < 2^52 between operations) of weight 2^(32·(i − BIAS)), so every finite double whose
+ * magnitude lies in [2^-1088, 2^1280) is a sum of at most three limbs' worth of 32-bit chunks.
+ * Adding `weight × value` adds `weight × chunk` (< 2^52: exact) to three limbs and carries a limb
+ * that reaches 2^52 into the next one. The limbs are read back as one BigInt only to round.
+ */
+
+const LIMBS = 80;
+const BIAS = 40;
+const WINDOW = 4294967296; // 2^32
+const CARRY_AT = 4503599627370496; // 2^52
+/** Weights below this times a 32-bit chunk stay below 2^52. */
+const MAX_WEIGHT = 1048576; // 2^20
+const TWO_POW_128 = 2 ** 128;
+/** Veltkamp's splitter for doubles (2^27 + 1): x·x as an exact sum of two doubles. */
+const SPLITTER = 134217729;
+
+/** 2^(−16k) for window k ∈ [−40, 40): a value of window k scaled by it twice lies in [1, 2^32). */
+const HALF_SCALE = new Float64Array(80);
+for (let k = -40; k < 40; k++) HALF_SCALE[k + 40] = 2 ** (-16 * k);
+
+// The binary exponent of a double, read from its bits (one typed-array alias, no allocation).
+const BITS = new Float64Array(1);
+const WORDS = new Uint32Array(BITS.buffer);
+const HIGH_WORD = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
+
+/** The window k of a positive finite double: v ∈ [2^(32k), 2^(32k + 32)). */
+function windowOf(v: number): number {
+  BITS[0] = v;
+  return Math.floor((((WORDS[HIGH_WORD] >>> 20) & 0x7ff) - 1023) / 32);
+}
+
+export class ExactSum {
+  private readonly limbs = new Float64Array(LIMBS);
+  /** A non-finite value was added: the sum is not a number any more. */
+  private nonFinite = false;
+
+  /** Adds `weight` × `value` exactly (`weight` an integer, negative to take samples back out). */
+  add(value: number, weight: number): void {
+    if (value === 0 || weight === 0) return;
+    if (!Number.isFinite(value)) {
+      this.nonFinite = true;
+      return;
+    }
+    let v = value;
+    let w = weight;
+    if (v < 0) {
+      v = -v;
+      w = -w;
+    }
+    if (w >= MAX_WEIGHT || w <= -MAX_WEIGHT) {
+      // A large weight in two parts: w = high · 2^20 + low (value · 2^20 is exact).
+      const high = Math.trunc(w / MAX_WEIGHT);
+      this.add(v * MAX_WEIGHT, high);
+      this.add(v, w - high * MAX_WEIGHT);
+      return;
+    }
+    // The 32-bit window of the value's leading bit: the usual magnitudes by comparison, others
+    // from the exponent bits (reading them back through an alias stalls the store buffer).
+    let k: number;
+    let windowShift = 0;
+    if (v >= 1) {
+      k = v < WINDOW ? 0 : v < WINDOW * WINDOW ? 1 : windowOf(v);
+    } else if (v >= 1 / WINDOW) {
+      k = -1;
+    } else {
+      k = windowOf(v);
+      if (k < -31) {
+        // Subnormal or nearly: scale up by 2^128 (exact) and place it four windows lower.
+        v *= TWO_POW_128;
+        k = windowOf(v);
+        windowShift = -4;
+      }
+    }
+    const half = HALF_SCALE[k + 40];
+    const scaled = v * half * half; // in [1, 2^32): exact (a power-of-two scaling)
+    const c0 = Math.floor(scaled);
+    const r1 = (scaled - c0) * WINDOW;
+    const c1 = Math.floor(r1);
+    // 53 significant bits span at most three 32-bit windows: what is left is an integer.
+    const c2 = (r1 - c1) * WINDOW;
+    const limbs = this.limbs;
+    const i = k + BIAS + windowShift;
+    limbs[i] += c0 * w;
+    limbs[i - 1] += c1 * w;
+    limbs[i - 2] += c2 * w;
+    if (Math.abs(limbs[i]) >= CARRY_AT) this.carry(i);
+    if (Math.abs(limbs[i - 1]) >= CARRY_AT) this.carry(i - 1);
+    if (Math.abs(limbs[i - 2]) >= CARRY_AT) this.carry(i - 2);
+  }
+
+  /** Moves the part of limb `i` above 32 bits into limb `i + 1`. */
+  private carry(i: number): void {
+    const limbs = this.limbs;
+    for (let j = i; j < LIMBS - 1 && Math.abs(limbs[j]) >= CARRY_AT; j++) {
+      const q = Math.floor(limbs[j] / WINDOW);
+      limbs[j] -= q * WINDOW;
+      limbs[j + 1] += q;
+    }
+  }
+
+  /** Adds everything `other` holds, `sign` (±1) times. */
+  addSum(other: ExactSum, sign: 1 | -1): void {
+    if (other.nonFinite) this.nonFinite = true;
+    const limbs = this.limbs;
+    for (let i = 0; i < LIMBS; i++) {
+      limbs[i] += sign * other.limbs[i];
+      if (Math.abs(limbs[i]) >= CARRY_AT) this.carry(i);
+    }
+  }
+
+  /** Whether a non-finite value was added. */
+  get isFinite(): boolean {
+    return !this.nonFinite;
+  }
+
+  /** The sum × 2^(32·BIAS), exactly (`FIXED_POINT_BITS`). */
+  scaled(): bigint {
+    let n = 0n;
+    for (let i = LIMBS - 1; i >= 0; i--) n = (n << 32n) + BigInt(this.limbs[i]);
+    return n;
+  }
+
+  /** The sum, correctly rounded to a double. */
+  value(): number {
+    if (this.nonFinite) return Number.NaN;
+    return roundRatio(this.scaled(), 1n << FIXED_POINT_BITS);
+  }
+
+  copyFrom(other: ExactSum): void {
+    this.limbs.set(other.limbs);
+    this.nonFinite = other.nonFinite;
+  }
+}
+
+/** `ExactSum.scaled()` is the sum times 2 to this power. */
+const FIXED_POINT_BITS = BigInt(32 * BIAS);
+
+/**
+ * Count, Σx and Σx² of a stream of weighted samples, exactly: `mean` and `variance` are the
+ * correctly rounded mean and population variance (÷ n) of the samples, in any order of addition.
+ * Exact for samples whose magnitude lies in [2^-480, 2^480] (x² is split exactly into two doubles;
+ * beyond, x² rounds or overflows).
+ */
+export class ExactMoments {
+  count = 0;
+  private readonly sum = new ExactSum();
+  private readonly squares = new ExactSum();
+
+  /** Adds `weight` samples equal to `value` (a negative weight takes them back out). */
+  add(value: number, weight: number): void {
+    if (weight === 0) return;
+    this.count += weight;
+    this.sum.add(value, weight);
+    // value² = square + error exactly (Dekker's product with Veltkamp's split).
+    const square = value * value;
+    const c = SPLITTER * value;
+    const high = c - (c - value);
+    const low = value - high;
+    const error = high * high - square + 2 * high * low + low * low;
+    this.squares.add(square, weight);
+    this.squares.add(error, weight);
+  }
+
+  /** The correctly rounded mean; 0 when empty. */
+  get mean(): number {
+    if (this.count === 0) return 0;
+    if (!this.sum.isFinite) return Number.NaN;
+    return roundRatio(this.sum.scaled(), BigInt(this.count) << FIXED_POINT_BITS);
+  }
+
+  /** The correctly rounded population variance (÷ n); 0 when empty. */
+  get variance(): number {
+    if (this.count === 0) return 0;
+    if (!this.sum.isFinite || !this.squares.isFinite) return Number.NaN;
+    // Σx² / n − (Σx / n)² = (n·Σx² − (Σx)²) / n², both sums scaled by 2^F.
+    const n = BigInt(this.count);
+    const s = this.sum.scaled();
+    const numerator = ((n * this.squares.scaled()) << FIXED_POINT_BITS) - s * s;
+    if (numerator <= 0n) return 0;
+    return roundRatio(numerator, (n * n) << (2n * FIXED_POINT_BITS));
+  }
+
+  /** Adds (or, `sign` −1, takes out) everything `other` holds. */
+  addMoments(other: ExactMoments, sign: 1 | -1): void {
+    this.count += sign * other.count;
+    this.sum.addSum(other.sum, sign);
+    this.squares.addSum(other.squares, sign);
+  }
+
+  copyFrom(other: ExactMoments): void {
+    this.count = other.count;
+    this.sum.copyFrom(other.sum);
+    this.squares.copyFrom(other.squares);
+  }
+}
+
+function bitLength(x: bigint): number {
+  return x === 0n ? 0 : x.toString(2).length;
+}
+
+/**
+ * `numerator / denominator` (denominator > 0) correctly rounded to a double: a quotient of at
+ * least 64 bits with a sticky bit for any remainder, which `Number()` rounds to nearest (ties to
+ * even) as one rounding of the exact ratio would.
+ */
+export function roundRatio(numerator: bigint, denominator: bigint): number {
+  if (numerator === 0n) return 0;
+  const negative = numerator < 0n;
+  const a = negative ? -numerator : numerator;
+  const shift = 64 - (bitLength(a) - bitLength(denominator));
+  let q: bigint;
+  let r: bigint;
+  if (shift >= 0) {
+    const scaled = a << BigInt(shift);
+    q = scaled / denominator;
+    r = scaled % denominator;
+  } else {
+    const d = denominator << BigInt(-shift);
+    q = a / d;
+    r = a % d;
+  }
+  if (r !== 0n) q |= 1n;
+  let v = Number(q);
+  // × 2^−shift, in steps that neither overflow nor underflow on the way.
+  let e = -shift;
+  while (e > 1000) {
+    v *= 2 ** 1000;
+    e -= 1000;
+  }
+  while (e < -1000) {
+    v *= 2 ** -1000;
+    e += 1000;
+  }
+  v *= 2 ** e;
+  return negative ? -v : v;
+}
