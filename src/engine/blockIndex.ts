@@ -12,6 +12,13 @@ const EMPTY = -1;
  *   cache misses on a table far larger than the caches.
  * - **One cache line per probe.** Key and block sit side by side in one `Float64Array`
  *   (`[key, block]` per entry) instead of two arrays.
+ * - **Grouped probes.** An entry's probe starts at the slot of its *group* key, not its own: the
+ *   engine gives the blocks of a prompt at positions 8j … 8j + 7 one group (the hash of position
+ *   8j, which the prefix up to it determines), so the blocks of one Mooncake hash id (512 tokens,
+ *   8 engine blocks of 64) sit side by side in one probe run, and registering or looking up a
+ *   prompt's blocks touches about one cache line per 8 blocks instead of one per block (the
+ *   replay's registration cost was these misses). Equal keys always have equal groups, so the
+ *   table answers exactly as a hash map does.
  * - **Bounded.** Stale entries count towards the load; when they would push it past one half,
  *   the table is rebuilt from the live blocks (at most `capacity`), so with room for
  *   4 × `capacity` entries a rebuild comes after at least `capacity` insertions: amortised O(1).
@@ -35,6 +42,8 @@ export class BlockIndex {
     private readonly stride: number,
     private readonly hashField: number,
     private readonly capacity: number,
+    /** Each block's group key while it holds a hash (the rebuild reinserts from it). */
+    private readonly groups: Float64Array,
   ) {
     let size = 16;
     while (size < 4 * capacity) size *= 2;
@@ -43,11 +52,11 @@ export class BlockIndex {
     this.limit = size / 2;
   }
 
-  /** The block registered under `key`, or −1. */
-  get(key: number): number {
+  /** The block registered under `key` (of group `group`), or −1. */
+  get(key: number, group: number): number {
     const entries = this.entries;
     const mask = this.mask;
-    let i = mixBlockHash(key) & mask;
+    let i = mixBlockHash(group) & mask;
     for (;;) {
       const k = entries[2 * i];
       if (k === key) {
@@ -60,13 +69,14 @@ export class BlockIndex {
   }
 
   /**
-   * Points `key` at `block` unless a live block already holds it; true when it did. The caller
-   * writes `key` into the block's record after a true answer.
+   * Points `key` (of group `group`) at `block` unless a live block already holds it; true when it
+   * did. The caller writes `key` into the block's record, and `group` into `groups`, after a true
+   * answer.
    */
-  setIfAbsent(key: number, block: number): boolean {
+  setIfAbsent(key: number, group: number, block: number): boolean {
     const entries = this.entries;
     const mask = this.mask;
-    let i = mixBlockHash(key) & mask;
+    let i = mixBlockHash(group) & mask;
     for (;;) {
       const k = entries[2 * i];
       if (k === key) {
@@ -80,7 +90,7 @@ export class BlockIndex {
     }
     if (this.count >= this.limit) {
       this.rebuild();
-      return this.setIfAbsent(key, block);
+      return this.setIfAbsent(key, group, block);
     }
     entries[2 * i] = key;
     entries[2 * i + 1] = block;
@@ -97,7 +107,7 @@ export class BlockIndex {
     for (let b = 0; b < this.capacity; b++) {
       const key = records[b * this.stride + this.hashField];
       if (key < 0) continue;
-      let i = mixBlockHash(key) & mask;
+      let i = mixBlockHash(this.groups[b]) & mask;
       while (entries[2 * i] !== EMPTY) i = (i + 1) & mask;
       entries[2 * i] = key;
       entries[2 * i + 1] = b;

@@ -53,6 +53,8 @@ export class KvBlockPool {
   private neverUsed = 0;
   /** Hash → block; entries of evicted blocks go stale rather than being deleted (engine/blockIndex.ts). */
   private readonly byHash: BlockIndex;
+  /** Each registered block's group key (`register`): where its index probe starts. */
+  private readonly groups: Float64Array;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
   private listener: KvEventListener | null = null;
@@ -68,7 +70,8 @@ export class KvBlockPool {
     }
     this.rec = rec;
     this.freeStack = new Int32Array(capacity);
-    this.byHash = new BlockIndex(rec, STRIDE, HASH, capacity);
+    this.groups = new Float64Array(capacity);
+    this.byHash = new BlockIndex(rec, STRIDE, HASH, capacity, this.groups);
   }
 
   /** Sends future stored/removed events to `listener` (null: none). */
@@ -95,9 +98,12 @@ export class KvBlockPool {
     return this.freeTop + this.capacity - this.neverUsed + this.lruSize;
   }
 
-  /** Physical block registered under `hash`, or -1. */
-  lookup(hash: number): number {
-    return this.byHash.get(hash);
+  /**
+   * Physical block registered under `hash`, or -1. `group` is the key the hash was registered
+   * with (engine/blockIndex.ts "Grouped probes"); a caller without groups passes the hash itself.
+   */
+  lookup(hash: number, group = hash): number {
+    return this.byHash.get(hash, group);
   }
 
   isActive(block: number): boolean {
@@ -138,12 +144,14 @@ export class KvBlockPool {
 
   /**
    * Registers a just-computed full block under its sequence hash, making it visible to later
-   * prefix lookups. Returns false (block stays private) when the hash already has a copy.
+   * prefix lookups (of the same `group`, as `lookup`). Returns false (block stays private) when
+   * the hash already has a copy.
    */
-  register(block: number, hash: number): boolean {
+  register(block: number, hash: number, group = hash): boolean {
     const at = block * STRIDE + HASH;
-    if (this.rec[at] >= 0 || !this.byHash.setIfAbsent(hash, block)) return false;
+    if (this.rec[at] >= 0 || !this.byHash.setIfAbsent(hash, group, block)) return false;
     this.rec[at] = hash;
+    this.groups[block] = group;
     if (this.listener !== null) this.listener.onBlockStored(hash);
     return true;
   }
@@ -234,7 +242,8 @@ export class KvBlockPool {
       if (seen[b] === 0 && refs(b) <= 0) return `block ${b} is lost (neither free, inactive nor active)`;
       if (seen[b] !== 0 && refs(b) > 0) return `active block ${b} is also free or inactive`;
       const h = hashAt(b);
-      if (h >= 0 && this.byHash.get(h) !== b) return `registered block ${b} is not found under its hash`;
+      if (h >= 0 && this.byHash.get(h, this.groups[b]) !== b)
+        return `registered block ${b} is not found under its hash`;
     }
     return null;
   }

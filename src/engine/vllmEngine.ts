@@ -99,6 +99,12 @@ export const Signal = {
 } as const;
 
 /** Output tokens a request gets: the requested count, cut where the context reaches max_model_len. */
+/**
+ * Blocks per prefix-cache index group: a Mooncake hash id's 512 tokens are 8 engine blocks of 64
+ * (engine/blockIndex.ts "Grouped probes").
+ */
+const INDEX_GROUP = 8;
+
 export function cappedOutputTokens(
   promptLength: number,
   requested: number,
@@ -155,6 +161,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private runRows = new Int32Array(64);
   /** When each pass of a run ends (`runPlainDecodes`), grown to the longest run. */
   private runEnds = new Float64Array(256);
+  /** The blocks of the cached prefix found for an admission (`findCachedPrefix`). */
+  private hitBlocks = new Int32Array(256);
   /** Where a run's requests cross block boundaries (`runPlainDecodes`). */
   private readonly boundaries = new BlockBoundaries();
   /** Speculative decoding: draft tokens per sequence per pass (0 = off) and the acceptance draws. */
@@ -372,13 +380,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
           const maxCachedBlocks = Math.floor((len - 1) / bs);
           const knownHashes = s.promptFullBlocks + s.outputHashes.length;
           const limit = Math.min(maxCachedBlocks, knownHashes);
+          cachedBlocks = this.findCachedPrefix(s, limit);
           const pool = this.pool;
-          for (let k = 0; k < limit; k++) {
-            const b = pool.lookup(this.hashOf(s, k));
-            if (b < 0) break;
-            cachedBlocks++;
-            if (pool.isActive(b)) activeCachedBlocks++;
-          }
+          const hits = this.hitBlocks;
+          for (let k = 0; k < cachedBlocks; k++) if (pool.isActive(hits[k])) activeCachedBlocks++;
         }
         // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
         // No-evict needs the whole completion to fit beside what the running ones will still take.
@@ -398,8 +403,9 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         const loadBlocks =
           this.host === null || !cfg.prefixCaching ? 0 : this.offloadHits(s, cachedBlocks, len, now);
         this.popWaiting();
+        // The hits found above: nothing ran in between that could change the cache.
         for (let k = 0; k < cachedBlocks; k++) {
-          const b = this.pool.lookup(this.hashOf(s, k));
+          const b = this.hitBlocks[k];
           this.pool.acquire(b);
           s.blocks.push(b);
         }
@@ -872,17 +878,12 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     let hits = 0;
     let activeHits = 0;
     if (cfg.prefixCaching) {
-      const pool = this.pool;
-      for (let k = 0; k < s.promptFullBlocks; k++) {
-        const b = pool.lookup(this.hashOf(s, k));
-        if (b < 0) break;
-        hits++;
-        if (pool.isActive(b)) activeHits++;
-      }
+      hits = this.findCachedPrefix(s, s.promptFullBlocks);
+      for (let k = 0; k < hits; k++) if (this.pool.isActive(this.hitBlocks[k])) activeHits++;
     }
     if (knownBlocks - activeHits > this.pool.availableBlocks) return -1;
     for (let k = 0; k < hits; k++) {
-      const b = this.pool.lookup(this.hashOf(s, k));
+      const b = this.hitBlocks[k];
       this.pool.acquire(b);
       s.blocks.push(b);
     }
@@ -948,8 +949,35 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         s.outputHashes.push(outputBlockHash(parent, s.req, k));
       }
       const hash = this.hashOf(s, k);
-      if (this.pool.register(s.blocks[k], hash) && this.host !== null) this.host.tier.store(hash);
+      if (this.pool.register(s.blocks[k], hash, this.groupOf(s, k)) && this.host !== null)
+        this.host.tier.store(hash);
     }
+  }
+
+  /**
+   * The blocks of `s`'s longest cached prefix among its first `limit` blocks, into `hitBlocks`;
+   * returns how many.
+   */
+  private findCachedPrefix(s: Sequence, limit: number): number {
+    if (this.hitBlocks.length < limit)
+      this.hitBlocks = new Int32Array(Math.max(limit, 2 * this.hitBlocks.length));
+    const hits = this.hitBlocks;
+    const pool = this.pool;
+    let k = 0;
+    for (; k < limit; k++) {
+      const b = pool.lookup(this.hashOf(s, k), this.groupOf(s, k));
+      if (b < 0) break;
+      hits[k] = b;
+    }
+    return k;
+  }
+
+  /**
+   * The prefix-cache index group of block `k` of `s`: the hash of the first block of its run of
+   * `INDEX_GROUP` (engine/blockIndex.ts "Grouped probes"), which the prefix up to it determines.
+   */
+  private groupOf(s: Sequence, k: number): number {
+    return this.hashOf(s, k - (k % INDEX_GROUP));
   }
 
   private hashOf(s: Sequence, k: number): number {

@@ -1,0 +1,133 @@
+import { fc, test } from "@fast-check/vitest";
+import { describe, expect } from "vitest";
+import { KvBlockPool } from "../../src/engine/kvBlockPool.js";
+
+/**
+ * The KV pool kept block at a time in plain structures — a `Map` from hash to block, an array
+ * for the LRU list, a free stack — as the reference the typed-array pool (grouped index probes,
+ * stale index entries, records side by side; engine/blockIndex.ts) must match operation by
+ * operation: every block handed out, every registration's answer, every lookup, every KV event,
+ * the LRU order and the counters.
+ */
+class ReferencePool {
+  private readonly hashOf: number[];
+  private readonly refs: number[];
+  private readonly byHash = new Map<number, number>();
+  private lru: number[] = [];
+  private readonly free: number[] = [];
+  private neverUsed = 0;
+  evictions = 0;
+  readonly events: string[] = [];
+
+  constructor(private readonly capacity: number) {
+    this.hashOf = new Array<number>(capacity).fill(-1);
+    this.refs = new Array<number>(capacity).fill(0);
+  }
+
+  allocate(): number {
+    let b: number;
+    if (this.free.length > 0) b = this.free.pop()!;
+    else if (this.neverUsed < this.capacity) b = this.neverUsed++;
+    else if (this.lru.length > 0) {
+      b = this.lru.shift()!;
+      const h = this.hashOf[b];
+      this.byHash.delete(h);
+      this.hashOf[b] = -1;
+      this.evictions++;
+      this.events.push(`removed ${h}`);
+    } else return -1;
+    this.refs[b] = 1;
+    return b;
+  }
+
+  register(b: number, hash: number): boolean {
+    if (this.hashOf[b] >= 0 || this.byHash.has(hash)) return false;
+    this.byHash.set(hash, b);
+    this.hashOf[b] = hash;
+    this.events.push(`stored ${hash}`);
+    return true;
+  }
+
+  lookup(hash: number): number {
+    return this.byHash.get(hash) ?? -1;
+  }
+
+  acquire(b: number): void {
+    if (this.refs[b]++ === 0) this.lru.splice(this.lru.indexOf(b), 1);
+  }
+
+  release(b: number): void {
+    if (--this.refs[b] > 0) return;
+    if (this.hashOf[b] >= 0) this.lru.push(b);
+    else this.free.push(b);
+  }
+
+  get inactiveBlocks(): number {
+    return this.lru.length;
+  }
+
+  get availableBlocks(): number {
+    return this.free.length + this.capacity - this.neverUsed + this.lru.length;
+  }
+
+  lruOrder(): number[] {
+    return [...this.lru];
+  }
+}
+
+const opArb = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constant("alloc" as const), hash: fc.option(fc.nat(60)) }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant("release" as const), pick: fc.nat() }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant("hit" as const), hash: fc.nat(60) }) },
+);
+
+describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
+  test.prop(
+    [fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 16 }), fc.array(opArb, { maxLength: 400 })],
+    { seed: 4242, numRuns: 300 },
+  )("same blocks, answers, lookups, events, LRU order and counters", (capacity, groupSpan, ops) => {
+    const pool = new KvBlockPool(capacity);
+    const ref = new ReferencePool(capacity);
+    const events: string[] = [];
+    pool.setListener({
+      onBlockStored: (h) => events.push(`stored ${h}`),
+      onBlockRemoved: (h) => events.push(`removed ${h}`),
+    });
+    // Many hashes share a group: long probe runs, stale entries and rebuilds on a small table.
+    const groupOf = (hash: number): number => Math.floor(hash / groupSpan) * 1_000_003;
+    const held: number[] = [];
+    for (const o of ops) {
+      if (o.op === "alloc") {
+        const b = pool.allocate();
+        expect(b).toBe(ref.allocate());
+        if (b >= 0) {
+          held.push(b);
+          if (o.hash !== null)
+            expect(pool.register(b, o.hash, groupOf(o.hash))).toBe(ref.register(b, o.hash));
+        }
+      } else if (o.op === "hit") {
+        const b = pool.lookup(o.hash, groupOf(o.hash));
+        expect(b).toBe(ref.lookup(o.hash));
+        if (b >= 0) {
+          pool.acquire(b);
+          ref.acquire(b);
+          held.push(b);
+        }
+      } else if (held.length > 0) {
+        const [b] = held.splice(o.pick % held.length, 1);
+        pool.release(b);
+        ref.release(b);
+      }
+      expect(pool.lruOrder()).toEqual(ref.lruOrder());
+      expect(pool.inactiveBlocks).toBe(ref.inactiveBlocks);
+      expect(pool.availableBlocks).toBe(ref.availableBlocks);
+      expect(pool.evictions).toBe(ref.evictions);
+    }
+    expect(events).toEqual(ref.events);
+    // Every hash the reference holds is found, and none it does not.
+    for (let h = 0; h <= 60; h++) expect(pool.lookup(h, groupOf(h))).toBe(ref.lookup(h));
+    const refs = new Int32Array(capacity);
+    for (const b of held) refs[b]++;
+    expect(pool.audit(refs)).toBeNull();
+  });
+});
