@@ -1,3 +1,4 @@
+import { mixBlockHash } from "../util/blockHashTable.js";
 import { BlockIndex } from "./blockIndex.js";
 
 /**
@@ -51,10 +52,10 @@ export class KvBlockPool {
    * a pool costs no O(capacity) loop to build (start-up, docs/performance.md).
    */
   private neverUsed = 0;
-  /** Hash → block; entries of evicted blocks go stale rather than being deleted (engine/blockIndex.ts). */
+  /** Hash → block of the registered blocks (engine/blockIndex.ts). */
   private readonly byHash: BlockIndex;
-  /** Each registered block's group key (`register`): where its index probe starts. */
-  private readonly groups: Float64Array;
+  /** Each registered block's index home (`register`): where its probe starts. */
+  private readonly homes: Int32Array;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
   private listener: KvEventListener | null = null;
@@ -70,8 +71,8 @@ export class KvBlockPool {
     }
     this.rec = rec;
     this.freeStack = new Int32Array(capacity);
-    this.groups = new Float64Array(capacity);
-    this.byHash = new BlockIndex(rec, STRIDE, HASH, capacity, this.groups);
+    this.homes = new Int32Array(capacity);
+    this.byHash = new BlockIndex(capacity, this.homes);
   }
 
   /** Sends future stored/removed events to `listener` (null: none). */
@@ -99,11 +100,11 @@ export class KvBlockPool {
   }
 
   /**
-   * Physical block registered under `hash`, or -1. `group` is the key the hash was registered
-   * with (engine/blockIndex.ts "Grouped probes"); a caller without groups passes the hash itself.
+   * Physical block registered under `hash`, or -1. `home` is the index home the hash was
+   * registered with (engine/blockIndex.ts "Grouped homes"); by default the hash's own mix.
    */
-  lookup(hash: number, group = hash): number {
-    return this.byHash.get(hash, group);
+  lookup(hash: number, home = mixBlockHash(hash)): number {
+    return this.byHash.get(hash, home);
   }
 
   isActive(block: number): boolean {
@@ -131,7 +132,7 @@ export class KvBlockPool {
       block = this.lruHead;
       this.lruRemove(block);
       const hash = rec[block * STRIDE + HASH];
-      // Its index entry goes stale with this (BlockIndex checks the record's hash).
+      this.byHash.delete(hash, this.homes[block]);
       rec[block * STRIDE + HASH] = -1;
       this.evictions++;
       if (this.listener !== null) this.listener.onBlockRemoved(hash);
@@ -144,14 +145,14 @@ export class KvBlockPool {
 
   /**
    * Registers a just-computed full block under its sequence hash, making it visible to later
-   * prefix lookups (of the same `group`, as `lookup`). Returns false (block stays private) when
+   * prefix lookups (with the same `home`, as `lookup`). Returns false (block stays private) when
    * the hash already has a copy.
    */
-  register(block: number, hash: number, group = hash): boolean {
+  register(block: number, hash: number, home = mixBlockHash(hash)): boolean {
     const at = block * STRIDE + HASH;
-    if (this.rec[at] >= 0 || !this.byHash.setIfAbsent(hash, group, block)) return false;
+    if (this.rec[at] >= 0 || !this.byHash.setIfAbsent(hash, home, block)) return false;
     this.rec[at] = hash;
-    this.groups[block] = group;
+    this.homes[block] = home;
     if (this.listener !== null) this.listener.onBlockStored(hash);
     return true;
   }
@@ -242,7 +243,7 @@ export class KvBlockPool {
       if (seen[b] === 0 && refs(b) <= 0) return `block ${b} is lost (neither free, inactive nor active)`;
       if (seen[b] !== 0 && refs(b) > 0) return `active block ${b} is also free or inactive`;
       const h = hashAt(b);
-      if (h >= 0 && this.byHash.get(h, this.groups[b]) !== b)
+      if (h >= 0 && this.byHash.get(h, this.homes[b]) !== b)
         return `registered block ${b} is not found under its hash`;
     }
     return null;

@@ -1,5 +1,6 @@
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
+import { mixBlockHash } from "../util/blockHashTable.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
@@ -101,7 +102,7 @@ export const Signal = {
 /** Output tokens a request gets: the requested count, cut where the context reaches max_model_len. */
 /**
  * Blocks per prefix-cache index group: a Mooncake hash id's 512 tokens are 8 engine blocks of 64
- * (engine/blockIndex.ts "Grouped probes").
+ * (engine/blockIndex.ts "Grouped homes").
  */
 const INDEX_GROUP = 8;
 
@@ -949,7 +950,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         s.outputHashes.push(outputBlockHash(parent, s.req, k));
       }
       const hash = this.hashOf(s, k);
-      if (this.pool.register(s.blocks[k], hash, this.groupOf(s, k)) && this.host !== null)
+      if (this.pool.register(s.blocks[k], hash, this.homeOf(s, k)) && this.host !== null)
         this.host.tier.store(hash);
     }
   }
@@ -965,7 +966,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const pool = this.pool;
     let k = 0;
     for (; k < limit; k++) {
-      const b = pool.lookup(this.hashOf(s, k), this.groupOf(s, k));
+      const b = pool.lookup(this.hashOf(s, k), this.homeOf(s, k));
       if (b < 0) break;
       hits[k] = b;
     }
@@ -973,11 +974,13 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   }
 
   /**
-   * The prefix-cache index group of block `k` of `s`: the hash of the first block of its run of
-   * `INDEX_GROUP` (engine/blockIndex.ts "Grouped probes"), which the prefix up to it determines.
+   * The prefix-cache index home of block `k` of `s` (engine/blockIndex.ts "Grouped homes"): the
+   * mix of the hash of the first block of its run of `INDEX_GROUP`, which the prefix up to it
+   * determines, plus its place in the run.
    */
-  private groupOf(s: Sequence, k: number): number {
-    return this.hashOf(s, k - (k % INDEX_GROUP));
+  private homeOf(s: Sequence, k: number): number {
+    const offset = k % INDEX_GROUP;
+    return (mixBlockHash(this.hashOf(s, k - offset)) + offset) | 0;
   }
 
   private hashOf(s: Sequence, k: number): number {

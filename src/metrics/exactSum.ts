@@ -26,9 +26,12 @@ const TWO_POW_128 = 2 ** 128;
 /** Veltkamp's splitter for doubles (2^27 + 1): x·x as an exact sum of two doubles. */
 const SPLITTER = 134217729;
 
-/** 2^(−16k) for window k ∈ [−40, 40): a value of window k scaled by it twice lies in [1, 2^32). */
-const HALF_SCALE = new Float64Array(80);
-for (let k = -40; k < 40; k++) HALF_SCALE[k + 40] = 2 ** (-16 * k);
+/** 2^(−32k) for window k ∈ [−31, 31] (at index k + 40): a value of window k scaled by it lies in [1, 2^32). */
+const SCALE = new Float64Array(80);
+for (let k = -31; k <= 31; k++) SCALE[k + 40] = 2 ** (-32 * k);
+const TWO_POW_MINUS_32 = 2 ** -32;
+const TWO_POW_MINUS_64 = 2 ** -64;
+const TWO_POW_MINUS_96 = 2 ** -96;
 
 // The binary exponent of a double, read from its bits (one typed-array alias, no allocation).
 const BITS = new Float64Array(1);
@@ -66,14 +69,19 @@ export class ExactSum {
       this.add(v, w - high * MAX_WEIGHT);
       return;
     }
-    // The 32-bit window of the value's leading bit: the usual magnitudes by comparison, others
-    // from the exponent bits (reading them back through an alias stalls the store buffer).
+    // The 32-bit window of the value's leading bit: the usual magnitudes (ms gaps, tokens/s, their
+    // squares and the squares' rounding errors) by comparison, others from the exponent bits
+    // (reading them back through an alias stalls the store buffer).
     let k: number;
     let windowShift = 0;
     if (v >= 1) {
       k = v < WINDOW ? 0 : v < WINDOW * WINDOW ? 1 : windowOf(v);
-    } else if (v >= 1 / WINDOW) {
+    } else if (v >= TWO_POW_MINUS_32) {
       k = -1;
+    } else if (v >= TWO_POW_MINUS_64) {
+      k = -2;
+    } else if (v >= TWO_POW_MINUS_96) {
+      k = -3;
     } else {
       k = windowOf(v);
       if (k < -31) {
@@ -83,8 +91,8 @@ export class ExactSum {
         windowShift = -4;
       }
     }
-    const half = HALF_SCALE[k + 40];
-    const scaled = v * half * half; // in [1, 2^32): exact (a power-of-two scaling)
+    // × 2^(−32k): in [1, 2^32), exactly (a power-of-two scaling, in range for |k| ≤ 31).
+    const scaled = k === 0 ? v : v * SCALE[k + 40];
     const c0 = Math.floor(scaled);
     const r1 = (scaled - c0) * WINDOW;
     const c1 = Math.floor(r1);

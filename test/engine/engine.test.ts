@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AdditiveTiming } from "../../src/timing/timingModel.js";
+import { mixBlockHash } from "../../src/util/blockHashTable.js";
 import { EngineHarness, engineConfig } from "../helpers/engineHarness.js";
 
 /** Fixed 10 ms prefill / 2 ms decode that also records what each pass asked for. */
@@ -138,9 +139,10 @@ describe("vLLM admission policy (mocker.md §1.3, policy tests)", () => {
     expect(h.engine.pool.inactiveBlocks).toBe(2);
     h.submit(1, 12, 10);
     h.pass(); // r1 takes the 2 free blocks and evicts the LRU head: the leaf (hash 2), not hash 1.
-    // The engine indexes blocks 0..7 of a prompt under the hash of block 0 (its index group).
-    expect(h.engine.pool.lookup(h.hashOf(0, 1), h.hashOf(0, 0))).toBe(-1);
-    expect(h.engine.pool.lookup(h.hashOf(0, 0), h.hashOf(0, 0))).toBeGreaterThanOrEqual(0);
+    // The engine's index homes of blocks 0..7 of a prompt follow the hash of block 0.
+    const home = (k: number): number => (mixBlockHash(h.hashOf(0, 0)) + k) | 0;
+    expect(h.engine.pool.lookup(h.hashOf(0, 1), home(1))).toBe(-1);
+    expect(h.engine.pool.lookup(h.hashOf(0, 0), home(0))).toBeGreaterThanOrEqual(0);
     h.submit(2, 8, 1);
     h.pass();
     // r2 hits hash 1 (inactive) but still needs 2 blocks with only 1 available: it waits.

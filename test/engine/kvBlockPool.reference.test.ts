@@ -4,7 +4,7 @@ import { KvBlockPool } from "../../src/engine/kvBlockPool.js";
 
 /**
  * The KV pool kept block at a time in plain structures — a `Map` from hash to block, an array
- * for the LRU list, a free stack — as the reference the typed-array pool (grouped index probes,
+ * for the LRU list, a free stack — as the reference the typed-array pool (grouped index homes,
  * stale index entries, records side by side; engine/blockIndex.ts) must match operation by
  * operation: every block handed out, every registration's answer, every lookup, every KV event,
  * the LRU order and the counters.
@@ -85,7 +85,7 @@ describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
   test.prop(
     [fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 16 }), fc.array(opArb, { maxLength: 400 })],
     { seed: 4242, numRuns: 300 },
-  )("same blocks, answers, lookups, events, LRU order and counters", (capacity, groupSpan, ops) => {
+  )("same blocks, answers, lookups, events, LRU order and counters", (capacity, runLength, ops) => {
     const pool = new KvBlockPool(capacity);
     const ref = new ReferencePool(capacity);
     const events: string[] = [];
@@ -93,8 +93,9 @@ describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
       onBlockStored: (h) => events.push(`stored ${h}`),
       onBlockRemoved: (h) => events.push(`removed ${h}`),
     });
-    // Many hashes share a group: long probe runs, stale entries and rebuilds on a small table.
-    const groupOf = (hash: number): number => Math.floor(hash / groupSpan) * 1_000_003;
+    // Hashes share groups of homes (as a prompt's runs of 8 blocks do): long probe runs, stale
+    // entries and rebuilds on a small table.
+    const homeOf = (hash: number): number => Math.floor(hash / runLength) * 1_000_003 + (hash % runLength);
     const held: number[] = [];
     for (const o of ops) {
       if (o.op === "alloc") {
@@ -102,11 +103,10 @@ describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
         expect(b).toBe(ref.allocate());
         if (b >= 0) {
           held.push(b);
-          if (o.hash !== null)
-            expect(pool.register(b, o.hash, groupOf(o.hash))).toBe(ref.register(b, o.hash));
+          if (o.hash !== null) expect(pool.register(b, o.hash, homeOf(o.hash))).toBe(ref.register(b, o.hash));
         }
       } else if (o.op === "hit") {
-        const b = pool.lookup(o.hash, groupOf(o.hash));
+        const b = pool.lookup(o.hash, homeOf(o.hash));
         expect(b).toBe(ref.lookup(o.hash));
         if (b >= 0) {
           pool.acquire(b);
@@ -125,7 +125,7 @@ describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
     }
     expect(events).toEqual(ref.events);
     // Every hash the reference holds is found, and none it does not.
-    for (let h = 0; h <= 60; h++) expect(pool.lookup(h, groupOf(h))).toBe(ref.lookup(h));
+    for (let h = 0; h <= 60; h++) expect(pool.lookup(h, homeOf(h))).toBe(ref.lookup(h));
     const refs = new Int32Array(capacity);
     for (const b of held) refs[b]++;
     expect(pool.audit(refs)).toBeNull();
