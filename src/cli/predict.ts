@@ -2,7 +2,6 @@ import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
 import type { Stack } from "../config/runSpec.js";
 import { runPrediction } from "../pipeline/run.js";
-import { renderFleetBlock } from "../report/fleetBlock.js";
 import { stableLine, stableStringify } from "../report/json.js";
 import {
   checkOutputDir,
@@ -217,8 +216,9 @@ async function predictLocked(
     io.err(`${saved}\n`);
   } else {
     // The AIPerf table as the reference prints it, then fleetsim's fleet block (docs/metrics.md).
-    // cli-table3 loads only for the table (start-up, docs/performance.md).
+    // cli-table3 and the fleet block's reader load only to print them (start-up, docs/performance.md).
     const { renderSummaryTable } = await import("../report/table.js");
+    const { renderFleetBlock } = await import("../report/fleetBlock.js");
     io.out(`${renderSummaryTable(prediction.summary)}\n\n${renderFleetBlock(prediction)}\n${saved}\n`);
   }
 }

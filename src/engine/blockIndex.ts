@@ -1,4 +1,6 @@
 const EMPTY = -1;
+/** Slots of a new table (it doubles as keys arrive, up to 4 per block of the pool). */
+const INITIAL_SLOTS = 1024;
 
 /**
  * The KV pool's hash → block index (engine/kvBlockPool.ts), built for the replay's hottest loop:
@@ -16,13 +18,18 @@ const EMPTY = -1;
  * - **Eager deletion, low load.** An evicted block's entry is removed at once (linear probing's
  *   backward shift, which reads each moved entry's home from `homes`): an evicted block is the
  *   LRU head, and its run's other blocks are evicted next, so their slots are already in cache.
- *   The table holds at most `capacity` keys in 4 × `capacity` slots: a probe for an absent key,
- *   which every registration makes, ends at an empty slot after a short run. (Lazily deleted
- *   entries, kept until a rebuild, filled the table to one half and made those runs long.)
+ *   The table keeps at least 4 slots per key (at most `capacity` keys): a probe for an absent
+ *   key, which every registration makes, ends at an empty slot after a short run. (Lazily
+ *   deleted entries, kept until a rebuild, filled the table to one half and made those runs
+ *   long.) It starts small and doubles as keys arrive, so a pool costs nothing up front.
  */
 export class BlockIndex {
-  private readonly entries: Float64Array;
-  private readonly mask: number;
+  private entries: Float64Array;
+  private mask: number;
+  /** Keys held. */
+  private count = 0;
+  /** Slots the table grows to: at least 4 per block of the pool. */
+  private readonly maxSize: number;
 
   /** `homes[b]`: the home block b's hash was registered with, while it holds one. */
   constructor(
@@ -31,8 +38,10 @@ export class BlockIndex {
   ) {
     let size = 16;
     while (size < 4 * capacity) size *= 2;
-    this.entries = new Float64Array(2 * size).fill(EMPTY);
-    this.mask = size - 1;
+    this.maxSize = size;
+    const initial = Math.min(size, INITIAL_SLOTS);
+    this.entries = new Float64Array(2 * initial).fill(EMPTY);
+    this.mask = initial - 1;
   }
 
   /** The block registered under `key` (whose home is `home`), or −1. */
@@ -62,9 +71,34 @@ export class BlockIndex {
       if (k === EMPTY) break;
       i = (i + 1) & mask;
     }
+    if (4 * (this.count + 1) > this.mask + 1 && this.mask + 1 < this.maxSize) {
+      this.grow();
+      return this.setIfAbsent(key, home, block);
+    }
     entries[2 * i] = key;
     entries[2 * i + 1] = block;
+    this.count++;
     return true;
+  }
+
+  /** Doubles the table, reinserting every key from its home. */
+  private grow(): void {
+    const old = this.entries;
+    const size = 2 * (this.mask + 1);
+    const entries = new Float64Array(2 * size).fill(EMPTY);
+    const mask = size - 1;
+    const homes = this.homes;
+    for (let e = 0; e < old.length; e += 2) {
+      const key = old[e];
+      if (key === EMPTY) continue;
+      const block = old[e + 1];
+      let i = homes[block] & mask;
+      while (entries[2 * i] !== EMPTY) i = (i + 1) & mask;
+      entries[2 * i] = key;
+      entries[2 * i + 1] = block;
+    }
+    this.entries = entries;
+    this.mask = mask;
   }
 
   /** Removes `key` (whose home is `home`); later entries of its probe run shift back into the hole. */
@@ -76,6 +110,7 @@ export class BlockIndex {
       if (entries[2 * hole] === EMPTY) return;
       hole = (hole + 1) & mask;
     }
+    this.count--;
     const homes = this.homes;
     let j = hole;
     for (;;) {

@@ -31,6 +31,21 @@ const NEXT = 2;
 const REFS = 3;
 const STRIDE = 4;
 
+/** Records made when a pool is built; they double as blocks are first handed out. */
+const INITIAL_RECORDS = 1024;
+
+/** `records` copied into records for `blocks` blocks, the new ones blank (no hash, no links, no references). */
+function blankRecords(records: Float64Array, blocks: number): Float64Array {
+  const rec = new Float64Array(blocks * STRIDE);
+  rec.set(records);
+  for (let at = records.length; at < rec.length; at += STRIDE) {
+    rec[at + HASH] = -1;
+    rec[at + PREV] = -1;
+    rec[at + NEXT] = -1;
+  }
+  return rec;
+}
+
 export class KvBlockPool {
   readonly capacity: number;
   /**
@@ -38,7 +53,7 @@ export class KvBlockPool {
    * count — side by side, so that evicting, reusing or releasing a block touches one cache line
    * instead of one per field (the replay's per-block work is memory-bound; docs/performance.md).
    */
-  private readonly rec: Float64Array;
+  private rec: Float64Array;
   /** The LRU list of inactive blocks: oldest at the head (−1 when empty). */
   private lruHead = -1;
   private lruTail = -1;
@@ -63,13 +78,7 @@ export class KvBlockPool {
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`KV capacity must be > 0 blocks`);
     this.capacity = capacity;
-    const rec = new Float64Array(capacity * STRIDE);
-    for (let b = 0; b < capacity; b++) {
-      rec[b * STRIDE + HASH] = -1;
-      rec[b * STRIDE + PREV] = -1;
-      rec[b * STRIDE + NEXT] = -1;
-    }
-    this.rec = rec;
+    this.rec = blankRecords(new Float64Array(0), Math.min(capacity, INITIAL_RECORDS));
     this.freeStack = new Int32Array(capacity);
     this.homes = new Int32Array(capacity);
     this.byHash = new BlockIndex(capacity, this.homes);
@@ -128,6 +137,13 @@ export class KvBlockPool {
       block = this.freeStack[--this.freeTop];
     } else if (this.neverUsed < this.capacity) {
       block = this.neverUsed++;
+      if (block * STRIDE === rec.length) {
+        // Records exist for the blocks handed out so far: double them (a pool costs nothing up
+        // front; docs/performance.md "Start-up").
+        this.rec = blankRecords(rec, Math.min(this.capacity, 2 * block));
+        this.rec[block * STRIDE + REFS] = 1;
+        return block;
+      }
     } else if (this.lruHead >= 0) {
       block = this.lruHead;
       this.lruRemove(block);
@@ -209,8 +225,9 @@ export class KvBlockPool {
   audit(expectedRefs: Int32Array): string | null {
     const cap = this.capacity;
     const rec = this.rec;
-    const refs = (b: number): number => rec[b * STRIDE + REFS];
-    const hashAt = (b: number): number => rec[b * STRIDE + HASH];
+    // Blocks never handed out have no record yet: unreferenced and unregistered.
+    const refs = (b: number): number => (b * STRIDE < rec.length ? rec[b * STRIDE + REFS] : 0);
+    const hashAt = (b: number): number => (b * STRIDE < rec.length ? rec[b * STRIDE + HASH] : -1);
     const seen = new Uint8Array(cap);
     for (let i = 0; i < this.freeTop; i++) {
       const b = this.freeStack[i];
@@ -251,6 +268,6 @@ export class KvBlockPool {
 
   /** Registered hash of a block or -1 (tests and diagnostics). */
   hashOf(block: number): number {
-    return this.rec[block * STRIDE + HASH];
+    return block * STRIDE < this.rec.length ? this.rec[block * STRIDE + HASH] : -1;
   }
 }

@@ -326,7 +326,26 @@ function lazyDecodeGrid(g: CompactGrid, kind: "gemm" | "attention" | "line", ste
 }
 
 export function decodeCompact(j: CompactJson): OpTableData {
-  return {
+  // The MoE shape lists are parsed on first read: a dense model never reads them (start-up,
+  // docs/performance.md "Start-up").
+  let moe: MoeTable[] | null = null;
+  let moeBalanced: MoeTable[] | null = null;
+  const lazyMoe = {
+    get moe(): MoeTable[] {
+      moe ??= decodeMoe(j.moe, j.logStep);
+      return moe;
+    },
+  };
+  const lazyBalanced =
+    j.moeBalanced === undefined
+      ? {}
+      : {
+          get moeBalanced(): MoeTable[] {
+            moeBalanced ??= decodeMoe(j.moeBalanced!, j.logStep);
+            return moeBalanced;
+          },
+        };
+  const data: OpTableData = {
     gpu: j.gpu,
     ...(j.backend === undefined ? {} : { backend: j.backend }),
     ...(j.filledFromVllm === undefined ? {} : { filledFromVllm: j.filledFromVllm }),
@@ -347,7 +366,12 @@ export function decodeCompact(j: CompactJson): OpTableData {
     allReduceSource: j.allReduceSource,
     allReduce: j.allReduce.map((t) => ({ numGpus: t.numGpus, grid: lazyDecodeGrid(t, "line", j.logStep) })),
     moeDistribution: j.moeDistribution,
-    moe: decodeMoe(j.moe, j.logStep),
-    ...(j.moeBalanced === undefined ? {} : { moeBalanced: decodeMoe(j.moeBalanced, j.logStep) }),
+    moe: [],
   };
+  // Getters, not values: defined after the spread-free literal above so that they stay lazy.
+  Object.defineProperties(data, {
+    ...Object.getOwnPropertyDescriptors(lazyMoe),
+    ...Object.getOwnPropertyDescriptors(lazyBalanced),
+  });
+  return data;
 }

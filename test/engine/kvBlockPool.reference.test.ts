@@ -130,4 +130,51 @@ describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
     for (const b of held) refs[b]++;
     expect(pool.audit(refs)).toBeNull();
   });
+
+  test.prop(
+    [fc.integer({ min: 1200, max: 5000 }), fc.array(fc.nat(), { minLength: 2000, maxLength: 2000 })],
+    {
+      seed: 4243,
+      numRuns: 12,
+    },
+  )(
+    "a large pool: records and index grow as blocks are first handed out, with the same answers",
+    (capacity, picks) => {
+      const pool = new KvBlockPool(capacity);
+      const ref = new ReferencePool(capacity);
+      const held: number[] = [];
+      const homeOf = (hash: number): number => Math.floor(hash / 8) * 7919 + (hash % 8);
+      let next = 0;
+      for (const pick of picks) {
+        // Mostly new blocks of new prompts (runs of 8 hashes), some hits on earlier ones, releases.
+        for (let k = 0; k < 4; k++) {
+          const b = pool.allocate();
+          expect(b).toBe(ref.allocate());
+          if (b < 0) break;
+          held.push(b);
+          const hash = next++;
+          expect(pool.register(b, hash, homeOf(hash))).toBe(ref.register(b, hash));
+        }
+        const old = pick % Math.max(1, next);
+        const hit = pool.lookup(old, homeOf(old));
+        expect(hit).toBe(ref.lookup(old));
+        if (hit >= 0) {
+          pool.acquire(hit);
+          ref.acquire(hit);
+          held.push(hit);
+        }
+        while (held.length > capacity / 2) {
+          const [b] = held.splice(pick % held.length, 1);
+          pool.release(b);
+          ref.release(b);
+        }
+      }
+      expect(pool.evictions).toBe(ref.evictions);
+      expect(pool.lruOrder()).toEqual(ref.lruOrder());
+      for (let h = 0; h < next; h += 3) expect(pool.lookup(h, homeOf(h))).toBe(ref.lookup(h));
+      const refs = new Int32Array(capacity);
+      for (const b of held) refs[b]++;
+      expect(pool.audit(refs)).toBeNull();
+    },
+  );
 });
