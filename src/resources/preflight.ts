@@ -10,11 +10,13 @@
  * typed-array columns, per KV block of the engines' pools, fixed costs of the op tables and of a
  * sweep worker process.
  */
+
 import { engineBlockSize } from "../config/blockSize.js";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { TraceFormat } from "../config/traceFormats.js";
 import { DEFAULT_COLLECT_LIMIT } from "../metrics/exactStatsBuilder.js";
 import { DEFAULT_CHUNK_ROWS, DEFAULT_RESIDENT_ROWS, REQUEST_LOG_ROW_BYTES } from "../metrics/requestLog.js";
+import { retainedBytes } from "../traffic/mooncakeStream.js";
 import type { ResourceBudget } from "./budget.js";
 import { scanTrace } from "./traceScan.js";
 
@@ -268,7 +270,12 @@ function workloadBytes(w: WorkloadSize, liveRows: number, share = 1): number {
     Math.min(rows, c.summaryRows) * c.summaryBytesPerRow;
   if (w.streamed) {
     const blocksPerRow = w.rows === 0 ? 0 : w.engineBlocks / w.rows;
-    return ends + c.streamBufferBytes + liveRows * (c.bytesPerLiveRow + blocksPerRow * c.bytesPerEngineBlock);
+    return (
+      ends +
+      c.streamBufferBytes +
+      retainedBytes(rows, share * w.hashIds) +
+      liveRows * (c.bytesPerLiveRow + blocksPerRow * c.bytesPerEngineBlock)
+    );
   }
   const perRow = c.bytesPerRow + (w.format === "dynamo" ? c.dynamoBytesPerRow : 0);
   // The one-file formats are all read as Mooncake rows are (u32 hash ids).

@@ -13,10 +13,15 @@
  * turns wait for their previous turn), or a timestamp earlier than the previous row's — and the
  * caller loads the table instead. The second pass (`fill`) reads a chunk of the file at a time.
  * A trace that changed between the passes fails with a TraceError at the line where they differ.
+ *
+ * A trace whose rows fit `RETAIN_BYTES` (about 2.5 M rows of the FAST'25 traces) is kept as the
+ * first pass parsed it — timestamps, lengths, hash ids, request and session ids in typed columns —
+ * and the second pass reads those instead of parsing the file again (the parse was a third of the
+ * replay's reading cost); a longer one is read again, in bounded memory, as before.
  */
 import { RowWindow, relayoutArray, relayoutI32 } from "../util/rowWindow.js";
 import { computeBlockHashes, fullBlockCount } from "./blockHashes.js";
-import { GrowableU32 } from "./columns.js";
+import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
 import { JsonlLineReader, readJsonlLines } from "./jsonlReader.js";
 import { checkFirstTurn, MooncakeRowParser } from "./mooncakeRow.js";
 import type { RequestSource, WorkloadInfo } from "./requestSource.js";
@@ -36,6 +41,8 @@ export interface MooncakeStreamOptions {
   readonly hashChunkSize?: number;
   /** Bytes of the trace read at a time (default 1 MiB; tests: small, to stream a small file). */
   readonly readChunkBytes?: number;
+  /** Keep the first pass's rows for the second (default true; tests: false, to read the file twice). */
+  readonly retainRows?: boolean;
 }
 
 /** What the first pass learned. */
@@ -44,13 +51,66 @@ interface FirstPass {
   readonly firstMs: number;
   readonly lastMs: number;
   readonly longestContext: number;
+  /** Every row as parsed, when they fit `RETAIN_BYTES`; null when the second pass reads the file. */
+  readonly retained: RetainedRows | null;
+}
+
+/** Bytes of parsed rows the first pass keeps for the second (`RetainedRows`). */
+export const RETAIN_BYTES = 64 * 2 ** 20;
+
+/** Bytes `RetainedRows` holds for every row of a trace, without the strings: at most `RETAIN_BYTES`. */
+export function retainedBytes(rows: number, hashIds: number): number {
+  return Math.min(RETAIN_BYTES, rows * RETAINED_BYTES_PER_ROW + 4 * hashIds);
+}
+
+/** A retained row's timestamp, lengths and id offset, with the columns' doubling slack. */
+const RETAINED_BYTES_PER_ROW = 40;
+
+/** The rows of a trace as the first pass parsed them, in row order. */
+class RetainedRows {
+  readonly timestampMs = new GrowableF64(1024);
+  readonly inputLength = new GrowableI32(1024);
+  readonly outputLength = new GrowableI32(1024);
+  /** Row r's hash ids are `ids[idStart[r] .. idStart[r + 1])`. */
+  readonly idStart = new GrowableI32(1024);
+  readonly ids = new GrowableU32(16_384);
+  readonly requestIds: (string | null)[] = [];
+  readonly sessionIds: (string | null)[] = [];
+  /** Bytes held, strings counted at two bytes a character. */
+  bytes = 0;
+
+  constructor() {
+    this.idStart.push(0);
+  }
+
+  /** Keeps one row; false once the rows would exceed `RETAIN_BYTES` (the caller drops them). */
+  add(
+    timestampMs: number,
+    inputLength: number,
+    outputLength: number,
+    ids: GrowableU32,
+    requestId: string | null,
+    sessionId: string | null,
+  ): boolean {
+    this.bytes +=
+      RETAINED_BYTES_PER_ROW + 4 * ids.length + 2 * ((requestId?.length ?? 0) + (sessionId?.length ?? 0));
+    if (this.bytes > RETAIN_BYTES) return false;
+    this.timestampMs.push(timestampMs);
+    this.inputLength.push(inputLength);
+    this.outputLength.push(outputLength);
+    for (let k = 0; k < ids.length; k++) this.ids.push(ids.data[k]);
+    this.idStart.push(this.ids.length);
+    this.requestIds.push(requestId);
+    this.sessionIds.push(sessionId);
+    return true;
+  }
 }
 
 /**
  * Validates the trace and sizes it (the first pass); null when it is not a stream of single-turn
  * requests in timestamp order.
  */
-async function firstPass(path: string, traceBlockSize: number): Promise<FirstPass | null> {
+async function firstPass(path: string, traceBlockSize: number, retain: boolean): Promise<FirstPass | null> {
   const parser = new MooncakeRowParser(path, traceBlockSize);
   const ids = new GrowableU32(256);
   const sessions = new Set<string>();
@@ -58,6 +118,7 @@ async function firstPass(path: string, traceBlockSize: number): Promise<FirstPas
   let firstMs = Number.NaN;
   let lastMs = Number.NaN;
   let longest = -1;
+  let retained: RetainedRows | null = retain ? new RetainedRows() : null;
   try {
     await readJsonlLines(path, (text, lineNo) => {
       ids.length = 0;
@@ -73,6 +134,11 @@ async function firstPass(path: string, traceBlockSize: number): Promise<FirstPas
       lastMs = f.timestampMs;
       const ctx = f.inputLength + f.outputLength - 1;
       if (ctx > longest) longest = ctx;
+      if (
+        retained !== null &&
+        !retained.add(f.timestampMs, f.inputLength, f.outputLength, ids, f.requestId, f.sessionId)
+      )
+        retained = null;
       rows++;
     });
   } catch (err) {
@@ -80,7 +146,7 @@ async function firstPass(path: string, traceBlockSize: number): Promise<FirstPas
     throw err;
   }
   if (rows === 0) throw new TraceError(path, 0, "trace has no rows");
-  return { rows, firstMs, lastMs, longestContext: longest };
+  return { rows, firstMs, lastMs, longestContext: longest, retained };
 }
 
 /** Thrown out of the first pass's line callback to stop it (not an error: the table loader takes over). */
@@ -94,7 +160,7 @@ export async function openMooncakeStream(
   path: string,
   opts: MooncakeStreamOptions,
 ): Promise<MooncakeStream | null> {
-  const pass = await firstPass(path, opts.traceBlockSize);
+  const pass = await firstPass(path, opts.traceBlockSize, opts.retainRows ?? true);
   return pass === null ? null : new MooncakeStream(path, opts, pass);
 }
 
@@ -154,6 +220,8 @@ export class MooncakeStream implements RequestSource {
   private readonly rows: number;
   private readonly readChunkBytes: number | undefined;
   private reader: JsonlLineReader | null = null;
+  /** The first pass's rows, read instead of the file when it kept them. */
+  private readonly retained: RetainedRows | null;
   private readonly parser: MooncakeRowParser;
   private readonly ids = new GrowableU32(256);
   private readonly chunks: HashChunks;
@@ -179,6 +247,7 @@ export class MooncakeStream implements RequestSource {
     this.rows = pass.rows;
     this.shiftMs = pass.firstMs;
     this.readChunkBytes = opts.readChunkBytes;
+    this.retained = pass.retained;
     this.chunks = new HashChunks(opts.hashChunkSize ?? DEFAULT_HASH_CHUNK);
     this.info = {
       count: pass.rows,
@@ -219,6 +288,28 @@ export class MooncakeStream implements RequestSource {
   }
 
   async fill(untilMs: number): Promise<void> {
+    const kept = this.retained;
+    if (kept !== null) {
+      while (this.readyUntilMs <= untilMs && this.readyUntilMs !== Number.POSITIVE_INFINITY) {
+        const row = this.window.read;
+        if (row === this.rows) {
+          this.end();
+          break;
+        }
+        const from = kept.idStart.data[row];
+        this.addRow(
+          kept.timestampMs.data[row],
+          kept.inputLength.data[row],
+          kept.outputLength.data[row],
+          kept.ids.data,
+          from,
+          kept.idStart.data[row + 1] - from,
+          kept.requestIds[row],
+          kept.sessionIds[row],
+        );
+      }
+      return;
+    }
     if (this.reader === null && this.window.read === 0)
       this.reader = await JsonlLineReader.open(this.path, this.readChunkBytes);
     const reader = this.reader;
@@ -249,17 +340,40 @@ export class MooncakeStream implements RequestSource {
     // The first pass accepted every row as a stream; a row it would not have means the file changed.
     if (row >= this.rows || !(f.timestampMs >= this.lastMs))
       throw parser.error("timestamp", "the trace changed while it was read (a row added or out of order)");
-    this.lastMs = f.timestampMs;
+    this.addRow(
+      f.timestampMs,
+      f.inputLength,
+      f.outputLength,
+      ids.data,
+      0,
+      f.hashIdCount,
+      f.requestId,
+      f.sessionId,
+    );
+  };
+
+  /** The next row, read from the file or from the first pass's rows: hashed and placed in the window. */
+  private addRow(
+    timestampMs: number,
+    isl: number,
+    outputLength: number,
+    ids: Uint32Array,
+    idStart: number,
+    idCount: number,
+    requestId: string | null,
+    sessionId: string | null,
+  ): void {
+    const row = this.window.read;
+    this.lastMs = timestampMs;
     this.window.reserve(row + 1);
     const i = row & this.mask;
-    const isl = f.inputLength;
     const n = fullBlockCount(isl, this.engineBlockSize);
     const place = this.chunks;
     place.place(n);
     computeBlockHashes(
-      ids.data,
-      0,
-      f.hashIdCount,
+      ids,
+      idStart,
+      idCount,
       this.traceBlockSize,
       isl,
       this.engineBlockSize,
@@ -267,17 +381,17 @@ export class MooncakeStream implements RequestSource {
       place.start,
     );
     this.inputLengths[i] = isl;
-    this.outputLengths[i] = f.outputLength;
+    this.outputLengths[i] = outputLength;
     this.hashArrays[i] = place.array;
     this.hashStarts[i] = place.start;
     this.hashCounts[i] = n;
-    this.requestIds[i] = f.requestId;
-    this.sessionIds[i] = f.sessionId;
+    this.requestIds[i] = requestId;
+    this.sessionIds[i] = sessionId;
     this.window.read = row + 1;
-    const arrival = this.shifted(f.timestampMs) / this.speedup;
+    const arrival = this.shifted(timestampMs) / this.speedup;
     this.readyUntilMs = arrival;
     this.onRead?.(row, arrival);
-  };
+  }
 
   inputLength(row: number): number {
     return this.inputLengths[row & this.mask];

@@ -2,6 +2,7 @@
  * The preflight plan (docs/resources.md §2): the pass over the trace (rows, prompt blocks, hash
  * ids, span; plain, gzip, Dynamo, sampled) and the estimate built from what the run holds.
  */
+
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -20,6 +21,7 @@ import {
   scanTrace,
   type WorkloadSize,
 } from "../../src/resources/index.js";
+import { RETAIN_BYTES } from "../../src/traffic/mooncakeStream.js";
 import { plannerSettings } from "../helpers/planner.js";
 import { tempDir, traceSpec } from "../helpers/specs.js";
 
@@ -184,7 +186,11 @@ describe("planResources", () => {
     const ends = C.requestLogResidentRows * C.requestLogBytesPerRow + C.summaryRows * C.summaryBytesPerRow;
     expect(plan.traceBytes).toBe(
       Math.round(
-        ends + C.streamBufferBytes + plan.liveRows * (C.bytesPerLiveRow + 188 * C.bytesPerEngineBlock),
+        ends +
+          C.streamBufferBytes +
+          // The first pass's rows kept for the second, up to their cap (traffic/mooncakeStream.ts).
+          RETAIN_BYTES +
+          plan.liveRows * (C.bytesPerLiveRow + 188 * C.bytesPerEngineBlock),
       ),
     );
     // Five times the rows: the same estimate (the log past its resident rows is on disk).

@@ -76,6 +76,7 @@ async function replay(
   spec: RunSpec,
   c: Setup,
   streamed: boolean,
+  retainRows = false,
 ): Promise<{ result: ReplayResult; window: number }> {
   const path = spec.source.type === "trace" ? spec.source.path : "";
   const opts = { traceBlockSize: 4, engineBlockSize: 4, speedup: c.speedup };
@@ -86,6 +87,7 @@ async function replay(
       initialWindowRows: 1,
       hashChunkSize: c.hashChunkSize,
       readChunkBytes: 256,
+      retainRows,
     });
     if (stream === null) throw new Error("a single-turn trace in timestamp order must stream");
     workload = stream;
@@ -113,6 +115,10 @@ describe("a streamed trace ≡ the same trace as a table", () => {
         const table = await replay(spec, c, false);
         const stream = await replay(spec, c, true);
         expect(fingerprint(spec, stream.result, 5)).toBe(fingerprint(spec, table.result));
+        // The same rows kept from the first pass instead of read from the file again.
+        const kept = await replay(spec, c, true, true);
+        expect(fingerprint(spec, kept.result, 5)).toBe(fingerprint(spec, table.result));
+        kept.result.requests.close();
         if (stream.window < rows.length) wrapped++;
         stream.result.requests.close();
       }),

@@ -132,7 +132,12 @@ async function replayStream(n: number): Promise<{ result: ReplayResult; stream: 
   const path = writeTrace(rows(n, 5));
   const spec = traceSpec(path, { role: { replicas: 2, numGpuBlocks: 64 } });
   // 4 KiB a read (~60 rows), a window that starts at its minimum.
-  const stream = await openMooncakeStream(path, { ...OPTS, readChunkBytes: 4096, initialWindowRows: 1 });
+  const stream = await openMooncakeStream(path, {
+    ...OPTS,
+    readChunkBytes: 4096,
+    initialWindowRows: 1,
+    retainRows: false,
+  });
   const timings = await createRoleTimings(spec.engine);
   const result = await new Replay(spec, stream!, timings, { capturePerRequest: false }).run();
   return { result, stream: stream! };
@@ -162,7 +167,7 @@ describe("memory holds a window of rows, not the trace", () => {
 
   it("a row's hashes go with it: released rows hold none, in-flight ones share packed chunks", async () => {
     const path = writeTrace(rows(50));
-    const stream = (await openMooncakeStream(path, { ...OPTS, hashChunkSize: 16 }))!;
+    const stream = (await openMooncakeStream(path, { ...OPTS, hashChunkSize: 16, retainRows: false }))!;
     await stream.fill(Number.NEGATIVE_INFINITY);
     expect(stream.window.read).toBe(50); // one read of a small file
     // Two full blocks each: eight rows to a chunk of 16, at offsets 0, 2, 4, …
@@ -188,7 +193,8 @@ describe("the file changes between the passes", () => {
   it("a row added after the first pass fails with a TraceError at its line", async () => {
     const path = writeTrace(rows(20));
     const spec = traceSpec(path);
-    const stream = (await openMooncakeStream(path, OPTS))!;
+    // Read from the file again (a trace this small is otherwise kept from the first pass).
+    const stream = (await openMooncakeStream(path, { ...OPTS, retainRows: false }))!;
     appendFileSync(path, `${JSON.stringify(rows(21)[20])}\n`);
     const replay = new Replay(spec, stream, await createRoleTimings(spec.engine), {
       capturePerRequest: false,
@@ -196,6 +202,18 @@ describe("the file changes between the passes", () => {
     const err = await rejection(replay.run());
     expect(err).toBeInstanceOf(TraceError);
     expect((err as Error).message).toMatch(new RegExp(`^${path}:21: .*the trace changed while it was read`));
+  });
+
+  it("rows kept from the first pass: what was validated is what replays, whatever the file holds now", async () => {
+    const path = writeTrace(rows(20));
+    const spec = traceSpec(path);
+    const stream = (await openMooncakeStream(path, OPTS))!;
+    appendFileSync(path, `${JSON.stringify(rows(21)[20])}\n`);
+    const result = await new Replay(spec, stream, await createRoleTimings(spec.engine), {
+      capturePerRequest: false,
+    }).run();
+    expect(result.collector.arrived).toBe(20);
+    result.requests.close();
   });
 
   it("a stream is read asynchronously: runSync refuses it", async () => {
