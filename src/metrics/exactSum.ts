@@ -9,19 +9,22 @@
  * and population variance of the samples, whatever their order (test/metrics/exactSum.test.ts
  * checks them against rational arithmetic).
  *
- * Representation: a fixed-point number in limbs of 32 bits. Limb `i` holds an integer
- * (|limb| < 2^52 between operations) of weight 2^(32·(i − BIAS)), so every finite double whose
- * magnitude lies in [2^-1088, 2^1280) is a sum of at most three limbs' worth of 32-bit chunks.
- * Adding `weight × value` adds `weight × chunk` (< 2^52: exact) to three limbs and carries a limb
- * that reaches 2^52 into the next one. The limbs are read back as one BigInt only to round.
+ * Representation: a fixed-point number in limbs of 32 bits. Limb `i` holds an integer of weight
+ * 2^(32·(i − BIAS)), so every finite double whose magnitude lies in [2^-1088, 2^1280) is a sum of
+ * at most three limbs' worth of 32-bit chunks. Adding `weight × value` (|weight| < 2^10) adds
+ * `weight × chunk` (< 2^42: exact) to three limbs with no test; every `ADDS_PER_NORMALIZE` adds
+ * the limbs are brought back to [0, 2^32) by carrying into the next one, so a limb stays below
+ * 2^32 + 2^10 · 2^42 < 2^53 and every operation is exact. The limbs are read back as one BigInt
+ * only to round.
  */
 
 const LIMBS = 80;
 const BIAS = 40;
 const WINDOW = 4294967296; // 2^32
-const CARRY_AT = 4503599627370496; // 2^52
-/** Weights below this times a 32-bit chunk stay below 2^52. */
-const MAX_WEIGHT = 1048576; // 2^20
+/** Weights below this times a 32-bit chunk stay below 2^42. */
+const MAX_WEIGHT = 1024; // 2^10
+/** Adds of at most 2^42 each between normalizations: limbs stay below 2^53. */
+const ADDS_PER_NORMALIZE = 1024;
 const TWO_POW_128 = 2 ** 128;
 /** Veltkamp's splitter for doubles (2^27 + 1): x·x as an exact sum of two doubles. */
 const SPLITTER = 134217729;
@@ -46,6 +49,8 @@ function windowOf(v: number): number {
 
 export class ExactSum {
   private readonly limbs = new Float64Array(LIMBS);
+  /** Adds since the limbs were last normalized. */
+  private adds = 0;
   /** A non-finite value was added: the sum is not a number any more. */
   private nonFinite = false;
 
@@ -63,7 +68,7 @@ export class ExactSum {
       w = -w;
     }
     if (w >= MAX_WEIGHT || w <= -MAX_WEIGHT) {
-      // A large weight in two parts: w = high · 2^20 + low (value · 2^20 is exact).
+      // A large weight in two parts: w = high · 2^10 + low (value · 2^10 is exact).
       const high = Math.trunc(w / MAX_WEIGHT);
       this.add(v * MAX_WEIGHT, high);
       this.add(v, w - high * MAX_WEIGHT);
@@ -103,29 +108,30 @@ export class ExactSum {
     limbs[i] += c0 * w;
     limbs[i - 1] += c1 * w;
     limbs[i - 2] += c2 * w;
-    if (Math.abs(limbs[i]) >= CARRY_AT) this.carry(i);
-    if (Math.abs(limbs[i - 1]) >= CARRY_AT) this.carry(i - 1);
-    if (Math.abs(limbs[i - 2]) >= CARRY_AT) this.carry(i - 2);
+    if (++this.adds === ADDS_PER_NORMALIZE) this.normalize();
   }
 
-  /** Moves the part of limb `i` above 32 bits into limb `i + 1`. */
-  private carry(i: number): void {
+  /** Carries every limb's part above 32 bits into the next: limbs in [0, 2^32) but the top one. */
+  private normalize(): void {
     const limbs = this.limbs;
-    for (let j = i; j < LIMBS - 1 && Math.abs(limbs[j]) >= CARRY_AT; j++) {
+    for (let j = 0; j < LIMBS - 1; j++) {
       const q = Math.floor(limbs[j] / WINDOW);
-      limbs[j] -= q * WINDOW;
-      limbs[j + 1] += q;
+      if (q !== 0) {
+        limbs[j] -= q * WINDOW;
+        limbs[j + 1] += q;
+      }
     }
+    this.adds = 0;
   }
 
   /** Adds everything `other` holds, `sign` (±1) times. */
   addSum(other: ExactSum, sign: 1 | -1): void {
     if (other.nonFinite) this.nonFinite = true;
+    this.normalize();
+    other.normalize();
     const limbs = this.limbs;
-    for (let i = 0; i < LIMBS; i++) {
-      limbs[i] += sign * other.limbs[i];
-      if (Math.abs(limbs[i]) >= CARRY_AT) this.carry(i);
-    }
+    for (let i = 0; i < LIMBS; i++) limbs[i] += sign * other.limbs[i];
+    this.normalize();
   }
 
   /** Whether a non-finite value was added. */
@@ -147,6 +153,7 @@ export class ExactSum {
   }
 
   copyFrom(other: ExactSum): void {
+    this.adds = other.adds;
     this.limbs.set(other.limbs);
     this.nonFinite = other.nonFinite;
   }

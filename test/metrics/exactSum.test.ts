@@ -50,6 +50,20 @@ describe("ExactSum", () => {
     expect(s.value()).toBe(0);
   });
 
+  it("thousands of large chunks at the largest fast weight: the limbs are normalized in time", () => {
+    const s = new ExactSum();
+    const items: { x: number; w: number }[] = [];
+    for (let i = 0; i < 5000; i++) {
+      // Values whose three 32-bit chunks are all near 2^32, weights at the fast path's limit.
+      const x = 4294967295.999999 - i * 1e-6;
+      const w = 1023;
+      s.add(x, w);
+      items.push({ x, w });
+    }
+    const q = exactSum(items);
+    expect(s.value()).toBe(nearestDouble(q));
+  });
+
   it("a non-finite value makes the sum NaN", () => {
     const s = new ExactSum();
     s.add(1, 1);
