@@ -13,8 +13,8 @@ import { ExactMoments } from "./exactSum.js";
  * (test/metrics/collector.gaps.property.test.ts keeps a token-by-token reference).
  *
  * When a request may be cut off (`HeldGaps`), its gaps are still folded at once, and taken back
- * out (`unfold`) if it ends without completing; min and max then come from completed requests
- * only (`setCompletedExtremes`).
+ * out (a negative count to `foldManyAtKeys`) if it ends without completing; min and max then come
+ * from completed requests only (`GapExtremes.applyTo`).
  */
 export class GapRuns {
   private itlSketch = new DDSketch();
