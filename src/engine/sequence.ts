@@ -29,7 +29,7 @@ export class Sequence {
   /** Host offload: blocks of its prefix being loaded from the host tier (0 when none). */
   loadedBlocks = 0;
   /** Physical KV blocks in sequence order. */
-  readonly blocks: number[] = [];
+  readonly blocks = new BlockList();
   /** Chained hashes of full blocks past the prompt (blocks holding generated tokens). */
   readonly outputHashes: number[] = [];
   /** Serial of the engine's latest started pass when the request was queued (async scheduling). */
@@ -61,3 +61,58 @@ export class Sequence {
     return this.promptLength + this.generated;
   }
 }
+
+const NO_BLOCKS = new Int32Array(0);
+
+/**
+ * A sequence's physical KV blocks in order, in an `Int32Array` its engine hands out from a pool
+ * (`BlockArrays`) sized for what the request needs to complete and takes back when the request
+ * lets its blocks go: a JS array regrown block by block as the request decoded was the replay's
+ * largest source of garbage (docs/performance.md).
+ */
+export class BlockList {
+  ids: Int32Array = NO_BLOCKS;
+  /** Blocks held: `ids[0 .. length)`. Setting it lower drops the last ones. */
+  length = 0;
+
+  push(block: number): void {
+    if (this.length === this.ids.length) {
+      // Not reserved by an engine (tests, a few speculative drafts more): grow by doubling.
+      const ids = new Int32Array(Math.max(16, 2 * this.length));
+      ids.set(this.ids);
+      this.ids = ids;
+    }
+    this.ids[this.length++] = block;
+  }
+}
+
+/** Free block arrays by size class (a power of two), so that requests reuse them. */
+export class BlockArrays {
+  private readonly free: Int32Array[][] = [];
+
+  /** Gives `list` room for at least `blocks` blocks, keeping what it holds. */
+  reserve(list: BlockList, blocks: number): void {
+    if (list.ids.length >= blocks) return;
+    const cls = Math.max(4, Math.ceil(Math.log2(blocks)));
+    const ids = this.free[cls]?.pop() ?? new Int32Array(2 ** cls);
+    ids.set(list.ids.subarray(0, list.length));
+    this.recycle(list.ids);
+    list.ids = ids;
+  }
+
+  /** Takes back the array of a list that holds no block any more. */
+  release(list: BlockList): void {
+    this.recycle(list.ids);
+    list.ids = NO_BLOCKS;
+  }
+
+  private recycle(ids: Int32Array): void {
+    if (ids.length === 0) return;
+    const cls = Math.log2(ids.length);
+    const free = (this.free[cls] ??= []);
+    if (free.length < MAX_FREE_PER_CLASS) free.push(ids);
+  }
+}
+
+/** Arrays kept per size class: more would only hold memory a burst of requests once needed. */
+const MAX_FREE_PER_CLASS = 1024;

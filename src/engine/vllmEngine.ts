@@ -15,7 +15,7 @@ import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { PassSignals } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
-import { Sequence } from "./sequence.js";
+import { BlockArrays, Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
 import { BurstSampler, type SpeculationSpec } from "./speculation.js";
 import type { PlainPassSink, RunWindow, WorkerEngine } from "./workerEngine.js";
@@ -162,6 +162,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private runRows = new Int32Array(64);
   /** When each pass of a run ends (`runPlainDecodes`), grown to the longest run. */
   private runEnds = new Float64Array(256);
+  /** Block arrays of requests that let their blocks go, for later requests (`Sequence.blocks`). */
+  private readonly blockArrays = new BlockArrays();
   /** The blocks of the cached prefix found for an admission (`findCachedPrefix`). */
   private hitBlocks = new Int32Array(256);
   /** Where a run's requests cross block boundaries (`runPlainDecodes`). */
@@ -405,6 +407,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
           this.host === null || !cfg.prefixCaching ? 0 : this.offloadHits(s, cachedBlocks, len, now);
         this.popWaiting();
         // The hits found above: nothing ran in between that could change the cache.
+        if (cachedBlocks > 0)
+          this.blockArrays.reserve(s.blocks, Math.max(cachedBlocks, toCompletionBlocks(s, bs)));
         for (let k = 0; k < cachedBlocks; k++) {
           const b = this.hitBlocks[k];
           this.pool.acquire(b);
@@ -696,7 +700,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     // Rejected drafts' slots: blocks past the computed tokens were allocated for them only.
     const keep = Math.ceil(s.numComputed / this.config.blockSize);
     const blocks = s.blocks;
-    for (let k = blocks.length - 1; k >= keep; k--) this.pool.release(blocks[k]);
+    for (let k = blocks.length - 1; k >= keep; k--) this.pool.release(blocks.ids[k]);
     if (blocks.length > keep) blocks.length = keep;
     return false;
   }
@@ -883,6 +887,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       for (let k = 0; k < hits; k++) if (this.pool.isActive(this.hitBlocks[k])) activeHits++;
     }
     if (knownBlocks - activeHits > this.pool.availableBlocks) return -1;
+    if (hits > 0) this.blockArrays.reserve(s.blocks, Math.max(hits, toCompletionBlocks(s, bs)));
     for (let k = 0; k < hits; k++) {
       const b = this.hitBlocks[k];
       this.pool.acquire(b);
@@ -929,8 +934,11 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
 
   /** Allocates blocks until `tokens` positions are covered; false when the cache is exhausted. */
   private ensureBlocks(s: Sequence, tokens: number): boolean {
-    const need = Math.ceil(tokens / this.config.blockSize);
+    const bs = this.config.blockSize;
+    const need = Math.ceil(tokens / bs);
     const blocks = s.blocks;
+    // Sized once for the whole request (speculative drafts may ask for a few more).
+    if (blocks.ids.length < need) this.blockArrays.reserve(blocks, Math.max(need, toCompletionBlocks(s, bs)));
     while (blocks.length < need) {
       const b = this.pool.allocate();
       if (b < 0) return false;
@@ -950,7 +958,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         s.outputHashes.push(outputBlockHash(parent, s.req, k));
       }
       const hash = this.hashOf(s, k);
-      if (this.pool.register(s.blocks[k], hash, this.homeOf(s, k)) && this.host !== null)
+      if (this.pool.register(s.blocks.ids[k], hash, this.homeOf(s, k)) && this.host !== null)
         this.host.tier.store(hash);
     }
   }
@@ -1001,7 +1009,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const bs = this.config.blockSize;
     let problem: string | null = null;
     const own = (s: Sequence, where: string): void => {
-      for (const b of s.blocks) refs[b]++;
+      for (let k = 0; k < s.blocks.length; k++) refs[s.blocks.ids[k]]++;
       if (problem === null && s.numComputed > s.blocks.length * bs && where !== "waiting") {
         problem = `request ${s.req} (${where}) computed ${s.numComputed} tokens in ${s.blocks.length} blocks of ${bs}`;
       }
@@ -1039,7 +1047,9 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   /** Leaf first, so a suffix becomes an older LRU entry than its parent. */
   private releaseBlocks(s: Sequence): void {
     const blocks = s.blocks;
-    for (let k = blocks.length - 1; k >= 0; k--) this.pool.release(blocks[k]);
+    const ids = blocks.ids;
+    for (let k = blocks.length - 1; k >= 0; k--) this.pool.release(ids[k]);
     blocks.length = 0;
+    this.blockArrays.release(blocks);
   }
 }

@@ -102,6 +102,8 @@ export class Grid {
   private readonly below: Uint8Array;
   private readonly above: Uint8Array;
   private readonly q = new Float64Array(3);
+  /** `res[d]`: the value along axes d… of the query being answered (`rec`). */
+  private readonly res = new Float64Array(4);
 
   /**
    * @param knots strictly increasing knots per axis (positive on log axes)
@@ -154,64 +156,100 @@ export class Grid {
   /** Value at `x` on a 1-axis grid. */
   at1(x: number): number {
     this.q[0] = x;
-    return this.rec(0, 0);
+    this.rec(0, 0);
+    return this.res[0];
   }
 
   at2(x: number, y: number): number {
     this.q[0] = x;
     this.q[1] = y;
-    return this.rec(0, 0);
+    this.rec(0, 0);
+    return this.res[0];
   }
 
   at3(x: number, y: number, z: number): number {
     this.q[0] = x;
     this.q[1] = y;
     this.q[2] = z;
-    return this.rec(0, 0);
+    this.rec(0, 0);
+    return this.res[0];
   }
 
-  private child(d: number, off: number): number {
-    return d === this.dims - 1 ? this.values[off] : this.rec(d + 1, off);
+  /** The value of the sub-grid of axes after `d` at `off` into `res[d + 1]`. */
+  private child(d: number, off: number): void {
+    if (d === this.dims - 1) this.res[d + 1] = this.values[off];
+    else this.rec(d + 1, off);
   }
 
-  private rec(d: number, off: number): number {
+  /**
+   * The value along axes `d…` of the query `q` at `off` into `res[d]`. Results pass through `res`,
+   * not return values: a double returned from this recursion (never inlined) was a heap number
+   * per level, the replay's largest source of garbage (docs/performance.md).
+   */
+  private rec(d: number, off: number): void {
+    const res = this.res;
     const kn = this.knots[d];
     const n = kn.length;
     const x = this.q[d];
     const st = this.strides[d];
     if (n === 1) {
-      const v = this.child(d, off);
+      this.child(d, off);
+      const v = res[d + 1];
       if ((x > kn[0] && this.above[d] === PROPORTIONAL) || (x < kn[0] && this.below[d] === PROPORTIONAL)) {
-        return (v * x) / kn[0];
+        res[d] = (v * x) / kn[0];
+        return;
       }
-      return v;
+      res[d] = v;
+      return;
     }
     let i: number;
     let mode = -1;
     if (x <= kn[0]) {
-      if (x === kn[0]) return this.child(d, off);
+      if (x === kn[0]) {
+        this.child(d, off);
+        res[d] = res[d + 1];
+        return;
+      }
       mode = this.below[d];
       i = 0;
     } else if (x >= kn[n - 1]) {
-      if (x === kn[n - 1]) return this.child(d, off + (n - 1) * st);
+      if (x === kn[n - 1]) {
+        this.child(d, off + (n - 1) * st);
+        res[d] = res[d + 1];
+        return;
+      }
       mode = this.above[d];
       i = n - 2;
     } else {
       i = bracket(kn, x);
-      if (x === kn[i]) return this.child(d, off + i * st);
+      if (x === kn[i]) {
+        this.child(d, off + i * st);
+        res[d] = res[d + 1];
+        return;
+      }
     }
     if (mode === CLAMP || mode === PROPORTIONAL) {
       const e = x < kn[0] ? 0 : n - 1;
-      const v = this.child(d, off + e * st);
-      return mode === CLAMP ? v : (v * x) / kn[e];
+      this.child(d, off + e * st);
+      const v = res[d + 1];
+      res[d] = mode === CLAMP ? v : (v * x) / kn[e];
+      return;
     }
-    const v0 = this.child(d, off + i * st);
-    const v1 = this.child(d, off + (i + 1) * st);
-    if (mode !== -1 && v1 < v0) return x < kn[0] ? v0 : v1;
-    if (mode === SQRT) return blend(v0, v1, (x - kn[i]) / (kn[i + 1] - kn[i]), V_SQRT);
+    this.child(d, off + i * st);
+    const v0 = res[d + 1];
+    this.child(d, off + (i + 1) * st);
+    const v1 = res[d + 1];
+    if (mode !== -1 && v1 < v0) {
+      res[d] = x < kn[0] ? v0 : v1;
+      return;
+    }
+    if (mode === SQRT) {
+      res[d] = blend(v0, v1, (x - kn[i]) / (kn[i + 1] - kn[i]), V_SQRT);
+      return;
+    }
     const tk = this.tk[d];
     const tx = this.logAxis[d] === 1 ? Math.log(x) : x;
-    return blend(v0, v1, (tx - tk[i]) / (tk[i + 1] - tk[i]), this.space[d]);
+    res[d] = blend(v0, v1, (tx - tk[i]) / (tk[i + 1] - tk[i]), this.space[d]);
   }
 
   /**

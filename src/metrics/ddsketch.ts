@@ -229,6 +229,32 @@ export class DDSketch {
   }
 
   /**
+   * For each i < n: `addCountAtKey(values[i], keys[i], counts[i])` when the count is positive,
+   * `removeCountAtKey(values[i], keys[i], −counts[i])` when negative; with `positiveOnly`, values
+   * ≤ 0 are left out (they stand for no sample). Values are read from the arrays, not passed one
+   * call each (a double crossing a call that is not inlined is a heap number).
+   */
+  foldCountsAtKeys(
+    values: Float64Array,
+    keys: Int32Array,
+    counts: Float64Array,
+    n: number,
+    positiveOnly: boolean,
+  ): void {
+    for (let i = 0; i < n; i++) {
+      const value = values[i];
+      const count = counts[i];
+      if (!Number.isFinite(value) || (positiveOnly && !(value > 0))) continue;
+      if (count > 0) {
+        this.insertAt(value, keys[i], count);
+        this.n += count;
+      } else if (count < 0) {
+        this.removeAt(value, keys[i], -count);
+      }
+    }
+  }
+
+  /**
    * Takes back `count` samples equal to `value` that `addCountAtKey(value, key, ·)` added: their
    * bin (or the zero bucket) and the count. Min and max are left as they are (an owner that takes
    * samples back keeps its own extremes: `setExtremes`).
@@ -236,6 +262,10 @@ export class DDSketch {
   removeCountAtKey(value: number, key: number, count: number): void {
     checkCount(count);
     if (count === 0 || !Number.isFinite(value)) return;
+    this.removeAt(value, key, count);
+  }
+
+  private removeAt(value: number, key: number, count: number): void {
     if (value > this.minValue) {
       // A key below the window was folded into its lowest bin when the window moved.
       const k = Math.max(key, this.minKey);

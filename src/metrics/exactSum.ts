@@ -47,6 +47,9 @@ function windowOf(v: number): number {
   return Math.floor((((WORDS[HIGH_WORD] >>> 20) & 0x7ff) - 1023) / 32);
 }
 
+/** Where `add` puts its value for `addAt`. */
+const ARGUMENT = new Float64Array(1);
+
 export class ExactSum {
   private readonly limbs = new Float64Array(LIMBS);
   /** Adds since the limbs were last normalized. */
@@ -56,6 +59,16 @@ export class ExactSum {
 
   /** Adds `weight` × `value` exactly (`weight` an integer, negative to take samples back out). */
   add(value: number, weight: number): void {
+    ARGUMENT[0] = value;
+    this.addAt(ARGUMENT, 0, weight);
+  }
+
+  /**
+   * `add(values[index], weight)`: the value read from a typed array, not passed — a double
+   * argument to a call that is not inlined is a heap number (garbage) per call.
+   */
+  addAt(values: Float64Array, index: number, weight: number): void {
+    const value = values[index];
     if (value === 0 || weight === 0) return;
     if (!Number.isFinite(value)) {
       this.nonFinite = true;
@@ -70,8 +83,11 @@ export class ExactSum {
     if (w >= MAX_WEIGHT || w <= -MAX_WEIGHT) {
       // A large weight in two parts: w = high · 2^10 + low (value · 2^10 is exact).
       const high = Math.trunc(w / MAX_WEIGHT);
-      this.add(v * MAX_WEIGHT, high);
-      this.add(v, w - high * MAX_WEIGHT);
+      const split = new Float64Array(2);
+      split[0] = v * MAX_WEIGHT;
+      split[1] = v;
+      this.addAt(split, 0, high);
+      this.addAt(split, 1, w - high * MAX_WEIGHT);
       return;
     }
     // The 32-bit window of the value's leading bit: the usual magnitudes (ms gaps, tokens/s, their
@@ -173,19 +189,31 @@ export class ExactMoments {
   private readonly sum = new ExactSum();
   private readonly squares = new ExactSum();
 
+  /** value², split exactly into two doubles (`addAt`). */
+  private readonly square = new Float64Array(2);
+
   /** Adds `weight` samples equal to `value` (a negative weight takes them back out). */
   add(value: number, weight: number): void {
+    ARGUMENT[0] = value;
+    this.addAt(ARGUMENT, 0, weight);
+  }
+
+  /** `add(values[index], weight)`, the value read from a typed array (`ExactSum.addAt`). */
+  addAt(values: Float64Array, index: number, weight: number): void {
     if (weight === 0) return;
+    const value = values[index];
     this.count += weight;
-    this.sum.add(value, weight);
+    this.sum.addAt(values, index, weight);
     // value² = square + error exactly (Dekker's product with Veltkamp's split).
     const square = value * value;
     const c = SPLITTER * value;
     const high = c - (c - value);
     const low = value - high;
-    const error = high * high - square + 2 * high * low + low * low;
-    this.squares.add(square, weight);
-    this.squares.add(error, weight);
+    const sq = this.square;
+    sq[0] = square;
+    sq[1] = high * high - square + 2 * high * low + low * low;
+    this.squares.addAt(sq, 0, weight);
+    this.squares.addAt(sq, 1, weight);
   }
 
   /** The correctly rounded mean; 0 when empty. */

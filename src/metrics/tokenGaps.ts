@@ -19,16 +19,28 @@ import { ExactMoments } from "./exactSum.js";
 export class GapRuns {
   private itlSketch = new DDSketch();
   private throughputSketch = new DDSketch();
-  readonly itlMoments = new ExactMoments();
-  readonly throughputMoments = new ExactMoments();
+  private readonly itlSums = new ExactMoments();
+  private readonly throughputSums = new ExactMoments();
   /** Keys of the latest gap `keysOf` was asked for (a pass's gaps share them), and `1000 / gap`. */
   private keyedGap = Number.NaN;
   private keyedRate = 0;
   itlKey = 0;
   throughputKey = 0;
+  /**
+   * Folds not yet applied: gap, `1000 / gap` (0 for a gap ≤ 0), their sketch keys and the count
+   * (negative to take them out). Applied in one loop (`apply`) that reads them from these arrays,
+   * so no double crosses a call that is not inlined (each such crossing was a heap number).
+   */
+  private pending = 0;
+  private readonly pendingGap = new Float64Array(PENDING);
+  private readonly pendingRate = new Float64Array(PENDING);
+  private readonly pendingItlKey = new Int32Array(PENDING);
+  private readonly pendingThroughputKey = new Int32Array(PENDING);
+  private readonly pendingCount = new Float64Array(PENDING);
 
   /** ITL sketch (ms), every gap folded so far included; its own moments are not kept (`itlMoments`). */
   get itl(): DDSketch {
+    this.apply();
     return this.itlSketch;
   }
 
@@ -37,16 +49,30 @@ export class GapRuns {
    * included; its own moments are not kept (`throughputMoments`).
    */
   get perUserThroughput(): DDSketch {
+    this.apply();
     return this.throughputSketch;
+  }
+
+  /** Exact count, mean and variance of the ITL gaps folded so far. */
+  get itlMoments(): ExactMoments {
+    this.apply();
+    return this.itlSums;
+  }
+
+  /** Exact count, mean and variance of the per-user throughputs (1000 / gap, gaps > 0) so far. */
+  get throughputMoments(): ExactMoments {
+    this.apply();
+    return this.throughputSums;
   }
 
   /** An independent copy (a view that takes live requests' gaps out without touching this one). */
   snapshot(): GapRuns {
+    this.apply();
     const copy = new GapRuns();
     copy.itlSketch = this.itlSketch.clone();
     copy.throughputSketch = this.throughputSketch.clone();
-    copy.itlMoments.copyFrom(this.itlMoments);
-    copy.throughputMoments.copyFrom(this.throughputMoments);
+    copy.itlSums.copyFrom(this.itlSums);
+    copy.throughputSums.copyFrom(this.throughputSums);
     return copy;
   }
 
@@ -75,19 +101,38 @@ export class GapRuns {
 
   /** `count` × `fold(gap)` with its keys from `keysOf(gap)`; a negative count takes them back out. */
   foldManyAtKeys(gap: number, itlKey: number, throughputKey: number, count: number): void {
-    if (!Number.isFinite(gap)) return;
-    const rate = gap === this.keyedGap ? this.keyedRate : 1000 / gap;
-    this.itlMoments.add(gap, count);
-    if (count > 0) {
-      this.itlSketch.addCountAtKey(gap, itlKey, count);
-      if (gap > 0) this.throughputSketch.addCountAtKey(rate, throughputKey, count);
-    } else {
-      this.itlSketch.removeCountAtKey(gap, itlKey, -count);
-      if (gap > 0) this.throughputSketch.removeCountAtKey(rate, throughputKey, -count);
+    if (!Number.isFinite(gap) || count === 0) return;
+    const i = this.pending;
+    this.pendingGap[i] = gap;
+    this.pendingRate[i] = gap > 0 ? (gap === this.keyedGap ? this.keyedRate : 1000 / gap) : 0;
+    this.pendingItlKey[i] = itlKey;
+    this.pendingThroughputKey[i] = throughputKey;
+    this.pendingCount[i] = count;
+    if (++this.pending === PENDING) this.apply();
+  }
+
+  /** Applies the pending folds to the sketches and the exact sums, in order. */
+  private apply(): void {
+    const n = this.pending;
+    if (n === 0) return;
+    this.pending = 0;
+    const gaps = this.pendingGap;
+    const rates = this.pendingRate;
+    const counts = this.pendingCount;
+    this.itlSketch.foldCountsAtKeys(gaps, this.pendingItlKey, counts, n, false);
+    // A gap ≤ 0 has no throughput (its rate is 0 here).
+    this.throughputSketch.foldCountsAtKeys(rates, this.pendingThroughputKey, counts, n, true);
+    const itl = this.itlSums;
+    const throughput = this.throughputSums;
+    for (let i = 0; i < n; i++) {
+      itl.addAt(gaps, i, counts[i]);
+      if (gaps[i] > 0) throughput.addAt(rates, i, counts[i]);
     }
-    if (gap > 0) this.throughputMoments.add(rate, count);
   }
 }
+
+/** Folds held before they are applied (`GapRuns.apply`). */
+const PENDING = 256;
 
 /**
  * The smallest and largest gaps of a set of requests, and the smallest positive one (the per-user
