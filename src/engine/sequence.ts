@@ -109,7 +109,11 @@ export class BlockArrays {
   private recycle(ids: Int32Array): void {
     if (ids.length === 0) return;
     const cls = Math.log2(ids.length);
-    const free = (this.free[cls] ??= []);
+    let free = this.free[cls];
+    if (free === undefined) {
+      free = [];
+      this.free[cls] = free;
+    }
     if (free.length < MAX_FREE_PER_CLASS) free.push(ids);
   }
 }
