@@ -25,7 +25,7 @@ import type {
   CatalogUnsupported,
 } from "../src/model/catalog.js";
 import { architectureFromHfConfig, unsupportedReason } from "../src/model/hfConfig.js";
-import { checkpointDtypes, isJsonObject } from "../src/model/quant.js";
+import { checkpointDtypes, declaredKvDtype, isJsonObject } from "../src/model/quant.js";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** Where the reference HF configs live in this workspace. */
@@ -244,7 +244,7 @@ function readObject(path: string): Record<string, unknown> {
   return value;
 }
 
-type Dtypes = Pick<CatalogModel, "weightDtype" | "kvDtype">;
+type Dtypes = Pick<CatalogModel, "weightDtype" | "kvDtype" | "kvFromCheckpoint">;
 
 function dtypesFor(id: string, files: ConfigFiles, from: QuantSource): Dtypes {
   let config = files.config;
@@ -257,7 +257,7 @@ function dtypesFor(id: string, files: ConfigFiles, from: QuantSource): Dtypes {
     hfQuant = rule.hfQuant ?? null;
   }
   const { weightDtype, kvDtype } = checkpointDtypes(id, config, hfQuant);
-  return { weightDtype, kvDtype };
+  return { weightDtype, kvDtype, kvFromCheckpoint: declaredKvDtype(id, config, hfQuant) === kvDtype };
 }
 
 function architectureOf(arch: ModelArchitecture): CatalogArchitecture {

@@ -16,7 +16,6 @@ const FLAT_NON_SUMMARY_KEYS: ReadonlySet<string> = new Set([
   "per_request",
   "power_diagnostics",
   "memory_diagnostics",
-  "kv_cache_precision",
   "details",
   "coverage",
   "planner",

@@ -86,7 +86,11 @@ export interface GoldenFile {
  */
 const REFERENCE_NON_NUMERIC: ReadonlySet<string> = new Set(NON_NUMERIC_SUMMARY_KEYS);
 /** Summary keys the reference's Dynamo-stack runner does not report (null or `unavailable`). */
-const DYNAMO_RUNNER_UNREPORTED: ReadonlySet<string> = new Set(["prediction_provenance", "power_coverage"]);
+const DYNAMO_RUNNER_UNREPORTED: ReadonlySet<string> = new Set([
+  "prediction_provenance",
+  "power_coverage",
+  "kv_cache_precision",
+]);
 
 export function goldenNumber(v: number): number {
   return Number(v.toPrecision(12));

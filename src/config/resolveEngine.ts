@@ -248,6 +248,7 @@ function resolveRole(
     blockSize,
     prefixCaching: role.kv_cache.prefix_caching,
     numGpuBlocks,
+    ...(role.kv_cache.capacity.type === "default" ? { kvCapacityEstimated: true as const } : {}),
     timing,
     startupSeconds: role.startup_seconds,
     hardware: role.hardware ?? ctx.engineHardware,

@@ -65,6 +65,8 @@ export interface WorkerRoleSpec {
   readonly prefixCaching: boolean;
   /** KV capacity in blocks per attention-DP rank. */
   readonly numGpuBlocks: number;
+  /** True when `numGpuBlocks` is the memory estimate (`kv_cache.capacity.type: default`); absent when configured. */
+  readonly kvCapacityEstimated?: true;
   readonly timing: TimingSpec;
   readonly startupSeconds: number;
   /** The role's GPU system id (its own `hardware` or `engine.hardware`); absent in specs built in code. */

@@ -59,6 +59,8 @@ export interface ModelArchitecture {
   readonly maxContextLength: number | null;
   readonly weightDtype: WeightDtype;
   readonly kvDtype: KvDtype;
+  /** Whether the checkpoint declares `kvDtype` itself (else it follows from the weights, rule 4 of model/quant.ts). */
+  readonly kvFromCheckpoint: boolean;
   /** Bytes per weight parameter of the quantized linear layers (1 for FP8, 2 for BF16). */
   readonly weightBytes: number;
   /** Where the config came from: `local:<dir>`, `hf-cache:<path>` or `catalog`. */

@@ -37,6 +37,8 @@ export interface CatalogModel {
   readonly arch: string;
   readonly weightDtype: WeightDtype;
   readonly kvDtype: KvDtype;
+  /** Whether the checkpoint's quant config declares `kvDtype` itself. */
+  readonly kvFromCheckpoint: boolean;
   /** How the dtypes were derived: from the checkpoint's own quant config, or by the id rule. */
   readonly quantFrom: "checkpoint" | "id-rule";
 }
@@ -87,6 +89,7 @@ export function lookupCatalog(id: string): ModelArchitecture | undefined {
     maxContextLength: arch.maxContextLength,
     weightDtype: model.weightDtype,
     kvDtype: model.kvDtype,
+    kvFromCheckpoint: model.kvFromCheckpoint,
     weightBytes: dtypeBytes(model.weightDtype),
     source: "catalog",
   };

@@ -10,7 +10,7 @@
  */
 import type { MlaSpec, ModelArchitecture, MoeSpec } from "./architecture.js";
 import { ModelError } from "./errors.js";
-import { checkpointDtypes, isJsonObject } from "./quant.js";
+import { checkpointDtypes, declaredKvDtype, isJsonObject } from "./quant.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -91,6 +91,7 @@ export function architectureFromHfConfig(
   const numLayers = field("num_hidden_layers");
   const moe = moeSpec(id, source, architecture, text, numLayers);
   const mla = mlaSpec(id, source, architecture, text);
+  const dtypes = checkpointDtypes(id, configJson, quantConfigJson);
 
   return {
     id,
@@ -108,7 +109,8 @@ export function architectureFromHfConfig(
     moe,
     mla,
     maxContextLength: contextLengthFromConfig(configJson),
-    ...checkpointDtypes(id, configJson, quantConfigJson),
+    ...dtypes,
+    kvFromCheckpoint: declaredKvDtype(id, configJson, quantConfigJson) === dtypes.kvDtype,
     source,
   };
 }

@@ -53,6 +53,20 @@ export function checkpointDtypes(id: string, config: JsonObject, hfQuantConfig: 
   return { weightDtype, kvDtype, weightBytes: weightDtype === "bfloat16" ? 2 : 1 };
 }
 
+/**
+ * The KV-cache dtype the checkpoint itself declares (rule 3), or undefined when it declares none.
+ * The reference reports a role's KV precision as from the `checkpoint` when this equals the dtype
+ * it uses, and from its own policy otherwise (docs/metrics.md "Provenance, eviction and power").
+ */
+export function declaredKvDtype(id: string, config: JsonObject, hfQuantConfig: unknown): KvDtype | undefined {
+  const quantCfg = languageQuantizationConfig(config);
+  const hfQuant =
+    isJsonObject(hfQuantConfig) && isJsonObject(hfQuantConfig["quantization"])
+      ? hfQuantConfig["quantization"]
+      : {};
+  return kvDtypeOf(id, hfQuant, quantCfg);
+}
+
 export function dtypeBytes(dtype: WeightDtype | KvDtype): number {
   return dtype === "bfloat16" ? 2 : 1;
 }

@@ -120,6 +120,17 @@ export const roleProvenanceSchema = z.strictObject({
 export type RoleProvenance = z.infer<typeof roleProvenanceSchema>;
 
 /**
+ * A role's KV-cache precision as the reference reports it (`kv_cache_precision.<role>`): the
+ * dtype its memory estimate used, and whether the checkpoint declares it (`checkpoint`) or it
+ * follows from the weights (`aisimulate_policy`: FP8 weights imply an FP8 KV cache).
+ */
+export const kvCachePrecisionSchema = z.strictObject({
+  dtype: z.enum(["bfloat16", "fp8"]),
+  source: z.enum(["checkpoint", "aisimulate_policy"]),
+});
+export type KvCachePrecision = z.infer<typeof kvCachePrecisionSchema>;
+
+/**
  * The non-numeric summary keys aisimulate 0.13 writes (docs/metrics.md "Provenance,
  * eviction and power"), written by every run.
  */
@@ -132,6 +143,11 @@ const REFERENCE_NON_NUMERIC = {
   power_coverage: z.literal(0).nullable(),
   /** Per role, what priced its passes. */
   prediction_provenance: z.record(z.string(), roleProvenanceSchema),
+  /**
+   * Per role whose KV capacity is the memory estimate under op-level timing, the KV dtype that
+   * estimate used; absent when no role has one (as the reference omits it).
+   */
+  kv_cache_precision: z.record(z.string(), kvCachePrecisionSchema).optional(),
 };
 export type ReferenceNonNumericKey = keyof typeof REFERENCE_NON_NUMERIC;
 /** Summary keys whose values are not numbers (the rest of the summary is numbers only). */

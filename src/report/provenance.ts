@@ -4,7 +4,7 @@
  * power, which fleetsim does not estimate. A deterministic function of the resolved spec.
  */
 import { engineRoles, type RunSpec, type WorkerRoleSpec } from "../config/runSpec.js";
-import type { ReferenceSummaryKeys, RoleProvenance } from "../output/summary.js";
+import type { KvCachePrecision, ReferenceSummaryKeys, RoleProvenance } from "../output/summary.js";
 import { tableBackendOf, tableVersionOf } from "../timing/opTableSource.js";
 
 export function referenceSummaryKeys(spec: RunSpec): ReferenceSummaryKeys {
@@ -12,12 +12,25 @@ export function referenceSummaryKeys(spec: RunSpec): ReferenceSummaryKeys {
   const provenance: Record<string, RoleProvenance> = {};
   for (const [name, role] of roles) provenance[name] = roleProvenance(role);
   const opLevel = roles.some(([, r]) => r.timing.type === "default");
+  // The reference reports a role's KV precision only where its memory estimate ran: op-level
+  // timing and `kv_cache.capacity.type: default` (aisimulate's predict.py reads it from the
+  // role's memory diagnostics).
+  const precision: Record<string, KvCachePrecision> = {};
+  for (const [name, role] of roles) {
+    const t = role.timing;
+    if (t.type !== "default" || role.kvCapacityEstimated !== true) continue;
+    precision[name] = {
+      dtype: t.model.kvDtype,
+      source: t.model.kvFromCheckpoint ? "checkpoint" : "aisimulate_policy",
+    };
+  }
   return {
     kv_eviction_policy: "lru",
     power_w: null,
     // The op tables carry latency only: none of the priced time has energy evidence.
     power_coverage: opLevel ? 0 : null,
     prediction_provenance: provenance,
+    ...(Object.keys(precision).length > 0 ? { kv_cache_precision: precision } : {}),
   };
 }
 

@@ -135,7 +135,7 @@ function timingLines(summary: Summary): string[] {
 /**
  * Renders the printed summary: title, table, then `Wall Time (ms)`, `Prefix Cache Reused Ratio`
  * and `First Admission Prefix Cache Reused Ratio` lines (each only when the key holds a number),
- * and last the timing provenance lines. Lines are joined with `\n`, no trailing newline.
+ * and last the KV-cache precision and timing provenance lines. Lines are joined with `\n`, no trailing newline.
  */
 export function renderSummaryTable(summary: Summary): string {
   const lines = [SUMMARY_TITLE, renderMetricsTable(buildRows(summary))];
@@ -148,6 +148,18 @@ export function renderSummaryTable(summary: Summary): string {
     const v = summary[key];
     if (typeof v === "number") lines.push(`${label}: ${formatNumber(v)}`);
   }
-  lines.push(...timingLines(summary));
+  lines.push(...kvCacheLines(summary), ...timingLines(summary));
   return lines.join("\n");
+}
+
+/**
+ * One `KV cache (<role>): <dtype> (source: <source>)` line per role of `kv_cache_precision`, as
+ * the reference's engine stack prints them before the timing lines.
+ */
+function kvCacheLines(summary: Summary): string[] {
+  const p = summary["kv_cache_precision"];
+  if (typeof p !== "object" || p === null) return [];
+  return Object.entries(p as Record<string, Record<string, unknown>>).map(
+    ([role, v]) => `KV cache (${role}): ${String(v["dtype"])} (source: ${String(v["source"])})`,
+  );
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ModelError } from "../../src/model/errors.js";
 import { architectureFromHfConfig, contextLengthFromConfig } from "../../src/model/hfConfig.js";
-import { checkpointDtypes } from "../../src/model/quant.js";
+import { checkpointDtypes, declaredKvDtype } from "../../src/model/quant.js";
 
 const llama8b = {
   architectures: ["LlamaForCausalLM"],
@@ -55,6 +55,8 @@ describe("architectureFromHfConfig", () => {
       maxContextLength: 131072,
       weightDtype: "bfloat16",
       kvDtype: "bfloat16",
+      // BF16 KV follows from the BF16 weights: the checkpoint declares no KV dtype.
+      kvFromCheckpoint: false,
       weightBytes: 2,
       source: "test",
     });
@@ -196,6 +198,15 @@ describe("checkpoint dtype rules", () => {
     expect(dtypes({ quantization_config: { quant_method: "modelopt", quant_algo: "FP8" } }).weightDtype).toBe(
       "fp8",
     );
+  });
+
+  it("the KV dtype the checkpoint declares itself, which the reference reports as from the checkpoint", () => {
+    const modelOpt = { quantization: { quant_algo: "FP8", kv_cache_quant_algo: "FP8" } };
+    expect(declaredKvDtype("m", llama8b, modelOpt)).toBe("fp8");
+    // FP8 weights imply an FP8 KV cache, but the checkpoint did not declare it.
+    expect(declaredKvDtype("m", { quantization_config: { quant_method: "fp8" } }, null)).toBeUndefined();
+    expect(declaredKvDtype("m", llama8b, null)).toBeUndefined();
+    expect(parse(llama8b).kvFromCheckpoint).toBe(false);
   });
 
   it("an FP8 KV cache on BF16 weights", () => {

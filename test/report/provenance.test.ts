@@ -31,7 +31,26 @@ describe("referenceSummaryKeys", () => {
           data_identity: null,
         },
       },
+      // The example's nvidia FP8 checkpoint declares its FP8 KV cache (hf_quant_config).
+      kv_cache_precision: { aggregated: { dtype: "fp8", source: "checkpoint" } },
     });
+  });
+
+  it("KV precision only where the op-level memory estimate sized the cache, as the reference reports it", () => {
+    // BF16 weights, no KV declaration: BF16 by the reference's policy.
+    const bf16 = keysOf(["engine.model=meta-llama/Llama-3.1-8B"]);
+    expect(bf16.kv_cache_precision).toEqual({
+      aggregated: { dtype: "bfloat16", source: "aisimulate_policy" },
+    });
+    // FP8 weights without a KV declaration: FP8 by the policy (FP8 weights imply an FP8 KV cache).
+    expect(
+      keysOf(["engine.model=deepseek-ai/DeepSeek-V3", `${ROLE}.parallelism.tensor=8`]).kv_cache_precision,
+    ).toEqual({ aggregated: { dtype: "fp8", source: "aisimulate_policy" } });
+    // Configured capacity or timing without the op tables: no memory estimate, no key.
+    expect(keysOf([`${ROLE}.kv_cache.capacity={type: fixed, blocks: 600}`])).not.toHaveProperty(
+      "kv_cache_precision",
+    );
+    expect(keysOf([`${ROLE}.timing={type: polynomial}`])).not.toHaveProperty("kv_cache_precision");
   });
 
   it("says why fixed and polynomial timing have no data version, with power coverage null", () => {

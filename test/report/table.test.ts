@@ -160,6 +160,20 @@ describe("renderSummaryTable", () => {
       "Timing (prefill): estimator=op_level; source=aic; data_version=0.24.0",
       "Timing (decode): estimator=fixed; source=configured; data_version=unavailable (configured timing does not use performance data)",
     ]);
+    // The KV-cache precision lines come before the timing lines, one per role, as the reference's.
+    const kv = renderSummaryTable({
+      num_requests: 1,
+      kv_cache_precision: {
+        prefill: { dtype: "fp8", source: "checkpoint" },
+        decode: { dtype: "bfloat16", source: "aisimulate_policy" },
+      },
+      prediction_provenance: { prefill: provenance("op_level", "aic", "0.24.0", null) },
+    });
+    expect(kv.split("\n").slice(-3)).toEqual([
+      "KV cache (prefill): fp8 (source: checkpoint)",
+      "KV cache (decode): bfloat16 (source: aisimulate_policy)",
+      "Timing (prefill): estimator=op_level; source=aic; data_version=0.24.0",
+    ]);
     const fixed = renderSummaryTable({ num_requests: 1, power_w: null, power_coverage: null });
     expect(fixed).toContain("[power_w]       ┃ unavailable (energy provider or topology unsupported) ┃");
     expect(fixed).toContain("[power_coverage] ┃ unavailable (energy provider or topology unsupported) ┃");
