@@ -188,11 +188,12 @@ export function plannedWorkerProcesses(spec: RunSpec): number {
 
 /** Bytes of one engine's KV pool and prefix-cache index over `blocks` blocks (engine/kvBlockPool.ts). */
 export function kvPoolBytes(blocks: number): number {
-  // refCount, lruPrev, lruNext, freeStack (Int32) + blockHash (Float64) = 24 B per block; the
-  // hash index: a power of two ≥ 2 × blocks of Float64 keys + Int32 values.
+  // Per block: its record (hash, LRU links, references: 4 × Float64), its free-stack slot and
+  // its index home (Int32 each) = 40 B; the hash index (engine/blockIndex.ts): a power of two
+  // ≥ 4 × blocks of [key, block] Float64 pairs, at its largest.
   let size = 16;
-  while (size < blocks * 2) size *= 2;
-  return 24 * blocks + 12 * size;
+  while (size < blocks * 4) size *= 2;
+  return 40 * blocks + 16 * size;
 }
 
 function roles(spec: RunSpec): WorkerRoleSpec[] {

@@ -58,12 +58,16 @@ interface FirstPass {
 /** Bytes of parsed rows the first pass keeps for the second (`RetainedRows`). */
 export const RETAIN_BYTES = 64 * 2 ** 20;
 
-/** Bytes `RetainedRows` holds for every row of a trace, without the strings: at most `RETAIN_BYTES`. */
+/**
+ * Bytes `RetainedRows` allocates for a trace (without the strings): what it keeps, at most
+ * `RETAIN_BYTES` (a longer trace's rows are dropped there), times two for the columns' doubling
+ * capacity.
+ */
 export function retainedBytes(rows: number, hashIds: number): number {
-  return Math.min(RETAIN_BYTES, rows * RETAINED_BYTES_PER_ROW + 4 * hashIds);
+  return 2 * Math.min(RETAIN_BYTES, rows * RETAINED_BYTES_PER_ROW + 4 * hashIds);
 }
 
-/** A retained row's timestamp, lengths and id offset, with the columns' doubling slack. */
+/** A retained row's timestamp, lengths and id offset, and its share of the column objects. */
 const RETAINED_BYTES_PER_ROW = 40;
 
 /** The rows of a trace as the first pass parsed them, in row order. */

@@ -188,8 +188,9 @@ describe("planResources", () => {
       Math.round(
         ends +
           C.streamBufferBytes +
-          // The first pass's rows kept for the second, up to their cap (traffic/mooncakeStream.ts).
-          RETAIN_BYTES +
+          // The first pass's rows kept for the second, up to their cap, with the columns' doubling
+          // capacity (traffic/mooncakeStream.ts).
+          2 * RETAIN_BYTES +
           plan.liveRows * (C.bytesPerLiveRow + 188 * C.bytesPerEngineBlock),
       ),
     );
