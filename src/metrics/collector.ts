@@ -388,8 +388,9 @@ export class Collector implements RowStore {
       this.firstToken[i] = t;
     } else {
       if (n === 1) this.secondToken[i] = t;
-      this.foldGaps(t - this.lastToken[i], 1);
-      this.heldGaps?.push(req, t - this.lastToken[i], this.gaps.itlKey, this.gaps.throughputKey);
+      const gap = t - this.lastToken[i];
+      this.foldGaps(gap, 1);
+      this.heldGaps?.push(req, gap, this.gaps.itlKey, this.gaps.throughputKey);
     }
     this.lastToken[i] = t;
   }
