@@ -22,7 +22,8 @@ const LAYERS = [
   ["planner"], // the pure Planner core
   ["config"], // YAML → RunSpec
   ["cluster"],
-  ["sim"], // the event loop; retune's candidate replays are injected (sim/candidateReplays.ts)
+  ["sim"], // the event loop; it sees the autoscaler only through ScalingPolicy (sim/scaling.ts)
+  ["autoscale"], // the Planner in the loop: its replay adapter, set-up, retune controller and candidate replays
   ["report"], // prediction document, per-request records, HTML report, output directory
   ["pipeline"], // spec → workload → timing → policy → replay → prediction document
   ["resources"], // host limits, preflight, process supervision

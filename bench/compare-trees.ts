@@ -33,7 +33,7 @@ async function load(root: string): Promise<Tree> {
     resolve(root, layout === "old" ? "src/timing/index.ts" : "src/pipeline/timings.ts")
   );
   const rep = await import(resolve(root, "src/sim/replay.ts"));
-  const pl = await import(resolve(root, "src/sim/plannerSetup.ts"));
+  const pl = await import(resolve(root, "src/autoscale/plannerSetup.ts"));
   const spec = (config: string, planner: boolean, ...sets: string[]): { engine: unknown } =>
     cfg.loadConfig({
       configPath: resolve(root, config),

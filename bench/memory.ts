@@ -18,7 +18,7 @@ import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { convertMooncakeToDynamo, DEFAULT_ORIGIN_UNIX_MS } from "../src/traffic/dynamoTraceConvert.js";
+import { convertMooncakeToDynamo, DEFAULT_ORIGIN_UNIX_MS } from "../src/traffic/dynamo/convert.js";
 import { writeRepeatedTrace } from "./repeatedTrace.js";
 
 const { values } = parseArgs({

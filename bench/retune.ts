@@ -27,7 +27,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { HOST_TIME_KEYS } from "../src/metrics/summary.js";
-import { convertMooncakeToDynamo, DEFAULT_ORIGIN_UNIX_MS } from "../src/traffic/dynamoTraceConvert.js";
+import { convertMooncakeToDynamo, DEFAULT_ORIGIN_UNIX_MS } from "../src/traffic/dynamo/convert.js";
 import { DEFAULT_TRACE } from "./sharedTrace.js";
 
 const ROOT = resolve(import.meta.dirname, "..");

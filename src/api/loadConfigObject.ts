@@ -7,9 +7,9 @@
 import { homedir } from "node:os";
 import { ConfigError, type ConfigIssue } from "../config/errors.js";
 import { dotted, type PathIssue } from "../config/issues.js";
-import { resolveRunSpec } from "../config/resolve.js";
+import { resolveRunSpec } from "../config/resolve/index.js";
 import type { RunSpec, Stack } from "../config/runSpec.js";
-import { validateConfig } from "../config/schema.js";
+import { validateConfig } from "../config/schema/index.js";
 
 export interface LoadObjectOptions {
   /** What the ConfigError names in place of a file (`predict`, `runTraceReplay`). */

@@ -4,11 +4,11 @@ import {
   type ConvertOptions,
   convertMooncakeToDynamo,
   DEFAULT_ORIGIN_UNIX_MS,
-} from "../traffic/dynamoTraceConvert.js";
+} from "../traffic/dynamo/convert.js";
 import { UserError } from "../util/userError.js";
 import type { Streams } from "./streams.js";
 
-export { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamoTraceConvert.js";
+export { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamo/convert.js";
 
 /** A flag combination `fleetsim convert` cannot run with (exit 2). */
 export class ConvertUsageError extends UserError {}

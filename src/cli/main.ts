@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "@commande
 import { ConfigError } from "../config/errors.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import type { ResourceHooks } from "../resources/runtime.js";
-import { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamoTraceConvert.js";
+import { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamo/convert.js";
 import { packageVersion } from "../util/packageRoot.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
 import type { ProgressSettings } from "./progress.js";

@@ -14,9 +14,9 @@ import * as z from "zod";
 // `z.core` (every locale) in the bundled CLI (scripts/build-cli.mjs).
 import { $ZodOptional, $ZodPipe, $ZodUnknown } from "zod/v4/core";
 import { expandPlaceholders } from "../config/issues.js";
-import { PredictConfig } from "../config/schema.js";
-import { Engine } from "../config/schemaEngine.js";
-import { AT_KEY } from "../config/schemaPrimitives.js";
+import { Engine } from "../config/schema/engine.js";
+import { PredictConfig } from "../config/schema/index.js";
+import { AT_KEY } from "../config/schema/primitives.js";
 import { buildPredictionJsonSchema } from "../output/jsonSchema.js";
 import type { Streams } from "./streams.js";
 
@@ -26,7 +26,7 @@ export function configSchemaId(version: string): string {
 }
 
 /**
- * The engine mode `schemaEngine.ts` fills in when `engine.mode` is omitted (its preprocess step is
+ * The engine mode `config/schema/engine.ts` fills in when `engine.mode` is omitted (its preprocess step is
  * invisible to JSON Schema). test/cli/schema.test.ts validates mode-less configs, so a drift fails there.
  */
 const DEFAULT_ENGINE_MODE = "aggregated";

@@ -8,8 +8,8 @@
  */
 import type * as z from "zod";
 import type { KvMemoryRule } from "../model/memory.js";
-import { fail, failAtKey, PATH, up } from "./schemaPrimitives.js";
-import type { RoleConfig } from "./schemaRole.js";
+import { fail, failAtKey, PATH, up } from "./schema/primitives.js";
+import type { RoleConfig } from "./schema/role.js";
 
 export const BACKENDS = ["vllm", "sglang", "trtllm"] as const;
 export type Backend = (typeof BACKENDS)[number];

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import * as z from "zod";
-import { MAX_CLIENT_OVERHEAD_MS } from "./schemaClient.js";
+import { MAX_CLIENT_OVERHEAD_MS } from "./schema/client.js";
 
 /** The format version a profile file declares (`calibration_profile`). */
 export const PROFILE_FORMAT = 1;

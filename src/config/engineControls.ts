@@ -1,12 +1,12 @@
 /**
  * The reference's engine-level model controls (aisimulate.md §2.2 "newer engine-level controls",
  * `EstimatorPolicyConfig` in ai-dynamo/aisimulate's config) that fleetsim runs — `nextn` /
- * `nextn_accepted` (schemaSpeculation.ts) and `wideep_num_slots` (docs/models.md "Redundant
+ * `nextn_accepted` (config/schema/speculation.ts) and `wideep_num_slots` (docs/models.md "Redundant
  * expert slots") — and the rule they share: the reference accepts them only with default timing
  * in every role ("engine model controls require default timing"), as AIConfigurator prices them.
  */
 import type * as z from "zod";
-import { fail, PATH, posInt, up } from "./schemaPrimitives.js";
+import { fail, PATH, posInt, up } from "./schema/primitives.js";
 
 /** `engine.wideep_num_slots`: physical expert slots per MoE layer (wide-EP/EPLB redundancy); null = one per expert. */
 export const WideEpNumSlots = posInt().nullable().default(null);
@@ -44,7 +44,7 @@ export function requireDefaultTiming(
   );
 }
 
-/** The schema-level rule of `wideep_num_slots`; the model-dependent ones are resolveEngine.ts's. */
+/** The schema-level rule of `wideep_num_slots`; the model-dependent ones are config/resolve/engine.ts's. */
 export function checkWideEpSlots(engine: ControlledEngine, ctx: z.RefinementCtx): void {
   if (engine.wideep_num_slots === null) return;
   requireDefaultTiming(engine, ctx, "wideep_num_slots", "");

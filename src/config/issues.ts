@@ -6,7 +6,7 @@ import type * as z from "zod";
 // The class itself from zod's core module: reading it as `z.core.$ZodObject` would keep all of
 // `z.core` (every locale) in the bundled CLI (scripts/build-cli.mjs).
 import { $ZodObject } from "zod/v4/core";
-import { AT_KEY, describeValue, orList } from "./schemaPrimitives.js";
+import { AT_KEY, describeValue, orList } from "./schema/primitives.js";
 import { closestMatch, didYouMean } from "./suggest.js";
 
 export type PathSegment = string | number;
@@ -57,7 +57,7 @@ export function zodMessage(iss: z.core.$ZodRawIssue): string | undefined {
   }
 }
 
-/** Replace the `{path}` / `{path-N}` placeholders of `schemaPrimitives.ts` with dotted paths. */
+/** Replace the `{path}` / `{path-N}` placeholders of `config/schema/primitives.ts` with dotted paths. */
 export function expandPlaceholders(message: string, path: readonly PathSegment[]): string {
   return message.replace(/\{path(?:-(\d+))?\}/g, (_m, drop: string | undefined) =>
     dotted(path.slice(0, path.length - (drop === undefined ? 0 : Number(drop)))),

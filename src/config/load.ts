@@ -9,9 +9,9 @@ import { ConfigError, type ConfigIssue, validationSummary } from "./errors.js";
 import { dotted, type PathIssue, type PathSegment } from "./issues.js";
 import { isMapping, type Mapping } from "./mapping.js";
 import { applyOverride, type Override, parseOverride } from "./overrides.js";
-import { resolveRunSpec } from "./resolve.js";
+import { resolveRunSpec } from "./resolve/index.js";
 import type { RunSpec, Stack } from "./runSpec.js";
-import { validateConfig } from "./schema.js";
+import { validateConfig } from "./schema/index.js";
 import { readYamlSource, type YamlSource } from "./yamlSource.js";
 
 export interface LoadConfigOptions {

@@ -6,7 +6,7 @@
 import { parseDocument } from "yaml";
 import { type ConfigIssue, clipText } from "./errors.js";
 import { getOwn, isMapping, type Mapping, setOwn } from "./mapping.js";
-import { describeValue } from "./schemaPrimitives.js";
+import { describeValue } from "./schema/primitives.js";
 import { MAX_VALUE_DEPTH, nestingDepth } from "./yamlLimits.js";
 
 export interface Override {

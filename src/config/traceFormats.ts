@@ -2,7 +2,7 @@
  * What each `traffic.source.format` allows (the AISimulate user guide §11.6 "Trace Format
  * Compatibility", aisimulate.md §2.1 and §2.9, planner.md §9 `compile_prediction`): its loads,
  * whether `stop.max_virtual_time_seconds` applies, and whether it needs an aggregated engine and
- * no Planner. `schemaTraffic.ts` checks the traffic rules, `schema.ts` the document rules.
+ * no Planner. `config/schema/traffic.ts` checks the traffic rules, `config/schema/index.ts` the document rules.
  */
 
 /** Formats with one trace file and a trace hash-block size (`paths: [one]`, `block_size`, 512). */

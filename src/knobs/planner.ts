@@ -4,7 +4,7 @@
  * every place it appears, with its value rule, default and retune role. Everything else derives
  * from the rows:
  *
- * - the section schema's knob fields (config/schemaPlanner.ts, via `knobShape`), hence
+ * - the section schema's knob fields (config/schema/planner.ts, via `knobShape`), hence
  *   `fleetsim schema`;
  * - the resolved `PlannerSettings` fields (`knobSettingsOf`, the type `KnobSettings`);
  * - the PlannerConfig payload in prediction.json `planner.metadata.planner_config`
@@ -12,12 +12,12 @@
  * - the library API's `plannerConfig` options and their YAML keys (api/plannerConfig.ts, the type
  *   `KnobOptions`);
  * - `planner.retune.planner`: the grid dimensions, their default domains, the keys retune rejects,
- *   the load-predictor fields of the pre-sweep (config/schemaRetune.ts, planner/retune/points.ts).
+ *   the load-predictor fields of the pre-sweep (config/schema/retune.ts, planner/retune/points.ts).
  *
  * Adding a knob is adding a row (docs/planner.md "Adding a Planner knob"). Rules between keys
  * (easy-mode normalization, the interval schedule, per-role minimums against the engine mode, the
- * SLA targets) stay code in config/schemaPlanner.ts; settings no key sets (`DerivedPlannerSettings`)
- * are derived by config/resolvePlanner.ts.
+ * SLA targets) stay code in config/schema/planner.ts; settings no key sets (`DerivedPlannerSettings`)
+ * are derived by config/resolve/planner.ts.
  *
  * planner/ sits below config/ (docs/architecture.md), so this module uses only zod and
  * util/schemaValues.ts.
@@ -531,7 +531,7 @@ export function knobSettingsOf(section: KnobSection): KnobSettings {
 // Settings no key sets
 
 /**
- * `PlannerSettings` fields that no knob sets: config/resolvePlanner.ts derives them (the mode
+ * `PlannerSettings` fields that no knob sets: config/resolve/planner.ts derives them (the mode
  * from `engine.mode`, the targets from `evaluation.sla`, the `load` thresholds from the target,
  * the tick from the intervals).
  */

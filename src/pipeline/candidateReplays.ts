@@ -5,7 +5,7 @@
  * window's rows, traffic/tableRows.ts), and sent once to each worker as the sweep's shared input,
  * so no worker reads the trace.
  */
-import type { CandidateReplays, ReplayJobOutput } from "../sim/candidateReplays.js";
+import type { CandidateReplays, ReplayJobOutput } from "../autoscale/candidateReplays.js";
 import type { ExecutorSpec, SweepExecutor } from "../sweep/executor.js";
 import { describeError } from "../sweep/protocol.js";
 import type { RequestTable } from "../traffic/requests.js";

@@ -9,10 +9,11 @@
  * the timing models it built between jobs (replayCaches.ts): a sweep's candidates usually share
  * both, and a pool's worker keeps them across sweeps.
  */
+
+import type { CandidateJob, ReplayJobOutput } from "../autoscale/candidateReplays.js";
 import { engineBlockSize } from "../config/blockSize.js";
 import type { ReadPrediction } from "../output/read.js";
 import { fleetFactsOf } from "../report/fleet.js";
-import type { CandidateJob, ReplayJobOutput } from "../sim/candidateReplays.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { selectRows } from "../traffic/tableRows.js";
 import { ReplayCaches } from "./replayCaches.js";
@@ -21,7 +22,7 @@ import { hasSpec } from "./taskInput.js";
 import { createRoleTimings } from "./timings.js";
 import { loadWorkload } from "./workload.js";
 
-export type { ReplayJobOutput } from "../sim/candidateReplays.js";
+export type { ReplayJobOutput } from "../autoscale/candidateReplays.js";
 
 /** One replay: a candidate, optionally on a subset of its workload's rows. */
 export interface ReplayJob extends CandidateJob {

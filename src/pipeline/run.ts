@@ -3,6 +3,8 @@
  * workload and timing models, then `simulate` (Planner, replay, prediction document), with the
  * warnings a run's outcome deserves.
  */
+
+import type { RetuneController, RetuneSweepInfo } from "../autoscale/retuneController.js";
 import type { RunSpec } from "../config/runSpec.js";
 import { BACKEND_LABEL } from "../hardware/backendTables.js";
 import { hardwareData } from "../hardware/catalog.js";
@@ -10,7 +12,6 @@ import { MIN_GROWTH } from "../metrics/saturation.js";
 import type { Summary } from "../output/summary.js";
 import type { Prediction } from "../report/prediction.js";
 import type { Replay, ReplayResult } from "../sim/replay.js";
-import type { RetuneController, RetuneSweepInfo } from "../sim/retuneController.js";
 import type { ExecutorSpec } from "../sweep/executor.js";
 import {
   backendHasTables,

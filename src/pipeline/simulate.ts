@@ -3,15 +3,16 @@
  * retune candidate in a sweep worker): policy (the Planner, when configured) → replay → the
  * prediction document.
  */
+
+import type { CandidateReplays } from "../autoscale/candidateReplays.js";
+import type { PlannerReplayAdapter } from "../autoscale/plannerAdapter.js";
+import { createPlanner, type PlannerMessages } from "../autoscale/plannerSetup.js";
 import type { RunSpec } from "../config/runSpec.js";
 import type { WarmupWindow } from "../planner/predictors/series.js";
 import { buildPrediction, type Prediction } from "../report/prediction.js";
-import type { CandidateReplays } from "../sim/candidateReplays.js";
-import type { PlannerReplayAdapter } from "../sim/plannerAdapter.js";
-import { createPlanner, type PlannerMessages } from "../sim/plannerSetup.js";
 import { Replay, type ReplayResult } from "../sim/replay.js";
 import type { RoleTimings } from "../timing/index.js";
-import type { DynamoRequests } from "../traffic/dynamoTrace.js";
+import type { DynamoRequests } from "../traffic/dynamo/index.js";
 import type { RequestSource } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
 

@@ -12,13 +12,13 @@ import {
   type DynamoRequests,
   isAgentic,
   readDynamoRequests,
-} from "../traffic/dynamoTrace.js";
-import { loadMooncakeTrace } from "../traffic/mooncake.js";
-import { loadMooncakeDeltaTrace } from "../traffic/mooncakeDelta.js";
-import { openMooncakeStream } from "../traffic/mooncakeStream.js";
+} from "../traffic/dynamo/index.js";
+import { loadMooncakeDeltaTrace } from "../traffic/mooncake/delta.js";
+import { loadMooncakeTrace } from "../traffic/mooncake/index.js";
+import { openMooncakeStream } from "../traffic/mooncake/stream.js";
 import type { RequestSource } from "../traffic/requestSource.js";
 import type { RequestTable } from "../traffic/requests.js";
-import { makeSyntheticWorkload } from "../traffic/syntheticWorkload.js";
+import { makeSyntheticWorkload } from "../traffic/synthetic/workload.js";
 import { TableSource } from "../traffic/tableSource.js";
 import { TraceError } from "../traffic/traceError.js";
 import { loadWekaTrace } from "../traffic/weka.js";
@@ -65,7 +65,7 @@ export async function loadWorkload(spec: RunSpec, warn?: (line: string) => void)
 
 /**
  * The workload of a replay as it reads it: a streamed Mooncake trace when the trace allows it
- * (traffic/mooncakeStream.ts), else the whole table (`loadWorkload`).
+ * (traffic/mooncake/stream.ts), else the whole table (`loadWorkload`).
  */
 export async function openWorkload(spec: RunSpec, warn?: (line: string) => void): Promise<RequestSource> {
   const source = spec.source;

@@ -1,11 +1,11 @@
-import { advanceLoad } from "./loadScaling.js";
+import { advanceLoad } from "./loadScaling/index.js";
 import {
   AggRegressionModel,
   DecodeRegressionModel,
   PrefillRegressionModel,
   type QueryPerfModel,
   regressionOptions,
-} from "./perfModel.js";
+} from "./perfModel/index.js";
 import { SeriesPredictors, type WarmupWindow } from "./predictors/series.js";
 import { findEngineCapacityRps } from "./throughputCapacity.js";
 import {

@@ -3,7 +3,7 @@
  * `engine_query.find_engine_capacity_rps`): sweep batch sizes, model each candidate's latency with the
  * forward-pass model, and keep the best sustainable request rate under the TTFT/ITL SLAs.
  */
-import { clampKvHitRate } from "./perfModelQuery.js";
+import { clampKvHitRate } from "./perfModel/query.js";
 import type { EngineCapabilities, EnginePerfModel } from "./types.js";
 
 export type CapacityRole = "prefill" | "decode" | "agg";

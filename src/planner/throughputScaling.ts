@@ -14,7 +14,7 @@ import {
   guardSingleScalingBudget,
   proportionalClampPair,
 } from "./budget.js";
-import { resolveMinEndpoint } from "./loadScalingTypes.js";
+import { resolveMinEndpoint } from "./loadScaling/types.js";
 import type { CapacityRequest, CapacityRole, EngineCapacity } from "./throughputCapacity.js";
 import type { PlannerMode, PlannerSettings, ScalingDecision } from "./types.js";
 

@@ -35,7 +35,7 @@ export interface PlannerSettings extends KnobSettings, DerivedPlannerSettings, F
   readonly bootstrapPerfModel?: boolean;
   /**
    * `planner.retune` resolved (docs/retune.md); absent or null = no retune. The retune controller
-   * (src/sim/retuneController.ts) runs it for aggregated and disaggregated deployments.
+   * (src/autoscale/retuneController.ts) runs it for aggregated and disaggregated deployments.
    */
   readonly retune?: RetuneSettings | null;
 }

@@ -6,7 +6,7 @@
  */
 import type { PathIssue, PathSegment } from "../config/issues.js";
 import { getOwn, isMapping, type Mapping, setOwn } from "../config/mapping.js";
-import { describeValue } from "../config/schemaPrimitives.js";
+import { describeValue } from "../config/schema/primitives.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import {
   GLOBAL_KNOBS,

@@ -7,6 +7,7 @@
  * consumes a trial and counts as a cache hit, but adds no ledger row.
  */
 
+import type { ProvisionedGpus } from "../autoscale/candidateReplays.js";
 import type { Mapping } from "../config/mapping.js";
 import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import { HOST_TIME_KEYS } from "../output/summary.js";
@@ -18,7 +19,6 @@ import {
   planResources,
   type WorkloadSize,
 } from "../resources/preflight.js";
-import type { ProvisionedGpus } from "../sim/candidateReplays.js";
 import type { ExecutorSpec } from "../sweep/executor.js";
 import type { CandidateBuilder, CandidateStatus, ReasonCategory, Study } from "./materialize.js";
 import type { Outcome } from "./optimizer.js";

@@ -12,7 +12,7 @@ import * as z from "zod";
 import type { PathIssue, PathSegment } from "../config/issues.js";
 import { zodMessage } from "../config/issues.js";
 import { isMapping } from "../config/mapping.js";
-import { describeValue, fraction, nonNegNum, posInt, posNum } from "../config/schemaPrimitives.js";
+import { describeValue, fraction, nonNegNum, posInt, posNum } from "../config/schema/primitives.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import type { Dimension } from "./space.js";
 

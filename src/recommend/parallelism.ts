@@ -39,7 +39,7 @@ export function shapeMapping(shape: WorkerShape, replicas: number): Record<strin
 /**
  * Shapes on the ladder up to `maxGpus`, before the capacity check. `arch` null (a model fleetsim
  * cannot resolve; polynomial or fixed timing) admits every tensor split. P/D roles run one
- * attention-DP rank (schemaRole.ts).
+ * attention-DP rank (config/schema/role.ts).
  */
 export function ladderShapes(
   role: WorkerRole,

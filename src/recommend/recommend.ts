@@ -18,16 +18,16 @@ import {
   resolveConfigDocument,
 } from "../config/load.js";
 import { getOwn, type Mapping } from "../config/mapping.js";
-import { resolveExecution } from "../config/resolve.js";
+import { resolveExecution } from "../config/resolve/index.js";
 import type { ResourceSettings, SlaSpec, Stack } from "../config/runSpec.js";
-import { validateConfig } from "../config/schema.js";
+import { validateConfig } from "../config/schema/index.js";
 import {
   Optimization,
   type OptimizationConfig,
   Optimizer,
   type OptimizerConfig,
   SLA_TARGETS,
-} from "../config/schemaRecommend.js";
+} from "../config/schema/recommend.js";
 import { stableLine } from "../report/json.js";
 import { probeHost, resolveBudget } from "../resources/budget.js";
 import type { ExecutorSpec } from "../sweep/executor.js";

@@ -7,7 +7,7 @@
  */
 
 import type { SlaSpec } from "../config/runSpec.js";
-import type { OptimizationTarget } from "../config/schemaRecommend.js";
+import type { OptimizationTarget } from "../config/schema/recommend.js";
 import type { Rejection } from "./materialize.js";
 
 export type Metrics = Readonly<Record<string, number>>;

@@ -16,7 +16,7 @@ import type { RunSpec, WorkerRoleSpec } from "../config/runSpec.js";
 import type { TraceFormat } from "../config/traceFormats.js";
 import { DEFAULT_COLLECT_LIMIT } from "../metrics/exactStatsBuilder.js";
 import { DEFAULT_CHUNK_ROWS, DEFAULT_RESIDENT_ROWS, REQUEST_LOG_ROW_BYTES } from "../metrics/requestLog.js";
-import { retainedBytes } from "../traffic/mooncakeStream.js";
+import { retainedBytes } from "../traffic/mooncake/stream.js";
 import type { ResourceBudget } from "./budget.js";
 import { scanTrace } from "./traceScan.js";
 
@@ -78,7 +78,7 @@ export interface WorkloadSize {
   readonly spanMs: number | null;
   /**
    * Whether the replay will stream the trace (a Mooncake trace on its timestamps whose sample has
-   * single-turn rows in order: traffic/mooncakeStream.ts), holding only the rows in flight.
+   * single-turn rows in order: traffic/mooncake/stream.ts), holding only the rows in flight.
    */
   readonly streamed: boolean;
   /** Mean bytes per trace line (0 when not a trace): how many rows one read of a stream holds. */

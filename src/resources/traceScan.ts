@@ -29,7 +29,7 @@ export interface TraceSize {
   /** Bytes of the lines (decompressed), newlines included: the mean line is `bytes / lines`. */
   readonly bytes: number;
   /**
-   * Whether the sample looks like a trace the replay streams (traffic/mooncakeStream.ts): no
+   * Whether the sample looks like a trace the replay streams (traffic/mooncake/stream.ts): no
    * sampled row names a session, and the sampled arrivals never go back. The load decides on
    * every row; the sample only sizes the plan.
    */

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import * as z from "zod";
 import type { Mapping } from "../config/mapping.js";
 import type { Stack } from "../config/runSpec.js";
-import { Optimization } from "../config/schemaRecommend.js";
+import { Optimization } from "../config/schema/recommend.js";
 import { stableLine } from "../report/json.js";
 import { UserError } from "../util/userError.js";
 import type { InputFile } from "./inputs.js";

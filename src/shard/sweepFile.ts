@@ -12,8 +12,8 @@ import { dotted, type PathIssue, type PathSegment, zodMessage } from "../config/
 import { isMapping, type Mapping } from "../config/mapping.js";
 import { parseOverride } from "../config/overrides.js";
 import type { Stack } from "../config/runSpec.js";
-import { describeValue } from "../config/schemaPrimitives.js";
-import { Optimization, type OptimizationConfig } from "../config/schemaRecommend.js";
+import { describeValue } from "../config/schema/primitives.js";
+import { Optimization, type OptimizationConfig } from "../config/schema/recommend.js";
 import { readYamlSource, type YamlSource } from "../config/yamlSource.js";
 import {
   GLOBAL_KNOBS,

@@ -17,7 +17,7 @@ export interface Arrivals {
 }
 
 /**
- * The arrivals of a streamed trace (traffic/mooncakeStream.ts): single-turn requests on their own
+ * The arrivals of a streamed trace (traffic/mooncake/stream.ts): single-turn requests on their own
  * timestamps, each scheduled by the stream as it is read (`RequestSource.onRead`), so nothing is
  * ready at the start and no end makes anything ready.
  */

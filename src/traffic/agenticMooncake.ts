@@ -16,8 +16,8 @@
 import { type AgenticNodes, buildAgenticTable } from "./agenticGraph.js";
 import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
 import { readJsonlLines } from "./jsonlReader.js";
-import type { MooncakeLoadOptions } from "./mooncake.js";
-import { MooncakeRowParser } from "./mooncakeRow.js";
+import type { MooncakeLoadOptions } from "./mooncake/index.js";
+import { MooncakeRowParser } from "./mooncake/row.js";
 import type { RequestTable } from "./requests.js";
 import { describeValue } from "./traceError.js";
 

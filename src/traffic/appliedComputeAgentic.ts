@@ -19,7 +19,7 @@
 import { hashPrompts } from "./blockHashes.js";
 import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
 import { readJsonlLines } from "./jsonlReader.js";
-import type { MooncakeLoadOptions } from "./mooncake.js";
+import type { MooncakeLoadOptions } from "./mooncake/index.js";
 import type { RequestTable } from "./requests.js";
 import { describeValue, parseJsonObject, TraceError } from "./traceError.js";
 

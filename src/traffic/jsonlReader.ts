@@ -65,7 +65,7 @@ export async function readJsonlLines(path: string, onLine: LineCallback): Promis
 
 /**
  * The lines of a JSONL trace read a chunk at a time, when the caller asks (a trace streamed as the
- * replay's clock reaches it: traffic/mooncakeStream.ts). Same lines, numbers and errors as
+ * replay's clock reaches it: traffic/mooncake/stream.ts). Same lines, numbers and errors as
  * `readJsonlLines`.
  */
 export class JsonlLineReader {

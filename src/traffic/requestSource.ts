@@ -1,7 +1,7 @@
 /**
  * The workload as the replay reads it: row by row, as far as it has been read. A materialized
  * `RequestTable` (`tableSource.ts`) is read whole before the replay starts; a Mooncake trace of
- * single-turn requests on its own timestamps is streamed (`mooncakeStream.ts`): rows are read as
+ * single-turn requests on its own timestamps is streamed (`traffic/mooncake/stream.ts`): rows are read as
  * the simulated clock reaches their arrival, and a row's state is dropped once the replay
  * releases it (docs/performance.md "Memory").
  *

@@ -16,8 +16,8 @@
 import { Prng } from "../util/prng.js";
 import { checkLengthSpec, LengthSampler, type LengthSpec, MAX_LENGTH } from "./lengthDistribution.js";
 import type { RequestTable } from "./requests.js";
-import { singleTurnTable } from "./synthetic.js";
-import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, UniqueIds, writeChain } from "./syntheticHashes.js";
+import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, UniqueIds, writeChain } from "./synthetic/hashes.js";
+import { singleTurnTable } from "./synthetic/index.js";
 
 export interface SharedPrefixOptions {
   readonly groups: number;

@@ -3,9 +3,9 @@
  * sniffed from the first line of each file, so a Dynamo request trace and a Mooncake trace both
  * work.
  */
-import { type DynamoRequests, readDynamoRequests } from "./dynamoTrace.js";
+import { type DynamoRequests, readDynamoRequests } from "./dynamo/index.js";
 import { readJsonlLines } from "./jsonlReader.js";
-import { loadMooncakeTrace } from "./mooncake.js";
+import { loadMooncakeTrace } from "./mooncake/index.js";
 import { TraceError } from "./traceError.js";
 import { warmupTraceFiles } from "./warmupTraceFiles.js";
 

@@ -3,13 +3,13 @@
  * Section": "a file, a directory of JSONL or JSONL.GZ shards, or a glob; a relative path resolves
  * against the working directory").
  *
- * The forms are those of a Dynamo trace's `traffic.source.paths` (dynamoTracePaths.ts): a file, a
+ * The forms are those of a Dynamo trace's `traffic.source.paths` (traffic/dynamo/paths.ts): a file, a
  * directory (its `.jsonl` / `.jsonl.gz` files), or a pattern in the last path segment. As the
  * reference's warm-up reader does, a shard matched both plain and gzipped (`x.jsonl` and
  * `x.jsonl.gz`) is refused rather than counted twice.
  */
 import { isAbsolute, resolve } from "node:path";
-import { expandTracePath } from "./dynamoTracePaths.js";
+import { expandTracePath } from "./dynamo/paths.js";
 import { TraceError } from "./traceError.js";
 
 /** Absolute path of a warm-up trace setting: relative to `workDir` (the working directory). */

@@ -24,7 +24,7 @@
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { type AgenticNodes, buildAgenticTable } from "./agenticGraph.js";
-import type { MooncakeLoadOptions } from "./mooncake.js";
+import type { MooncakeLoadOptions } from "./mooncake/index.js";
 import type { RequestTable } from "./requests.js";
 import { describeValue, TraceError } from "./traceError.js";
 

@@ -5,7 +5,7 @@
  * prompt block (mocker.md §1.2), so it is stable across preemptions.
  *
  * `req` is the request's row in the workload. The engine names its output blocks with it, and a
- * `mooncake-delta` session (traffic/mooncakeDelta.ts) names the previous turn's output the same
+ * `mooncake-delta` session (traffic/mooncake/delta.ts) names the previous turn's output the same
  * way inside the next turn's prompt, so that prompt can hit the blocks the previous turn
  * generated — which is why the function lives below both.
  */

@@ -1,7 +1,7 @@
 /**
  * Zod value schemas and refinement helpers shared by every schema of user input: the config
  * sections (config/) and the Planner knob table (knobs/planner.ts), which sits below config/ and
- * so cannot take them from there. config/schemaPrimitives.ts re-exports them.
+ * so cannot take them from there. config/schema/primitives.ts re-exports them.
  *
  * Zod refinements cannot see where in the document they run, so messages that must name their
  * own dotted path use the placeholders below; config/issues.ts substitutes them.

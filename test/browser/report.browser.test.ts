@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADVISORY_WARNING } from "../../src/sim/plannerSetup.js";
+import { ADVISORY_WARNING } from "../../src/autoscale/plannerSetup.js";
 import { cli } from "../helpers/cli.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
 import { tempDir } from "../helpers/specs.js";

@@ -5,9 +5,9 @@ import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadDynamoTrace, readDynamoRequests } from "../../src/traffic/dynamoTrace.js";
-import { defaultRequestIdPrefix } from "../../src/traffic/dynamoTraceConvert.js";
-import { loadMooncakeTrace } from "../../src/traffic/mooncake.js";
+import { defaultRequestIdPrefix } from "../../src/traffic/dynamo/convert.js";
+import { loadDynamoTrace, readDynamoRequests } from "../../src/traffic/dynamo/index.js";
+import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { cli } from "../helpers/cli.js";
 

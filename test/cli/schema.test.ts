@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildConfigJsonSchema, configSchemaId } from "../../src/cli/schema.js";
-import { PredictConfig } from "../../src/config/schema.js";
+import { PredictConfig } from "../../src/config/schema/index.js";
 import { cli } from "../helpers/cli.js";
 import {
   loadYaml,

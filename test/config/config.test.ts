@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/errors.js";
 import { loadConfig } from "../../src/config/load.js";
-import { validateConfig } from "../../src/config/schema.js";
+import { validateConfig } from "../../src/config/schema/index.js";
 import {
   aggregatedRole,
   issueAt,

@@ -1,7 +1,7 @@
 /** Disaggregated (P/D) engines and the KV router: defaults, resolution, the seed walkthrough. */
 import { describe, expect, it } from "vitest";
 import type { DisaggregatedEngineSpec, WorkerRoleSpec } from "../../src/config/runSpec.js";
-import { validateConfig } from "../../src/config/schema.js";
+import { validateConfig } from "../../src/config/schema/index.js";
 import { gpuSpec } from "../../src/hardware/catalog.js";
 import { defaultKvCapacityBlocks } from "../../src/model/memory.js";
 import { resolveModel } from "../../src/model/resolve.js";

@@ -4,8 +4,8 @@
  * `_engine_caps` counts TP × attention DP).
  */
 import { describe, expect, it } from "vitest";
+import { capabilitiesOf } from "../../src/autoscale/plannerSetup.js";
 import { runPrediction } from "../../src/pipeline/index.js";
-import { capabilitiesOf } from "../../src/sim/plannerSetup.js";
 import { loadYaml } from "../helpers/configHelpers.js";
 
 const TRACE = "trace.jsonl";

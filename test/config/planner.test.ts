@@ -1,8 +1,8 @@
 /** The `planner` section: defaults, normalization, the gcd rule, and the mapping to PlannerSettings. */
 import { isAbsolute } from "node:path";
 import { describe, expect, it } from "vitest";
-import { validateConfig } from "../../src/config/schema.js";
-import { scaleIntervalSeconds } from "../../src/config/schemaPlanner.js";
+import { validateConfig } from "../../src/config/schema/index.js";
+import { scaleIntervalSeconds } from "../../src/config/schema/planner.js";
 import { PLANNER_KNOBS } from "../../src/knobs/planner.js";
 import type { PlannerSettings } from "../../src/planner/types.js";
 import {

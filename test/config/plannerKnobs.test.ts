@@ -7,7 +7,7 @@
 import { isAbsolute } from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildConfigJsonSchema } from "../../src/cli/schema.js";
-import { Retune } from "../../src/config/schemaRetune.js";
+import { Retune } from "../../src/config/schema/retune.js";
 import {
   type KnobRow,
   PLANNER_KNOBS,

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { translateTraceReplay } from "../../src/api/translate.js";
 import { plannerConfigPayload } from "../../src/knobs/planner.js";
-import { clampAcceptLength } from "../../src/planner/loadScalingTypes.js";
+import { clampAcceptLength } from "../../src/planner/loadScaling/types.js";
 import type { EngineCapabilities, PlannerSettings } from "../../src/planner/types.js";
 import { loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 

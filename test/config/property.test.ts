@@ -1,8 +1,8 @@
 /** Property tests: validation never throws on arbitrary data, and the Python-style rounding. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { resolveRunSpec, roundHalfEven } from "../../src/config/resolve.js";
-import { validateConfig } from "../../src/config/schema.js";
+import { resolveRunSpec, roundHalfEven } from "../../src/config/resolve/index.js";
+import { validateConfig } from "../../src/config/schema/index.js";
 import { tempDir } from "../helpers/configHelpers.js";
 
 const VALID = {

@@ -4,10 +4,10 @@
  * reads from the workers' capabilities (planner.md §4.4). Bad values: test/config/rules.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import { capabilitiesOf } from "../../src/autoscale/plannerSetup.js";
 import type { AggregatedEngineSpec, DisaggregatedEngineSpec } from "../../src/config/runSpec.js";
-import { nextnAcceptanceRates } from "../../src/config/schemaSpeculation.js";
+import { nextnAcceptanceRates } from "../../src/config/schema/speculation.js";
 import { expectedAcceptLength } from "../../src/engine/speculation.js";
-import { capabilitiesOf } from "../../src/sim/plannerSetup.js";
 import { loadYaml, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "../helpers/configHelpers.js";
 
 const aggregated = (sets: string[]) =>

@@ -7,13 +7,13 @@
  * before the pool) give the same prediction.json, host-time keys apart.
  */
 import { describe, expect, it } from "vitest";
+import type { CandidateReplays } from "../../src/autoscale/candidateReplays.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
 import { runPrediction } from "../../src/pipeline/index.js";
 import { replayJob } from "../../src/pipeline/replayTask.js";
 import { simulate } from "../../src/pipeline/simulate.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { loadRetuneWorkload } from "../../src/pipeline/workload.js";
-import type { CandidateReplays } from "../../src/sim/candidateReplays.js";
 import { loadYaml } from "../helpers/configHelpers.js";
 import { RETUNE_CONFIG, retuneSimulated, retuneTrace } from "../helpers/retuneProject.js";
 

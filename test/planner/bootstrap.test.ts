@@ -4,10 +4,10 @@
  * `polynomial` or `fixed` timing, so the Planner's model and the engines can disagree.
  */
 import { describe, expect, it } from "vitest";
+import type { BootstrapInfo } from "../../src/autoscale/plannerAdapter.js";
+import { createPlanner, LOAD_ONLY_WARNING } from "../../src/autoscale/plannerSetup.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
-import type { BootstrapInfo } from "../../src/sim/plannerAdapter.js";
-import { createPlanner, LOAD_ONLY_WARNING } from "../../src/sim/plannerSetup.js";
 import { loadYaml } from "../helpers/configHelpers.js";
 
 const TRACE = "trace.jsonl";

@@ -11,9 +11,9 @@
  * and `expected` is the non-draining count again (so a starting worker still reads as expected ≠ ready).
  */
 import { describe, expect, it } from "vitest";
+import { PlannerReplayAdapter, type ScalingEvent } from "../../src/autoscale/plannerAdapter.js";
 import { PlannerCore } from "../../src/planner/plannerCore.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../../src/planner/types.js";
-import { PlannerReplayAdapter, type ScalingEvent } from "../../src/sim/plannerAdapter.js";
 import {
   emptyTrafficWindow,
   type PoolTopology,

@@ -6,10 +6,10 @@
  * traffic-consuming tick. Settings come from the config loader, so the gcd rule is exercised too.
  */
 import { describe, expect, it } from "vitest";
+import { PlannerReplayAdapter } from "../../src/autoscale/plannerAdapter.js";
+import { capabilitiesOf } from "../../src/autoscale/plannerSetup.js";
 import { PlannerCore } from "../../src/planner/plannerCore.js";
 import type { PlannerSettings } from "../../src/planner/types.js";
-import { PlannerReplayAdapter } from "../../src/sim/plannerAdapter.js";
-import { capabilitiesOf } from "../../src/sim/plannerSetup.js";
 import { emptyTrafficWindow, type TickSnapshot, type TrafficWindow } from "../../src/sim/scaling.js";
 import { aggregatedRole, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 

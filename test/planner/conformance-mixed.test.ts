@@ -17,7 +17,7 @@
  * Either way endpoint recovery reconciles to the same (30,34).
  */
 import { describe, expect, it } from "vitest";
-import { advanceLoad, type LoadOutcome } from "../../src/planner/loadScaling.js";
+import { advanceLoad, type LoadOutcome } from "../../src/planner/loadScaling/index.js";
 import { PlannerCore } from "../../src/planner/plannerCore.js";
 import { advanceThroughput } from "../../src/planner/throughputScaling.js";
 import type {

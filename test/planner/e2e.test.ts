@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ADVISORY_WARNING } from "../../src/sim/plannerSetup.js";
+import { ADVISORY_WARNING } from "../../src/autoscale/plannerSetup.js";
 import { Prng } from "../../src/util/prng.js";
 import { configWarningLines, type PlannerPrediction, predictPlanner } from "../helpers/plannerRun.js";
 import { tempDir } from "../helpers/specs.js";

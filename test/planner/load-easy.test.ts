@@ -5,7 +5,7 @@
  * role reports no FPM (it then keeps its count).
  */
 import { describe, expect, it } from "vitest";
-import { advanceLoad, type LoadInputs, type LoadOutcome } from "../../src/planner/loadScaling.js";
+import { advanceLoad, type LoadInputs, type LoadOutcome } from "../../src/planner/loadScaling/index.js";
 import type {
   EngineCapabilities,
   ForwardPassMetrics,

@@ -8,13 +8,13 @@
  * SLA: TTFT 500 ms, ITL 50 ms, sensitivity 80 % unless a test says otherwise.
  */
 import { describe, expect, it } from "vitest";
-import { advanceLoad, type LoadInputs, type LoadOutcome } from "../../src/planner/loadScaling.js";
+import { advanceLoad, type LoadInputs, type LoadOutcome } from "../../src/planner/loadScaling/index.js";
 import {
   AggRegressionModel,
   DecodeRegressionModel,
   PrefillRegressionModel,
   type RegressionOptions,
-} from "../../src/planner/perfModel.js";
+} from "../../src/planner/perfModel/index.js";
 import type {
   EngineCapabilities,
   ForwardPassMetrics,

@@ -1,20 +1,20 @@
 import { describe, expect, it } from "vitest";
 import {
-  AggRegressionModel,
-  PrefillRegressionModel,
-  type RegressionOptions,
-} from "../../src/planner/perfModel.js";
-import {
   bootstrapFpmSha256,
   bootstrapLimitsFromCaps,
   bootstrapObservations,
   canonicalJson,
-} from "../../src/planner/perfModelBootstrap.js";
+} from "../../src/planner/perfModel/bootstrap.js";
+import {
+  AggRegressionModel,
+  PrefillRegressionModel,
+  type RegressionOptions,
+} from "../../src/planner/perfModel/index.js";
 import {
   estimateQueuedPrefillTimeS,
   estimateScheduledDecodeItlS,
   queryGroups,
-} from "../../src/planner/perfModelQuery.js";
+} from "../../src/planner/perfModel/query.js";
 import type { EngineCapabilities, ForwardPassMetrics } from "../../src/planner/types.js";
 import { forwardPass } from "../helpers/planner.js";
 

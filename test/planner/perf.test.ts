@@ -5,10 +5,10 @@ import {
   MIN_PREDICTION_S,
   PrefillRegressionModel,
   type RegressionOptions,
-} from "../../src/planner/perfModel.js";
-import { fitOls } from "../../src/planner/perfModelOls.js";
-import { clampKvHitRate, estimateQueuedPrefillTimeS } from "../../src/planner/perfModelQuery.js";
-import { MovingAverage } from "../../src/planner/perfModelSamples.js";
+} from "../../src/planner/perfModel/index.js";
+import { fitOls } from "../../src/planner/perfModel/ols.js";
+import { clampKvHitRate, estimateQueuedPrefillTimeS } from "../../src/planner/perfModel/query.js";
+import { MovingAverage } from "../../src/planner/perfModel/samples.js";
 import type { ForwardPassMetrics } from "../../src/planner/types.js";
 import { forwardPass } from "../helpers/planner.js";
 

@@ -6,12 +6,12 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { decodeSlaDecision, type SlaContext } from "../../src/planner/loadScalingSla.js";
+import { decodeSlaDecision, type SlaContext } from "../../src/planner/loadScaling/sla.js";
 import {
   AggRegressionModel,
   DecodeRegressionModel,
   type RegressionOptions,
-} from "../../src/planner/perfModel.js";
+} from "../../src/planner/perfModel/index.js";
 import { KalmanPredictor } from "../../src/planner/predictors/kalman.js";
 import { engineCaps, forwardPass, plannerSettings } from "../helpers/planner.js";
 

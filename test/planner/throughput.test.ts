@@ -11,7 +11,7 @@ import {
   guardDisaggScalingBudget,
   proportionalClampPair,
 } from "../../src/planner/budget.js";
-import { resolveMinEndpoint } from "../../src/planner/loadScalingTypes.js";
+import { resolveMinEndpoint } from "../../src/planner/loadScaling/types.js";
 import { capacityBatchSizes } from "../../src/planner/throughputCapacity.js";
 import {
   advanceThroughput,

@@ -7,9 +7,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { readWarmupTrace } from "../../src/autoscale/plannerSetup.js";
 import { extractMetricsFromMooncake } from "../../src/planner/trafficWindows.js";
 import type { PlannerSettings } from "../../src/planner/types.js";
-import { readWarmupTrace } from "../../src/sim/plannerSetup.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE, writeFiles } from "../helpers/configHelpers.js";
 
 const KEY = "planner.load_predictor_warmup_trace";

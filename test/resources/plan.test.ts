@@ -21,7 +21,7 @@ import {
   scanTrace,
   type WorkloadSize,
 } from "../../src/resources/index.js";
-import { RETAIN_BYTES } from "../../src/traffic/mooncakeStream.js";
+import { RETAIN_BYTES } from "../../src/traffic/mooncake/stream.js";
 import { plannerSettings } from "../helpers/planner.js";
 import { tempDir, traceSpec } from "../helpers/specs.js";
 
@@ -189,7 +189,7 @@ describe("planResources", () => {
         ends +
           C.streamBufferBytes +
           // The first pass's rows kept for the second, up to their cap, with the columns' doubling
-          // capacity (traffic/mooncakeStream.ts).
+          // capacity (traffic/mooncake/stream.ts).
           2 * RETAIN_BYTES +
           plan.liveRows * (C.bytesPerLiveRow + 188 * C.bytesPerEngineBlock),
       ),

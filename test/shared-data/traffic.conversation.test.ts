@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { fullBlockCount } from "../../src/traffic/blockHashes.js";
-import { loadMooncakeTrace } from "../../src/traffic/mooncake.js";
+import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
 import { CONVERSATION } from "./data.js";
 
 describe("the FAST'25 conversation trace", () => {

@@ -6,9 +6,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { acceptLengthOf } from "../../src/autoscale/plannerAdapter.js";
 import { expectedAcceptLength } from "../../src/engine/speculation.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { acceptLengthOf } from "../../src/sim/plannerAdapter.js";
 import { emptyTrafficWindow } from "../../src/sim/scaling.js";
 import { predictPlanner } from "../helpers/plannerRun.js";
 import { tempDir } from "../helpers/specs.js";

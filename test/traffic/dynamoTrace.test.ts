@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { promptBlockHashes } from "../../src/traffic/blockHashes.js";
-import { buildDynamoTable, loadDynamoTrace, readDynamoRequests } from "../../src/traffic/dynamoTrace.js";
-import { expandTracePaths, matchesPattern } from "../../src/traffic/dynamoTracePaths.js";
+import { buildDynamoTable, loadDynamoTrace, readDynamoRequests } from "../../src/traffic/dynamo/index.js";
+import { expandTracePaths, matchesPattern } from "../../src/traffic/dynamo/paths.js";
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { buildConfigJsonSchema } from "../../src/cli/schema.js";
 import { LengthSampler, type LengthSpec, MAX_LENGTH } from "../../src/traffic/lengthDistribution.js";
-import { makeSyntheticWorkload } from "../../src/traffic/syntheticWorkload.js";
+import { makeSyntheticWorkload } from "../../src/traffic/synthetic/workload.js";
 import { Prng } from "../../src/util/prng.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { validate } from "../helpers/miniJsonSchema.js";

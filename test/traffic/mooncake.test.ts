@@ -6,7 +6,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { fullBlockCount, promptBlockHashes } from "../../src/traffic/blockHashes.js";
 import { readJsonlLines } from "../../src/traffic/jsonlReader.js";
-import { loadMooncakeTrace } from "../../src/traffic/mooncake.js";
+import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { CONVERSATION_600S, CONVERSATION_600S_ROWS } from "../helpers/fixtures.js";

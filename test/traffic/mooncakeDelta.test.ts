@@ -8,8 +8,8 @@
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
 import { computeBlockHashes, fullBlockCount, promptBlockHashes } from "../../src/traffic/blockHashes.js";
-import { loadMooncakeTrace } from "../../src/traffic/mooncake.js";
-import { CumulativePrompt, loadMooncakeDeltaTrace } from "../../src/traffic/mooncakeDelta.js";
+import { CumulativePrompt, loadMooncakeDeltaTrace } from "../../src/traffic/mooncake/delta.js";
+import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { SEQUENCE_HASH_SEED } from "../../src/util/blockHash.js";

@@ -1,5 +1,5 @@
 /**
- * A streamed trace (traffic/mooncakeStream.ts) must replay exactly as the same trace loaded as a
+ * A streamed trace (traffic/mooncake/stream.ts) must replay exactly as the same trace loaded as a
  * table: random single-turn traces over both topologies, both routers, client overheads and
  * timeouts, a virtual-time cap, speedups and random scaling, with a row window and hash chunks
  * far smaller than the trace (the window wraps and grows, chunks are dropped) and, on the stream's
@@ -11,8 +11,8 @@ import { describe, expect, it } from "vitest";
 import type { ClientSpec, RunSpec, WorkerRoleSpec } from "../../src/config/runSpec.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay, type ReplayResult } from "../../src/sim/replay.js";
-import { loadMooncakeTrace } from "../../src/traffic/mooncake.js";
-import { type MooncakeStream, openMooncakeStream } from "../../src/traffic/mooncakeStream.js";
+import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
+import { type MooncakeStream, openMooncakeStream } from "../../src/traffic/mooncake/stream.js";
 import { TableSource } from "../../src/traffic/tableSource.js";
 import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
 import { fingerprint } from "../helpers/replayFingerprint.js";

@@ -1,5 +1,5 @@
 /**
- * The streamed Mooncake trace (traffic/mooncakeStream.ts): which traces stream, that a malformed
+ * The streamed Mooncake trace (traffic/mooncake/stream.ts): which traces stream, that a malformed
  * row fails before the replay with the table loader's error, that memory holds a window of rows
  * however long the trace, and what happens when the file changes between the two passes.
  */
@@ -10,8 +10,8 @@ import type { RunSpec } from "../../src/config/runSpec.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { openWorkload } from "../../src/pipeline/workload.js";
 import { Replay, type ReplayResult } from "../../src/sim/replay.js";
-import { loadMooncakeTrace } from "../../src/traffic/mooncake.js";
-import { MooncakeStream, openMooncakeStream } from "../../src/traffic/mooncakeStream.js";
+import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
+import { MooncakeStream, openMooncakeStream } from "../../src/traffic/mooncake/stream.js";
 import { TableSource } from "../../src/traffic/tableSource.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { cli } from "../helpers/cli.js";

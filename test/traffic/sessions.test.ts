@@ -9,12 +9,12 @@
 import { describe, expect, it } from "vitest";
 import { predict } from "../../src/api/replay.js";
 import type { PerRequestRecord } from "../../src/report/perRequest.js";
-import { arrivalTimes } from "../../src/traffic/synthetic.js";
+import { arrivalTimes } from "../../src/traffic/synthetic/index.js";
 import {
   makeSessionTable,
   type SyntheticSessionOptions,
   sessionGroups,
-} from "../../src/traffic/syntheticSessions.js";
+} from "../../src/traffic/synthetic/sessions.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 const E = 16;

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { predict } from "../../src/api/replay.js";
 import { promptBlockHashes } from "../../src/traffic/blockHashes.js";
 import { makeSharedPrefixTable, sharedPrefixGroupOf } from "../../src/traffic/sharedPrefix.js";
-import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, writeChain } from "../../src/traffic/syntheticHashes.js";
+import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, writeChain } from "../../src/traffic/synthetic/hashes.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 const E = 16;

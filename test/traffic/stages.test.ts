@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { predict } from "../../src/api/replay.js";
 import { type RateStage, stagedArrivalTimes } from "../../src/traffic/stagedArrivals.js";
-import { makeSyntheticWorkload } from "../../src/traffic/syntheticWorkload.js";
+import { makeSyntheticWorkload } from "../../src/traffic/synthetic/workload.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 const sec = (s: number) => s * 1000;

@@ -3,7 +3,7 @@ import { buildSummary } from "../../src/metrics/summary.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay } from "../../src/sim/replay.js";
 import { fullBlockCount, hashPrompts } from "../../src/traffic/blockHashes.js";
-import { arrivalTimes, makeSyntheticTable } from "../../src/traffic/synthetic.js";
+import { arrivalTimes, makeSyntheticTable } from "../../src/traffic/synthetic/index.js";
 import { Prng } from "../../src/util/prng.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
 

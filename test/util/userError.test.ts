@@ -13,7 +13,7 @@ import { PredictionFileError } from "../../src/report/html/readPrediction.js";
 import { OutputDirError } from "../../src/report/outputDir.js";
 import { ResourceLimited } from "../../src/resources/errors.js";
 import { InvariantViolation } from "../../src/sim/invariants.js";
-import { TraceWriteError } from "../../src/traffic/dynamoTraceWriter.js";
+import { TraceWriteError } from "../../src/traffic/dynamo/writer.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { UserError } from "../../src/util/userError.js";
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KvRouterSpec } from "../../../src/config/runSpec.js";
-import { ROUTER_DEFAULT_DOMAINS } from "../../../src/config/schemaRetunePresets.js";
+import { ROUTER_DEFAULT_DOMAINS } from "../../../src/config/schema/retunePresets.js";
 import {
   candidateSet,
   expandGrid,

@@ -1,0 +1,213 @@
+/**
+ * Mooncake JSONL trace loader (mocker.md §6.1, aisimulate.md §2.1), plain or gzip.
+ *
+ * Row fields: `timestamp|created_time` (ms), `input_length|input_tokens`, `output_length|output_tokens`
+ * (required), `hash_ids` (required), optional `session_id`, `delay|delay_ms`, `request_id`,
+ * `output_token_ids`; `priority`, `strict_priority`, `policy_class` and any other key are ignored.
+ * A `null` optional field counts as absent. Every malformed row fails with a TraceError naming the file,
+ * the 1-based line and the field.
+ */
+import { hashPrompts, type PackedBlockHashes } from "../blockHashes.js";
+import { GrowableF64, GrowableI32, GrowableU32 } from "../columns.js";
+import { readJsonlLines } from "../jsonlReader.js";
+import type { RequestTable } from "../requests.js";
+import { TraceError } from "../traceError.js";
+import { checkFirstTurn, MooncakeRowParser } from "./row.js";
+
+export interface MooncakeLoadOptions {
+  /** Tokens per trace hash block (`traffic.source.block_size`, 512 for public Mooncake traces). */
+  readonly traceBlockSize: number;
+  /** Engine KV block size the sequence hashes are computed for. */
+  readonly engineBlockSize: number;
+  /**
+   * Under `trace_timestamps` load every session's first row needs a timestamp (default true). Pass false
+   * for concurrency replay, where first-turn timestamps are ignored; missing ones are then NaN.
+   */
+  readonly requireTimestamps?: boolean;
+  /**
+   * Shift timestamps so the earliest first turn is at 0 (default true). The Planner's warm-up keeps
+   * the trace's own axis, as the reference buckets `floor(timestamp / interval)` unshifted.
+   */
+  readonly normalizeTimestamps?: boolean;
+}
+
+/**
+ * A Mooncake trace's rows, validated and grouped into sessions, before their prompts are hashed:
+ * what both the full-prompt loader (`loadMooncakeTrace`) and the delta loader
+ * (`traffic/mooncake/delta.ts`) build their tables from.
+ */
+export interface MooncakeRows
+  extends Pick<
+    RequestTable,
+    | "count"
+    | "timestampMs"
+    | "outputLength"
+    | "session"
+    | "turn"
+    | "delayAfterPreviousMs"
+    | "nextTurnRow"
+    | "requestIds"
+    | "sessionIds"
+    | "sessionFirstRow"
+  > {
+  readonly path: string;
+  /** Tokens the row's `hash_ids` describe (clamped to their capacity). */
+  readonly inputLength: Int32Array;
+  /** The rows' u32 hash ids, packed: row i uses `ids[idOffsets[i] .. idOffsets[i + 1])`. */
+  readonly ids: Uint32Array;
+  readonly idOffsets: Int32Array;
+  /** 1-based line of each row (blank lines skipped), for errors found after the read. */
+  readonly lines: Int32Array;
+}
+
+/**
+ * Reads and validates a Mooncake trace's rows and groups them into sessions. Timestamps are
+ * normalized so the earliest first-turn timestamp is 0 (all timestamps shift by the same amount).
+ * Speedup is not applied here: the driver divides timestamps and delays.
+ *
+ * A later turn's `delayAfterPreviousMs` is its `delay`/`delay_ms` if given, else its timestamp minus the
+ * previous turn's timestamp when both are present (negative differences clamp to 0), else 0. A nonzero
+ * delay on a first turn is an error.
+ */
+export async function readMooncakeRows(path: string, opts: MooncakeLoadOptions): Promise<MooncakeRows> {
+  const T = opts.traceBlockSize;
+  const E = opts.engineBlockSize;
+  if (!(Number.isInteger(T) && T > 0))
+    throw new RangeError(`traceBlockSize must be a positive integer, got ${T}`);
+  if (!(Number.isInteger(E) && E > 0))
+    throw new RangeError(`engineBlockSize must be a positive integer, got ${E}`);
+  const requireTimestamps = opts.requireTimestamps ?? true;
+
+  const timestamp = new GrowableF64();
+  const inputLength = new GrowableI32();
+  const outputLength = new GrowableI32();
+  const session = new GrowableI32();
+  const turn = new GrowableI32();
+  const delay = new GrowableF64();
+  const nextTurnRow = new GrowableI32();
+  const lines = new GrowableI32();
+  const ids = new GrowableU32(1 << 16);
+  const idOffsets = new GrowableI32();
+  idOffsets.push(0);
+  const requestIds: (string | null)[] = [];
+  const sessionIds: (string | null)[] = [];
+  const sessionFirstRow = new GrowableI32();
+  const sessionLastRow = new GrowableI32();
+  const sessionByKey = new Map<string, number>();
+
+  const parser = new MooncakeRowParser(path, T);
+  const onLine = (text: string, lineNo: number): void => {
+    const f = parser.parse(text, lineNo, ids);
+    idOffsets.push(ids.length);
+    const row = timestamp.length;
+    const ts = f.timestampMs;
+    const authoredDelay = f.delayMs;
+    const sessionKey = f.sessionId;
+    const existing = sessionKey === null ? undefined : sessionByKey.get(sessionKey);
+
+    let s: number;
+    let turnIndex: number;
+    let delayMs: number;
+    if (existing === undefined) {
+      // First turn of a new session.
+      checkFirstTurn(parser, f, requireTimestamps);
+      s = sessionIds.length;
+      sessionIds.push(sessionKey);
+      sessionFirstRow.push(row);
+      sessionLastRow.push(row);
+      if (sessionKey !== null) sessionByKey.set(sessionKey, s);
+      turnIndex = 0;
+      delayMs = 0;
+    } else {
+      s = existing;
+      const prev = sessionLastRow.data[s];
+      turnIndex = turn.data[prev] + 1;
+      nextTurnRow.data[prev] = row;
+      sessionLastRow.data[s] = row;
+      if (!Number.isNaN(authoredDelay)) delayMs = authoredDelay;
+      else {
+        const prevTs = timestamp.data[prev];
+        delayMs = Number.isNaN(ts) || Number.isNaN(prevTs) ? 0 : Math.max(0, ts - prevTs);
+      }
+    }
+
+    timestamp.push(ts);
+    inputLength.push(f.inputLength);
+    outputLength.push(f.outputLength);
+    session.push(s);
+    turn.push(turnIndex);
+    delay.push(delayMs);
+    nextTurnRow.push(-1);
+    lines.push(lineNo);
+    requestIds.push(f.requestId);
+  };
+
+  await readJsonlLines(path, onLine);
+
+  const count = timestamp.length;
+  if (count === 0) throw new TraceError(path, 0, "trace has no rows");
+
+  // Normalize: the earliest first-turn timestamp becomes 0.
+  const ts = timestamp.toArray();
+  const firstRows = sessionFirstRow.toArray();
+  let minStart = Number.POSITIVE_INFINITY;
+  for (let k = 0; k < firstRows.length; k++) {
+    const t = ts[firstRows[k]];
+    if (t < minStart) minStart = t;
+  }
+  if (opts.normalizeTimestamps !== false && minStart !== Number.POSITIVE_INFINITY && minStart !== 0) {
+    for (let i = 0; i < count; i++) ts[i] -= minStart; // NaN stays NaN
+  }
+
+  return {
+    path,
+    count,
+    timestampMs: ts,
+    inputLength: inputLength.toArray(),
+    outputLength: outputLength.toArray(),
+    session: session.toArray(),
+    turn: turn.toArray(),
+    delayAfterPreviousMs: delay.toArray(),
+    nextTurnRow: nextTurnRow.toArray(),
+    requestIds,
+    sessionIds,
+    sessionFirstRow: firstRows,
+    ids: ids.data,
+    idOffsets: idOffsets.data,
+    lines: lines.toArray(),
+  };
+}
+
+/** Loads a Mooncake trace (every row a full prompt) into a RequestTable (`readMooncakeRows`' rules). */
+export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions): Promise<RequestTable> {
+  const rows = await readMooncakeRows(path, opts);
+  const E = opts.engineBlockSize;
+  const packed = hashPrompts(rows.count, rows.ids, rows.idOffsets, rows.inputLength, opts.traceBlockSize, E);
+  return mooncakeTable(rows, rows.inputLength, packed, E);
+}
+
+/** The table of Mooncake rows whose prompts are `inputLength` tokens hashed as `packed`. */
+export function mooncakeTable(
+  rows: MooncakeRows,
+  inputLength: Int32Array,
+  packed: PackedBlockHashes,
+  engineBlockSize: number,
+): RequestTable {
+  return {
+    count: rows.count,
+    timestampMs: rows.timestampMs,
+    inputLength,
+    outputLength: rows.outputLength,
+    session: rows.session,
+    turn: rows.turn,
+    delayAfterPreviousMs: rows.delayAfterPreviousMs,
+    blockOffsets: packed.offsets,
+    blockHashes: packed.hashes,
+    engineBlockSize,
+    requestIds: rows.requestIds,
+    sessionIds: rows.sessionIds,
+    sessionCount: rows.sessionIds.length,
+    sessionFirstRow: rows.sessionFirstRow,
+    nextTurnRow: rows.nextTurnRow,
+  };
+}
