@@ -2,12 +2,13 @@
  * `fleetsim sweep run` (docs/sweep.md): runs points of a planned sweep directory — all of them, or
  * the one a shard index names — through a sweep executor (`predict` task jobs), and publishes each
  * result as soon as it arrives (results.ts). A point whose result is already there is not run
- * again, so a rerun resumes and a duplicate worker costs nothing. Each point is rebuilt from the
+ * again, so a rerun resumes and a duplicate worker costs nothing; a result is read back and checked
+ * before it counts (a damaged one, e.g. cut short by a full disk, is run again). Each point is rebuilt from the
  * directory alone (its base copy and overrides), its hash checked against the plan and its input
  * files against their planned content before it runs.
  */
 
-import { existsSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { RunSpec } from "../config/runSpec.js";
 import { readYamlSource } from "../config/yamlSource.js";
@@ -24,7 +25,7 @@ import {
   SweepDirError,
 } from "./manifest.js";
 import { pointDocument, resolvePoint } from "./point.js";
-import { publishResult, resultDocument, resultPath } from "./results.js";
+import { publishResult, readResult, resultDocument, resultPath } from "./results.js";
 
 export interface RunOptions {
   readonly dir: string;
@@ -72,7 +73,8 @@ async function runWith(executor: SweepExecutor, opts: RunOptions, t0: number): P
     opts.index === null ? checkManifest(opts.manifest).points : [manifestPoint(opts.manifest, opts.index)];
   const byIndex = new Map(points.map((p) => [p.index, p]));
   const indices = points.map((p) => p.index);
-  const todo = indices.filter((i) => !existsSync(resultPath(opts.dir, byIndex.get(i)!.hash)));
+  checkResultsFolder(opts.dir);
+  const todo = indices.filter((i) => !hasValidResult(opts, i, byIndex.get(i)!.hash));
   let kept = indices.length - todo.length;
   let written = 0;
   const failed: { index: number; error: string }[] = [];
@@ -101,6 +103,12 @@ async function runWith(executor: SweepExecutor, opts: RunOptions, t0: number): P
           opts.dir,
           resultDocument(hash, opts.version, value.prediction, value.warnings),
         );
+        const check = readResult(opts.dir, hash);
+        if (!check.ok) {
+          const problem = check.missing ? "it is gone" : check.problem;
+          failed.push({ index, error: `its result did not read back (results/${hash}.json: ${problem})` });
+          return;
+        }
         if (outcome === "written") written++;
         else kept++;
         opts.log?.(`point ${index} ${outcome === "written" ? "done" : "already done"}: results/${hash}.json`);
@@ -113,6 +121,47 @@ async function runWith(executor: SweepExecutor, opts: RunOptions, t0: number): P
   }
   failed.sort((a, b) => a.index - b.index);
   return { points: indices.length, written, kept, failed, wallMs: performance.now() - t0 };
+}
+
+/**
+ * The sweep directory's `results` must be a folder (or not there yet): checked before any point
+ * runs, so a run cannot spend its points and then fail to publish them.
+ */
+function checkResultsFolder(dir: string): void {
+  const results = join(dir, "results");
+  let isFolder: boolean;
+  try {
+    isFolder = statSync(results).isDirectory();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw new SweepDirError(`${results} cannot be read: ${(err as Error).message}`);
+  }
+  if (!isFolder) {
+    throw new SweepDirError(
+      `${results} is not a folder: a sweep directory keeps its points' results in a folder of that name; move the file away and run again`,
+    );
+  }
+}
+
+/**
+ * Whether point `index` already has a result that reads back whole (JSON, the result schema, its
+ * own hash). A damaged one is removed, said, and the point runs again: results are deterministic,
+ * so removing one that another worker just rewrote costs a rerun, never a wrong result.
+ */
+function hasValidResult(opts: RunOptions, index: number, hash: string): boolean {
+  const found = readResult(opts.dir, hash);
+  if (found.ok) return true;
+  if (!found.missing) {
+    opts.log?.(`point ${index}: results/${hash}.json is damaged (${found.problem}); running it again`);
+    try {
+      rmSync(resultPath(opts.dir, hash), { force: true });
+    } catch (err) {
+      throw new SweepDirError(
+        `${resultPath(opts.dir, hash)} is damaged and cannot be removed: ${(err as Error).message}`,
+      );
+    }
+  }
+  return false;
 }
 
 /** Rebuilds points from the sweep directory alone, as a pod that mounts it would. */
