@@ -14,7 +14,8 @@ export interface CompareOptions {
 /** `fleetsim compare A/prediction.json B/prediction.json …`: the table on stdout, and the page with `-o`. */
 export async function compareCommand(opts: CompareOptions, io: Streams): Promise<void> {
   if (opts.inputs.length < 2) throw new UserError("compare needs at least two prediction.json files");
-  const runs = compareRuns(opts.inputs.map((path) => ({ path, doc: readPredictionFile(path) })));
+  const note = (line: string): void => io.err(`fleetsim: note: ${line}\n`);
+  const runs = compareRuns(opts.inputs.map((path) => ({ path, doc: readPredictionFile(path, note) })));
   const rows = compareRows(runs);
   io.out(`${renderCompareTable(runs, rows)}\n`);
   if (opts.output === undefined) return;

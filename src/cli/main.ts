@@ -1,9 +1,16 @@
-import { Command, CommanderError, InvalidArgumentError, Option } from "@commander-js/extra-typings";
+import {
+  Command,
+  CommanderError,
+  type CommandUnknownOpts,
+  InvalidArgumentError,
+  Option,
+} from "@commander-js/extra-typings";
 import { ConfigError } from "../config/errors.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import type { ResourceHooks } from "../resources/runtime.js";
 import { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamo/convert.js";
 import { packageVersion } from "../util/packageRoot.js";
+import { ExecutionFailure } from "../util/userError.js";
 import { ExitCode, Interrupted } from "./exitCodes.js";
 import type { ProgressSettings } from "./progress.js";
 import { DEFAULT_STACK, onlineRefusal, STACK_HELP } from "./stack.js";
@@ -753,8 +760,11 @@ Examples:
       );
     });
 
+  // Commander answers `--help` before it looks the command up, so `fleetsim frob --help` would
+  // print the top-level help and exit 0: without the flag it reports the unknown command (exit 2).
+  const args = namesUnknownCommand(program, argv) ? argv.filter((a) => a !== "--help" && a !== "-h") : argv;
   try {
-    await program.parseAsync([...argv], { from: "user" });
+    await program.parseAsync([...args], { from: "user" });
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version exit 0; every other commander error is CLI syntax (exit 2).
@@ -763,6 +773,18 @@ Examples:
     throw err;
   }
   return exitCode;
+}
+
+/** Whether the leading words of `argv` (before any option) name a command the tree does not have. */
+function namesUnknownCommand(program: CommandUnknownOpts, argv: readonly string[]): boolean {
+  let command = program;
+  for (const arg of argv) {
+    if (arg.startsWith("-") || command.commands.length === 0) return false;
+    const next = command.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (next === undefined) return arg !== "help";
+    command = next;
+  }
+  return false;
 }
 
 /**
@@ -799,6 +821,10 @@ async function guarded(
     if (err instanceof Interrupted) {
       io.err(`fleetsim: interrupted (${err.signal}); no results were written\n`);
       return err.exitCode;
+    }
+    if (err instanceof ExecutionFailure) {
+      io.err(`fleetsim: error: ${err.message}\n`);
+      return ExitCode.Failure;
     }
     const { ReplayAborted } = await import("../sim/replay.js");
     if (err instanceof ReplayAborted) {

@@ -35,7 +35,7 @@ export async function reportCommand(opts: ReportOptions, io: Streams): Promise<v
     io.out(`Saved HTML report to: ${target}\n`);
     return;
   }
-  const prediction = readPredictionFile(opts.input);
+  const prediction = readPredictionFile(opts.input, (line) => io.err(`fleetsim: note: ${line}\n`));
   const target = reportPath(opts);
   const options: HtmlReportOptions = {
     title: opts.title,
@@ -67,7 +67,7 @@ export const RECOMMENDATION_REPORT_FILE = "recommendation.html";
 function readRecommendation(path: string): unknown {
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, "utf8"));
+    doc = JSON.parse(readFileSync(path, "utf8").replace(/^\uFEFF/, ""));
   } catch {
     return null; // readPredictionFile says what is wrong with the file
   }

@@ -7,6 +7,7 @@
  */
 import * as z from "zod";
 import { type Prediction, predictionSchema } from "./prediction.js";
+import { summarySchema } from "./summary.js";
 import { type Tolerant, tolerantShape } from "./tolerant.js";
 
 /** The least a document must be to be read as a prediction. */
@@ -37,4 +38,83 @@ export function predictionReadSchema(): z.ZodType<ReadPrediction> {
     })
     .catch({}) as unknown as z.ZodType<ReadPrediction>;
   return readSchema;
+}
+
+/**
+ * The contract with every field optional and unknown keys allowed, but each field that is there
+ * of its contract's type: what a summary must not break to be read at all. A summary time of
+ * `"12"` or `null` is a broken file, not a missing value.
+ */
+function presentFields(s: z.ZodType): z.ZodType {
+  if (s instanceof z.ZodOptional) return presentFields(s.unwrap() as z.ZodType).optional();
+  if (s instanceof z.ZodNullable) return presentFields(s.unwrap() as z.ZodType).nullable();
+  if (s instanceof z.ZodReadonly) return presentFields(s.unwrap() as z.ZodType);
+  if (s instanceof z.ZodObject) {
+    const shape: Record<string, z.ZodType> = {};
+    for (const [k, field] of Object.entries(s.shape as Record<string, z.ZodType>)) {
+      shape[k] = presentFields(field).optional();
+    }
+    return z.looseObject(shape);
+  }
+  if (s instanceof z.ZodRecord) return z.record(z.string(), presentFields(s.valueType as z.ZodType));
+  if (s instanceof z.ZodArray) return z.array(presentFields(s.element as z.ZodType));
+  return s;
+}
+
+/** A section's kind alone (object, array, or null where the contract allows it), not its fields. */
+function sectionKind(s: z.ZodType): z.ZodType {
+  if (s instanceof z.ZodOptional) return sectionKind(s.unwrap() as z.ZodType).optional();
+  if (s instanceof z.ZodNullable) return sectionKind(s.unwrap() as z.ZodType).nullable();
+  if (s instanceof z.ZodArray) return z.array(z.unknown());
+  if (s instanceof z.ZodObject || s instanceof z.ZodRecord) return z.record(z.string(), z.unknown());
+  return s;
+}
+
+let presentSchema: z.ZodType | null = null;
+
+/**
+ * Summary keys of the contract that hold counts, times, rates and costs, never negative. The
+ * backlog's growth rate is a slope (negative while a backlog drains; docs/metrics.md).
+ */
+const SIGNED_SUMMARY_KEYS = new Set(["saturation_backlog_growth"]);
+const NUMERIC_SUMMARY_KEYS = Object.keys(summarySchema.shape).filter((key) => !SIGNED_SUMMARY_KEYS.has(key));
+
+/**
+ * The first place where `doc` breaks the output contract, as `key: what is wrong`, or null. The
+ * summary is checked key by key: a contract key of the wrong type, or a negative count, duration,
+ * rate or cost, breaks it. Every other section is checked for its kind only (an object, an array,
+ * null where allowed): below that, a foreign file's fields that do not read are left out of what
+ * is drawn (the reference writes some with its own types, e.g. null queue times per request).
+ * Missing keys and sections never break it: older fleetsim and the reference leave some out.
+ */
+export function contractBreach(doc: unknown): string | null {
+  presentSchema ??= z.looseObject(
+    Object.fromEntries(
+      Object.entries(predictionSchema.shape).map(([key, field]) => [
+        key,
+        (key === "summary" ? presentFields(field) : sectionKind(field)).optional(),
+      ]),
+    ),
+  );
+  const read = presentSchema.safeParse(doc);
+  if (!read.success) {
+    const issue = read.error.issues[0];
+    const key = issue.path.map(String).join(".");
+    return `${key === "" ? "the document" : key}: ${issue.message.replace(/^Invalid input: /, "")}`;
+  }
+  const summary = (doc as { summary?: Record<string, unknown> }).summary ?? {};
+  for (const key of NUMERIC_SUMMARY_KEYS) {
+    const value = summary[key];
+    if (typeof value === "number" && value < 0) {
+      return `summary.${key}: ${value} is negative (a count, a duration, a rate or a cost)`;
+    }
+  }
+  return null;
+}
+
+/** The contract's sections (top-level keys every fleetsim run writes) that `doc` lacks. */
+export function missingSections(doc: Record<string, unknown>): string[] {
+  return Object.entries(predictionSchema.shape)
+    .filter(([key, field]) => !(field instanceof z.ZodOptional) && !(key in doc))
+    .map(([key]) => key);
 }

@@ -18,7 +18,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { UserError } from "../util/userError.js";
+import { ExecutionFailure, UserError } from "../util/userError.js";
 
 /** A user mistake about the output directory (exit code 2). */
 export class OutputDirError extends UserError {}
@@ -400,12 +400,10 @@ export async function writeOutputs(
 function writeError(dir: string, err: unknown): Error {
   const e = err as NodeJS.ErrnoException;
   if (typeof e?.code !== "string") return e instanceof Error ? e : new Error(String(err));
-  const out = new Error(
+  return new ExecutionFailure(
     `could not write the results to ${dir}: ${describeFsError(err)}; nothing of this run was kept and ` +
       "earlier results there are unchanged",
   );
-  out.name = "OutputWriteError";
-  return out;
 }
 
 function previousRestored(backup: string): boolean {

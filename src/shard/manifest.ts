@@ -113,6 +113,11 @@ export function loadManifest(dir: string, version: string): LoadedManifest {
         `${dir} is not a sweep directory: no ${MANIFEST_FILE} (run fleetsim sweep plan -c SWEEP.yaml -o ${dir})`,
       );
     }
+    if (code === "EISDIR") {
+      throw new SweepDirError(
+        `${path} is a folder, not a sweep manifest; plan the sweep again (fleetsim sweep plan)`,
+      );
+    }
     throw new SweepDirError(`cannot read ${path}: ${(err as Error).message}`);
   }
   let doc: unknown;

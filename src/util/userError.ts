@@ -5,3 +5,9 @@
  * it, so that rule is one `instanceof`.
  */
 export class UserError extends Error {}
+
+/**
+ * A failure of the run that is not the user's mistake and not a bug either (a full disk, an I/O
+ * error): the CLI prints its message alone, with no class name or stack trace, and exits 1.
+ */
+export class ExecutionFailure extends Error {}

@@ -72,7 +72,8 @@ describe("fleetsim predict: the output directory", () => {
        echo "rc=$?"; ls -A "$MNT/out"; cat "$MNT/out/prediction.json" "$MNT/out/report.html"`,
     );
     expect(r.out).toContain("rc=1");
-    expect(r.err).toMatch(/could not write the results to .*out: no space left on device/);
+    expect(r.err).toMatch(/^fleetsim: error: could not write the results to .*out: no space left on device/m);
+    expect(r.err).not.toContain("OutputWriteError");
     expect(r.err).not.toContain("    at ");
     expect(r.out).not.toContain("Saved HTML report");
     // Only the old files (and no temporaries) remain, with their old content.

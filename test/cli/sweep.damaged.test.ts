@@ -1,9 +1,10 @@
 /**
  * `fleetsim sweep run` on a sweep directory whose results are damaged (issue 44): a `results`
  * that is a file is refused before any point runs (exit 2, named, no stack trace); a result cut
- * short is not counted as done but run again, and the rerun's result is whole.
+ * short is not counted as done but run again, and the rerun's result is whole; a manifest that is
+ * a folder is named as such.
  */
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resultSchema } from "../../src/shard/results.js";
@@ -50,5 +51,23 @@ describe("sweep run on damaged results", () => {
     expect(resultSchema.safeParse(JSON.parse(readFileSync(damaged, "utf8"))).success).toBe(true);
     expect(readdirSync(join(dir, "results")).sort()).toEqual(hashes.map((h) => `${h}.json`).sort());
     expect(statSync(damaged).isFile()).toBe(true);
+  });
+
+  it("a manifest.json that is a folder is named as such (exit 2), not a raw EISDIR", async () => {
+    const { dir } = await plan("  engine.workers.aggregated.parallelism.replicas: [1]");
+    rmSync(join(dir, "manifest.json"));
+    mkdirSync(join(dir, "manifest.json"));
+    for (const command of ["run", "merge"]) {
+      const r = await cli(
+        "sweep",
+        command,
+        dir,
+        ...(command === "merge" ? ["-o", join(dir, "..", "out")] : []),
+      );
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(
+        `fleetsim: error: ${join(dir, "manifest.json")} is a folder, not a sweep manifest; plan the sweep again (fleetsim sweep plan)\n`,
+      );
+    }
   });
 });

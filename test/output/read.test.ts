@@ -2,7 +2,7 @@
  * Reading prediction.json files fleetsim may not have written (src/output/read.ts, tolerant.ts):
  * the strict contract made tolerant, so the HTML report draws what an older or foreign file has.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { predictionFileSchema, predictionReadSchema } from "../../src/output/read.js";
@@ -107,10 +107,64 @@ describe("readPredictionFile and fleetsim report on other files", () => {
     };
     writeFileSync(file, JSON.stringify(foreign));
     const r = await cli("report", file, "-o", join(dir, "report.html"));
-    expect(r.err).toBe("");
+    expect(r.err).toBe(
+      `fleetsim: note: ${file} has no run, timeseries (an older fleetsim's or the reference's prediction.json): what they hold is left out\n`,
+    );
     expect(r.code).toBe(0);
     const html = readFileSync(join(dir, "report.html"), "utf8");
     expect(html).toContain("reference_metric");
     expect(html).toContain("has no time series");
+  });
+});
+
+describe("a prediction.json that breaks the output contract (exit 2, the key named, nothing written)", () => {
+  const broken: readonly [string, unknown, string][] = [
+    ["a string", "12", "summary.mean_ttft_ms: expected number, received string"],
+    ["null", null, "summary.mean_ttft_ms: expected number, received null"],
+    ["-1e308", -1e308, "summary.mean_ttft_ms: -1e+308 is negative (a count, a duration, a rate or a cost)"],
+  ];
+  for (const [what, value, message] of broken) {
+    it(`a summary time that is ${what}: report and compare refuse it`, async () => {
+      const dir = tempDir("fleetsim-read-");
+      const good = join(dir, "good.json");
+      const bad = join(dir, "bad.json");
+      const doc = golden("kv-router") as { summary: Record<string, unknown> };
+      writeFileSync(good, JSON.stringify(doc));
+      doc.summary["mean_ttft_ms"] = value;
+      writeFileSync(bad, JSON.stringify(doc));
+      const report = await cli("report", bad, "-o", join(dir, "report.html"));
+      expect(report.code).toBe(2);
+      expect(report.err).toBe(`fleetsim: error: ${bad} breaks the prediction.json contract at ${message}\n`);
+      expect(existsSync(join(dir, "report.html"))).toBe(false);
+      const compare = await cli("compare", good, bad, "-o", join(dir, "compare.html"));
+      expect(compare.code).toBe(2);
+      expect(compare.err).toContain(`${bad} breaks the prediction.json contract at summary.mean_ttft_ms`);
+      expect(compare.out).toBe("");
+      expect(existsSync(join(dir, "compare.html"))).toBe(false);
+    });
+  }
+
+  it("a section of the wrong kind is refused; a signed summary key may be negative", () => {
+    const dir = tempDir("fleetsim-read-");
+    const file = join(dir, "prediction.json");
+    const doc = golden("kv-router") as Record<string, unknown> & { summary: Record<string, unknown> };
+    doc.summary["saturation_backlog_growth"] = -2.5;
+    writeFileSync(file, JSON.stringify(doc));
+    expect(readPredictionFile(file).summary?.["saturation_backlog_growth"]).toBe(-2.5);
+    doc["timeseries"] = "none";
+    writeFileSync(file, JSON.stringify(doc));
+    expect(() => readPredictionFile(file)).toThrow(
+      `${file} breaks the prediction.json contract at timeseries: expected record, received string`,
+    );
+  });
+
+  it("a byte-order mark before the JSON is read past, as for configs and traces", async () => {
+    const dir = tempDir("fleetsim-read-");
+    const file = join(dir, "prediction.json");
+    writeFileSync(file, `\uFEFF${JSON.stringify(golden("kv-router"))}`);
+    const r = await cli("report", file, "-o", join(dir, "report.html"));
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(existsSync(join(dir, "report.html"))).toBe(true);
   });
 });

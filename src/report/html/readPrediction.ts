@@ -1,7 +1,13 @@
 /** Reading a prediction.json for the report, with errors that name the file and the position. */
 import { readFileSync } from "node:fs";
 import type * as z from "zod";
-import { predictionFileSchema, predictionReadSchema, type ReadPrediction } from "../../output/read.js";
+import {
+  contractBreach,
+  missingSections,
+  predictionFileSchema,
+  predictionReadSchema,
+  type ReadPrediction,
+} from "../../output/read.js";
 import { UserError } from "../../util/userError.js";
 
 /** The file cannot be used: missing, unreadable, not JSON, or not a prediction (exit 2). */
@@ -9,13 +15,16 @@ export class PredictionFileError extends UserError {}
 
 /**
  * Reads and parses `path`. The document must be what identifies a prediction (an object with a
- * `summary` object, `predictionFileSchema`); everything else is read through the contract's
- * tolerant schema (src/output/read.ts), so an older or foreign prediction.json still renders.
+ * `summary` object, `predictionFileSchema`) and must not break the output contract where it has a
+ * field (`contractBreach`: a wrong type or a negative summary number is an error naming the key);
+ * sections it lacks are left out of what it renders, said through `note` (an older fleetsim's or
+ * the reference's prediction.json). A byte-order mark is read past, as for configs and traces.
  */
-export function readPredictionFile(path: string): ReadPrediction {
+export function readPredictionFile(path: string, note?: (line: string) => void): ReadPrediction {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new PredictionFileError(`${path}: no such file`);
@@ -36,6 +45,15 @@ export function readPredictionFile(path: string): ReadPrediction {
   if (!identity.success) {
     throw new PredictionFileError(
       `${path} is not a fleetsim prediction.json: expected an object with a "summary" object${where(identity.error)}`,
+    );
+  }
+  const breach = contractBreach(doc);
+  if (breach !== null)
+    throw new PredictionFileError(`${path} breaks the prediction.json contract at ${breach}`);
+  const missing = missingSections(doc as Record<string, unknown>);
+  if (missing.length > 0) {
+    note?.(
+      `${path} has no ${missing.join(", ")} (an older fleetsim's or the reference's prediction.json): what they hold is left out`,
     );
   }
   return predictionReadSchema().parse(doc);
