@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { loadConfig } from "../config/load.js";
+import { type loadConfig, loadConfigWithNotes } from "../config/load.js";
 import type { Stack } from "../config/runSpec.js";
 import { runPrediction } from "../pipeline/run.js";
 import { stableLine, stableStringify } from "../report/json.js";
@@ -61,7 +61,12 @@ export interface PredictOptions {
 export async function predictCommand(opts: PredictOptions, io: Streams): Promise<void> {
   const startedMs = performance.now();
   const executor = opts.executor === undefined ? undefined : parseExecutor(opts.executor);
-  const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
+  const { spec, notes } = loadConfigWithNotes({
+    configPath: opts.config,
+    sets: [...opts.set],
+    stack: opts.stack,
+  });
+  for (const note of notes) io.err(`fleetsim: note: ${note}\n`);
   checkOutputDir(opts.outputDir, opts.overwrite);
   // The settings that run but defeat their purpose, as `validate` reports them (before the run).
   for (const w of configWarnings(spec, opts.host ?? probeHost())) io.err(`fleetsim: warning: ${w}\n`);

@@ -4,7 +4,7 @@
  * the timing model — then a one-paragraph summary of what would run. Errors propagate exactly
  * as `predict` raises them, so the CLI prints them the same way (exit 2).
  */
-import { loadConfig } from "../config/load.js";
+import { loadConfigWithNotes } from "../config/load.js";
 import type { LoadSpec, RunSpec, SourceSpec, Stack } from "../config/runSpec.js";
 import { DEFAULT_EXECUTION, engineRoles } from "../config/runSpec.js";
 import { createRoleTimings } from "../pipeline/timings.js";
@@ -38,7 +38,12 @@ export interface RunOverview {
 }
 
 export async function validateCommand(opts: ValidateOptions, io: Streams): Promise<void> {
-  const spec = loadConfig({ configPath: opts.config, sets: [...opts.set], stack: opts.stack });
+  const { spec, notes } = loadConfigWithNotes({
+    configPath: opts.config,
+    sets: [...opts.set],
+    stack: opts.stack,
+  });
+  for (const note of notes) io.err(`fleetsim: note: ${note}\n`);
   // The op tables (or an `engine.perf_database` tree) are read by predict before its replay too.
   await createRoleTimings(spec.engine);
   const overview = describeRun(spec);

@@ -26,8 +26,25 @@ export interface LoadConfigOptions {
 }
 
 export function loadConfig(opts: LoadConfigOptions): RunSpec {
+  return loadConfigWithNotes(opts).spec;
+}
+
+/**
+ * `loadConfig`, and what the config left to a default that decides what runs, said as a note by
+ * `predict` and `validate`: a config without `traffic` runs the reference's default workload
+ * (docs/traffic.md "No traffic section").
+ */
+export function loadConfigWithNotes(opts: LoadConfigOptions): { spec: RunSpec; notes: string[] } {
   const doc = readConfigDocument(opts.configPath, opts.sets);
-  return resolveConfigDocument(doc, doc.data, opts);
+  const spec = resolveConfigDocument(doc, doc.data, opts);
+  const notes: string[] = [];
+  if (!("traffic" in doc.data)) {
+    notes.push(
+      `${opts.configPath} has no traffic section: the default workload runs, as in aisimulate ` +
+        "(100 synthetic requests of 1024 input and 128 output tokens at concurrency 10)",
+    );
+  }
+  return { spec, notes };
 }
 
 /** A config file after its `--set` overrides, before validation: what `recommend` searches over. */

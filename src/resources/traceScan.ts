@@ -6,7 +6,7 @@
  * last request of each file give the trace's time span. Memory: one chunk plus the sample.
  */
 import type { TraceFormat } from "../config/traceFormats.js";
-import { openTraceStream } from "../traffic/jsonlReader.js";
+import { binaryContent, lineTooLong, MAX_LINE_CHARS, openTraceStream } from "../traffic/jsonlReader.js";
 
 /** What the preflight needs to know of a trace. */
 export interface TraceSize {
@@ -186,6 +186,8 @@ async function scanFile(
   let carry: Buffer | null = null;
   for await (const chunk of stream) {
     out.bytes += chunk.length;
+    // A NUL or an endless line stops the scan at once (the trace load then names it the same way).
+    if (chunk.indexOf(0) >= 0) throw binaryContent(path, lineOffset + out.lines + 1);
     const buf: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk]);
     let start = 0;
     lastStart = -1;
@@ -197,6 +199,7 @@ async function scanFile(
     }
     if (lastStart >= 0) last = Buffer.from(buf.subarray(lastStart, lastEnd));
     carry = start < buf.length ? Buffer.from(buf.subarray(start)) : null;
+    if (carry !== null && carry.length > MAX_LINE_CHARS) throw lineTooLong(path, lineOffset + out.lines + 1);
   }
   if (carry !== null) {
     lastStart = -1;

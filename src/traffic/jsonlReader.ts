@@ -1,7 +1,9 @@
 /**
  * Streaming line reader for JSONL traces, plain or gzip (detected by the magic bytes 1f 8b, not the
  * extension; multi-member gzip is handled by zlib). Memory is bounded by the chunk size plus the
- * longest line: the file is never held as one string.
+ * longest line: the file is never held as one string. A line may not exceed `MAX_LINE_CHARS` and
+ * may not hold a NUL byte: a file without line breaks, or binary content, is an error naming the
+ * file and line as soon as it is seen, not minutes of buffering (docs/traces.md "Limits").
  */
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
@@ -13,6 +15,31 @@ import { TraceError } from "./traceError.js";
 export type LineCallback = (line: string, lineNo: number) => void;
 
 const CHUNK = 1 << 20;
+
+/**
+ * The longest line a trace may hold, 16 Mi characters: a Mooncake or Dynamo record is one line of
+ * at most a few hundred KiB (a 128k-token prompt is 256 hash ids), so a longer line is a file that
+ * is not a JSONL trace, or is missing its line breaks.
+ */
+export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+/** The error for a line longer than `MAX_LINE_CHARS` (also the preflight's trace scan's). */
+export function lineTooLong(path: string, lineNo: number): TraceError {
+  return new TraceError(
+    path,
+    lineNo,
+    "the line is longer than 16 MiB without a line break: not a JSONL trace (a record is one line of at most a few hundred KiB)",
+  );
+}
+
+/** The error for a NUL byte: binary content where a JSONL trace has text. */
+export function binaryContent(path: string, lineNo: number): TraceError {
+  return new TraceError(
+    path,
+    lineNo,
+    "binary content (a NUL byte): a JSONL trace is text, one JSON record a line",
+  );
+}
 
 /** True when the file starts with the gzip magic bytes. Throws TraceError if it cannot be opened. */
 export async function isGzipFile(path: string): Promise<boolean> {
@@ -118,12 +145,17 @@ export class JsonlLineReader {
         this.rest = "";
         if (tail.length > 0) {
           this.lineNo++;
+          if (tail.length > MAX_LINE_CHARS) throw lineTooLong(this.path, this.lineNo);
+          if (tail.includes("\0")) throw binaryContent(this.path, this.lineNo);
           this.emit(tail, 0, tail.length, onLine);
         }
         return false;
       }
       const decoded = this.decoder.write(next.value);
-      this.emitFrom(this.rest.length === 0 ? decoded : this.rest + decoded, onLine);
+      // `rest` holds no line break and no NUL: the search starts where the new text does, so a
+      // long line costs its length once, not once per chunk.
+      const from = this.rest.length;
+      this.emitFrom(from === 0 ? decoded : this.rest + decoded, from, onLine);
     } catch (err) {
       this.close();
       if (this.inCallback || err instanceof TraceError) throw err;
@@ -139,16 +171,21 @@ export class JsonlLineReader {
     this.trace.close();
   }
 
-  private emitFrom(text: string, onLine: LineCallback): void {
+  private emitFrom(text: string, from: number, onLine: LineCallback): void {
+    const nul = text.indexOf("\0", from);
     let start = 0;
-    for (;;) {
-      const nl = text.indexOf("\n", start);
-      if (nl < 0) break;
+    for (
+      let nl = text.indexOf("\n", from);
+      nl >= 0 && (nul < 0 || nl < nul);
+      nl = text.indexOf("\n", start)
+    ) {
       this.lineNo++;
       this.emit(text, start, nl, onLine);
       start = nl + 1;
     }
+    if (nul >= 0) throw binaryContent(this.path, this.lineNo + 1);
     this.rest = start === 0 ? text : text.slice(start);
+    if (this.rest.length > MAX_LINE_CHARS) throw lineTooLong(this.path, this.lineNo + 1);
   }
 
   private emit(text: string, start: number, end: number, onLine: LineCallback): void {
