@@ -1,6 +1,6 @@
 /**
  * Engine arguments (the reference's canonical Python engine configuration: `MockEngineArgs`
- * fields, flat or as `{engine: {...}}`, mocker.md §1.1) → the `engine` section of the config.
+ * fields, flat or as `{engine: {...}}`, `ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`) → the `engine` section of the config.
  *
  * Defaults are the mocker's, not the YAML's, so that a mapping copied from a Python script
  * means what it meant there: `max_num_seqs` 256 for every role (the YAML gives prefill 1),
@@ -14,7 +14,7 @@ import type { WorkerRole } from "../util/workerRole.js";
 import type { ConfigDraft } from "./configDraft.js";
 import { type OptionIssues, show } from "./issues.js";
 
-/** The mocker's `num_gpu_blocks` default (mocker.md §1.1). */
+/** The mocker's `num_gpu_blocks` default (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`). */
 export const MOCKER_DEFAULT_GPU_BLOCKS = 16384;
 /** The mocker's `max_num_seqs` default, for every role. */
 export const MOCKER_DEFAULT_MAX_NUM_SEQS = 256;
@@ -89,7 +89,7 @@ interface RoleFacts {
   readonly kvTransferTimingMode?: Sourced<unknown>;
   /** GPUs per worker as the Planner counts them: tensor × attention data parallel. */
   readonly gpusPerWorker: number;
-  /** The arguments name the worker's model and GPU (an AIS/AIC identity, planner.md §8.5). */
+  /** The arguments name the worker's model and GPU (an AIS/AIC identity, `ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`). */
   readonly identified: boolean;
 }
 
@@ -165,7 +165,7 @@ export function translateEngine(
       draft.set(["engine", "kv_transfer", "bytes_per_token"], bytes.value, bytes.option);
     }
     const bandwidth = agreed(facts, "kvTransferBandwidth", issues);
-    // Omitted, null or 0: the hand-off takes no time (mocker.md §1.1).
+    // Omitted, null or 0: the hand-off takes no time (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`).
     const gbps = bandwidth === undefined || bandwidth.value === 0 ? null : bandwidth.value;
     draft.set(
       ["engine", "kv_transfer", "bandwidth_gb_per_second"],

@@ -36,7 +36,7 @@ export interface ExternalTimingConfig {
 }
 
 /**
- * One role's engine arguments (the mocker's `MockEngineArgs`, mocker.md §1.1, plus the AIC
+ * One role's engine arguments (the mocker's `MockEngineArgs`, `ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`, plus the AIC
  * identity fields of the AISimulate lowering). Omitted fields take the mocker's defaults.
  */
 export interface EngineArgs {
@@ -109,7 +109,7 @@ export interface RouterConfig {
 }
 
 /**
- * The Planner's `PlannerConfig` (planner.md §1.1), with the reference's field names. The knob
+ * The Planner's `PlannerConfig` (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`), with the reference's field names. The knob
  * fields (`KnobOptions`) come from the knob table (knobs/planner.ts, docs/planner.md: each row's
  * PlannerConfig name and value rule); the fields below are the ones the API handles itself.
  */

@@ -25,7 +25,7 @@ import type { PlannerConfig } from "./options.js";
 
 const OPTION = "plannerConfig";
 
-/** PlannerConfig target defaults (planner.md §1.1); the YAML takes them from `evaluation.sla`. */
+/** PlannerConfig target defaults (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`); the YAML takes them from `evaluation.sla`. */
 const DEFAULT_TTFT_MS = 500;
 const DEFAULT_ITL_MS = 50;
 /** PlannerConfig `report_interval_hours` default: the reference writes an HTML report by default. */
@@ -47,10 +47,10 @@ export const SAME: readonly string[] = [
   "retune",
 ];
 
-/** Aliases of the special target fields (planner.md §1.1), which have no knob row. */
+/** Aliases of the special target fields (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`), which have no knob row. */
 const SPECIAL_ALIASES = { ttft: "ttft_ms", itl: "itl_ms" } as const;
 
-/** PlannerConfig's older names (planner.md §1.1 aliases) → the field. */
+/** PlannerConfig's older names (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py` aliases) → the field. */
 export const ALIASES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(
     KNOB_OPTIONS.flatMap((row) => (row.apiAliases ?? []).map((alias) => [alias, row.api])),
@@ -80,7 +80,7 @@ const SPECIAL = [
   "scheduling",
 ] as const;
 
-/** PlannerConfig `scheduling` (`SchedulingConfig`, planner.md §1.2; extra keys are forbidden). */
+/** PlannerConfig `scheduling` (`SchedulingConfig`, `ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`; extra keys are forbidden). */
 const SCHEDULING_KEYS = [
   "scale_interval_seconds",
   "tick_max_duration_seconds",

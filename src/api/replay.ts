@@ -223,7 +223,7 @@ function withPlannerTargets(
 }
 
 /**
- * PlannerConfig's rule for an explicit `scheduling.scale_interval_seconds` (planner.md §1.2): it
+ * PlannerConfig's rule for an explicit `scheduling.scale_interval_seconds` (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`): it
  * must divide every enabled adjustment interval (the load interval in retune-only mode).
  */
 function checkScaleInterval(label: string, planner: NonNullable<RunSpec["planner"]>, scale: number): void {

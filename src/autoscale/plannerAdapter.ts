@@ -38,7 +38,7 @@ type Role = "prefill" | "decode";
 
 /**
  * Drives a PlannerCore from the replay's ticks, as the Dynamo `ReplayPlannerAdapter` does
- * (planner.md §8.3): builds the tick input (ready and expected worker counts, the latest FPM of
+ * (`ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py`): builds the tick input (ready and expected worker counts, the latest FPM of
  * ready workers, traffic merged until a tick consumes it), turns decisions into replica targets,
  * remembers each target until the pool's non-draining count reaches it (scaling in progress
  * meanwhile), and records every tick and scaling event.
@@ -284,7 +284,7 @@ function observationOf(m: MergedTraffic, speculating: boolean): TrafficObservati
 }
 
 /**
- * The window's accept length (planner.md §8.2 `avg_accept_length`): tokens emitted per decode
+ * The window's accept length (`ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs` `avg_accept_length`): tokens emitted per decode
  * forward, merged by forward count. Speculating workers report the mean over the sequence passes
  * that verified drafts (vLLM's mean acceptance length), none for a window without such a pass, so
  * the Planner keeps its last value. Without speculation every forward emits one token: 1 for a

@@ -33,7 +33,7 @@ export async function readWarmupTrace(settings: PlannerSettings): Promise<Warmup
 }
 
 /**
- * Predictor warm-up windows from `load_predictor_warmup_trace` (planner.md §4.1): the trace's
+ * Predictor warm-up windows from `load_predictor_warmup_trace` (`ai-dynamo/dynamo@8504b50:components/src/dynamo/planner/plugins/builtins/local_planner.py`): the trace's
  * requests bucketed by the throughput interval, as the reference's `offline/trace_data.py` does: a
  * Mooncake trace on its own (relative) timestamps, a Dynamo request trace's absolute timestamps from
  * its first request (arrival = the request's start), so windows align with that request.
@@ -56,7 +56,7 @@ function rebased(ms: Float64Array): Float64Array {
   return ms.map((x) => x - min);
 }
 
-/** A role's capabilities as the Planner sees them (planner.md §8.5 step 2). */
+/** A role's capabilities as the Planner sees them (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`). */
 export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
   return {
     numGpu: role.gpusPerWorker,
@@ -66,7 +66,7 @@ export function capabilitiesOf(role: WorkerRoleSpec): EngineCapabilities {
     contextLength: role.maxModelLen ?? Number.MAX_SAFE_INTEGER,
     maxKvTokens: role.numGpuBlocks * role.blockSize * role.attentionData,
     kvCacheBlockSize: role.blockSize,
-    // The worker's speculative depth, which wins over `planner.speculative_nextn` (planner.md §4.4).
+    // The worker's speculative depth, which wins over `planner.speculative_nextn` (`ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`).
     speculativeNextn: role.speculation?.numSpeculativeTokens ?? 0,
     attentionData: role.attentionData,
   };
@@ -134,7 +134,7 @@ export interface PlannerMessages {
 /**
  * Builds the Planner for a run, or null when `planner` is disabled. For the `sla` target the
  * perf models are bootstrapped with synthetic forward passes priced by the op-level model
- * (planner.md §8.5, `bootstrapTiming`), so the Planner starts from an estimate of the deployment.
+ * (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`, `bootstrapTiming`), so the Planner starts from an estimate of the deployment.
  */
 export async function createPlanner(
   spec: RunSpec,

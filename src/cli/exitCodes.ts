@@ -1,6 +1,6 @@
 import type { StopSignal } from "../resources/stopSignals.js";
 
-/** Process exit codes (aisimulate.md §1.3). */
+/** Process exit codes (`ai-dynamo/aisimulate@9339d0b:docs/cli/user-guide.md`). */
 export const ExitCode = {
   Ok: 0,
   /** Execution failure. */

@@ -1,5 +1,5 @@
 /**
- * `--stack` and `--online` as the reference's `aisimulate predict` takes them (aisimulate.md §1.2):
+ * `--stack` and `--online` as the reference's `aisimulate predict` takes them (`ai-dynamo/aisimulate@3942c28:python/aisimulate/src/aisimulate/main.py`):
  * the default stack is `engine`, the one that ships with AISimulate; `--stack dynamo` adds the
  * `router` and `planner` sections (seed 000: "A `planner` section requires `--stack dynamo`; the
  * default `engine` stack rejects it as an unknown section"). Neither stack runs online:

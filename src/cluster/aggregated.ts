@@ -3,7 +3,7 @@ import type { TimingModel } from "../timing/timingModel.js";
 import { Cluster, type ClusterContext } from "./cluster.js";
 import { WorkerPool } from "./workerPool.js";
 
-/** One pool of workers that prefill and decode their own requests (aisimulate.md §5.2). */
+/** One pool of workers that prefill and decode their own requests (`ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`). */
 export class AggregatedCluster extends Cluster {
   readonly prefillPool: WorkerPool | null = null;
   readonly decodePool: WorkerPool;

@@ -20,7 +20,7 @@ export interface ClusterContext {
 }
 
 /**
- * The workers of a deployment and what happens between them (mocker.md §3.2, §7): the pools,
+ * The workers of a deployment and what happens between them (`ai-dynamo/aisimulate@a976b2b:crates/core/src/replay/handoff.rs`, `ai-dynamo/aisimulate@bbdd237:crates/core/src/replay/agg.rs`): the pools,
  * routing into them, passes, the worker lifecycle, and cancellation. A topology (aggregated,
  * or prefill handing off to decode: `AggregatedCluster`, `DisaggregatedCluster`) is one
  * subclass; the shared path calls its hooks instead of asking which mode it runs in.
@@ -232,7 +232,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   /**
    * Starts a pass on every idle worker with work, pool by pool, in worker-id order. With
    * attention DP every rank with work forms its own batch at the same time and the worker's pass
-   * ends when the slowest rank does (ranks without work wait at the barrier; aisimulate.md §4.3
+   * ends when the slowest rank does (ranks without work wait at the barrier; `ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`
    * step 5).
    */
   drive(t: number): void {
@@ -329,7 +329,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   }
 
   /**
-   * `prefill_schedule_interval` N under attention DP (aisimulate.md §2.2: "vLLM attn-DP only: admit
+   * `prefill_schedule_interval` N under attention DP (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`: "vLLM attn-DP only: admit
    * prefill every N-th pass"): the worker's ranks admit waiting requests together on every N-th
    * pass, so one rank's new prefill does not hold every other rank's decode at the barrier pass
    * after pass. A worker with nothing running admits at once: there is no decode to protect, and

@@ -10,7 +10,7 @@ import { transferMs, transferTokens } from "./kvTransfer.js";
 import { WorkerPool } from "./workerPool.js";
 
 /**
- * A prefill pool handing requests to a decode pool (aisimulate.md §4.6, §5.4; mocker.md §3.2), in
+ * A prefill pool handing requests to a decode pool (`ai-dynamo/aisimulate@26191a9:docs/replay/engine/kv-transfer.md`, `ai-dynamo/aisimulate@b09d365:crates/core/src/replay/disagg.rs`; `ai-dynamo/aisimulate@a976b2b:crates/core/src/replay/handoff.rs`), in
  * one of the reference's two orders:
  *
  * - source first (vLLM): at the end of its prefill a request is held on its prefill worker; the

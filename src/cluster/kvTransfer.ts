@@ -1,6 +1,6 @@
 import type { KvTransferSpec } from "../config/runSpec.js";
 
-/** Milliseconds to move `tokens` prompt tokens of KV to a decode worker (aisimulate.md §4.6). */
+/** Milliseconds to move `tokens` prompt tokens of KV to a decode worker (`ai-dynamo/aisimulate@26191a9:docs/replay/engine/kv-transfer.md`). */
 export function transferMs(tokens: number, transfer: KvTransferSpec): number {
   if (transfer.bandwidthGBps === null || transfer.bandwidthGBps <= 0) return 0;
   return ((tokens * transfer.bytesPerToken) / (transfer.bandwidthGBps * 1e9)) * 1000;

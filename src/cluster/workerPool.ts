@@ -12,7 +12,7 @@ import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from
 import type { TimingModel } from "../timing/timingModel.js";
 import type { WorkerRole } from "../util/workerRole.js";
 
-/** Lifecycle of a worker (mocker.md §7): starting → ready → draining → removed. */
+/** Lifecycle of a worker (`ai-dynamo/aisimulate@bbdd237:crates/core/src/replay/agg.rs`): starting → ready → draining → removed. */
 export const WorkerState = {
   Starting: 1,
   Ready: 2,

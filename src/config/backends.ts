@@ -1,6 +1,6 @@
 /**
  * What `engine.backend` changes in the config (docs/backends.md): per-backend defaults
- * (aisimulate.md §2.2: block size vLLM 64 / SGLang 1 / TRT-LLM 32, memory fraction vLLM/TRT 0.9 /
+ * (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`: block size vLLM 64 / SGLang 1 / TRT-LLM 32, memory fraction vLLM/TRT 0.9 /
  * SGLang 0.88) and the rules that need the backend, which a role's own schema cannot see (the
  * backend is an engine-level key): block sizes, backend-only settings (`sglang`, TRT-LLM's
  * `capacity_scheduler_policy`), and what a backend does not support (TRT-LLM disaggregated,
@@ -17,7 +17,7 @@ export type Backend = (typeof BACKENDS)[number];
 interface BackendDefaults {
   readonly blockSize: number;
   readonly memoryFraction: number;
-  /** How `memory_fraction` applies (aisimulate.md §4.5): of total memory, or of what is free. */
+  /** How `memory_fraction` applies (`ai-dynamo/aisimulate@3eaf047:docs/perf-model/memory.md`): of total memory, or of what is free. */
   readonly memoryRule: KvMemoryRule;
   /** Smallest `kv_cache.block_size` the backend takes. */
   readonly minBlockSize: number;
@@ -81,7 +81,7 @@ export function checkBackendRules(engine: EngineShape, ctx: z.RefinementCtx): vo
     const prefill = roleBlockSize(engine.workers["prefill"]!, backend);
     const decode = roleBlockSize(engine.workers["decode"]!, backend);
     // The hand-off moves whole KV blocks and the router hashes prompts in engine blocks, so both
-    // roles must cut prompts the same way (the reference requires it too; mocker.md §3.1).
+    // roles must cut prompts the same way (the reference requires it too; `ai-dynamo/dynamo@4c3ac77:lib/mocker/src/common/utils.rs`).
     if (prefill !== decode) {
       fail(
         ctx,
@@ -118,7 +118,7 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
     ]);
   }
   if (role.scheduler.prefill_schedule_interval !== 1 && backend !== "vllm") {
-    // The reference: "vLLM attn-DP only: admit prefill every N-th pass" (aisimulate.md §2.2).
+    // The reference: "vLLM attn-DP only: admit prefill every N-th pass" (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`).
     fail(
       ctx,
       `${PATH}=${role.scheduler.prefill_schedule_interval} is only supported with engine.backend='vllm' (as in the reference)`,
@@ -126,7 +126,7 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
     );
   }
   if (role.scheduler.prefill_decode_interval > 0 && backend !== "sglang") {
-    // The reference: "SGLang only" (aisimulate.md §2.2); it is SGLang's --prefill-decode-interval.
+    // The reference: "SGLang only" (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`); it is SGLang's --prefill-decode-interval.
     fail(
       ctx,
       `${PATH}=${role.scheduler.prefill_decode_interval} is only supported with engine.backend='sglang' (as in the reference)`,
@@ -139,7 +139,7 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
     failAtKey(ctx, `${PATH} is only valid with engine.backend='sglang'`, [...at, "sglang"]);
     return;
   }
-  // mocker.md §1.1: the page is the block; both set must agree, and chunks are whole pages.
+  // `ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`: the page is the block; both set must agree, and chunks are whole pages.
   if (given !== undefined && sg.page_size !== undefined && given !== sg.page_size) {
     fail(ctx, `${PATH} (${sg.page_size}) must equal ${up(2)}.kv_cache.block_size (${given})`, [
       ...at,

@@ -1,5 +1,5 @@
 /**
- * `context_length: max` → the model's maximum context length (aisimulate.md §4.4), found offline
+ * `context_length: max` → the model's maximum context length (`ai-dynamo/aisimulate@acb5b46:python/aisimulate/src/aisimulate/aic.py`), found offline
  * in the same places as the model itself (src/model/resolve.ts): a local model directory's
  * config.json, else the local Hugging Face cache, else the built-in catalog. Only the context
  * keys are read, so any architecture works here. Never a network call.

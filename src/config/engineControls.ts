@@ -1,5 +1,5 @@
 /**
- * The reference's engine-level model controls (aisimulate.md §2.2 "newer engine-level controls",
+ * The reference's engine-level model controls (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py` (its newer engine-level controls),
  * `EstimatorPolicyConfig` in ai-dynamo/aisimulate's config) that fleetsim runs — `nextn` /
  * `nextn_accepted` (config/schema/speculation.ts) and `wideep_num_slots` (docs/models.md "Redundant
  * expert slots") — and the rule they share: the reference accepts them only with default timing

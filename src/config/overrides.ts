@@ -1,5 +1,5 @@
 /**
- * `--set PATH=YAML_VALUE` (aisimulate.md §2.10): split at the first `=`, the path on `.`, the
+ * `--set PATH=YAML_VALUE` (`ai-dynamo/aisimulate@3942c28:python/aisimulate/src/aisimulate/main.py`): split at the first `=`, the path on `.`, the
  * value parsed as YAML; applied left to right on the raw data before validation, so the full
  * schema and cross-field rules see the final document.
  */

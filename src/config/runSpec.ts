@@ -140,7 +140,7 @@ export interface AggregatedEngineSpec extends EngineCommon {
   readonly aggregated: WorkerRoleSpec;
 }
 
-/** KV hand-off from a prefill worker to a decode worker (aisimulate.md §4.6, mocker.md §3.1). */
+/** KV hand-off from a prefill worker to a decode worker (`ai-dynamo/aisimulate@26191a9:docs/replay/engine/kv-transfer.md`, `ai-dynamo/dynamo@4c3ac77:lib/mocker/src/common/utils.rs`). */
 export interface KvTransferSpec {
   /** Bytes per prompt token moved per GPU (`auto`: the model's KV bytes per token at the prefill role's TP). */
   readonly bytesPerToken: number;
@@ -259,7 +259,7 @@ export interface ClientSpec {
 /** The schema's defaults for `client`: nothing added, no timeout (the reference's behaviour). */
 export const DEFAULT_CLIENT: ClientSpec = { requestMs: 0, responseMs: 0, timeoutMs: null };
 
-/** `execution.resources` after defaults (aisimulate.md §2.6, docs/resources.md). */
+/** `execution.resources` after defaults (`ai-dynamo/aisimulate@adc8645:docs/reference/local-resources.md`, docs/resources.md). */
 export interface ResourceSettings {
   /** Decimal GB, or `auto` (a share of the host's available memory). */
   readonly memoryLimitGb: number | "auto";

@@ -1,6 +1,6 @@
 /**
  * What each `traffic.source.format` allows (the AISimulate user guide §11.6 "Trace Format
- * Compatibility", aisimulate.md §2.1 and §2.9, planner.md §9 `compile_prediction`): its loads,
+ * Compatibility", `ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`, `ai-dynamo/aisimulate@a2fa5bb:docs/reference/configuration.md`, `ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/provider.py` `compile_prediction`): its loads,
  * whether `stop.max_virtual_time_seconds` applies, and whether it needs an aggregated engine and
  * no Planner. `config/schema/traffic.ts` checks the traffic rules, `config/schema/index.ts` the document rules.
  */

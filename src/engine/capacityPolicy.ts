@@ -1,5 +1,5 @@
 /**
- * TRT-LLM's capacity scheduler on the vLLM core (mocker.md §1.3, docs/backends.md).
+ * TRT-LLM's capacity scheduler on the vLLM core (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`, docs/backends.md).
  *
  * `guaranteed_no_evict` (TRT-LLM's default) admits a request only when the KV it needs to run to
  * completion — prompt plus its whole output — fits beside what every running request still needs

@@ -2,7 +2,7 @@ import { mixBlockHash } from "../util/blockHashTable.js";
 import { BlockIndex } from "./blockIndex.js";
 
 /**
- * Paged KV cache of one worker (attention-DP rank) with prefix caching (mocker.md §1.4).
+ * Paged KV cache of one worker (attention-DP rank) with prefix caching (`ai-dynamo/dynamo@2250705:lib/mocker/src/cache/vllm_block_pool.rs`).
  *
  * Every physical block is in exactly one of three states:
  *  - free:     unused: on the free stack, or never handed out yet;
@@ -15,7 +15,7 @@ import { BlockIndex } from "./blockIndex.js";
  * already registered keeps its copy private, and that copy is freed on release (as in vLLM).
  */
 /**
- * Receives the pool's KV events (mocker.md §5.2): `stored` when a hash gets its first registered
+ * Receives the pool's KV events (`ai-dynamo/dynamo@cfa2254:lib/kv-router/src/protocols.rs`): `stored` when a hash gets its first registered
  * copy, `removed` when that copy is evicted. Completing a request emits nothing (its blocks just
  * become inactive). The router's prefix index is fed only by these.
  */

@@ -1,6 +1,6 @@
 /**
  * What one engine did in its latest forward pass and what it had queued when the pass started:
- * the forward-pass metrics (FPM) the Planner observes (planner.md §2, §8.2). One mutable
+ * the forward-pass metrics (FPM) the Planner observes (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`, `ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs`). One mutable
  * instance per engine, overwritten by every pass.
  */
 export class PassStats {

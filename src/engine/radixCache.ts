@@ -1,5 +1,5 @@
 /**
- * SGLang's radix-tree prefix cache at page granularity (mocker.md §1.5, the reference mocker's
+ * SGLang's radix-tree prefix cache at page granularity (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`, the reference mocker's
  * `cache/radix_cache.rs`), with the page pool it draws from.
  *
  * A node is one cached page, keyed by its chained page hash (the router's hash of the prefix up to

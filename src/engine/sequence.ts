@@ -1,5 +1,5 @@
 /**
- * One request's state inside an engine (mocker.md §1.2, §1.3). Created when the request is
+ * One request's state inside an engine (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`, `ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`). Created when the request is
  * dispatched to a worker, dropped when it reaches a terminal state. All fields are set in the
  * constructor so every instance shares one hidden class.
  */

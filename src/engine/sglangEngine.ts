@@ -1,5 +1,5 @@
 /**
- * SGLang-like scheduler core of one attention-DP rank (mocker.md §1.5; the reference mocker's
+ * SGLang-like scheduler core of one attention-DP rank (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`; the reference mocker's
  * `scheduler/sglang/{core,prefill,decode,policy}.rs`; docs/backends.md).
  *
  * A pass (`startPass`): order the waiting queue (FIFO, or longest prefix match while at most 128
@@ -43,7 +43,7 @@ import { BurstSampler } from "./speculation.js";
 import { type AdmissionObserver, type EngineConfig, Signal } from "./vllmEngine.js";
 import type { KvCacheView, WorkerEngine } from "./workerEngine.js";
 
-/** The SGLang scheduler's settings (mocker.md §1.5; `engine.workers.<role>.sglang`). */
+/** The SGLang scheduler's settings (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`; `engine.workers.<role>.sglang`). */
 export interface SglangSpec {
   readonly schedulePolicy: "fifo" | "lpm";
   readonly maxPrefillTokens: number;
@@ -52,12 +52,12 @@ export interface SglangSpec {
   readonly scheduleConservativeness: number;
   /**
    * init new_token_ratio = this × schedule_conservativeness: 0.7, or 0.3 under attention DP
-   * (aisimulate.md §4.3). Absent: 0.7.
+   * (`ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`). Absent: 0.7.
    */
   readonly newTokenRatioFactor?: number;
   /**
    * SGLang's `--enable-mixed-chunk` (a fleetsim extension; the reference mocker keeps it off,
-   * mocker.md §1.5 step 4): a pass that forms a prefill batch also decodes every running request
+   * `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`): a pass that forms a prefill batch also decodes every running request
    * in the same forward pass, and the prefill budgets leave one token per running request for it.
    * Absent: off.
    */
@@ -68,7 +68,7 @@ export interface SglangEngineConfig extends EngineConfig {
   readonly sglang: SglangSpec;
 }
 
-/** mocker.md §1.5: the ratio decays from init to init × 0.14 over 600 passes. */
+/** `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`: the ratio decays from init to init × 0.14 over 600 passes. */
 const MIN_RATIO_FACTOR = 0.14;
 const DECAY_PASSES = 600;
 const INIT_RATIO_FACTOR = 0.7;
@@ -729,7 +729,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   /**
-   * LPM (mocker.md §1.5): with at most 128 waiting, requests are ordered by (deprioritized first
+   * LPM (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`): with at most 128 waiting, requests are ordered by (deprioritized first
    * false, cached-prefix length descending), stable; a request is deprioritized when it matches at
    * most 32 cached tokens and its first ceil(32 / page) pages repeat an earlier waiting request's.
    */
@@ -804,7 +804,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
 
   /**
    * Decode role: reserves the page-rounded prompt for a hand-off (SGLang's destination footprint,
-   * without prefix reuse: mocker.md §3.1). Returns 0 resident tokens, or -1 when it does not fit now.
+   * without prefix reuse: `ai-dynamo/dynamo@4c3ac77:lib/mocker/src/common/utils.rs`). Returns 0 resident tokens, or -1 when it does not fit now.
    */
   tryReserve(s: Sequence): number {
     if (this.reserved + this.running.length >= this.config.maxSequences) return -1;

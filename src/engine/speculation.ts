@@ -40,7 +40,7 @@ function mix32(x: number): number {
 }
 
 /**
- * The acceptance draws (mocker.md §1.3 step 5, `aic_nextn`): a pass that verifies `drafts` draft
+ * The acceptance draws (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`, `aic_nextn`): a pass that verifies `drafts` draft
  * tokens of a sequence emits 1 + the number of leading drafts accepted, draft i accepted with its
  * conditional rate. Each draw is a counter-based hash of (seed, request row, tokens the request
  * had generated, draft position) rather than the next number of a stream: a request's bursts are

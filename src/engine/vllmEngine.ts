@@ -43,7 +43,7 @@ export interface EngineConfig {
    */
   readonly asyncScheduling?: boolean;
   /**
-   * vLLM `enable_chunked_prefill` (mocker.md §1.3): false = a waiting request whose prompt to
+   * vLLM `enable_chunked_prefill` (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`): false = a waiting request whose prompt to
    * compute exceeds the pass's remaining token budget stops admission (it waits for a pass with
    * room), and one longer than `maxBatchedTokens` can never run: rejected. Absent = true.
    */
@@ -118,7 +118,7 @@ export function cappedOutputTokens(
 }
 
 /**
- * vLLM-v1-like continuous-batching engine (mocker.md §1.3, aisimulate.md §4.3).
+ * vLLM-v1-like continuous-batching engine (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`, `ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`).
  *
  * `startPass(now)` executes one forward pass eagerly: it schedules running requests first, then
  * admits waiting ones (strict FIFO), mutates KV and sequence state to the post-pass state, and
@@ -152,7 +152,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   /** Σ length and Σ length² of the requests in `waiting` (kept incrementally: queues can be long). */
   private waitingTokens = 0;
   private waitingTokensSq = 0;
-  // Prefill batch statistics of the pass being formed (aisimulate.md §4.3 step 2).
+  // Prefill batch statistics of the pass being formed (`ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`).
   private prefillCount = 0;
   private prefillIslSum = 0;
   private prefillPrefixSum = 0;
@@ -435,7 +435,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       }
     }
 
-    // What this pass left queued (the FPM's queued requests, planner.md §2).
+    // What this pass left queued (the FPM's queued requests, `ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`).
     stats.numQueuedPrefill = this.waiting.length;
     stats.sumQueuedPrefillTokens = this.waitingTokens;
     stats.sumQueuedPrefillTokensSq = this.waitingTokensSq;
@@ -518,7 +518,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     stats.numDecodeRequests = ready;
     stats.sumDecodeKvTokens = activeKv;
     const count = this.prefillCount;
-    // A prefill worker's one token rides its prefill pass: no decode time (mocker.md §1.3 step 5).
+    // A prefill worker's one token rides its prefill pass: no decode time (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`).
     const decodeBatch = cfg.role === "prefill" ? 0 : ready;
     const ms =
       count > 0 || decodeBatch > 0

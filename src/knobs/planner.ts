@@ -1,6 +1,6 @@
 /**
- * The Planner knob table: one row per key of the YAML `planner` section (aisimulate.md §2.4, the
- * public `PlannerPredictionConfig` of planner.md §9.1 plus fleetsim's extensions), naming it in
+ * The Planner knob table: one row per key of the YAML `planner` section (`ai-dynamo/aisimulate@a2fa5bb:docs/replay/dynamo.md`, the
+ * public `PlannerPredictionConfig` of `ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py` plus fleetsim's extensions), naming it in
  * every place it appears, with its value rule, default and retune role. Everything else derives
  * from the rows:
  *
@@ -34,8 +34,8 @@ export type LoadPredictorKind = (typeof LOAD_PREDICTORS)[number];
 export type PlannerMode = "agg" | "disagg";
 
 /**
- * PlannerConfig interval defaults (planner.md §1.1). An interval may be `null` only for a mode
- * that is off after normalization (§9.1); the settings then carry these defaults.
+ * PlannerConfig interval defaults (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`). An interval may be `null` only for a mode
+ * that is off after normalization (`ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`); the settings then carry these defaults.
  */
 export const DEFAULT_THROUGHPUT_INTERVAL_S = 180;
 export const DEFAULT_LOAD_INTERVAL_S = 5;
@@ -44,7 +44,7 @@ export const DEFAULT_LOAD_INTERVAL_S = 5;
 export const MAX_INTERVAL_SECONDS = 31_536_000;
 
 // ---------------------------------------------------------------------------------------------
-// Value rules of more than one row (planner.md §9.1 constraints)
+// Value rules of more than one row (`ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py` constraints)
 
 /** An adjustment interval in seconds (`null`, allowed by the row, means the default). */
 function intervalSeconds() {
@@ -65,7 +65,7 @@ function isPerfectSquare(n: number): boolean {
   return root * root === n;
 }
 
-/** `fpm_sample_bucket_size`: a positive perfect square (PlannerConfig §1.3 step 4). */
+/** `fpm_sample_bucket_size`: a positive perfect square (PlannerConfig's `_validate_config`, `ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`). */
 function fpmSampleBucketSize() {
   return posInt().superRefine((value, ctx) => {
     // Guarded: a value posInt() already rejected is not reported twice.
@@ -84,7 +84,7 @@ function percentage() {
 // The row type
 
 /**
- * Preset groups of `planner.retune.planner` (planner.md §9.2 `simulation/presets.py`), in the
+ * Preset groups of `planner.retune.planner` (`ai-dynamo/dynamo@9a57231:components/src/dynamo/planner/simulation/presets.py`), in the
  * canonical order of the grid: each group's dimension comes right before its knobs' own.
  * planner/retune/presets.ts holds their presets.
  */
@@ -116,13 +116,13 @@ export type KnobRetune =
 export interface KnobRow {
   /** The key under the YAML `planner` section. */
   readonly yaml: string;
-  /** Its PlannerConfig field (planner.md §1.1) in the `planner_config` payload; null = not written. */
+  /** Its PlannerConfig field (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`) in the `planner_config` payload; null = not written. */
   readonly plannerConfig: string | null;
   /** With `notDefault`, the payload carries the field only when it differs from the default. */
   readonly written?: "notDefault";
   /** The library API's `plannerConfig.<name>` (a PlannerConfig field); null = no such option. */
   readonly api: string | null;
-  /** PlannerConfig's older names of the API option (planner.md §1.1 aliases). */
+  /** PlannerConfig's older names of the API option (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py` aliases). */
   readonly apiAliases?: readonly string[];
   /** The `PlannerSettings` field; null = none (the key decides whether a Planner runs at all). */
   readonly settings: string | null;
@@ -173,7 +173,7 @@ export const PLANNER_KNOBS = [
     example: "sla",
   },
   {
-    // The public schema's default (planner.md §9.1); `normalizedScaling` applies §1.3 step 8.
+    // The public schema's default (`ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`); `normalizedScaling` applies PlannerConfig's easy-mode normalization.
     yaml: "enable_throughput_scaling",
     plannerConfig: "enable_throughput_scaling",
     api: "enable_throughput_scaling",
@@ -433,9 +433,9 @@ export const PLANNER_KNOBS = [
     example: 3,
   },
   {
-    // PlannerConfig's fallback speculative-decoding depth (planner.md §1.1): the SLA load loop
+    // PlannerConfig's fallback speculative-decoding depth (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`): the SLA load loop
     // clamps the observed accept length to [1, nextn + 1] when a worker advertises no depth
-    // (§4.4). A fleetsim extension of the public schema, so written only when set. Workers with
+    // (`ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`). A fleetsim extension of the public schema, so written only when set. Workers with
     // `engine.speculation` advertise their own depth, which wins (docs/speculation.md); without
     // it the observed accept length is 1, which no clamp changes.
     yaml: "speculative_nextn",
@@ -537,7 +537,7 @@ export function knobSettingsOf(section: KnobSection): KnobSettings {
  */
 export interface DerivedPlannerSettings {
   readonly mode: PlannerMode;
-  /** gcd of the enabled intervals (planner.md §1.2). */
+  /** gcd of the enabled intervals (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`). */
   readonly scaleIntervalS: number;
   readonly ttftMs: number;
   readonly itlMs: number;
@@ -611,7 +611,7 @@ export function plannerConfigPayloadShape(): PlannerConfigPayloadShape {
 export type PlannerConfigPayload = z.infer<z.ZodObject<PlannerConfigPayloadShape, z.core.$strict>>;
 
 /**
- * The PlannerConfig (field names of planner.md §1.1) a run used: every row with a PlannerConfig
+ * The PlannerConfig (field names of `ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`) a run used: every row with a PlannerConfig
  * name, the derived settings and `scheduling`. Its digest is in the report's metadata; key order
  * is free (prediction.json sorts keys, the digest hashes canonical JSON).
  */
@@ -655,7 +655,7 @@ type PredictorField<F extends string> = Extract<
   { readonly retune: { readonly family: F } }
 >["settings"];
 
-/** A load predictor's fields: family and log1p, plus that family's own knobs (planner.md §9.2 `predictor_fields`). */
+/** A load predictor's fields: family and log1p, plus that family's own knobs (`ai-dynamo/dynamo@9a57231:components/src/dynamo/planner/simulation/presets.py` `predictor_fields`). */
 export type LoadPredictorFields = Readonly<
   Pick<KnobSettings, PredictorField<"all">> &
     Partial<Pick<KnobSettings, PredictorField<"prophet" | "kalman">>>

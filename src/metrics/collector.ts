@@ -10,7 +10,7 @@ import type { DDSketch } from "./ddsketch.js";
 import { type DistStats, sketchStats } from "./distribution.js";
 import { GapExtremes, GapRuns, HeldGaps } from "./tokenGaps.js";
 
-/** Terminal status of a request (aisimulate.md §6.3 `terminal_status`). */
+/** Terminal status of a request (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs` `terminal_status`). */
 export const Terminal = {
   None: 0,
   Completed: 1,
@@ -160,7 +160,7 @@ const NO_ADMISSIONS: AdmissionRecord[] = [];
 
 /**
  * Records what happens to each live request, as columns at slot `req & mask` of the run's row
- * window (mocker.md §4.4, aisimulate.md §5.5): a request's row is copied to the run's
+ * window (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`): a request's row is copied to the run's
  * `RequestLog` when the replay releases it (sim/replay.ts), and latency distributions are derived
  * once at the end from that log (`summary.ts`).
  *
@@ -188,7 +188,7 @@ export class Collector implements RowStore {
   dpRank: Int32Array;
   /** Prompt blocks the routed-to worker already held, per the router's index, × block size. */
   routeOverlapTokens: Int32Array;
-  /** Disaggregated hand-off (aisimulate.md §6.3); NaN / -1 when not applicable. */
+  /** Disaggregated hand-off (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`); NaN / -1 when not applicable. */
   readonly handoff: HandoffColumns | null;
   status: Uint8Array;
   /** Per-admission history (only kept when per-request records are captured). */

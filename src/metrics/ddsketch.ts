@@ -1,8 +1,8 @@
 /**
  * DDSketch: a relative-accuracy quantile sketch (Masson, Rim & Lee, VLDB 2019), hand-written to
  * reproduce the semantics of the Rust `sketches-ddsketch` crate that the aisimulate collector uses
- * for its streaming distributions (ITL gaps and per-user output throughput; aisimulate.md §6.2,
- * mocker.md §4.5).
+ * for its streaming distributions (ITL gaps and per-user output throughput; `ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`,
+ * `ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`).
  *
  * Mapping: `gamma = (1 + α)/(1 − α)`, `key(v) = ceil(ln v / ln gamma) + offset` for `v > minValue`,
  * where `offset = 1 − trunc(ln(minValue)/ln gamma)` keeps every positive key ≥ 1. Bucket `k` holds

@@ -1,6 +1,6 @@
 /**
  * Summary statistics of a latency distribution, in the two flavours of the aisimulate collector
- * (aisimulate.md §6.2, mocker.md §4.5):
+ * (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`):
  *
  * - exact (vector) distributions — ttft, ttst, tpot, e2e: nearest-rank percentile at
  *   `rank = round((n−1)·p/100)` clamped to [0, n−1] (no interpolation), arithmetic mean,
@@ -26,7 +26,7 @@ export interface DistStats {
   std: number;
 }
 
-/** Statistic names in serialization order (the `{mean,…,std}_<name>` families of §6.2). */
+/** Statistic names in serialization order (the `{mean,…,std}_<name>` families of `ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`). */
 export const STAT_NAMES: readonly (keyof DistStats)[] = SUMMARY_STAT_NAMES;
 
 const ZERO_STATS: DistStats = { mean: 0, min: 0, max: 0, median: 0, p75: 0, p90: 0, p95: 0, p99: 0, std: 0 };

@@ -1,5 +1,5 @@
 /**
- * Per-request goodput rule (aisimulate.md §6.2 `SlaThresholds::is_good`, mocker.md §4.5).
+ * Per-request goodput rule (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs` `SlaThresholds::is_good`, `ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`).
  *
  * A completed request is good when every threshold that is set holds, bounds inclusive:
  * - `e2e ≤ e2eMs`;

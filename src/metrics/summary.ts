@@ -69,7 +69,7 @@ const DISTRIBUTION_COLUMNS: readonly LogColumn[] = [
 ];
 
 /**
- * The `summary` object of prediction.json (aisimulate.md §6.2; definitions in docs/metrics.md).
+ * The `summary` object of prediction.json (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`; definitions in docs/metrics.md).
  * Populations: a request is *completed* iff it was admitted and terminated Completed; rejected or
  * unfinished requests count only in `num_requests`. One scan of the request log in row order
  * gives the counts and sums; the exact distributions take as many more as they need

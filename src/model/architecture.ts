@@ -55,7 +55,7 @@ export interface ModelArchitecture {
   readonly moe: MoeSpec | null;
   /** Latent attention; null for standard (MHA/GQA) attention. */
   readonly mla: MlaSpec | null;
-  /** From config.json per aisimulate.md §4.4; null when the config names none. */
+  /** From config.json per `ai-dynamo/aisimulate@acb5b46:python/aisimulate/src/aisimulate/aic.py`; null when the config names none. */
   readonly maxContextLength: number | null;
   readonly weightDtype: WeightDtype;
   readonly kvDtype: KvDtype;

@@ -1,5 +1,5 @@
 /**
- * GPU memory accounting for `kv_cache.capacity: {type: default}` (aisimulate.md §4.5), following
+ * GPU memory accounting for `kv_cache.capacity: {type: default}` (`ai-dynamo/aisimulate@3eaf047:docs/perf-model/memory.md`), following
  * AISimulate's native estimator (`aisimulate_core/sdk/memory/kv_cache.py KVCacheEstimator`) over
  * AIConfigurator's memory model (`BaseBackend._get_memory_usage`, vLLM backend):
  *
@@ -97,7 +97,7 @@ export function ncclBytes(model: ModelArchitecture, gpu: GpuSpec, tensor: number
 }
 
 /**
- * How `memory_fraction` applies (aisimulate.md §4.5): `of_total` (vLLM), `of_free` (TRT-LLM), or
+ * How `memory_fraction` applies (`ai-dynamo/aisimulate@3eaf047:docs/perf-model/memory.md`): `of_total` (vLLM), `of_free` (TRT-LLM), or
  * SGLang's `mem_fraction_static` of the memory left after the resident runtime overhead (fleetsim
  * takes the runtime and NCCL overheads as that resident overhead; docs/backends.md).
  */
@@ -140,7 +140,7 @@ export interface KvCapacity {
   readonly breakdown: KvCapacityBreakdown;
 }
 
-/** Blocks per rank for `capacity.type: default` with the vLLM backend (aisimulate.md §4.5). */
+/** Blocks per rank for `capacity.type: default` with the vLLM backend (`ai-dynamo/aisimulate@3eaf047:docs/perf-model/memory.md`). */
 export function defaultKvCapacityBlocks(input: KvCapacityInput): KvCapacity {
   const { model, gpu, blockSize, memoryFraction, maxNumTokens } = input;
   const cudaGraphReservedBytes = input.cudaGraphReservedBytes ?? 0;

@@ -69,7 +69,7 @@ export function resolveModel(id: string, opts: ResolveModelOptions = {}): ModelA
   );
 }
 
-/** The model's maximum context length (aisimulate.md §4.4), or null when its config names none. */
+/** The model's maximum context length (`ai-dynamo/aisimulate@acb5b46:python/aisimulate/src/aisimulate/aic.py`), or null when its config names none. */
 export function maxContextLength(model: ModelArchitecture): number | null {
   return model.maxContextLength;
 }

@@ -92,7 +92,7 @@ export function kvHeadsPerGpu(model: ModelArchitecture, tensor: number): number 
 /**
  * A config's `moe_tensor` × `moe_expert` as the engine runs it. Both at 1 (their defaults) means
  * "not set": the reference passes `moe_tp_size`/`moe_ep_size` to its estimator only when their
- * product exceeds 1 (aisimulate.md §3), and vLLM shards the experts over the tensor-parallel
+ * product exceeds 1 (`ai-dynamo/aisimulate@791ea8e:python/aisimulate/src/aisimulate/compiler.py`), and vLLM shards the experts over the tensor-parallel
  * ranks unless expert parallelism is enabled — so a MoE model under TP is never priced unsharded.
  */
 export function configuredMoeParallelism(

@@ -1,5 +1,5 @@
 /**
- * One per-request record (aisimulate.md §6.3): a line of requests.jsonl, and an element of
+ * One per-request record (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`): a line of requests.jsonl, and an element of
  * `prediction.per_request` with `--capture-per-request`.
  */
 import * as z from "zod";

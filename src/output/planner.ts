@@ -1,5 +1,5 @@
 /**
- * `prediction.planner` (aisimulate.md seed 000 "planner" table; planner.md §8.3): the run's
+ * `prediction.planner` (the `planner` key of `ai-dynamo/aisimulate@f045228:crates/core/src/replay/canonical.rs`; `ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py`): the run's
  * Planner configuration and pipeline (`metadata`), every tick's input, decision and diagnostics,
  * the scaling events, the worker lifecycle, and with retune its decisions. Null with
  * `planner.policy: disabled`.
@@ -11,7 +11,7 @@ import { retuneEventSchema } from "./retune.js";
 const PLANNER_COMPONENTS = ["agg", "prefill", "decode"] as const;
 const plannerModeSchema = z.enum(["agg", "disagg"]);
 
-/** One replica change (planner.md §8.3 `ScalingEvent`). */
+/** One replica change (`ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py` `ScalingEvent`). */
 export const scalingEventSchema = z.strictObject({
   at_s: z.number(),
   component: z.enum(PLANNER_COMPONENTS),
@@ -40,7 +40,7 @@ export const lifecycleOperationSchema = z.strictObject({
 });
 export type LifecycleOperation = z.infer<typeof lifecycleOperationSchema>;
 
-/** How the Planner's performance model was seeded (docs/planner.md "Performance model bootstrap"). */
+/** How the Planner's performance model was seeded (docs/planner.md "What runs"). */
 export const bootstrapInfoSchema = z.strictObject({
   status: z.enum(["installed", "not_required", "not_configured_load_only", "session_failed_load_only"]),
   benchmark_granularity: z.number().optional(),
@@ -51,7 +51,7 @@ export const bootstrapInfoSchema = z.strictObject({
 export type BootstrapInfo = z.infer<typeof bootstrapInfoSchema>;
 
 /**
- * The PlannerConfig this run started with, in its field names (planner.md §1.1): one field per
+ * The PlannerConfig this run started with, in its field names (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`): one field per
  * row of the knob table (knobs/planner.ts) plus the derived settings, so adding a knob adds it
  * here too.
  */
@@ -109,7 +109,7 @@ export type PoolTopologyRecord = z.infer<typeof poolTopologySchema>;
 const optNum = z.number().nullable().optional();
 const optText = z.string().nullable().optional();
 
-/** `TickDiagnostics` (planner.md §2) in snake_case; a field is absent when the tick did not compute it. */
+/** `TickDiagnostics` (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`) in snake_case; a field is absent when the tick did not compute it. */
 export const tickDiagnosticsSchema = z.strictObject({
   estimated_ttft_ms: optNum,
   estimated_itl_ms: optNum,
@@ -132,7 +132,7 @@ export type TickDiagnosticsRecord = z.infer<typeof tickDiagnosticsSchema>;
 
 const routerParameters = z.record(z.string(), z.number()).readonly();
 
-/** One Planner tick (planner.md §8.3): what it saw, what it decided, what the replay did with it. */
+/** One Planner tick (`ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py`): what it saw, what it decided, what the replay did with it. */
 export const plannerTickSchema = z.strictObject({
   ordinal: z.number(),
   at_ms: z.number(),

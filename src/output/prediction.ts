@@ -1,5 +1,5 @@
 /**
- * The prediction.json contract (aisimulate.md §6.1 plus the fleetsim extensions `run` and
+ * The prediction.json contract (`ai-dynamo/aisimulate@f045228:crates/core/src/replay/canonical.rs` plus the fleetsim extensions `run` and
  * `timeseries`; docs/output.md): the strict schema of the whole document, from which the types
  * the writers build come. An unknown key or a missing required key fails `predictionSchema`.
  */

@@ -1,5 +1,5 @@
 /**
- * The recommendation.json contract (aisimulate.md §7, the reference's `SweepResult`, schema 1.1):
+ * The recommendation.json contract (`ai-dynamo/aisimulate@ea68be2:python/aisimulate/src/aisimulate/recommend.py`, the reference's `SweepResult`, schema 1.1):
  * the complete candidate ledger in evaluation order, the counts of the whole run, the selection
  * views (`top_n` best first for a scalar target, `pareto_front` for `pareto`), and the run's
  * provenance. Deterministic: no host time, no absolute path written by fleetsim itself (docs/recommend.md).
@@ -90,7 +90,7 @@ export const recommendationSchema = z.strictObject({
 });
 export type RecommendationDocument = z.infer<typeof recommendationSchema>;
 
-/** recommendation.csv columns, in order (aisimulate.md §7). */
+/** recommendation.csv columns, in order (`ai-dynamo/aisimulate@ea68be2:python/aisimulate/src/aisimulate/recommend.py`). */
 export const RECOMMENDATION_CSV_COLUMNS = [
   "schema_version",
   "candidate_id",

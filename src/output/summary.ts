@@ -1,12 +1,12 @@
 /**
- * `prediction.summary` (aisimulate.md §6.2; every key defined in docs/metrics.md): flat numbers,
+ * `prediction.summary` (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`; every key defined in docs/metrics.md): flat numbers,
  * each key listed once here, and the reference's four non-numeric keys (provenance, eviction, power). The distribution families (`{mean,…,std}_<name>`) are spelled out by
  * `SUMMARY_STAT_NAMES` × `SUMMARY_DISTRIBUTIONS`, so adding a statistic or a distribution is one
  * entry.
  */
 import * as z from "zod";
 
-/** Statistic names in serialization order (the `{mean,…,std}_<name>` families of §6.2). */
+/** Statistic names in serialization order (the `{mean,…,std}_<name>` families of `ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`). */
 export const SUMMARY_STAT_NAMES = [
   "mean",
   "min",

@@ -92,7 +92,7 @@ function warnDropped(requests: DynamoRequests, warn: ((line: string) => void) | 
 
 /**
  * An agentic Dynamo trace (agent_context on every request) replays only on its timestamps and
- * runs to its end (aisimulate.md §2.1: concurrency and max_virtual_time are for standard traces).
+ * runs to its end (`ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`: concurrency and max_virtual_time are for standard traces).
  * Known only once the trace is read, hence here rather than in config validation.
  */
 function checkDynamoLoad(requests: DynamoRequests, spec: RunSpec): void {

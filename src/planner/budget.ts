@@ -1,5 +1,5 @@
 /**
- * GPU-budget math of the Dynamo Planner (planner.md §5). Pure functions over integer replica counts and
+ * GPU-budget math of the Dynamo Planner (`ai-dynamo/dynamo@6c21864:components/src/dynamo/planner/core/budget.py`). Pure functions over integer replica counts and
  * per-replica GPU costs (`gpuCostPerReplica ?? numGpu`). A negative `minGpus` / `maxGpus` disables that
  * bound. The ceiling is a hard hardware bound and is never relaxed; the tolerance only relaxes the floor,
  * because integer replica widths cannot always land exactly on it.

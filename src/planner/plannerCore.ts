@@ -25,7 +25,7 @@ import type {
   TickInput,
 } from "./types.js";
 
-/** Which builtin loops a tick runs (planner.md §2 `ScheduledTick`). */
+/** Which builtin loops a tick runs (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py` `ScheduledTick`). */
 export interface ScheduledTick {
   readonly atS: number;
   readonly runLoadScaling: boolean;
@@ -38,7 +38,7 @@ export interface PlannerCoreInit {
   readonly settings: PlannerSettings;
   /** `prefill` is null in an aggregated deployment (its pool lives under `decode`). */
   readonly caps: { readonly prefill: EngineCapabilities | null; readonly decode: EngineCapabilities };
-  /** Synthetic benchmark FPMs installed into the SLA perf models before the first tick (planner.md §8.5). */
+  /** Synthetic benchmark FPMs installed into the SLA perf models before the first tick (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`). */
   readonly bootstrap: {
     readonly prefill: readonly ForwardPassMetrics[];
     readonly decode: readonly ForwardPassMetrics[];
@@ -55,7 +55,7 @@ function isMultiple(t: number, interval: number): boolean {
 }
 
 /**
- * The Planner's decision pipeline for one deployment (planner.md §0): every `scale_interval` a
+ * The Planner's decision pipeline for one deployment (`ai-dynamo/dynamo@9452c2a:components/src/dynamo/planner/plugins/orchestrator/engine_adapter.py`): every `scale_interval` a
  * tick runs the builtin loops that are due — the throughput loop (predict the next window's
  * load, size replicas from per-engine capacity under the SLA; with load scaling on it only sets
  * lower bounds) every `throughput_adjustment_interval`, then the load loop (±1 from forward-pass
@@ -94,7 +94,7 @@ export class PlannerCore {
     const boot = init.bootstrap;
     if (s.optimizationTarget === "sla" && boot !== null) {
       if (s.mode === "agg") {
-        // Aggregated: prefill and decode benchmark points go into the one model (planner.md §8.5).
+        // Aggregated: prefill and decode benchmark points go into the one model (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`).
         this.fpmLog.decode.push(...boot.prefill, ...boot.decode);
       } else {
         this.fpmLog.prefill.push(...boot.prefill);
@@ -168,7 +168,7 @@ export class PlannerCore {
     }
   }
 
-  /** The first tick is one scale interval after the start (planner.md §8.1). */
+  /** The first tick is one scale interval after the start (`ai-dynamo/dynamo@9452c2a:components/src/dynamo/planner/plugins/orchestrator/engine_adapter.py`). */
   initialTickS(startS: number): number {
     return startS + this.settings.scaleIntervalS;
   }
@@ -358,7 +358,7 @@ const PREDICTOR_FIELDS = [
   "kalmanMinPoints",
 ] as const satisfies readonly (keyof PlannerSettings)[];
 
-/** The three series predictors a Planner with these settings builds (planner.md §4.1). */
+/** The three series predictors a Planner with these settings builds (`ai-dynamo/dynamo@8504b50:components/src/dynamo/planner/plugins/builtins/local_planner.py`). */
 export function seriesPredictorsOf(s: PlannerSettings): SeriesPredictors {
   return new SeriesPredictors(s.loadPredictor, {
     log1p: s.loadPredictorLog1p,

@@ -1,5 +1,5 @@
 /**
- * Per-engine capacity search of the throughput loop (planner.md §4.3, upstream
+ * Per-engine capacity search of the throughput loop (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py`, upstream
  * `engine_query.find_engine_capacity_rps`): sweep batch sizes, model each candidate's latency with the
  * forward-pass model, and keep the best sustainable request rate under the TTFT/ITL SLAs.
  */

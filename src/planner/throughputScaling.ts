@@ -1,5 +1,5 @@
 /**
- * The throughput (slow, predictive) loop of the Planner (planner.md §4.3–4.4): turn predicted demand and
+ * The throughput (slow, predictive) loop of the Planner (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py`, `ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`): turn predicted demand and
  * per-engine capacity into replica targets, bound each observation's change, fit the hard GPU ceiling,
  * and either persist a lower bound for the load loop or emit a budget-guarded decision.
  *
@@ -88,7 +88,7 @@ export function demandRps(predictedNumReq: number, durationS: number): number | 
   return predictedNumReq / durationS;
 }
 
-/** The capacity a throughput decision may use: any positive rate, eligible or not (§12 note 4). */
+/** The capacity a throughput decision may use: any positive rate, eligible or not, as `ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py` does. */
 export function engineRpsOf(capacity: EngineCapacity | null): number | null {
   return capacity !== null && capacity.rps > 0 && Number.isFinite(capacity.rps) ? capacity.rps : null;
 }
@@ -200,7 +200,7 @@ function applyDisaggScalingBudget(
   return guardDisaggScalingBudget(cp, cd, p, d, gpu[0], gpu[1], minGpus, maxGpus, pmin, dmin);
 }
 
-/** One throughput observation (planner.md §4.4). */
+/** One throughput observation (`ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`). */
 export function advanceThroughput(inputs: ThroughputInputs): ThroughputOutcome {
   const { settings, demandRps: demand } = inputs;
   if (!settings.enableThroughputScaling) return skipped("disabled");

@@ -1,7 +1,7 @@
 /**
- * Per-interval traffic windows of a Mooncake trace (planner.md §4.1, upstream
+ * Per-interval traffic windows of a Mooncake trace (`ai-dynamo/dynamo@8504b50:components/src/dynamo/planner/plugins/builtins/local_planner.py`, upstream
  * `offline/trace_data.py` `extract_metrics_from_mooncake`): feeds the predictor warm-up
- * (`load_predictor_warmup_trace`) and the AISimulate load-predictor pre-sweep (§9.3).
+ * (`load_predictor_warmup_trace`) and the AISimulate load-predictor pre-sweep (`ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`).
  */
 
 /** The columns this needs; a `RequestTable` fits. */

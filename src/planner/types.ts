@@ -1,6 +1,6 @@
 /**
  * The contract between the Planner core (pure decision logic, src/planner/) and the simulator
- * that drives it (src/sim/). Mirrors the Dynamo Planner's types (planner.md §2), in camelCase.
+ * that drives it (src/sim/). Mirrors the Dynamo Planner's types (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`), in camelCase.
  * Times in seconds unless a name says `Ms`.
  */
 import type {
@@ -20,14 +20,14 @@ export type {
 } from "../knobs/planner.js";
 
 /**
- * PlannerConfig after the prediction schema's mapping, normalization and validation (planner.md
- * §1, §9.1): one field per row of the knob table (knobs/planner.ts, `KnobSettings`: a row is a
+ * PlannerConfig after the prediction schema's mapping, normalization and validation
+ * (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`, `ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`): one field per row of the knob table (knobs/planner.ts, `KnobSettings`: a row is a
  * field, with the type of its value rule), the fields derived from other sections and the
  * PlannerConfig defaults no key sets.
  */
 export interface PlannerSettings extends KnobSettings, DerivedPlannerSettings, FixedPlannerSettings {
   /**
-   * Bootstrap the `sla` perf models from the run's timing model (planner.md §8.5). `false` when the
+   * Bootstrap the `sla` perf models from the run's timing model (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`). `false` when the
    * library API's engine arguments name no model and GPU (no AIS/AIC identity): the bootstrap is
    * `not_configured_load_only` and the perf models learn from live forward passes only, as in the
    * reference's Python API. Absent (every YAML config) = true.
@@ -60,7 +60,7 @@ export interface RetunePlannerDimension {
   readonly points: readonly RetunePlannerPoint[];
 }
 
-/** One candidate of the load-predictor pre-sweep (planner.md §9.3 preset). */
+/** One candidate of the load-predictor pre-sweep (`ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py` preset). */
 export interface LoadPredictorCandidate {
   readonly name: string;
   readonly fields: LoadPredictorFields;
@@ -108,7 +108,7 @@ export interface RetuneSettings {
   readonly gridSize: number;
 }
 
-/** What a worker of one role can do (planner.md §2 `EngineCapabilities`). */
+/** What a worker of one role can do (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py` `EngineCapabilities`). */
 export interface EngineCapabilities {
   /** GPUs per replica (tensor × attention_data). */
   readonly numGpu: number;
@@ -125,7 +125,7 @@ export interface EngineCapabilities {
   readonly attentionData: number;
 }
 
-/** One engine's latest forward pass (planner.md §2 FPM record, §8.2 snapshot keys). */
+/** One engine's latest forward pass (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py` FPM record; snapshot keys: `ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs`). */
 export interface ForwardPassMetrics {
   readonly workerId: number;
   readonly dpRank: number;
@@ -146,7 +146,7 @@ export interface ForwardPassMetrics {
   readonly varQueuedDecodeKvTokens: number;
 }
 
-/** Offered load and completed-request shapes over a window (planner.md §2, §8.3 merge rules). */
+/** Offered load and completed-request shapes over a window (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`, `ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py` merge rules). */
 export interface TrafficObservation {
   readonly durationS: number;
   readonly numReq: number;
@@ -181,7 +181,7 @@ export interface ScalingDecision {
   readonly numDecode: number | null;
 }
 
-/** Per-tick diagnostics (planner.md §2 `TickDiagnostics`); fields absent when not computed. */
+/** Per-tick diagnostics (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py` `TickDiagnostics`); fields absent when not computed. */
 export interface TickDiagnostics {
   estimatedTtftMs?: number | null;
   estimatedItlMs?: number | null;
@@ -208,7 +208,7 @@ export interface PlannerEffects {
 }
 
 /**
- * A forward-pass time model the SLA logic queries (planner.md §3.3): learned online from FPMs
+ * A forward-pass time model the SLA logic queries (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py`): learned online from FPMs
  * (legacy OLS regressions with bucketed sample retirement), optionally bootstrapped.
  */
 export interface EnginePerfModel {

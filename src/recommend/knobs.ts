@@ -1,5 +1,5 @@
 /**
- * Which fields of a recommendation input may be search domains (aisimulate.md §2.8, the "Default
+ * Which fields of a recommendation input may be search domains (`ai-dynamo/aisimulate@a307cef:docs/sweeper/search-space.md`, the "Default
  * Range" column of the reference's knob tables), the values each accepts, and the default domain
  * a knob gets when the input omits it. Everything else (model, concrete hardware, traffic source,
  * stop condition, SLA, optimization, optimizer, Planner) stays concrete.

@@ -1,5 +1,5 @@
 /**
- * `parallelism: {preset: default}` (aisimulate.md §7): worker shapes on the GPU ladder 1, 2, 4, 8,
+ * `parallelism: {preset: default}` (`ai-dynamo/aisimulate@ea68be2:python/aisimulate/src/aisimulate/recommend.py`): worker shapes on the GPU ladder 1, 2, 4, 8,
  * 16 with pipeline 1 — attention split by tensor parallelism or (aggregated workers) attention-DP
  * ranks, MoE experts split by expert or tensor parallelism — that the model's width admits; the
  * caller drops those whose weights or KV cache do not fit. The optimizer searches a latent space

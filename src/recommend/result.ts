@@ -1,5 +1,5 @@
 /**
- * The recommendation's files (aisimulate.md §7): recommendation.json (the ledger, counts, views,
+ * The recommendation's files (`ai-dynamo/aisimulate@ea68be2:python/aisimulate/src/aisimulate/recommend.py`): recommendation.json (the ledger, counts, views,
  * provenance; src/output/recommendation.ts), recommendation.csv (one row per candidate, nested
  * fields as canonical JSON cells) and recommendations/NNNN.yaml (the selected candidates' concrete
  * predict inputs in rank order), plus the stdout ranking.

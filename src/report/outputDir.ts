@@ -32,7 +32,7 @@ export class OutputCancelled extends Error {
 
 /**
  * Files fleetsim (or aisimulate) may write into an output directory. `--overwrite` deletes only
- * these, never anything else the user keeps there (aisimulate.md §1.4).
+ * these, never anything else the user keeps there (`ai-dynamo/aisimulate@f8f4b93:docs/reference/cli.md`).
  */
 export const KNOWN_OUTPUT_FILES = [
   "prediction.json",

@@ -1,5 +1,5 @@
 /**
- * The AIPerf-style console summary printed by `predict` (aisimulate.md §1.5; layout of Dynamo's
+ * The AIPerf-style console summary printed by `predict` (`ai-dynamo/aisimulate@99e6216:python/aisimulate/src/aisimulate/replay/reporting.py`; layout of Dynamo's
  * `replay/reporting.py format_report_table`): a title line, a box-drawn table with heavy borders
  * and right-aligned numbers, then the wall-time and prefix-cache lines. No colours.
  */

@@ -1,5 +1,5 @@
 /**
- * The effective host budget of a run (aisimulate.md §2.6, docs/resources.md): how many bytes the
+ * The effective host budget of a run (`ai-dynamo/aisimulate@adc8645:docs/reference/local-resources.md`, docs/resources.md): how many bytes the
  * process tree may hold and how many CPUs it is meant to use. Pure arithmetic over a host probe,
  * so tests can pass any host.
  */

@@ -1,4 +1,4 @@
-/** Resource stops (exit code 3, aisimulate.md §1.3). */
+/** Resource stops (exit code 3, `ai-dynamo/aisimulate@9339d0b:docs/cli/user-guide.md`). */
 
 /** The preflight estimate exceeds the budget: nothing ran; resource-plan.json was written. */
 export class ResourceRefusal extends Error {

@@ -2,7 +2,7 @@
  * The supervised phases of a run (docs/resources.md §3): start-up lasts from the command's start
  * until the replay begins, shutdown from the replay's end until the outputs are ready to write.
  * Each is bounded by its `execution.resources` timeout; an overrun stops the run with exit 124,
- * the reference's supervisor timeout (aisimulate.md §1.3). Start-up is watched by a timer
+ * the reference's supervisor timeout (`ai-dynamo/aisimulate@9339d0b:docs/cli/user-guide.md`). Start-up is watched by a timer
  * (`startupRemainingMs` / `expireStartup`, armed by the predict command): start-up is asynchronous
  * (the trace is streamed), so the timer fires while it is still under way. Shutdown is
  * synchronous work (building and serializing the report) that no timer can interrupt, so it is

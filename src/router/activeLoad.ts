@@ -1,6 +1,6 @@
 /**
  * The load the router has placed on each worker slot, from `addRequest` until `free`
- * (Dynamo `ActiveSequencesMultiWorker`; mocker.md §5.2 "Active load"):
+ * (Dynamo `ActiveSequencesMultiWorker`; `ai-dynamo/dynamo@cfa2254:lib/kv-router/src/protocols.rs` active load):
  *
  * - prefill: each request's uncached prompt tokens, in a {@link PrefillBacklog} per slot, until
  *   `markPrefillCompleted` (or `free`, which implies it);

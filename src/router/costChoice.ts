@@ -1,6 +1,6 @@
 /**
  * Choosing a candidate from its cost, as Dynamo's default worker picker does
- * (ai-dynamo/dynamo `lib/kv-router/src/scheduling/selector/default.rs`; mocker.md §5.1).
+ * (`ai-dynamo/dynamo@a4bdb9b:lib/kv-router/src/scheduling/selector/default.rs`).
  * Candidates come in worker-id order, which is also the order the seeded reference uses.
  */
 

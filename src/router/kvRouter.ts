@@ -1,5 +1,5 @@
 /**
- * KV-aware placement, after Dynamo's KV router as its offline replay uses it (mocker.md §5.1–5.2,
+ * KV-aware placement, after Dynamo's KV router as its offline replay uses it (`ai-dynamo/dynamo@a4bdb9b:lib/kv-router/src/scheduling/selector/default.rs`, `ai-dynamo/dynamo@cfa2254:lib/kv-router/src/protocols.rs`,
  * docs/routing.md). For a request with prompt blocks b_0 … b_{n−1} and `isl` prompt tokens, each
  * eligible worker w costs
  *

@@ -1,5 +1,5 @@
 /**
- * Options of the KV-aware router, their defaults (Dynamo `KvRouterConfig`, mocker.md §5.1) and
+ * Options of the KV-aware router, their defaults (Dynamo `KvRouterConfig`, `ai-dynamo/dynamo@a4bdb9b:lib/kv-router/src/scheduling/selector/default.rs`) and
  * their validation. The per-pool presets of a disaggregated deployment are `kvRouterOptionsForRole`
  * in `placement.ts`.
  */

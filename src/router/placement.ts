@@ -57,7 +57,7 @@ export interface RouterCostParameters {
 
 /**
  * Round robin over workers in id order (position kept across topology changes), and within a
- * worker over its attention-DP ranks (mocker.md §5.4 "per-worker DP rank round-robin").
+ * worker over its attention-DP ranks (`ai-dynamo/aisimulate@a2532ce:crates/core/src/replay/core/round_robin.rs`: per-worker DP rank round-robin).
  */
 export class RoundRobinPlacement implements Placement {
   private readonly workers = new RoundRobinRouter();
@@ -85,12 +85,12 @@ export class RoundRobinPlacement implements Placement {
   }
 }
 
-/** Router seed of the canonical replay (aisimulate.md §3: worker-selection seed 0xD1A05EED). */
+/** Router seed of the canonical replay (`ai-dynamo/aisimulate@791ea8e:python/aisimulate/src/aisimulate/compiler.py`: worker-selection seed 0xD1A05EED). */
 export const KV_ROUTER_SEED = 0xd1a05eed;
 
 /**
  * What each pool's KV router changes from Dynamo's defaults, as Dynamo's replay builds them
- * (aisimulate.md §5.6, mocker.md §3.2): the prefill router tracks no active blocks (prefill
+ * (`ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`, `ai-dynamo/aisimulate@a976b2b:crates/core/src/replay/handoff.rs`): the prefill router tracks no active blocks (prefill
  * workers hold no decode load); the decode router gives no overlap credit, tracks no prefill
  * tokens and assumes no KV reuse (its cost is the decode load alone), and never decays prefill
  * tokens (the AIC prefill-load model applies to the prefill-stage router only).

@@ -1,6 +1,6 @@
 /**
  * Round-robin placement over the workers eligible for routing, in worker-id order. The cursor
- * keeps its position when the set changes (mocker.md §8 "pool rotation preserves position").
+ * keeps its position when the set changes (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/tests.rs`: the pool rotation keeps its position).
  */
 export class RoundRobinRouter {
   private readonly eligible: number[] = [];

@@ -1,5 +1,5 @@
 /** The router a run uses, resolved from the YAML `router` section (config/ builds it). */
-/** Dynamo KV router knobs (aisimulate.md §2.3, mocker.md §5.1). */
+/** Dynamo KV router knobs (`ai-dynamo/aisimulate@a2fa5bb:docs/replay/dynamo.md`, `ai-dynamo/dynamo@a4bdb9b:lib/kv-router/src/scheduling/selector/default.rs`). */
 export interface KvRouterSpec {
   readonly policy: "kv_router";
   /** Credit per overlapping block, in blocks (0…1). */

@@ -1,5 +1,5 @@
 /**
- * `fleetsim sweep k8s` (docs/sweep.md "Kubernetes"): a Kubernetes Indexed Job (batch/v1) that
+ * `fleetsim sweep k8s` (docs/sweep.md "On Kubernetes"): a Kubernetes Indexed Job (batch/v1) that
  * runs every point of a planned sweep directory, one pod per index — completions = points, each
  * pod `fleetsim sweep run DIR` with the index Kubernetes gives it in `JOB_COMPLETION_INDEX` — on a
  * shared volume that holds the directory (its results are written there), with resource requests

@@ -36,7 +36,7 @@ export class StreamArrivals implements Arrivals {
 }
 
 /**
- * Decides when each request arrives (mocker.md §4.3):
+ * Decides when each request arrives (`ai-dynamo/dynamo@9ce5bc5:lib/mocker/src/loadgen/driver.rs`):
  *  - open loop (`trace_timestamps`, `poisson`, `constant_rate`): a session's first turn arrives
  *    at its authored timestamp ÷ speedup; a later turn arrives `delay ÷ speedup` after the
  *    previous turn of its session finished.

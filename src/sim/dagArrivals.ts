@@ -3,7 +3,7 @@ import type { RequestDependencies, RequestTable } from "../traffic/requests.js";
 import type { Arrivals } from "./arrivals.js";
 
 /**
- * The arrivals of a dependency graph (`agentic_mooncake`, mocker.md §4.3): a row without
+ * The arrivals of a dependency graph (`agentic_mooncake`, `ai-dynamo/dynamo@9ce5bc5:lib/mocker/src/loadgen/driver.rs`): a row without
  * dependencies arrives at its timestamp ÷ speedup (0 without one); a row with some arrives once
  * the last of them reached a terminal state, plus its delay (`delay + tool_wait_ms`) ÷ speedup —
  * `max(ends of its dependencies) + delay`, the reference's `delay_after_dependencies_ms`. Any

@@ -1,12 +1,12 @@
 /**
  * The event heap: simulation events keyed by (time, order). `order` encodes the same-timestamp
  * phase and a stable id (see `eventOrder`), so ties never depend on insertion luck (ARCHITECTURE
- * "Same input, same bytes"; aisimulate.md §5.2). The heap itself is util/minHeap.ts.
+ * "Same input, same bytes"; `ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`). The heap itself is util/minHeap.ts.
  */
 export { MinHeap as EventHeap } from "../util/minHeap.js";
 
 /**
- * Same-timestamp phase order (aisimulate.md §5.2): pass completion, worker ready, transfer
+ * Same-timestamp phase order (`ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`): pass completion, worker ready, transfer
  * completion, admission (arrivals), telemetry, scaling.
  */
 export const Phase = {

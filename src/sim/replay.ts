@@ -71,7 +71,7 @@ function contextMayOutgrowCache(info: WorkloadInfo, role: WorkerRoleSpec): boole
 }
 
 /**
- * The discrete-event replay (aisimulate.md §5.2, mocker.md §4.2): the clock, the event heap,
+ * The discrete-event replay (`ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`, `ai-dynamo/aisimulate@bbdd237:crates/core/src/replay/agg.rs`): the clock, the event heap,
  * the client side (request and response overhead, timeouts, arrivals of later turns) and the
  * scaling ticks, driving a cluster (cluster/: an aggregated pool, or a prefill pool handing
  * requests to a decode pool).
@@ -382,7 +382,7 @@ export class Replay implements ClusterHost {
         this.finished = true;
         return false;
       }
-      // Soft cap: events at the cap are processed, later ones are not (aisimulate.md §2.1).
+      // Soft cap: events at the cap are processed, later ones are not (`ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`).
       if (this.maxTimeMs !== null && t > this.maxTimeMs) return false;
       if (t < this.now) throw new InvariantViolation("INV-3", `time went backwards (${t} < ${this.now})`);
       // Boundaries up to t see the state before the events at t.
@@ -418,7 +418,7 @@ export class Replay implements ClusterHost {
         // Timeouts after everything else of their timestamp: a request finished at its deadline is finished.
         if (this.nextDeadline() === t) this.expire(t);
         cluster.drive(t);
-        // Scaling ticks run last, so the policy sees a settled timestamp (aisimulate.md §5.2).
+        // Scaling ticks run last, so the policy sees a settled timestamp (`ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`).
         if (this.tickDue && this.nextEventTime() !== t) {
           this.tickDue = false;
           this.tick(t);
@@ -621,7 +621,7 @@ export class Replay implements ClusterHost {
     this.rows.freed = row + 1;
   }
 
-  /** Runs one scaling tick and applies its targets (mocker.md §7). */
+  /** Runs one scaling tick and applies its targets (`ai-dynamo/aisimulate@bbdd237:crates/core/src/replay/agg.rs`). */
   private tick(t: number): void {
     const policy = this.scaling!;
     const cluster = this.cluster;

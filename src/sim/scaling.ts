@@ -6,7 +6,7 @@ export type { LifecycleOperation, LifecycleTransition } from "../cluster/lifecyc
 export type { PoolTopology } from "../cluster/snapshot.js";
 
 /**
- * Offered load and completed-request shapes since the previous tick (planner.md §8.2 `traffic`):
+ * Offered load and completed-request shapes since the previous tick (`ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs` `traffic`):
  * `numReq` counts arrivals; ISL/OSL and KV-hit are sums over requests completed in the window
  * (divide by their counts).
  */
@@ -69,7 +69,7 @@ export interface ScalingAction {
   readonly routerParameters?: RouterCostParameters | null;
 }
 
-/** A scaling policy driven by the replay (the Rust ↔ Python planner hook of planner.md §8.2). */
+/** A scaling policy driven by the replay (the Rust ↔ Python planner hook of `ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs`). */
 export interface ScalingPolicy {
   /** First tick time, ms; null for none. */
   initialTickMs(): number | null;

@@ -3,7 +3,7 @@ import { fpmOf, topologyOf } from "../cluster/snapshot.js";
 import { emptyTrafficWindow, type TickSnapshot, type TrafficWindow } from "./scaling.js";
 
 /**
- * What a scaling tick sees (planner.md §8.2): the replay feeds it arrivals and completions as
+ * What a scaling tick sees (`ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs`): the replay feeds it arrivals and completions as
  * they happen, and at each tick it closes the traffic window and reads the forward-pass metrics
  * and topology of the cluster's pools.
  */

@@ -1,6 +1,6 @@
 import { AdditiveTiming } from "./timingModel.js";
 
-/** Constant cost per non-empty prefill batch and per non-empty decode pass (aisimulate.md §4.1). */
+/** Constant cost per non-empty prefill batch and per non-empty decode pass (`ai-dynamo/aisimulate@a71c2e8:crates/core/src/engine/timing.rs`). */
 export class FixedTiming extends AdditiveTiming {
   constructor(
     private readonly prefill: number,

@@ -19,7 +19,7 @@ export interface HostOverhead {
  * AIConfigurator's silicon table, source S9; `node --import tsx scripts/fit-host-overhead.ts`:
  * ITL residual = −0.18 ms + 56.2 µs × sequences unconstrained, 53.8 µs through the origin; ITL
  * MAPE on those runs 12.5 % → 8.9 %). It replaced the 0.126 ms per-step constant of the BLIS fit
- * (peers.md §4.4), which did not grow with the batch.
+ * (`inference-sim/inference-sim@2968ed1:docs/blog/posts/how-blis-learns-latency.md`), which did not grow with the batch.
  */
 export const SYNC_HOST_OVERHEAD: HostOverhead = { perPassMs: 0, perSequenceMs: 0.054 };
 

@@ -8,7 +8,7 @@ import { MlaAttention } from "./mlaAttention.js";
 import type { TimingModel } from "./timingModel.js";
 import type { BlockFp8Kernel, DraftKind, QkNormKernel } from "./timingSpec.js";
 
-/** How one logical worker's GPUs are split (aisimulate.md §2.2 parallelism keys). */
+/** How one logical worker's GPUs are split (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py` parallelism keys). */
 export interface Parallelism {
   readonly tensor: number;
   readonly pipeline: number;
@@ -95,14 +95,14 @@ export const QK_NORM_MS_PER_LAYER = 0.02641;
 export const PREFILL_ATTENTION_FIXED_MS_PER_LAYER = 0.0132;
 
 /**
- * The op-level forward-pass model (`timing: {type: default}`, aisimulate.md §4.2): a pass is the
+ * The op-level forward-pass model (`timing: {type: default}`, `ai-dynamo/aisimulate@2262f3f:docs/perf-model/methods/op-level.md`): a pass is the
  * sum over the operations of one forward pass — per layer add+norm, QKV GEMM, attention, output
  * GEMM, add+norm, gate/up GEMM (or router + fused MoE), activation, down GEMM and two tensor-parallel
  * all-reduces; once per pass the embedding (+ its all-reduce), the LM head on the last token of
  * each sequence, and the pipeline hand-offs — following AIConfigurator's LLAMA op list. Each op's
  * latency comes from silicon-measured tables (`OpPerfTables`); memory-bound elementwise ops use the
  * GPU's empirical bandwidth. Prefill and decode are priced separately and added, as the
- * reference's vLLM core does (§4.3).
+ * reference's vLLM core does (`ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`).
  *
  * All layers of a pipeline stage run one after another, and the stages of one pass run in
  * sequence, so a pass costs all layers plus (pp − 1) point-to-point transfers.

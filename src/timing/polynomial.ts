@@ -1,7 +1,7 @@
 import { AdditiveTiming } from "./timingModel.js";
 
 /**
- * The historical Dynamo-mocker closed form (aisimulate.md §4.1, mocker.md §2.1). Only new
+ * The historical Dynamo-mocker closed form (`ai-dynamo/aisimulate@a71c2e8:crates/core/src/engine/timing.rs`, `ai-dynamo/aisimulate@4c80077:crates/core/src/engine/common/perf_model.rs`). Only new
  * (uncached, not yet computed) tokens enter prefill; decode depends only on KV utilization.
  */
 export class PolynomialTiming extends AdditiveTiming {

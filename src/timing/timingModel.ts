@@ -1,5 +1,5 @@
 /**
- * Forward-pass latency provider (aisimulate.md §4.1, mocker.md §2). The scheduler prices every
+ * Forward-pass latency provider (`ai-dynamo/aisimulate@a71c2e8:crates/core/src/engine/timing.rs`, `ai-dynamo/aisimulate@4c80077:crates/core/src/engine/common/perf_model.rs`). The scheduler prices every
  * pass with `passMs(...)`: the reference's closed forms (polynomial, fixed) add
  * `prefillMs(...) + decodeMs(...)`; the op-level model prices a mixed pass as one forward pass
  * (docs/timing.md, "Mixed passes").

@@ -2,14 +2,14 @@ import type { GpuSpec } from "../hardware/gpu.js";
 import type { ModelArchitecture } from "../model/architecture.js";
 
 /**
- * Forward-pass timing provider of one worker role (aisimulate.md §4.1, mocker.md §2). Defined here,
+ * Forward-pass timing provider of one worker role (`ai-dynamo/aisimulate@a71c2e8:crates/core/src/engine/timing.rs`, `ai-dynamo/aisimulate@4c80077:crates/core/src/engine/common/perf_model.rs`). Defined here,
  * beside the models it selects, so that timing/ does not depend on config/ (RunSpec uses it).
  */
 export type TimingSpec =
   | { readonly type: "polynomial" }
   | { readonly type: "fixed"; readonly prefillMs: number; readonly decodeMs: number }
   | {
-      /** Op-level model over silicon-measured op tables (aisimulate.md §4.2). */
+      /** Op-level model over silicon-measured op tables (`ai-dynamo/aisimulate@2262f3f:docs/perf-model/methods/op-level.md`). */
       readonly type: "default";
       readonly model: ModelArchitecture;
       readonly gpu: GpuSpec;

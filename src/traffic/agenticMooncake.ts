@@ -1,5 +1,5 @@
 /**
- * `format: agentic_mooncake` (mocker.md §4.3 and §6.2, the AISimulate user guide §11.8): every
+ * `format: agentic_mooncake` (`ai-dynamo/dynamo@9ce5bc5:lib/mocker/src/loadgen/driver.rs`, `ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`, the AISimulate user guide §11.8): every
  * row is a request node of a dependency graph. The Mooncake fields keep their meaning (one full
  * prompt per row; `session_id` is only a label), and:
  *  - `request_id` is required, a non-empty string, unique;

@@ -1,5 +1,5 @@
 /**
- * `format: applied_compute_agentic` (mocker.md §6.2, the AISimulate user guide §11.9): the
+ * `format: applied_compute_agentic` (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`, the AISimulate user guide §11.9): the
  * agentic workload traces of Applied Compute's `trie` (github.com/applied-compute/trie,
  * docs/traces.md). A row is one agent session of token lengths and tool waits:
  *

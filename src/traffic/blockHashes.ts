@@ -1,5 +1,5 @@
 /**
- * Engine-block hashes of a prompt described by trace `hash_ids` (mocker.md §6.1), computed without
+ * Engine-block hashes of a prompt described by trace `hash_ids` (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`), computed without
  * materializing tokens.
  *
  * The prompt is conceptually `[h repeated traceBlockSize times for h in hashIds]` truncated to

@@ -1,8 +1,8 @@
 /**
  * Token lengths of synthetic traffic: fixed, or sampled per request from a distribution with the
  * seeded PRNG (docs/traffic.md §Lengths). A fleetsim extension: the reference's synthetic lengths
- * are fixed (aisimulate.md §2.1); its native generator samples `LengthSpec{mean, stddev}` with a
- * Box–Muller normal (mocker.md §6.4), which `normal` reproduces in kind (not bit for bit).
+ * are fixed (`ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`); its native generator samples `LengthSpec{mean, stddev}` with a
+ * Box–Muller normal (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`), which `normal` reproduces in kind (not bit for bit).
  *
  * Every sample is rounded to the nearest integer and clamped to `[min, max]`, where `min` is at
  * least the field's floor (1 for prompt and output lengths, 0 for a shared-prefix question).

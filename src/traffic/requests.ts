@@ -4,7 +4,7 @@
  *
  * Engine-block hashes are precomputed per request (see `blockHashes.ts`): request `i` owns
  * `blockHashes[blockOffsets[i] .. blockOffsets[i+1])`, the chained sequence hashes of its *full*
- * engine blocks of prompt tokens (mocker.md §6.1). A trailing partial block has no hash.
+ * engine blocks of prompt tokens (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`). A trailing partial block has no hash.
  */
 export interface RequestTable {
   readonly count: number;

@@ -1,5 +1,5 @@
 /**
- * `format: weka` (aisimulate.md §2.1: an AgentX / Weka JSON corpus, "lowered to Agentic Mooncake";
+ * `format: weka` (`ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`: an AgentX / Weka JSON corpus, "lowered to Agentic Mooncake";
  * the reference's lowering is ai-dynamo/dynamo `lib/data-gen/src/weka.rs`; docs/traces.md "Weka"):
  * one JSON file per play (an agent run), a file or a directory searched recursively for `*.json`
  * (sorted by relative path, symlinks refused). A play lists requests (`type` `n` or `s`: `t`

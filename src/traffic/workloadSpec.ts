@@ -31,7 +31,7 @@ export interface SharedPrefixSpec {
   readonly systemPromptTokens: number;
 }
 
-/** `synthetic-session` (aisimulate.md §2.1; traffic/synthetic/sessions.ts). */
+/** `synthetic-session` (`ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`; traffic/synthetic/sessions.ts). */
 export interface SyntheticSessionSourceSpec {
   readonly type: "synthetic-session";
   /** Nominal means of `newInput` and `output` (what reports show). */

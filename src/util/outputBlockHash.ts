@@ -2,7 +2,7 @@
  * Hashes of full KV blocks that hold generated tokens. Generated tokens are unique to their
  * request, so such a block can only ever be hit by the same request (re-admission after
  * preemption), never by another one. The hash chains from the previous block exactly like a
- * prompt block (mocker.md §1.2), so it is stable across preemptions.
+ * prompt block (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`), so it is stable across preemptions.
  *
  * `req` is the request's row in the workload. The engine names its output blocks with it, and a
  * `mooncake-delta` session (traffic/mooncake/delta.ts) names the previous turn's output the same

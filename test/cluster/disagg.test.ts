@@ -13,7 +13,7 @@ async function run(spec: ReturnType<typeof disaggSpec>) {
   return { replay, result: replay.runSync() };
 }
 
-describe("KV transfer arithmetic (aisimulate.md §4.6, mocker.md §3.1)", () => {
+describe("KV transfer arithmetic (`ai-dynamo/aisimulate@26191a9:docs/replay/engine/kv-transfer.md`, `ai-dynamo/dynamo@4c3ac77:lib/mocker/src/common/utils.rs`)", () => {
   const transfer = { bytesPerToken: 1_000_000, bandwidthGBps: 1, timingMode: "full_prompt" as const };
   it("128 tokens × 1 MB at 1 GB/s take 128 ms; no bandwidth means no delay", () => {
     expect(transferMs(128, transfer)).toBeCloseTo(128, 9);

@@ -1,5 +1,5 @@
 /**
- * The hand-off orders of the reference (aisimulate.md §4.6, mocker.md §3.2): vLLM hands off
+ * The hand-off orders of the reference (`ai-dynamo/aisimulate@26191a9:docs/replay/engine/kv-transfer.md`, `ai-dynamo/aisimulate@a976b2b:crates/core/src/replay/handoff.rs`): vLLM hands off
  * source first (prefill, hold, reserve decode KV, transfer), SGLang destination first (reserve
  * decode KV, then prefill, hold, transfer). Conformance with `NormalizedHandoffConformance`'s
  * lifecycles — vLLM [SourceHeld, DestinationReserved, DestinationActivated, SourceReleased],
@@ -76,7 +76,7 @@ function lifecycle(rec: ReturnType<typeof buildPerRequest>[number]): string[] {
     .map((e) => e[0]);
 }
 
-describe("hand-off order (mocker.md §3.2)", () => {
+describe("hand-off order (`ai-dynamo/aisimulate@a976b2b:crates/core/src/replay/handoff.rs`)", () => {
   const one = [row(0, 8, 3, [1, 2])];
 
   it("SGLang is destination first: decode KV reserved at arrival, then prefill, transfer at its end", async () => {

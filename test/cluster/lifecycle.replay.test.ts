@@ -35,7 +35,7 @@ async function run(spec: ReturnType<typeof traceSpec>, policy: ScalingPolicy) {
   return replay.runSync();
 }
 
-describe("worker lifecycle under scaling (mocker.md §7 worked test)", () => {
+describe("worker lifecycle under scaling (`ai-dynamo/aisimulate@bbdd237:crates/core/src/replay/agg.rs` worked test)", () => {
   it("starts a worker after its startup delay, then scales the idle ready worker back down", async () => {
     const rows = [{ timestamp: 0, input_length: 4, output_length: 2, hash_ids: [1] }];
     const spec = traceSpec(writeTrace(rows), {

@@ -15,7 +15,7 @@ import {
 const ROLE = "engine.workers.aggregated";
 
 describe("defaults", () => {
-  it("expands a minimal engine block as the reference does (§2.2)", () => {
+  it("expands a minimal engine block as the reference does", () => {
     const result = validateConfig(
       { engine: { model: "Qwen/Qwen3-8B", hardware: "h200_sxm", workers: { aggregated: {} } } },
       "dynamo",

@@ -118,7 +118,7 @@ describe("seed 001: planner walkthrough, disaggregated step (without the planner
 });
 
 describe("disaggregated engine", () => {
-  it("expands a minimal P/D block with the role defaults of §2.2", () => {
+  it("expands a minimal P/D block with the reference's role defaults", () => {
     const result = validateConfig(
       {
         engine: {

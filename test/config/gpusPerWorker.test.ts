@@ -53,7 +53,7 @@ describe("GPUs per worker = tensor × attention_data", () => {
       files: { [TRACE]: ROWS },
     });
     if (spec.engine.mode !== "aggregated") throw new Error("aggregated expected");
-    // The budget math prices a replica at gpu_cost_per_replica ?? num_gpu (planner.md §2).
+    // The budget math prices a replica at gpu_cost_per_replica ?? num_gpu (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`).
     const caps = capabilitiesOf(spec.engine.aggregated);
     expect([caps.numGpu, caps.gpuCostPerReplica]).toEqual([2, 2]);
   });

@@ -52,8 +52,8 @@ const SEED_DISAGGREGATED_PLANNER = `planner:
 const files = { [SEED_TRACE]: "" };
 
 /**
- * The PlannerSettings of `planner: {policy: enabled}` on an aggregated engine (planner.md §1.1,
- * §9.1): the reference's defaults pinned here key by key; a knob added later takes its table
+ * The PlannerSettings of `planner: {policy: enabled}` on an aggregated engine (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`,
+ * `ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`): the reference's defaults pinned here key by key; a knob added later takes its table
  * default (`knobDefaults`), which test/planner/knobs.test.ts checks against the section.
  */
 const MINIMAL: PlannerSettings = {
@@ -293,7 +293,7 @@ ${RUNNABLE_ENGINE}`,
   });
 });
 
-describe("planner normalization (planner.md §1.3 step 8)", () => {
+describe("planner normalization (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`)", () => {
   it.each(["throughput", "latency", "load"] as const)(
     "target %s forces load-only scaling, whatever the flags say",
     (target) => {
@@ -379,7 +379,7 @@ ${SLA}${RUNNABLE_ENGINE}`,
   });
 });
 
-describe("target load thresholds (planner.md §9.1)", () => {
+describe("target load thresholds (`ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`)", () => {
   it("aggregated: decode KV rates 90 % / 70 %, no prefill queue thresholds", () => {
     expect(plannerOf(`planner: {policy: enabled, target: load}\n${RUNNABLE_ENGINE}`)).toMatchObject({
       mode: "agg",

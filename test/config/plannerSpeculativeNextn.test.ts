@@ -1,7 +1,7 @@
 /**
- * `planner.speculative_nextn` (PlannerConfig `speculative_nextn`, planner.md §1.1): the fallback
+ * `planner.speculative_nextn` (PlannerConfig `speculative_nextn`, `ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`): the fallback
  * speculative-decoding depth the Planner's SLA load loop clamps the observed accept length with
- * when a worker advertises none (§4.4). A fleetsim extension of the public schema, added as one
+ * when a worker advertises none (`ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`). A fleetsim extension of the public schema, added as one
  * row of the knob table. A speculating worker's own depth wins over it (test/sim/speculation.test.ts,
  * docs/speculation.md); without speculation the observed accept length is 1, which no clamp changes.
  */

@@ -1,7 +1,7 @@
 /**
  * `engine.speculation` → every role's `WorkerRoleSpec.speculation` (docs/speculation.md): the
  * reference's block, its defaults, the one-rate shorthand, null = off, and the depth the Planner
- * reads from the workers' capabilities (planner.md §4.4). Bad values: test/config/rules.test.ts.
+ * reads from the workers' capabilities (`ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`). Bad values: test/config/rules.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { capabilitiesOf } from "../../src/autoscale/plannerSetup.js";

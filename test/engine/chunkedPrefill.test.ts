@@ -1,5 +1,5 @@
 /**
- * `engine.enable_chunked_prefill` (mocker.md §1.3): with it off, a prompt is prefilled whole in
+ * `engine.enable_chunked_prefill` (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`): with it off, a prompt is prefilled whole in
  * one pass or waits for a pass with room; one longer than the pass budget can never run.
  */
 import { describe, expect, it } from "vitest";

@@ -72,7 +72,7 @@ describe("vLLM scheduler: token budget and chunked prefill", () => {
   });
 });
 
-describe("vLLM admission policy (mocker.md §1.3, policy tests)", () => {
+describe("vLLM admission policy (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`, policy tests)", () => {
   it("admits when the current sequence fits without reserving future output", () => {
     const h = new EngineHarness(engineConfig({ numGpuBlocks: 3 }), [[1, 2, 3]]);
     h.submit(0, 12, 100);

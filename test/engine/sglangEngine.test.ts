@@ -1,5 +1,5 @@
 /**
- * The SGLang scheduler core (src/engine/sglangEngine.ts; mocker.md §1.5 and the §8 SGLang
+ * The SGLang scheduler core (src/engine/sglangEngine.ts; `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs` and its tests, `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/tests.rs`: the SGLang
  * conformance tests; docs/backends.md).
  */
 import { describe, expect, it } from "vitest";
@@ -39,7 +39,7 @@ function mixedChunkBeside(longLen: number): EngineHarness<SglangEngine> {
   return h;
 }
 
-describe("SGLang KV accounting (§8)", () => {
+describe("SGLang KV accounting (upstream sglang/tests.rs)", () => {
   it("a destination reserves the page-rounded prompt, without decode headroom: 12 tokens for 10 at page 4", () => {
     const h = sglangHarness({ role: "decode", blockSize: 4, numGpuBlocks: 8 }, [[1, 2]]);
     const s = VllmEngine.makeSequence(0, 10, 50, new Float64Array([1, 2]), 0, 2, null);

@@ -1,6 +1,6 @@
 /**
  * Speculative decoding on the SGLang core (src/engine/sglangEngine.ts; docs/speculation.md "On
- * SGLang"; the reference's SGLang mocker decode step, mocker.md §1.5 step 5): bursts, the drafts a
+ * SGLang"; the reference's SGLang mocker decode step, `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`): bursts, the drafts a
  * request may verify, draft pages reserved for the batch and the rejected ones freed, retraction
  * counting the drafts' pages, hand-offs, prefill workers, mixed chunk off, and the off switch (the
  * full-acceptance burst run both cores share is in speculation.test.ts).

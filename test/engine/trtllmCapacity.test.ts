@@ -1,5 +1,5 @@
 /**
- * TRT-LLM's capacity scheduler on the vLLM core (mocker.md §1.3 and §8, the TRT-LLM conformance
+ * TRT-LLM's capacity scheduler on the vLLM core (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`, `ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/tests.rs`, the TRT-LLM conformance
  * tests; docs/backends.md): GUARANTEED_NO_EVICT admits only what fits to completion and never
  * preempts; MAX_UTILIZATION packs like vLLM.
  */

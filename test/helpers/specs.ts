@@ -22,7 +22,7 @@ export function writeTrace(rows: ReadonlyArray<object | string>, dir = tempDir()
   return path;
 }
 
-/** The reference mocker's `sglang.*` defaults (mocker.md §1.5). */
+/** The reference mocker's `sglang.*` defaults (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`). */
 export const SGLANG_DEFAULTS_SPEC: SglangSpec = {
   schedulePolicy: "fifo",
   maxPrefillTokens: 16384,

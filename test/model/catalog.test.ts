@@ -4,7 +4,7 @@ import { catalogIds, lookupCatalog } from "../../src/model/catalog.js";
 /** [id, layers, hidden, heads, kvHeads, headDim, intermediate, vocab, maxContext, weightDtype, kvDtype] */
 type Row = readonly [string, number, number, number, number, number, number, number, number, string, string];
 
-// Hand-checked against the published HF configs (peers.md §4.2 for Llama-3.1-8B).
+// Hand-checked against the published HF configs (Hugging Face `meta-llama/Llama-3.1-8B-Instruct` for Llama-3.1-8B).
 const L8 = [32, 4096, 32, 8, 128, 14336, 128256, 131072] as const;
 const L70 = [80, 8192, 64, 8, 128, 28672, 128256, 131072] as const;
 const L405 = [126, 16384, 128, 8, 128, 53248, 128256, 131072] as const;

@@ -1,6 +1,6 @@
 /**
- * Conformance suite for the GPU-budget primitives: a port of upstream `unit/test_budget.py` (planner.md
- * §11.2) plus a property version of its exhaustive directional-fit check.
+ * Conformance suite for the GPU-budget primitives: a port of upstream `unit/test_budget.py`
+ * (`ai-dynamo/dynamo@a211eac:components/src/dynamo/planner/tests/unit/test_budget.py`) plus a property version of its exhaustive directional-fit check.
  */
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";

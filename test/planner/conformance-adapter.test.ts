@@ -1,6 +1,6 @@
 /**
  * Conformance: the pending-desired guard and advisory mode as the replay adapter implements them
- * (planner.md §7, §8.3/§8.4, §11.5 `unit/test_planner_base_pending.py`; seed 000 "Replay in Advisory
+ * (`ai-dynamo/dynamo@20fb262:components/src/dynamo/planner/core/base.py`, `ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py`, `ai-dynamo/dynamo@b34225a:components/src/dynamo/planner/tests/offline/test_replay_adapter_scaling.py`, `ai-dynamo/dynamo@b36bc0a:components/src/dynamo/planner/tests/unit/test_planner_base_pending.py`; seed 000 "Replay in Advisory
  * Mode"). `PlannerReplayAdapter.onTick` is driven with hand-built TickSnapshots and a real PlannerCore on
  * the easy `throughput` target, whose decisions are predictable:
  *   decode: u = (scheduled KV + queued KV) / max_kv; u > 1.0 ⇒ N+1, all u < 0.6 and N > 1 ⇒ N−1;
@@ -141,7 +141,7 @@ const event = (
   reason: to_count > from_count ? "scale_up" : "scale_down",
 });
 
-describe("§11.5 pending-desired guard (replay adapter, §7 / §8.3)", () => {
+describe("pending-desired guard (replay adapter, test_planner_base_pending.py)", () => {
   it("a scale-up reports expected = target and scaling in progress until the non-draining count matches, then clears", () => {
     const a = adapter(settings(), { prefill: 1, decode: 1 });
     const P1: Pool = { active: [0], level: "neutral" };
@@ -207,7 +207,7 @@ describe("§11.5 pending-desired guard (replay adapter, §7 / §8.3)", () => {
     expect(a.report([]).scaling_events).toEqual([event(5, "prefill", 1, 2)]);
 
     // 10 s: prefill pending; decode's expected is its own non-draining count. The disagg load loop is
-    // frozen for both roles while either scales (planner.md §3.1), so hot decode waits.
+    // frozen for both roles while either scales (`ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`), so hot decode waits.
     a.onTick(snap(1, 10, { active: [0], level: "neutral" }, { active: [100], level: "hot" }));
     expect(last(a).input.worker_counts).toEqual(workers([1, 1], [2, 1], [true, false]));
     expect(last(a).effects.diagnostics).toMatchObject({
@@ -254,7 +254,7 @@ describe("§11.5 pending-desired guard (replay adapter, §7 / §8.3)", () => {
   });
 });
 
-describe("§7 advisory mode: decides, never sends targets, never records pending ones", () => {
+describe("advisory mode: decides, never sends targets, never records pending ones", () => {
   it("recommendations are listed once per change; a hold resets them so a repeat is listed again", () => {
     const a = adapter(settings({ advisory: true }), { prefill: 1, decode: 1 });
     const P1: Pool = { active: [0], level: "neutral" };

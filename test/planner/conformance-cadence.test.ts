@@ -1,5 +1,5 @@
 /**
- * Conformance: tick cadence (planner.md §1.2 gcd rule, §8.1, §12 note 12). The pipeline ticks every
+ * Conformance: tick cadence (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py` gcd rule; `ai-dynamo/dynamo@9452c2a:components/src/dynamo/planner/plugins/orchestrator/engine_adapter.py`). The pipeline ticks every
  * `scale_interval = gcd(enabled intervals)`, first at `start + scale_interval` (not 0); the load loop
  * runs at multiples of `load_adjustment_interval`, the throughput loop (and the traffic window it
  * consumes) at multiples of `throughput_adjustment_interval`; traffic windows are merged until a

@@ -1,6 +1,6 @@
 /**
- * Conformance: GPU-hours accounting of a replay (planner.md §8.3 accumulator
- * `Σ (active_p·gpu_p + active_d·gpu_d)·Δt_h`; §11.5 `offline/test_replay_adapter_scaling.py`:
+ * Conformance: GPU-hours accounting of a replay (`ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py` accumulator
+ * `Σ (active_p·gpu_p + active_d·gpu_d)·Δt_h`; `ai-dynamo/dynamo@b34225a:components/src/dynamo/planner/tests/offline/test_replay_adapter_scaling.py`:
  * 1 prefill worker × 2 GPUs + 2 decode workers × 4 GPUs over 1 h = 10.0 GPU-hours).
  *
  * A disaggregated replay through `runPrediction` whose virtual time spans exactly one hour. Trace
@@ -46,7 +46,7 @@ function planner(advisory: boolean): PlannerSettings {
   return plannerSettings({ advisory });
 }
 
-describe("§11.5 GPU-hours: 1×2 + 2×4 GPUs over 1 h = 10.0", () => {
+describe("GPU-hours: 1×2 + 2×4 GPUs over 1 h = 10.0", () => {
   it("a one-hour disaggregated replay without a Planner reports gpu_hours 10.0", async () => {
     const spec = oneHourSpec();
     expect(spec.planner).toBeNull();

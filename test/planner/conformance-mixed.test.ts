@@ -1,6 +1,6 @@
 /**
- * Conformance: the §11.1 rows of upstream `unit/test_throughput_scaling.py` that combine the throughput
- * loop and the load loop (planner.md §3.5, §4.4). Upstream harness: disaggregated, 1 GPU per replica,
+ * Conformance: the rows of upstream `unit/test_throughput_scaling.py` that combine the throughput
+ * loop and the load loop (`ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`, `ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`). Upstream harness: disaggregated, 1 GPU per replica,
  * `min_gpu_budget = max_gpu_budget = 64`, `max_throughput_scaling_replicas = 8`; a throughput observation
  * sets the lower bounds, then a load tick proposes (p, d) and is floored, ceiling-fitted and guarded.
  *
@@ -115,7 +115,7 @@ function pureRow(row: Row): {
   return { lowerBound, load };
 }
 
-describe("§11.1 mixed rows through advanceThroughput → advanceLoad", () => {
+describe("mixed rows through advanceThroughput → advanceLoad", () => {
   it("mixed_scaling_funds_only_atomic_part_of_large_throughput_floor: LB (16,48), load (23,39) ⇒ (23,41)", () => {
     const { lowerBound, load } = pureRow({ current: [24, 40], raw: [8, 180] });
     expect(lowerBound).toEqual({ prefill: 16, decode: 48 });
@@ -233,7 +233,7 @@ function coreRow(
   });
 }
 
-describe("§11.1 mixed rows through one combined PlannerCore.tick (SLA target, 1 s per pass)", () => {
+describe("mixed rows through one combined PlannerCore.tick (SLA target, 1 s per pass)", () => {
   it("mixed_scaling_funds_only_atomic_part_of_large_throughput_floor ⇒ LB (16,48), decision (23,41)", () => {
     // Decode: 4 sequences / osl 2 = 2 rps per engine ⇒ 180 replicas; prefill 45 rps ⇒ 8.
     const out = coreRow({ current: [24, 40], raw: [8, 180] }, 4);

@@ -1,6 +1,6 @@
 /**
- * Easy-target load scaling: a port of upstream `unit/test_easy_scaling.py` (planner.md §11.3; context
- * 4096, max_kv 100 000, MBT 2048), plus the `load` target and the gates of §3.1. Upstream's prefill- and
+ * Easy-target load scaling: a port of upstream `unit/test_easy_scaling.py` (`ai-dynamo/dynamo@1ca6015:components/src/dynamo/planner/tests/unit/test_easy_scaling.py`; context
+ * 4096, max_kv 100 000, MBT 2048), plus the `load` target and the gates of `ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`. Upstream's prefill- and
  * decode-only modes are exercised through the matching role of a disaggregated deployment whose other
  * role reports no FPM (it then keeps its count).
  */
@@ -294,7 +294,7 @@ describe("load target (user thresholds, inclusive: prefill 1 / 0 tokens, decode 
   });
 });
 
-describe("gates (planner.md §3.1)", () => {
+describe("gates (`ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`)", () => {
   it("disabled", () => {
     const out = prefillTick("throughput", [CONTEXT_LENGTH], {
       settings: settings("sla", { enableLoadScaling: false }),

@@ -1,5 +1,5 @@
 /**
- * SLA-target load scaling (planner.md §3.4–§3.5) on exactly linear perf models, so every estimate and
+ * SLA-target load scaling (`ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`) on exactly linear perf models, so every estimate and
  * every consolidation check below is computed by hand:
  *   prefill: wall = 1e-4 s/token, avg_isl 1000 → TTFT(queue q) = 0.1 ms · (q + 1000);
  *   decode:  wall = 5 ms + 1 µs·kv + 0.1 ms·requests, avg_decode_length 1250;

@@ -46,7 +46,7 @@ function aggModel(): AggRegressionModel {
   return m;
 }
 
-describe("queued-prefill and decode-ITL queries (planner.md §3.3 current semantics)", () => {
+describe("queued-prefill and decode-ITL queries (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py` current semantics)", () => {
   const live = fpm({
     numQueuedPrefill: 3,
     sumQueuedPrefillTokens: 3000,
@@ -106,7 +106,7 @@ describe("queued-prefill and decode-ITL queries (planner.md §3.3 current semant
   });
 });
 
-describe("bootstrap FPMs (planner.md §8.5 step 5)", () => {
+describe("bootstrap FPMs (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`)", () => {
   const timing = {
     prefillMs: (_count: number, isl: number, _prefix: number) => 5 + 0.01 * isl,
     decodeMs: (_batch: number, kv: number, _ctx: number, _total: number) => 2 + 0.0001 * kv,

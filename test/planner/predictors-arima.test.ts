@@ -19,7 +19,7 @@ function feed(p: ArimaPredictor, values: readonly number[]): void {
   for (const v of values) p.addDataPoint(v);
 }
 
-describe("ARIMA predictor (§4.2)", () => {
+describe("ARIMA predictor", () => {
   it("returns the last value below 5 points and the common value of constant data", () => {
     const p = new ArimaPredictor({ log1p: false });
     feed(p, [3, 9, 4, 8]);

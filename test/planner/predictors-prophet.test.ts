@@ -10,7 +10,7 @@ import {
 
 const base = { log1p: false, prophetWindowSize: 20, intervalS: 180 };
 
-describe("Prophet-style predictor (§4.2)", () => {
+describe("Prophet-style predictor", () => {
   it("returns the last value below 5 points, 0 when empty", () => {
     const p = new ProphetPredictor(base);
     expect(p.predictNext()).toBe(0);

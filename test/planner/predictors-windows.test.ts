@@ -11,7 +11,7 @@ function trace(rows: readonly (readonly [number, number, number])[]) {
   };
 }
 
-describe("extractMetricsFromMooncake (§4.1, offline/trace_data.py)", () => {
+describe("extractMetricsFromMooncake (upstream offline/trace_data.py)", () => {
   it("keeps interior gaps as zero windows with plain means elsewhere", () => {
     const w = extractMetricsFromMooncake(
       trace([

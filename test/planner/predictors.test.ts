@@ -18,7 +18,7 @@ const opts: PredictorOptions = {
 };
 const kinds = ["constant", "arima", "prophet", "kalman"] as const;
 
-describe("common input rules (planner.md §4.2 BasePredictor)", () => {
+describe("common input rules (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py` BasePredictor)", () => {
   it.each(kinds)(
     "%s: leading zeros are skipped, later zeros kept, resetIdleSkip re-arms skipping",
     (kind) => {
@@ -55,7 +55,7 @@ describe("common input rules (planner.md §4.2 BasePredictor)", () => {
     expect(Number.isFinite(p.predictNext())).toBe(true);
   });
 
-  it("minimum data points per kind (§9.3 warm-up)", () => {
+  it("minimum data points per kind (pre-sweep warm-up)", () => {
     expect(createPredictor("constant", opts).minimumDataPoints).toBe(1);
     expect(createPredictor("arima", opts).minimumDataPoints).toBe(5);
     expect(createPredictor("prophet", opts).minimumDataPoints).toBe(5);
@@ -118,7 +118,7 @@ class ReferenceKalman {
   }
 }
 
-describe("Kalman local-linear-trend predictor (§4.2)", () => {
+describe("Kalman local-linear-trend predictor", () => {
   const kOpts = { log1p: false, kalmanQLevel: 1, kalmanQTrend: 0.1, kalmanR: 10, kalmanMinPoints: 5 };
 
   it("matches a hand-computed two-step recursion", () => {
@@ -232,7 +232,7 @@ describe("Kalman local-linear-trend predictor (§4.2)", () => {
   });
 });
 
-describe("SeriesPredictors (§4.1 BuiltinLoadPredict)", () => {
+describe("SeriesPredictors (BuiltinLoadPredict)", () => {
   it("carries the last request shape across idle windows after live traffic", () => {
     const s = new SeriesPredictors("constant", opts);
     s.observe({ numReq: 10, isl: 512, osl: 128 });

@@ -1,6 +1,6 @@
 /**
- * Throughput loop conformance: a port of upstream `unit/test_throughput_scaling.py` (planner.md §11.1),
- * plus hand-computed checks of the capacity search (§4.3) on linear forward-pass models.
+ * Throughput loop conformance: a port of upstream `unit/test_throughput_scaling.py` (`ai-dynamo/dynamo@302cbcd:components/src/dynamo/planner/tests/unit/test_throughput_scaling.py`),
+ * plus hand-computed checks of the capacity search on linear forward-pass models.
  *
  * Upstream stubs the raw replica counts; here a raw count r comes from demand / engine rps with integer
  * arithmetic that is exact in floating point (demand = rawP·rawD, engine rps of prefill = rawD, ...).
@@ -86,7 +86,7 @@ function single(current: number, raw: number | null, h: Harness) {
   });
 }
 
-describe("§11.1 raw replica computation", () => {
+describe("raw replica computation", () => {
   it("unreachable_prefill_ttft_does_not_create_replica_floor", () => {
     // Capacity 1 rps but TTFT 1.002 s against a 0.2 s SLA: the ineligible capacity still sizes the pool.
     const engine = engineRpsOf({ rps: 1, eligible: false, batch: 1, ttftS: 1.002 });
@@ -114,7 +114,7 @@ describe("§11.1 raw replica computation", () => {
   });
 });
 
-describe("§11.1 disagg throughput", () => {
+describe("disagg throughput", () => {
   it("disagg_throughput_caps_persisted_lower_bounds_once_per_observation", () => {
     const first = disagg([24, 40], [8, 180], { load: true });
     expect(first.decision).toBeNull();
@@ -230,7 +230,7 @@ describe("§11.1 disagg throughput", () => {
   });
 });
 
-describe("§11.1 single-pool throughput", () => {
+describe("single-pool throughput", () => {
   it("single_mixed_scaling_reports_unfunded_scale_up_at_gpu_ceiling", () => {
     const out = single(64, 180, { load: true });
     expect(out.decision).toBeNull();

@@ -81,7 +81,7 @@ describe("renderSummaryTable", () => {
     expect(out.includes(String.fromCharCode(27))).toBe(false); // no ANSI colours
   });
 
-  it("emits distribution rows only when mean_<suffix> exists, in §1.5 order", () => {
+  it("emits distribution rows only when mean_<suffix> exists, in the reference's order", () => {
     const out = renderSummaryTable({
       mean_output_token_throughput_per_user: 50,
       mean_itl_ms: 20,

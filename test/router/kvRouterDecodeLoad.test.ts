@@ -1,7 +1,7 @@
 /**
  * The decode pool's KV router counts decode load only (issue 15's surviving mutant "the decode
  * router tracking prefill tokens"): Dynamo's replay builds it with `router_track_prefill_tokens =
- * false` (aisimulate.md §5.6, mocker.md §3.2), so a request handed off to a decode worker adds its
+ * false` (`ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`, `ai-dynamo/aisimulate@a976b2b:crates/core/src/replay/handoff.rs`), so a request handed off to a decode worker adds its
  * prompt blocks as decode load and none of its prompt tokens as prefill load. The production
  * preset lives in `KvPlacement` (src/router/placement.ts), the one the replay builds per pool, so
  * both tests go through it: directly, and through a disaggregated replay's decode-worker choice.

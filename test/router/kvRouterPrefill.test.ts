@@ -5,7 +5,7 @@ import { PrefillBacklog } from "../../src/router/prefillBacklog.js";
 const S = 1000; // ms per second
 
 describe("AIC prefill load decay through the router", () => {
-  // Reference: test_prefill_load_estimator_decays_offline_router_active_tokens (mocker.md §8):
+  // Reference: test_prefill_load_estimator_decays_offline_router_active_tokens (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/tests.rs`):
   // one 64-token request, block size 64, predicted prefill 10 s → 64 at 0 s, 32 at 5 s, 0 at 10 s.
   it("64 → 32 → 0 tokens with a 10 s prediction", () => {
     const router = new KvRouter({ blockSize: 64, prefillLoadModel: "aic" });

@@ -1,5 +1,5 @@
 /**
- * `fleetsim sweep k8s` (docs/sweep.md "Kubernetes"): the Indexed Job is valid against the
+ * `fleetsim sweep k8s` (docs/sweep.md "On Kubernetes"): the Indexed Job is valid against the
  * Kubernetes batch/v1 Job schema — kubernetes-models' validator, generated from the Kubernetes
  * OpenAPI definitions — and running each of its completion indices as its pods would (the same
  * container arguments, `JOB_COMPLETION_INDEX`, the sweep directory at the mount path) completes

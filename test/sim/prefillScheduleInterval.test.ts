@@ -19,7 +19,7 @@ async function admissions(interval: number, attentionData: number) {
   return buildPerRequest(result).map((r) => [r.routing_history[0].dp_rank, r.first_token_ms]);
 }
 
-describe("scheduler.prefill_schedule_interval (aisimulate.md §2.2: vLLM attention-DP only)", () => {
+describe("scheduler.prefill_schedule_interval (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`: vLLM attention-DP only)", () => {
   it("with interval 1 a waiting request is admitted on the next pass", async () => {
     // Pass 0 [0, 12) prefills A; B arrives at 1 and pass 1 [12, 24) admits it on rank 1.
     const [a, b] = await admissions(1, 2);

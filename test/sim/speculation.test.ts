@@ -67,7 +67,7 @@ function comparable(s: Record<string, number>): Record<string, number> {
   return out;
 }
 
-describe("the accept length a traffic window reports (planner.md §8.2 avg_accept_length)", () => {
+describe("the accept length a traffic window reports (`ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs` avg_accept_length)", () => {
   const w = (acceptForwards: number, acceptTokens: number, shapeCount = 3) => ({
     ...emptyTrafficWindow(),
     durationS: 1,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FixedTiming } from "../../src/timing/fixed.js";
 import { PolynomialTiming } from "../../src/timing/polynomial.js";
 
-describe("polynomial timing (aisimulate.md §4.1, mocker.md §2.1)", () => {
+describe("polynomial timing (`ai-dynamo/aisimulate@a71c2e8:crates/core/src/engine/timing.rs`, `ai-dynamo/aisimulate@4c80077:crates/core/src/engine/common/perf_model.rs`)", () => {
   const p = new PolynomialTiming();
   it("prices prefill on new tokens only: T = batch × (isl − prefix)", () => {
     // 1 request of 4096 new tokens ≈ 7.06 + 62.19 + 16.50 ms.

@@ -1,5 +1,5 @@
 /**
- * `format: agentic_mooncake` (mocker.md §4.3, §6.2; docs/traces.md): rows are request nodes with
+ * `format: agentic_mooncake` (`ai-dynamo/dynamo@9ce5bc5:lib/mocker/src/loadgen/driver.rs`, `ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`; docs/traces.md): rows are request nodes with
  * required unique ids, `wait_for` dependencies and a `delay + tool_wait_ms` after them. The
  * reference's loadgen cases (`test_from_agentic_mooncake_*`) and every malformed line as
  * `FILE:LINE: field 'NAME': ...`.

@@ -1,5 +1,5 @@
 /**
- * `format: applied_compute_agentic` (mocker.md §6.2; docs/traces.md): a row is one agent session
+ * `format: applied_compute_agentic` (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`; docs/traces.md): a row is one agent session
  * that becomes `num_turns + 1` requests. The reference's loadgen cases
  * (`test_from_applied_compute_agentic_*`) and every malformed line as `FILE:LINE: field 'NAME'`.
  */

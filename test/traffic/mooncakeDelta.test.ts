@@ -1,5 +1,5 @@
 /**
- * `format: mooncake-delta` (mocker.md §6.2; docs/traces.md): Mooncake session rows whose later
+ * `format: mooncake-delta` (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`; docs/traces.md): Mooncake session rows whose later
  * turns carry only new input. Turn k's prompt is turn k − 1's prompt + its output + the delta; its
  * blocks extend the previous turn's; the blocks of generated tokens are named as the engine names
  * them (so a later turn can hit them); blocks of trace tokens hash as in a full-prompt trace.

@@ -1,5 +1,5 @@
 /**
- * Multi-turn synthetic sessions (`traffic.source.type: synthetic-session`, aisimulate.md §2.1;
+ * Multi-turn synthetic sessions (`traffic.source.type: synthetic-session`, `ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`;
  * docs/traffic.md §Sessions): each turn's prompt is the previous prompt + its output + new input
  * (so it extends its session's blocks), a later turn arrives `inter_turn_delay_ms` after the
  * previous one finished (at most one request in flight per session), `concurrency` counts active

@@ -272,7 +272,7 @@ function backendFields(
   }
   const sg = role.sglang;
   // Under attention DP the default chunk is 8192 / DP ranks (in whole pages) and the output
-  // reservation 0.3 × conservativeness instead of 0.7 (aisimulate.md §2.2, §4.3).
+  // reservation 0.3 × conservativeness instead of 0.7 (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`, `ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`).
   const dp = role.parallelism.attention_data;
   const page = roleBlockSize(role, backend);
   const dpChunk = Math.max(page, Math.floor(SGLANG_DEFAULTS.chunkedPrefillSize / dp / page) * page);
@@ -562,7 +562,7 @@ const BYTES_PER_TOKEN: Path = ["engine", "kv_transfer", "bytes_per_token"];
 
 /**
  * `auto` bytes per token = the model's KV bytes per token on one GPU of the prefill role (its
- * tensor/pipeline split): the sender's shard is what crosses the link (aisimulate.md §4.6).
+ * tensor/pipeline split): the sender's shard is what crosses the link (`ai-dynamo/aisimulate@26191a9:docs/replay/engine/kv-transfer.md`).
  */
 function resolveKvTransfer(
   engine: DisaggregatedEngineConfig,
@@ -596,7 +596,7 @@ function resolveContextLength(
   report: Report,
 ): number | null | undefined {
   if (engine.context_length !== "max") return engine.context_length;
-  // SGLang and TRT-LLM with `max`: no limit (aisimulate.md §4.4).
+  // SGLang and TRT-LLM with `max`: no limit (`ai-dynamo/aisimulate@acb5b46:python/aisimulate/src/aisimulate/aic.py`).
   if (engine.backend !== "vllm") return null;
   const found = lookupMaxContextLength(engine.model, lookup);
   if (found === undefined) {

@@ -1,7 +1,7 @@
 /**
  * Validated `planner` section → PlannerSettings: the mapping of the AISimulate adapter
- * (`_planner_config_payload`, planner.md §9.1) onto PlannerConfig, after its easy-mode
- * normalization and gcd rule (§1.2–§1.3). `policy: disabled` builds no Planner (`null`). The
+ * (`_planner_config_payload`, `ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`) onto PlannerConfig, after its easy-mode
+ * normalization and gcd rule (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`). `policy: disabled` builds no Planner (`null`). The
  * knob table (knobs/planner.ts) maps each key to its field; this module adds what relates keys
  * and sections.
  *
@@ -17,11 +17,11 @@ import { normalizedScaling, plannerTickSeconds } from "../schema/planner.js";
 import type { Report } from "./engine.js";
 import { resolveRetune } from "./retune.js";
 
-/** PlannerConfig `ttft_ms` / `itl_ms` defaults (planner.md §1.1), used by targets other than `sla`. */
+/** PlannerConfig `ttft_ms` / `itl_ms` defaults (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`), used by targets other than `sla`. */
 export const DEFAULT_PLANNER_TTFT_MS = 500;
 export const DEFAULT_PLANNER_ITL_MS = 50;
 
-/** The fixed thresholds the adapter sets for `target: load` (planner.md §9.1). */
+/** The fixed thresholds the adapter sets for `target: load` (`ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`). */
 const LOAD_TARGET_THRESHOLDS = {
   prefillScaleUpQueueTokens: 1,
   prefillScaleDownQueueTokens: 0,

@@ -1,10 +1,10 @@
 /**
- * `engine` (aisimulate.md §2.2). fleetsim simulates vLLM, SGLang and TRT-LLM workers
+ * `engine` (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`). fleetsim simulates vLLM, SGLang and TRT-LLM workers
  * (docs/backends.md; the rules that need the backend: `backends.ts`), aggregated or disaggregated
  * into prefill and decode roles (roles: `config/schema/role.ts`). Every other reference knob is still
  * recognised so that it fails with "not supported by fleetsim yet" rather than as an unknown key.
  *
- * The two modes accept different keys (§2.9: aggregated rejects prefill/decode workers and
+ * The two modes accept different keys (`ai-dynamo/aisimulate@a2fa5bb:docs/reference/configuration.md`: aggregated rejects prefill/decode workers and
  * `kv_transfer`; disaggregated rejects `aggregated`), so each mode is its own strict schema and
  * `mode` picks one before anything else is validated: a config is judged by the rules of the
  * mode it asks for, and a wrong mode is one error rather than one per misplaced key.
@@ -46,7 +46,7 @@ const unsupportedEngineKnobs = Object.fromEntries(
   UNSUPPORTED_ENGINE_KNOBS.map((k) => [k, unsupportedKey()]),
 ) as Record<(typeof UNSUPPORTED_ENGINE_KNOBS)[number], ReturnType<typeof unsupportedKey>>;
 
-/** Fields both modes share: the roles share model, backend and context length (§2.2). */
+/** Fields both modes share: the roles share model, backend and context length (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`). */
 const COMMON = {
   model: z.string().min(1),
   hardware: HardwareId,
@@ -75,7 +75,7 @@ const COMMON = {
   nextn: Nextn,
   nextn_accepted: NextnAccepted,
   /**
-   * The reference's `enable_chunked_prefill` (mocker.md §1.1, default true): off, a prompt is
+   * The reference's `enable_chunked_prefill` (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`, default true): off, a prompt is
    * prefilled in one pass or waits (docs/timing.md "Chunked prefill off").
    */
   enable_chunked_prefill: z.boolean().default(true),
@@ -110,7 +110,7 @@ const AggregatedEngine = z
   })
   .superRefine(checkEngineRules);
 
-/** KV hand-off from prefill to decode (aisimulate.md §4.6). */
+/** KV hand-off from prefill to decode (`ai-dynamo/aisimulate@26191a9:docs/replay/engine/kv-transfer.md`). */
 const KvTransfer = z.strictObject({
   bytes_per_token: positiveOr("number", "auto").default("auto"),
   /** Decimal GB/s; null = the hand-off takes no time. */

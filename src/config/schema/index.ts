@@ -1,5 +1,5 @@
 /**
- * The `predict` config schema (aisimulate.md §2): strict at every level, reference key names and
+ * The `predict` config schema (`ai-dynamo/aisimulate@a2fa5bb:docs/reference/configuration.md`): strict at every level, reference key names and
  * defaults. `validateConfig` is the entry point: it applies the stack's section rules the way the
  * reference splits adapter sections off before validating, then runs the Zod schema.
  */

@@ -1,7 +1,7 @@
 /**
- * `planner` (aisimulate.md §2.4): the Dynamo Planner's public prediction schema
- * (`PlannerPredictionConfig`, planner.md §9.1) with its key names and defaults, plus the
- * `PlannerConfig` rules (planner.md §1.2–§1.3) that apply to those keys.
+ * `planner` (`ai-dynamo/aisimulate@a2fa5bb:docs/replay/dynamo.md`): the Dynamo Planner's public prediction schema
+ * (`PlannerPredictionConfig`, `ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`) with its key names and defaults, plus the
+ * `PlannerConfig` rules (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`) that apply to those keys.
  *
  * Which rules run where:
  * - key types, ranges, the perfect-square bucket size, defaults: the rows of the knob table
@@ -18,11 +18,11 @@
  *   and the rules that need the scaling modes and the tick in `checkRetuneDocument`, called last.
  *
  * Defaults of the scaling flags: the public schema defaults are `enable_throughput_scaling: true`
- * and `enable_load_scaling: false` (planner.md §9.1, PlannerConfig §1.1). aisimulate.md §2.4's
+ * and `enable_load_scaling: false` (`ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/config.py`; `PlannerConfig`: `ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`). `ai-dynamo/aisimulate@a2fa5bb:docs/replay/dynamo.md`'s
  * "false (true for sla)" / "true (false for sla)" is what those defaults become after the
- * easy-mode normalization (§1.3 step 8): a target other than `sla` forces load-only scaling, and
+ * easy-mode normalization (`PlannerConfig`): a target other than `sla` forces load-only scaling, and
  * `sla` keeps the flags, i.e. throughput on and load off unless set (seed 000 says the same).
- * Both readings agree, so the schema keeps the §9.1 defaults and `normalizedScaling` normalizes.
+ * Both readings agree, so the schema keeps the public schema's defaults and `normalizedScaling` normalizes.
  *
  * `retune` (config/schema/retune.ts, docs/retune.md) is the one exception to that normalization: with
  * `retune` set and both scaling flags explicitly `false`, the Planner runs in retune-only mode
@@ -74,7 +74,7 @@ export interface PlannerScaling {
 }
 
 /**
- * The scaling modes after PlannerConfig's easy-mode normalization (planner.md §1.3 step 8):
+ * The scaling modes after PlannerConfig's easy-mode normalization (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`):
  * targets other than `sla` run load-based scaling only, whatever the flags say, except in
  * retune-only mode (both off; see the module comment).
  */
@@ -112,7 +112,7 @@ function gcd(a: number, b: number): number {
 }
 
 /**
- * `scheduling.scale_interval_seconds` as PlannerConfig derives it (planner.md §1.2): the
+ * `scheduling.scale_interval_seconds` as PlannerConfig derives it (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`): the
  * millisecond gcd of the enabled adjustment intervals. 0 when every interval is under half a
  * millisecond (the schedule rules report that).
  */
@@ -155,7 +155,7 @@ function checkRetuneOnlySchedule(p: PlannerSectionConfig, ctx: Ctx): boolean {
   return true;
 }
 
-/** §1.3 steps 9, 12, 13 and the null-interval rule of §9.1, on an enabled section. Returns whether they pass. */
+/** PlannerConfig's interval rules and the public schema's null-interval rule, on an enabled section. Returns whether they pass. */
 function checkSchedule(p: PlannerSectionConfig, ctx: Ctx): boolean {
   const scaling = normalizedScaling(p);
   if (!scaling.throughput && !scaling.load) {
@@ -248,8 +248,8 @@ export interface PlannerDocument {
 const SLA_KEYS = ["ttft_ms", "itl_ms"] as const;
 
 /**
- * The rules beyond single keys: the adapter's (`advisory` needs an enabled Planner; §9.1
- * `compile_prediction`) and PlannerConfig's (§1.3 steps 2, 8, 9, 12, 13 and the SLA targets),
+ * The rules beyond single keys: the adapter's (`advisory` needs an enabled Planner; `compile_prediction`,
+ * `ai-dynamo/dynamo@2a06936:components/src/dynamo/planner/simulation/provider.py`) and PlannerConfig's (`_validate_config`, `ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`: mode, normalization, intervals, SLA targets),
  * which relate keys of the section to each other and to `engine` and `evaluation`. They refine
  * the whole document, at paths from its root, so that they are all reported together.
  */
@@ -287,7 +287,7 @@ export function checkPlannerDocument(doc: PlannerDocument, ctx: Ctx): void {
     }
   }
   if (doc.engine.mode === "aggregated") {
-    // PlannerConfig `mode=agg` forbids both role minimums (§1.3 step 2).
+    // PlannerConfig `mode=agg` forbids both role minimums (`_validate_config`).
     for (const key of ["prefill_min_workers", "decode_min_workers"] as const) {
       if (p[key] !== null) {
         failAtKey(

@@ -1,5 +1,5 @@
 /**
- * The recommend-only sections (aisimulate.md §2.7): `optimization` (what "better" means, the
+ * The recommend-only sections (`ai-dynamo/aisimulate@074bddc:python/aisimulate/src/aisimulate/config/common.py`): `optimization` (what "better" means, the
  * SLA filter and the candidate GPU budget) and `optimizer` (the search controls). Both are pinned,
  * never searched. Cross-section rules that need the rest of the document (an SLA for goodput
  * targets, `hardware: auto`) are checked by the recommend command, which sees both.

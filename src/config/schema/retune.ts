@@ -133,7 +133,7 @@ function knobSpec(row: GridKnobRow): KnobSpec {
   };
 }
 
-/** Preset groups and the knobs each sets (planner.md §9.2), from the rows' `group`. */
+/** Preset groups and the knobs each sets (`ai-dynamo/dynamo@9a57231:components/src/dynamo/planner/simulation/presets.py`), from the rows' `group`. */
 const PRESET_GROUP_KNOBS: Readonly<Record<RetunePresetGroup, readonly string[]>> = Object.fromEntries(
   RETUNE_PRESET_GROUPS.map((g) => [
     g,

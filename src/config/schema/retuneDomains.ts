@@ -1,6 +1,6 @@
 /**
  * Search domains of `planner.retune.router` and `planner.retune.planner`: the AISimulate
- * recommendation syntax (aisimulate.md §2.8, seed 003 "Candidates and the Sweep") reduced to
+ * recommendation syntax (`ai-dynamo/aisimulate@a307cef:docs/sweeper/search-space.md`, seed 003 "Candidates and the Sweep") reduced to
  * what a finite grid can hold, each expanded to an explicit list of values in canonical order.
  *
  * A knob is one of:

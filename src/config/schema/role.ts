@@ -1,5 +1,5 @@
 /**
- * One worker role, `engine.workers.<role>` (aisimulate.md §2.2): the same fields for
+ * One worker role, `engine.workers.<role>` (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`): the same fields for
  * `aggregated`, `prefill` and `decode`, with per-role defaults and the few per-role rules
  * (only P/D roles may set `hardware`; P/D roles run one attention-DP rank).
  * `timing.type: default` and `capacity.type: default` are valid here; `config/resolve/engine.ts` prices
@@ -26,7 +26,7 @@ import {
 } from "./primitives.js";
 
 /**
- * `scheduler.max_sequences` defaults per role (aisimulate.md §2.2): a prefill worker admits one
+ * `scheduler.max_sequences` defaults per role (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`): a prefill worker admits one
  * sequence per pass unless told otherwise; aggregated and decode workers batch up to 256.
  */
 const DEFAULT_MAX_SEQUENCES: Readonly<Record<WorkerRole, number>> = {
@@ -84,7 +84,7 @@ const Parallelism = z
         fail(ctx, `${PATH}=${value} is not supported by fleetsim yet (only 1)`, [key]);
       }
     }
-    // MoE parallelism repartitions the worker's GPUs; it never adds any (aisimulate.md §2.2).
+    // MoE parallelism repartitions the worker's GPUs; it never adds any (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`).
     const moeGpus = p.moe_tensor * p.moe_expert;
     if (moeGpus !== 1 && moeGpus !== p.tensor * p.attention_data) {
       fail(
@@ -152,7 +152,7 @@ const Capacity = z
   );
 
 /**
- * `kv_cache.host_offload` (the reference's G2 tier, aisimulate.md §2.2; docs/offload.md): host
+ * `kv_cache.host_offload` (the reference's G2 tier, `ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`; docs/offload.md): host
  * memory behind the GPU cache. Defaults are the reference's.
  */
 const HostOffload = z
@@ -178,7 +178,7 @@ const HostOffload = z
   });
 
 /**
- * `kv_cache.g3_offload` (the reference's G3 tier, aisimulate.md §2.2; docs/offload.md "Disk
+ * `kv_cache.g3_offload` (the reference's G3 tier, `ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`; docs/offload.md "Disk
  * tier"): disk or network storage behind the host tier, which it needs. Keys and defaults are the
  * reference's.
  */
@@ -292,7 +292,7 @@ const Timing = z
     }
   });
 
-/** The reference mocker's SGLang scheduler defaults (mocker.md §1.5). */
+/** The reference mocker's SGLang scheduler defaults (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`). */
 export const SGLANG_DEFAULTS = {
   maxPrefillTokens: 16384,
   chunkedPrefillSize: 8192,
@@ -302,7 +302,7 @@ export const SGLANG_DEFAULTS = {
 
 /**
  * `sglang` (backend sglang only; docs/backends.md): the reference mocker's `sglang.*` engine
- * arguments (mocker.md §1.1, §1.5) with its defaults. `fcfs` is the reference's alias of `fifo`.
+ * arguments (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`, `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`) with its defaults. `fcfs` is the reference's alias of `fifo`.
  */
 const Sglang = z
   .strictObject({
@@ -311,7 +311,7 @@ const Sglang = z
     max_prefill_tokens: bounded(LIMITS.maxBatchedTokens, "tokens per prefill batch").default(
       SGLANG_DEFAULTS.maxPrefillTokens,
     ),
-    /** Absent: 8192 / attention_data (aisimulate.md §2.2), resolved in config/resolve/engine.ts. */
+    /** Absent: 8192 / attention_data (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`), resolved in config/resolve/engine.ts. */
     chunked_prefill_size: bounded(LIMITS.maxBatchedTokens, "tokens per prefill chunk").optional(),
     clip_max_new_tokens: bounded(LIMITS.maxBatchedTokens, "output tokens reserved per request").default(
       SGLANG_DEFAULTS.clipMaxNewTokens,

@@ -1,12 +1,12 @@
 /**
- * `router` (aisimulate.md §2.3): the Dynamo adapter's routing policy. The KV-router knobs are
+ * `router` (`ai-dynamo/aisimulate@a2fa5bb:docs/replay/dynamo.md`): the Dynamo adapter's routing policy. The KV-router knobs are
  * rejected under `round_robin` rather than ignored (as the reference does), so a config never
  * appears to tune a router it does not use; under `kv_router` their defaults are filled in.
  */
 import * as z from "zod";
 import { fail, nonNegNum, PATH } from "./primitives.js";
 
-/** Dynamo `KvRouterConfig` defaults (mocker.md §5.1). */
+/** Dynamo `KvRouterConfig` defaults (`ai-dynamo/dynamo@a4bdb9b:lib/kv-router/src/scheduling/selector/default.rs`). */
 const KV_ROUTER_DEFAULTS = { overlap_score_credit: 1.0, prefill_load_scale: 1.0, temperature: 0.0 } as const;
 const KV_ROUTER_KNOBS = Object.keys(KV_ROUTER_DEFAULTS) as (keyof typeof KV_ROUTER_DEFAULTS)[];
 

@@ -1,5 +1,5 @@
 /**
- * `engine.speculation` (aisimulate.md §2.2, §2.10; docs/speculation.md): speculative decoding of
+ * `engine.speculation` (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`, `ai-dynamo/aisimulate@3942c28:python/aisimulate/src/aisimulate/main.py`; docs/speculation.md): speculative decoding of
  * every worker. The reference's block is `{kind: ngram, num_speculative_tokens: 1..5,
  * acceptance_rates: [r1..rK] each in [0, 1], seed: 42}`; fleetsim adds `kind: mtp` (a one-layer
  * draft head priced by the op-level model) and a single rate as shorthand for K equal ones.
@@ -8,10 +8,10 @@ import * as z from "zod";
 import { type ControlledEngine, requireDefaultTiming } from "../engineControls.js";
 import { describeValue, fail, int, nonNegInt, oneOf, PATH, up } from "./primitives.js";
 
-/** Draft tokens per pass the reference allows (`aic_nextn` 1..=5, mocker.md §1.1). */
+/** Draft tokens per pass the reference allows (`aic_nextn` 1..=5, `ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`). */
 export const MAX_SPECULATIVE_TOKENS = 5;
 
-/** The reference's default seed of the acceptance draws (`aic_mtp_seed`, mocker.md §4.7). */
+/** The reference's default seed of the acceptance draws (`aic_mtp_seed`, `ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`). */
 export const DEFAULT_SPECULATION_SEED = 42;
 
 const RATE_RULE = "a number in [0, 1]";
@@ -67,7 +67,7 @@ export const Speculation = z
 export type SpeculationConfig = z.output<typeof Speculation>;
 
 /**
- * `engine.nextn` / `engine.nextn_accepted` (aisimulate.md §2.2 "newer engine-level controls";
+ * `engine.nextn` / `engine.nextn_accepted` (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py` (its newer engine-level controls);
  * AIConfigurator's MTP inputs): `nextn` MTP drafts per decode step, `nextn_accepted` the mean of
  * them accepted per step (AIConfigurator: a step makes `1 + nextn_accepted` tokens of progress).
  * The reference's replay lowers the pair to MTP burst sampling with the conditional rates of

@@ -1,5 +1,5 @@
 /**
- * `traffic` = `source` + `load` + `stop` (aisimulate.md §2.1). Each part is one strict object
+ * `traffic` = `source` + `load` + `stop` (`ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`). Each part is one strict object
  * holding every reference field, and per-type rules are checked afterwards, the way the
  * reference's validators do: that is what yields messages such as
  * `traffic.load.type='poisson' does not accept ['concurrency']` instead of a union mismatch.

@@ -1,5 +1,5 @@
 /**
- * The planner-state wrappers around the GPU-budget math (planner.md §5 "State wrappers", `core/state.py`):
+ * The planner-state wrappers around the GPU-budget math (`ai-dynamo/dynamo@6c21864:components/src/dynamo/planner/core/budget.py`, `core/state.py`):
  * resolve per-replica costs, reconcile endpoint minimums, and fit throughput-lifted proposals under the
  * ceiling only. Reusable by the throughput loop, which applies the same policy.
  */

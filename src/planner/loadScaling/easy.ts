@@ -1,5 +1,5 @@
 /**
- * Easy targets (`throughput`, `latency`, `load`; planner.md §3.2): static thresholds on queue / KV
+ * Easy targets (`throughput`, `latency`, `load`; `ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`): static thresholds on queue / KV
  * pressure, no perf model. ANY engine over the up-threshold adds one replica (one hot engine already
  * hurts users); scale-down needs N > 1 and ALL engines under the down-threshold.
  */

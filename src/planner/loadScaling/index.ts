@@ -1,7 +1,7 @@
 /**
- * The reactive load-scaling loop of the Dynamo Planner (planner.md §3, `core/load_scaling.py`) as pure
- * functions: gates (§3.1), then per-role ±1 decisions from static thresholds (§3.2) or perf-model
- * estimates vs SLA (§3.4), then composition per mode with throughput floors and the GPU budget (§3.5).
+ * The reactive load-scaling loop of the Dynamo Planner (`ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`) as pure
+ * functions: gates, then per-role ±1 decisions from static thresholds or perf-model
+ * estimates vs SLA, then composition per mode with throughput floors and the GPU budget.
  */
 
 import type { ForwardPassMetrics, WorkerCounts } from "../types.js";

@@ -1,5 +1,5 @@
 /**
- * SLA target (planner.md §3.4): per-engine TTFT / ITL estimates from the perf model against the SLA.
+ * SLA target (`ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`): per-engine TTFT / ITL estimates from the perf model against the SLA.
  * Scale up only when ALL engines are over it (strict >): one slow engine is a routing problem, not a
  * capacity one. Scale down only when every engine would still meet a sensitivity-scaled SLA after
  * absorbing its share of the removed worker's load (consolidation factor c = N/(N−1)); checking the

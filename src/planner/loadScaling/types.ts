@@ -1,5 +1,5 @@
 /**
- * Inputs, outcomes and small shared helpers of the reactive load-scaling loop (planner.md §3).
+ * Inputs, outcomes and small shared helpers of the reactive load-scaling loop (`ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py`).
  */
 
 import type { BudgetReason } from "../budget.js";
@@ -13,7 +13,7 @@ import type {
   WorkerCounts,
 } from "../types.js";
 
-/** Diagnostic reasons of planner.md §3.1 (gates, outcomes, budget overrides). */
+/** Diagnostic reasons of `ai-dynamo/dynamo@936d819:components/src/dynamo/planner/core/load_scaling.py` (gates, outcomes, budget overrides). */
 export type LoadReason =
   | "disabled"
   | "scaling_in_progress"

@@ -1,5 +1,5 @@
 /**
- * Synthetic benchmark FPMs that bootstrap the SLA perf model before live traffic (planner.md §8.5 step 5,
+ * Synthetic benchmark FPMs that bootstrap the SLA perf model before live traffic (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay/planner.py`,
  * `replay/planner.py` `_generate_ais_{prefill,decode}_fpms`). Upstream prices the grid with an AIS session;
  * fleetsim prices it with its own timing model so the planner starts from the engine it simulates.
  */

@@ -1,5 +1,5 @@
 /**
- * Legacy Dynamo perf-model regressions (planner.md §3.3(b), `core/perf_model/{base,prefill,decode,agg}.py`):
+ * Legacy Dynamo perf-model regressions (`ai-dynamo/dynamo@439d645:components/src/dynamo/planner/core/perf_model/base.py`, `core/perf_model/{base,prefill,decode,agg}.py`):
  * forward-pass wall time learned online from FPMs by OLS with intercept. They stand in for the AIC wheel's
  * opaque observed-FPM regression, of which they are the best public description.
  */
@@ -11,7 +11,7 @@ import { BucketedSamples, MovingAverage, type Sample } from "./samples.js";
 
 /**
  * What the load-scaling queries need from a perf model: forward-pass times plus the moving averages
- * used to synthesise the "next request" (planner.md §3.3 current query semantics).
+ * used to synthesise the "next request" (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py` current query semantics).
  */
 export interface QueryPerfModel extends EnginePerfModel {
   readonly workerType: WorkerRole;

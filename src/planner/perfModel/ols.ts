@@ -1,6 +1,6 @@
 /**
  * Ordinary least squares with an intercept for the 1- and 2-feature perf-model regressions
- * (planner.md §3.3(b)). Mirrors sklearn's `LinearRegression`: centre X and y, solve the centred
+ * (`ai-dynamo/dynamo@439d645:components/src/dynamo/planner/core/perf_model/base.py`). Mirrors sklearn's `LinearRegression`: centre X and y, solve the centred
  * least-squares problem, intercept = ȳ − x̄·β. Rank-deficient designs (constant or collinear
  * features) get the minimum-norm solution, as LAPACK's `gelsd` returns it, instead of an
  * ill-conditioned blow-up.

@@ -1,5 +1,5 @@
 /**
- * Engine-level queries over a forward-pass perf model (planner.md §3.3 "current query semantics":
+ * Engine-level queries over a forward-pass perf model (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py` current query semantics:
  * `aic_adapter.estimate_*` + `engine_query.get_*`). A live FPM is turned into a synthetic batch — the
  * queue (optionally scaled for consolidation), plus a typical next request, minus the prefix-cache
  * discount — and priced pass by pass with the model's `forwardPassS`.

@@ -1,5 +1,5 @@
 /**
- * Sample bookkeeping of the legacy perf-model regressions (planner.md §3.3(b)): a fixed-window moving
+ * Sample bookkeeping of the legacy perf-model regressions (`ai-dynamo/dynamo@439d645:components/src/dynamo/planner/core/perf_model/base.py`): a fixed-window moving
  * average that ignores the idle period before traffic, and bucketed sample retirement that keeps the
  * retained samples spread over the observed operating range instead of letting one sustained operating
  * point push everything else out (as a plain FIFO would).

@@ -5,7 +5,7 @@ import type { LoadPredictor } from "./types.js";
 export type ArimaMode = "raw" | "log1p";
 
 /**
- * Auto-ARIMA predictor (planner.md §4.2 `ARIMAPredictor`): last value below 5 points, the common value
+ * Auto-ARIMA predictor (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py` `ARIMAPredictor`): last value below 5 points, the common value
  * of an all-equal buffer, otherwise a model whose order is selected once (first forecast) and whose
  * parameters are re-estimated on the whole buffer whenever new points arrived (pmdarima's `update`
  * keeps the order too). A raw-mode selection of p = q = 0 switches to modelling log1p(y) for good.

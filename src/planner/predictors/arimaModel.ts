@@ -1,6 +1,6 @@
 /**
- * A small, deterministic auto-ARIMA standing in for `pmdarima.auto_arima` (planner.md §4.2,
- * ecosystem.md §10). Model selection follows pmdarima's defaults where they matter at this size:
+ * A small, deterministic auto-ARIMA standing in for `pmdarima.auto_arima` (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py`;
+ * hand-written rather than the npm `arima` port, docs/predictors.md "Behaviour"). Model selection follows pmdarima's defaults where they matter at this size:
  *
  * - constant input ⇒ ARIMA(0,0,0) without intercept (pmdarima's "perfect" constant model);
  * - d from repeated KPSS level-stationarity tests (α = 0.05, lshort lag rule, d ≤ 2);

@@ -1,5 +1,5 @@
 /**
- * Input rules every upstream predictor applies before buffering (planner.md §4.2 `BasePredictor`):
+ * Input rules every upstream predictor applies before buffering (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py` `BasePredictor`):
  * non-finite readings count as zero load, and zeros are dropped until the first non-zero since
  * construction or the last reset, so a deployment's initial idle period (also right after a
  * warm-up) does not drag forecasts to zero.

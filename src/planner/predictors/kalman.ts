@@ -2,11 +2,11 @@ import { IdleGate } from "./idleGate.js";
 import type { LoadPredictor, PredictorOptions } from "./types.js";
 
 /**
- * Local-linear-trend Kalman filter (planner.md §4.2, filterpy `KalmanFilter(dim_x=2, dim_z=1)`):
+ * Local-linear-trend Kalman filter (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py`, filterpy `KalmanFilter(dim_x=2, dim_z=1)`):
  * state [level, trend], F = [[1,1],[0,1]], H = [1,0], P0 = 1000·I, Joseph-form update.
  * The 2×2 algebra is written out; a symmetric P is stored as its three distinct entries.
  *
- * Upstream semantics kept on purpose (§12.8): `kalmanMinPoints` only sets `minimumDataPoints` (forecasts
+ * Upstream semantics kept on purpose (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py`): `kalmanMinPoints` only sets `minimumDataPoints` (forecasts
  * start after the first point) and the raw-mode forecast is not clamped at 0.
  */
 export class KalmanPredictor implements LoadPredictor {

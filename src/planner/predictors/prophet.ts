@@ -3,7 +3,7 @@ import { prophetForecast } from "./prophetModel.js";
 import type { LoadPredictor, PredictorOptions } from "./types.js";
 
 /**
- * Prophet-style predictor (planner.md §4.2 `ProphetPredictor`): keeps the last `prophetWindowSize`
+ * Prophet-style predictor (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py` `ProphetPredictor`): keeps the last `prophetWindowSize`
  * points (log1p-transformed when enabled) on a time axis of one step per accepted point, refits from
  * scratch on every forecast and predicts the step after the last point; max(0, ·) in both modes.
  * Fewer than 5 points: last value. The model itself is in `prophetModel.ts`.

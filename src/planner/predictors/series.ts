@@ -23,7 +23,7 @@ export interface WarmupWindow {
 }
 
 /**
- * The three series predictors of `BuiltinLoadPredict` (planner.md §4.1): request count, ISL and OSL,
+ * The three series predictors of `BuiltinLoadPredict` (`ai-dynamo/dynamo@8504b50:components/src/dynamo/planner/plugins/builtins/local_planner.py`): request count, ISL and OSL,
  * with its idle-window rules. KV-hit rate and accept length are not predicted (last value, kept by
  * the caller).
  */

@@ -1,7 +1,7 @@
-/** The load-predictor contract shared by the throughput loop and the AISimulate pre-sweep (planner.md §4.2). */
+/** The load-predictor contract shared by the throughput loop and the AISimulate pre-sweep (`ai-dynamo/dynamo@260b6ae:components/src/dynamo/planner/core/load/predictors.py`). */
 
 export interface LoadPredictor {
-  /** Feeds one interval's value; non-finite counts as 0, leading zeros are skipped (§4.2). */
+  /** Feeds one interval's value; non-finite counts as 0, leading zeros are skipped (`BasePredictor`). */
   addDataPoint(value: number): void;
   /** One-step-ahead forecast in the original scale. */
   predictNext(): number;
@@ -9,11 +9,11 @@ export interface LoadPredictor {
   getLastValue(): number;
   /** Skip leading zeros again until the next non-zero (called after warm-up, before live traffic). */
   resetIdleSkip(): void;
-  /** Points the AISimulate pre-sweep waits for before scoring (§9.3); not a runtime gate. */
+  /** Points the AISimulate pre-sweep waits for before scoring (`ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`); not a runtime gate. */
   readonly minimumDataPoints: number;
 }
 
-/** The seven predictor knobs of PlannerConfig (§1.1, §9.3 presets), in camelCase. */
+/** The seven predictor knobs of PlannerConfig (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`), in camelCase. */
 export interface PredictorOptions {
   /** `load_predictor_log1p`: model log1p(y) and return expm1 of the forecast. */
   readonly log1p: boolean;

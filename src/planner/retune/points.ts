@@ -1,7 +1,7 @@
 /**
  * Retune points (docs/retune.md §5): the full set of retunable values — the three KV-router
- * parameters, the Planner fields of §2 and the load-predictor fields (the knob table's grid and
- * predictor rows, knobs/planner.ts) — with the live names the decision records use (§10) and a
+ * parameters, the Planner fields of docs/retune.md §2 and the load-predictor fields (the knob table's grid and
+ * predictor rows, knobs/planner.ts) — with the live names the decision records use (docs/retune.md §10) and a
  * canonical key that identifies a configuration.
  */
 import { RETUNE_GRID_KNOBS, RETUNE_PREDICTOR_KNOBS } from "../../knobs/planner.js";
@@ -21,13 +21,13 @@ export interface RetunePoint {
   /** null when the run's router has no such parameters (round robin): nothing to search or patch. */
   readonly router: RouterParameters | null;
   readonly planner: PlannerFieldValues;
-  /** Family, log1p and only that family's knobs (planner.md §9.2 `predictor_fields`). */
+  /** Family, log1p and only that family's knobs (`ai-dynamo/dynamo@9a57231:components/src/dynamo/planner/simulation/presets.py` `predictor_fields`). */
   readonly predictor: LoadPredictorFields;
 }
 
 export type LiveValue = number | string | boolean;
 
-/** A point as the records show it: `{router, planner}` keyed by live names (§10). */
+/** A point as the records show it: `{router, planner}` keyed by live names (docs/retune.md §10). */
 export interface LivePoint {
   readonly router: Readonly<Record<string, number>>;
   /** Planner fields and the load-predictor fields. */

@@ -1,6 +1,6 @@
 /**
- * The load-predictor pre-sweep (docs/retune.md §6, seed 003 "Load-Predictor Pre-Sweep", planner.md
- * §9.3). Each candidate runs the Planner's own three series predictors (`SeriesPredictors`) over the
+ * The load-predictor pre-sweep (docs/retune.md §6, seed 003 "Load-Predictor Pre-Sweep",
+ * `ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`). Each candidate runs the Planner's own three series predictors (`SeriesPredictors`) over the
  * buckets of the history and the window, oldest first: it observes every bucket, and before observing
  * a scored bucket forecasts it one step ahead (three forecasts). Per scored bucket
  *
@@ -23,7 +23,7 @@ import { leadingEmptyBuckets } from "./buckets.js";
 import { type LiveValue, livePredictorFields } from "./points.js";
 import { LOAD_PREDICTOR_PRESETS } from "./presets.js";
 
-/** The 11 presets in canonical order (planner.md §9.3): `constant_last` … `kalman_reactive_log1p`. */
+/** The 11 presets in canonical order (`ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`): `constant_last` … `kalman_reactive_log1p`. */
 export const LOAD_PREDICTOR_CANDIDATES: readonly LoadPredictorCandidate[] = LOAD_PREDICTOR_PRESETS.map(
   (p) => p.value,
 );
@@ -159,7 +159,7 @@ export function runPresweep(
   };
 }
 
-/** `predictor_presweep` of a decision record (§10). */
+/** `predictor_presweep` of a decision record (docs/retune.md §10). */
 export interface PredictorPresweepRecord {
   readonly winner: string | null;
   /** The winner's predictor fields, live names; null without a winner. */

@@ -1,6 +1,6 @@
 /**
- * The preset tables retune searches (planner.md §9.2 `simulation/presets.py`, §9.3
- * `LOAD_PREDICTOR_PRESETS`). The knobs they set are rows of knobs/planner.ts; the default domains
+ * The preset tables retune searches (`ai-dynamo/dynamo@9a57231:components/src/dynamo/planner/simulation/presets.py`,
+ * `ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py` `LOAD_PREDICTOR_PRESETS`). The knobs they set are rows of knobs/planner.ts; the default domains
  * of single knobs are in those rows.
  */
 import type { RetunePresetGroup } from "../../knobs/planner.js";
@@ -36,7 +36,7 @@ export const RETUNE_PRESETS: Readonly<Record<RetunePresetGroup, readonly Preset<
 const KALMAN_DEFAULT = { kalmanQLevel: 1.0, kalmanQTrend: 0.1, kalmanR: 10.0, kalmanMinPoints: 5 } as const;
 const KALMAN_REACTIVE = { kalmanQLevel: 10.0, kalmanQTrend: 1.0, kalmanR: 5.0, kalmanMinPoints: 3 } as const;
 
-/** The 11 load-predictor presets of the pre-sweep, in table order (planner.md §9.3). */
+/** The 11 load-predictor presets of the pre-sweep, in table order (`ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`). */
 export const LOAD_PREDICTOR_PRESETS: readonly Preset<LoadPredictorCandidate>[] = (
   [
     ["constant_last", { loadPredictor: "constant", loadPredictorLog1p: false }],

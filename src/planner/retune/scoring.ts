@@ -1,6 +1,6 @@
 /**
  * Candidate scores (docs/retune.md §7, seed 003 "Scoring and Outcomes"): AISimulate's
- * objective_value for the objective's target (aisimulate.md §7 "Scores"), rescaled to the window for
+ * objective_value for the objective's target (`ai-dynamo/aisimulate@ea68be2:python/aisimulate/src/aisimulate/recommend.py`), rescaled to the window for
  * the Goodput objectives only, failing closed when an input is missing.
  */
 import type { RetuneObjective } from "../types.js";

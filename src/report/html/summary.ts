@@ -252,7 +252,7 @@ const OBJECTIVE_UNITS: Record<string, { what: string; unit: string; better: "hig
 };
 
 /**
- * Retune decisions (docs/retune.md "Read Retune Decisions") as one table, or "" without retune.
+ * Retune decisions (docs/retune.md §10) as one table, or "" without retune.
  * A run that retuned but made no decision gets a line saying so.
  */
 export function retuneTableHtml(model: ReportModel): string {

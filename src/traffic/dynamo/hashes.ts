@@ -3,7 +3,7 @@
  *
  * Dynamo records u64 xxh3 sequence hashes (`Vec<u64>` in the reference loader). Each identifies a
  * whole prefix of trace blocks, so only equality matters: the loader maps every distinct hash to
- * a small integer in order of first appearance (mocker.md §6.2, "compact replay ids"), and those
+ * a small integer in order of first appearance (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`, "compact replay ids"), and those
  * ids play the part of Mooncake `hash_ids` in the block-hash expansion.
  *
  * Exactness: `JSON.parse` rounds integers above 2^53 to the nearest double, which could merge two

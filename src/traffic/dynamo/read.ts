@@ -2,7 +2,7 @@
  * Reads the requests of a Dynamo request trace (one or more shards) into columns, checked across
  * rows and sorted by arrival. `traffic/dynamo/index.ts` turns them into a RequestTable.
  *
- * Rules across rows (mocker.md §6.2; the reference loader `loadgen/dynamo.rs`):
+ * Rules across rows (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`; the reference loader `loadgen/dynamo.rs`):
  *  - Files are read in the order `expandTracePaths` gives (paths in order; a directory's or a
  *    pattern's files by name). A repeated `request_id` keeps its FIRST row in that reading order
  *    (the retune window reader's rule; the later rows are counted in `duplicateRows`).

@@ -1,5 +1,5 @@
 /**
- * One line of a Dynamo request trace (`dynamo.request.trace.v1`, mocker.md §6.2) → one request,
+ * One line of a Dynamo request trace (`dynamo.request.trace.v1`, `ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`) → one request,
  * or null for a row that is not a request.
  *
  * Only `event_type: "request_end"` rows are requests; every other event (`tool_end`,

@@ -1,5 +1,5 @@
 /**
- * `format: mooncake-delta` (mocker.md §6.2, the AISimulate user guide §11.7): Mooncake rows and
+ * `format: mooncake-delta` (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`, the AISimulate user guide §11.7): Mooncake rows and
  * sessions (`readMooncakeRows`, the same fields and rules), but a later turn's `input_length` and
  * `hash_ids` describe only its new input. The reference's driver accumulates each session's
  * prompt: turn k's prompt is turn k − 1's prompt, the tokens turn k − 1 generated, then turn k's

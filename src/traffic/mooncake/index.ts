@@ -1,5 +1,5 @@
 /**
- * Mooncake JSONL trace loader (mocker.md §6.1, aisimulate.md §2.1), plain or gzip.
+ * Mooncake JSONL trace loader (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`, `ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`), plain or gzip.
  *
  * Row fields: `timestamp|created_time` (ms), `input_length|input_tokens`, `output_length|output_tokens`
  * (required), `hash_ids` (required), optional `session_id`, `delay|delay_ms`, `request_id`,

@@ -1,5 +1,5 @@
 /**
- * One Mooncake trace line, validated (mocker.md §6.1, aisimulate.md §2.1): the field rules shared
+ * One Mooncake trace line, validated (`ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`, `ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`): the field rules shared
  * by the table loader (`traffic/mooncake/index.ts`) and the streamed reader (`traffic/mooncake/stream.ts`), so both
  * accept the same rows and fail a malformed one with the same TraceError (file, 1-based line,
  * field), checking fields in the same order.

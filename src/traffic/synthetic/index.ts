@@ -1,5 +1,5 @@
 /**
- * Synthetic workload (aisimulate.md §2.1 `source.type: synthetic`, §3 legacy materialization): fixed
+ * Synthetic workload (`ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py` `source.type: synthetic`, lowered by `ai-dynamo/aisimulate@791ea8e:python/aisimulate/src/aisimulate/compiler.py`): fixed
  * ISL/OSL (or per-request lengths sampled by `lengthDistribution.ts`, a fleetsim extension), every
  * request its own single-turn session, prompts unique per request (no prefix sharing).
  */

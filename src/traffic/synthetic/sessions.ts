@@ -1,5 +1,5 @@
 /**
- * Multi-turn synthetic sessions (`traffic.source.type: synthetic-session`, aisimulate.md §2.1;
+ * Multi-turn synthetic sessions (`traffic.source.type: synthetic-session`, `ai-dynamo/aisimulate@207e5c9:python/aisimulate/src/aisimulate/config/traffic.py`;
  * docs/traffic.md §Sessions). Each session has `turns` requests; turn k's prompt is the previous
  * turn's prompt, its output and `new_input_tokens_per_turn` new tokens:
  * `L_0 = in_0`, `L_k = L_{k-1} + out_{k-1} + in_k` (the reference's engine-stack test: 8 new / 2
@@ -10,7 +10,7 @@
  *   `⌊L_k / E⌋` block hashes. Stream blocks are unique to the session, except a shared group prefix:
  * - `shared_prefix_ratio > 0` (with `prefix_groups > 0`): each session draws a group uniformly, and
  *   its first `min(⌊L_0/E⌋, round(⌈L_0/E⌉ · ratio))` blocks are the group's (the mocker's
- *   synthetic rule, mocker.md §6.4, applied to the first turn's prompt, which every later turn
+ *   synthetic rule, `ai-dynamo/dynamo@dc6d631:lib/mocker/src/loadgen/trace.rs`, applied to the first turn's prompt, which every later turn
  *   extends; only full blocks of the first prompt, so a shared block never holds session output).
  * - The block that holds the previous turn's output tokens is a fresh prompt block of the next
  *   turn: fleetsim's engine hashes generated tokens per request (docs/architecture.md, Hashes), so

@@ -64,7 +64,7 @@ export function makeSyntheticWorkload(
     });
   }
   // Lengths: all prompt lengths, then all output lengths, from one stream (the reference's
-  // InferenceX draw order for `random_range_ratio`, aisimulate.md §3).
+  // InferenceX draw order for `random_range_ratio`, `ai-dynamo/aisimulate@791ea8e:python/aisimulate/src/aisimulate/compiler.py`).
   const rng = new Prng(seed);
   const sampled = (spec: typeof source.input) =>
     spec === undefined || spec.distribution === "fixed"

@@ -1,5 +1,5 @@
 /**
- * The load-predictor pre-sweep (docs/retune.md §6, planner.md §9.3) with the real predictors:
+ * The load-predictor pre-sweep (docs/retune.md §6, `ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`) with the real predictors:
  * presets, bucketing, the weighted log-space loss, the warm-up, argmin with ties to the first, and
  * no winner when nothing is scored.
  */
@@ -28,7 +28,7 @@ function series(n: number, f: (i: number) => { numReq: number; avgIsl: number; a
 }
 
 describe("presets", () => {
-  it("are the 11 presets of planner.md §9.3 in canonical order", () => {
+  it("are the 11 presets of `ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py` in canonical order", () => {
     expect(LOAD_PREDICTOR_CANDIDATES.map((c) => c.name)).toEqual([
       "constant_last",
       "arima_raw",
