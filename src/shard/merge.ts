@@ -82,8 +82,8 @@ export async function mergeSweep(opts: MergeOptions): Promise<MergeOutcome> {
   }
   if (damaged.length > 0) {
     throw new SweepIncomplete(
-      `${damaged.length} result file${damaged.length === 1 ? " is" : "s are"} not a complete result; delete ` +
-        `${damaged.length === 1 ? "it" : "them"} and run ${damaged.length === 1 ? "that point" : "those points"} again:\n  ${damaged.join("\n  ")}`,
+      `${opts.dir}: ${damaged.length} result file${damaged.length === 1 ? " is" : "s are"} not a complete result; ` +
+        `fleetsim sweep run ${opts.dir} runs ${damaged.length === 1 ? "that point" : "those points"} again:\n  ${damaged.join("\n  ")}`,
     );
   }
   if (missing.length > 0 && !opts.allowMissing) {
