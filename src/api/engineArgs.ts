@@ -25,7 +25,7 @@ const NO_CONTEXT_LIMIT = 2_147_483_647;
 /** Model / GPU ids when the arguments name none: never resolved (polynomial timing, fixed capacity). */
 export const UNSPECIFIED = "unspecified";
 
-const ENGINE_ARG_KEYS = optionKeys<EngineArgs>()([
+export const ENGINE_ARG_KEYS = optionKeys<EngineArgs>()([
   "engine_type",
   "backend",
   "block_size",
@@ -59,7 +59,7 @@ const ENGINE_ARG_KEYS = optionKeys<EngineArgs>()([
   "preemption_mode",
 ]);
 
-const EXTERNAL_CONFIG_KEYS = optionKeys<ExternalTimingConfig>()([
+export const EXTERNAL_CONFIG_KEYS = optionKeys<ExternalTimingConfig>()([
   "model",
   "system",
   "backend",

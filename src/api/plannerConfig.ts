@@ -94,7 +94,7 @@ const SCHEDULING_KEYS: readonly string[] = optionKeys<NonNullable<PlannerConfig[
 optionKeys<Omit<PlannerConfig, keyof KnobOptions>>()([...SPECIAL, ...IGNORED, "retune"]);
 
 // Declaration order breaks did-you-mean ties (config/suggest.ts), so it stays as it is.
-const ACCEPTED: readonly string[] = [
+export const PLANNER_CONFIG_KEYS: readonly string[] = [
   ...SPECIAL,
   ...Object.keys(RENAMED),
   ...SAME,
@@ -185,9 +185,9 @@ export function translatePlanner(
   };
 
   for (const key of Object.keys(f)) {
-    if (!ACCEPTED.includes(key)) {
+    if (!PLANNER_CONFIG_KEYS.includes(key)) {
       const source = where?.(at(key));
-      issues.unknownKey(at(key), key, ACCEPTED, source);
+      issues.unknownKey(at(key), key, PLANNER_CONFIG_KEYS, source);
     }
   }
   const value = (key: string): unknown => {

@@ -48,7 +48,7 @@ const COMMON_KEYS = optionKeys<CommonReplayOptions>()([
   "signal",
 ]);
 
-const TRACE_KEYS = optionKeys<TraceReplayOptions>()([
+export const TRACE_KEYS = optionKeys<TraceReplayOptions>()([
   ...COMMON_KEYS,
   "traceFormat",
   "traceBlockSize",
@@ -57,7 +57,7 @@ const TRACE_KEYS = optionKeys<TraceReplayOptions>()([
   "maxSimTimeMs",
 ]);
 
-const SYNTHETIC_KEYS = optionKeys<SyntheticReplayOptions>()([
+export const SYNTHETIC_KEYS = optionKeys<SyntheticReplayOptions>()([
   ...COMMON_KEYS,
   "inputTokens",
   "outputTokens",
@@ -295,7 +295,7 @@ function translateCommon(
   return { writeReport, plannerTargets: targets, identified: engine.identified };
 }
 
-const ROUTER_CONFIG_KEYS = optionKeys<RouterConfig>()([
+export const ROUTER_CONFIG_KEYS = optionKeys<RouterConfig>()([
   "overlap_score_credit",
   "prefill_load_scale",
   "router_temperature",

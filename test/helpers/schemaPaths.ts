@@ -1,0 +1,68 @@
+/**
+ * Every key path a zod schema accepts (`engine.workers.prefill.kv_cache.block_size`), read from
+ * the schema objects themselves, so a key added to the schema shows up here without anyone
+ * listing it. Array elements add `[]`, record values `*`; wrappers (optional, default, prefault,
+ * nullable), pipes (transform, preprocess) and unions are looked through.
+ */
+import type * as z from "zod";
+
+interface Def {
+  readonly type: string;
+  readonly shape?: Record<string, z.ZodType>;
+  readonly innerType?: z.ZodType;
+  readonly in?: z.ZodType;
+  readonly out?: z.ZodType;
+  readonly options?: readonly z.ZodType[];
+  readonly left?: z.ZodType;
+  readonly right?: z.ZodType;
+  readonly valueType?: z.ZodType;
+  readonly element?: z.ZodType;
+  readonly items?: readonly z.ZodType[];
+  readonly getter?: () => z.ZodType;
+}
+
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/** The schemas inside one node, each with the path it describes. */
+function children(def: Def, path: string): [z.ZodType | undefined, string][] {
+  switch (def.type) {
+    case "object":
+      return Object.entries(def.shape ?? {}).map(([key, child]) => [
+        child,
+        path === "" ? key : `${path}.${key}`,
+      ]);
+    case "pipe":
+      return [def.in, def.out].map((child) => [child, path]);
+    case "union":
+      return (def.options ?? []).map((child) => [child, path]);
+    case "intersection":
+      return [def.left, def.right].map((child) => [child, path]);
+    case "record":
+      return [[def.valueType, `${path}.*`]];
+    case "array":
+      return [[def.element, `${path}[]`]];
+    case "tuple":
+      return (def.items ?? []).map((child) => [child, `${path}[]`]);
+    case "lazy":
+      return [[def.getter?.(), path]];
+    default:
+      // optional, nullable, default, prefault, readonly, catch, nonoptional wrap innerType.
+      return [[def.innerType, path]];
+  }
+}
+
+export function schemaKeyPaths(schema: z.ZodType): string[] {
+  const found = new Set<string>();
+  const visit = (node: z.ZodType, path: string, open: ReadonlySet<z.ZodType>): void => {
+    // A schema inside itself (z.lazy) is walked once per path.
+    if (open.has(node)) return;
+    const inside = new Set(open).add(node);
+    const def = defOf(node);
+    for (const [child, at] of children(def, path)) {
+      if (def.type === "object") found.add(at);
+      if (child !== undefined) visit(child, at, inside);
+    }
+  };
+  visit(schema, "", new Set());
+  return [...found];
+}
