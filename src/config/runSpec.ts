@@ -17,6 +17,9 @@ import type {
   SyntheticSourceSpec,
 } from "../traffic/workloadSpec.js";
 import type { Backend } from "./backends.js";
+import { type CamelKeys, camelKeys } from "./camelKeys.js";
+import type { SlaConfig } from "./schema/evaluation.js";
+import { Execution, type ResourcesConfig } from "./schema/execution.js";
 import type { SingleFileFormat } from "./traceFormats.js";
 
 // The parts of a RunSpec that lower layers read are defined there and re-exported here, so a
@@ -204,11 +207,10 @@ export type SourceSpec =
       readonly nestedTimestampBasis: WekaTimestampBasis;
     };
 
-export interface SlaSpec {
-  readonly ttftMs: number | null;
-  readonly itlMs: number | null;
-  readonly e2eMs: number | null;
-}
+/** `evaluation.sla` with its keys in camelCase, every one present: `null` = no threshold. */
+export type SlaSpec = {
+  readonly [K in keyof CamelKeys<SlaConfig>]-?: Exclude<CamelKeys<SlaConfig>[K], undefined> | null;
+};
 
 // The router settings are router/routerSpec.ts's (router/ sits below config/).
 export type { KvRouterSpec, RouterSpec } from "../router/routerSpec.js";
@@ -259,32 +261,15 @@ export interface ClientSpec {
 /** The schema's defaults for `client`: nothing added, no timeout (the reference's behaviour). */
 export const DEFAULT_CLIENT: ClientSpec = { requestMs: 0, responseMs: 0, timeoutMs: null };
 
-/** `execution.resources` after defaults (aisimulate.md §2.6, docs/resources.md). */
-export interface ResourceSettings {
-  /** Decimal GB, or `auto` (a share of the host's available memory). */
-  readonly memoryLimitGb: number | "auto";
-  /** CPUs, or `auto` (host CPUs minus one, at least one). */
-  readonly cpuLimit: number | "auto";
-  readonly reserveMemoryGb: number;
-  readonly reserveMemoryFraction: number;
-  readonly availableMemoryFraction: number;
-  readonly initializationTimeoutSeconds: number;
-  readonly shutdownTimeoutSeconds: number;
-}
+/**
+ * `execution.resources` after defaults (aisimulate.md §2.6, docs/resources.md): the schema's
+ * keys in camelCase (config/schema/execution.ts documents them).
+ */
+export type ResourceSettings = CamelKeys<ResourcesConfig>;
 
 export interface ExecutionSpec {
   readonly resources: ResourceSettings;
 }
 
-/** The schema's defaults for `execution`. */
-export const DEFAULT_EXECUTION: ExecutionSpec = {
-  resources: {
-    memoryLimitGb: "auto",
-    cpuLimit: "auto",
-    reserveMemoryGb: 1.0,
-    reserveMemoryFraction: 0.0,
-    availableMemoryFraction: 0.9,
-    initializationTimeoutSeconds: 60,
-    shutdownTimeoutSeconds: 5,
-  },
-};
+/** The schema's defaults for `execution`, read from the schema itself. */
+export const DEFAULT_EXECUTION: ExecutionSpec = { resources: camelKeys(Execution.parse({}).resources) };
