@@ -17,15 +17,12 @@ import {
   translateTraceReplay,
 } from "../../src/api/translate.js";
 import { isMapping } from "../../src/config/mapping.js";
+import { UNSUPPORTED_ENGINE_KNOBS } from "../../src/config/schema/engine.js";
 import { PredictConfig } from "../../src/config/schema/index.js";
 import { type KnobRow, PLANNER_KNOBS } from "../../src/knobs/planner.js";
-import { schemaKeyPaths } from "../helpers/schemaPaths.js";
+import { byRole, schemaKeyPathsByRole, under } from "../helpers/schemaPaths.js";
 
 const KNOBS = PLANNER_KNOBS as readonly KnobRow[];
-
-/** One name for the three roles: the API sets each role's keys alike. */
-const byRole = (path: string): string =>
-  path.replace(/^engine\.workers\.(aggregated|prefill|decode)(?=\.|$)/, "engine.workers.<role>");
 
 /** Option paths with the engine-argument option and its `{engine: …}` wrapper made one name. */
 const byOption = (option: string): string =>
@@ -235,23 +232,13 @@ const YAML_ONLY: readonly (readonly [reason: string, paths: readonly string[]])[
     ],
   ],
   [
+    "reference knobs the schema refuses (fleetsim does not model them)",
+    UNSUPPORTED_ENGINE_KNOBS.map((key) => `engine.${key}`),
+  ],
+  [
     "op-level model settings: an external timing model takes only the worker's identity (model, GPU, parallelism)",
     [
       "engine.perf_database",
-      "engine.systems_path",
-      "engine.estimation_mode",
-      "engine.fallback_policy",
-      "engine.database_mode",
-      "engine.enable_shared_layer",
-      "engine.gemm_quant_mode",
-      "engine.moe_quant_mode",
-      "engine.fmha_quant_mode",
-      "engine.kvcache_quant_mode",
-      "engine.comm_quant_mode",
-      "engine.attention_backend",
-      "engine.moe_backend",
-      "engine.moe_kernel_source",
-      "engine.forward_model",
       "engine.enable_eplb",
       "engine.wideep_num_slots",
       "engine.workers.<role>.timing.forward_model",
@@ -328,10 +315,7 @@ const API_ONLY: readonly (readonly [reason: string, options: readonly string[]])
   ],
 ];
 
-const under = (path: string, prefix: string): boolean =>
-  path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
-
-const SCHEMA = [...new Set(schemaKeyPaths(PredictConfig).map(byRole))];
+const SCHEMA = schemaKeyPathsByRole(PredictConfig);
 const WRITTEN = writtenPaths();
 const YAML_ONLY_PATHS = YAML_ONLY.flatMap(([, paths]) => paths);
 const USED = usedOptions();

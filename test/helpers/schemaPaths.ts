@@ -66,3 +66,19 @@ export function schemaKeyPaths(schema: z.ZodType): string[] {
   visit(schema, "", new Set());
   return [...found];
 }
+
+/** The three worker roles' keys are the same: one name for them, `engine.workers.<role>`. */
+export const ROLE = "engine.workers.<role>";
+
+export const byRole = (path: string): string =>
+  path.replace(/^engine\.workers\.(aggregated|prefill|decode)(?=\.|$)/, ROLE);
+
+/** The schema's key paths with the roles made one. */
+export function schemaKeyPathsByRole(schema: z.ZodType): string[] {
+  return [...new Set(schemaKeyPaths(schema).map(byRole))];
+}
+
+/** `path` is `prefix` or a key (or array element) below it. */
+export function under(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
+}
