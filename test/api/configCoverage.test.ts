@@ -3,7 +3,8 @@
  * neither can gain a key the other does not account for. The schema's keys are read from the zod
  * schema itself; the keys the API writes, and the option each comes from, are read from the
  * translations (ConfigDraft records both). A schema key the API cannot set must be listed in
- * YAML_ONLY with the reason; an option that sets no config key, in API_ONLY.
+ * YAML_ONLY with the reason, unless the schema refuses it (`rejectKey`, read from the schema);
+ * an option that sets no config key, in API_ONLY.
  */
 import { describe, expect, it } from "vitest";
 import { ENGINE_ARG_KEYS, EXTERNAL_CONFIG_KEYS } from "../../src/api/engineArgs.js";
@@ -17,10 +18,9 @@ import {
   translateTraceReplay,
 } from "../../src/api/translate.js";
 import { isMapping } from "../../src/config/mapping.js";
-import { UNSUPPORTED_ENGINE_KNOBS } from "../../src/config/schema/engine.js";
 import { PredictConfig } from "../../src/config/schema/index.js";
 import { type KnobRow, PLANNER_KNOBS } from "../../src/knobs/planner.js";
-import { byRole, schemaKeyPathsByRole, under } from "../helpers/schemaPaths.js";
+import { byRole, refusedKeyPathsByRole, schemaKeyPathsByRole, under } from "../helpers/schemaPaths.js";
 
 const KNOBS = PLANNER_KNOBS as readonly KnobRow[];
 
@@ -206,7 +206,7 @@ const PASSED_WHOLE = ["planner.retune"];
  */
 const YAML_ONLY: readonly (readonly [reason: string, paths: readonly string[]])[] = [
   [
-    "workloads the reference's replay arguments do not describe (sessions, prefix groups, multimodal, staged or agentic loads, Weka corpora)",
+    "workloads the reference's replay arguments do not describe (sessions, prefix groups, staged loads, Weka corpora)",
     [
       "traffic.source.seed",
       "traffic.source.new_input_tokens_per_turn",
@@ -216,24 +216,14 @@ const YAML_ONLY: readonly (readonly [reason: string, paths: readonly string[]])[
       "traffic.source.prompts_per_group",
       "traffic.source.system_prompt_tokens",
       "traffic.source.question_tokens",
-      "traffic.source.images",
       "traffic.source.nested_timestamp_basis",
       "traffic.load.warmup_sessions",
       "traffic.load.sessions_per_second",
       "traffic.load.stages",
-      "traffic.load.fraction",
-      "traffic.load.agentic_lanes",
-      "traffic.load.agentic_snapshot",
-      "traffic.load.agentic_warmup",
-      "traffic.load.agentic_profile",
       "traffic.stop.requests_per_load_unit",
       "traffic.stop.sessions",
       "traffic.stop.sessions_per_load_unit",
     ],
-  ],
-  [
-    "reference knobs the schema refuses (fleetsim does not model them)",
-    UNSUPPORTED_ENGINE_KNOBS.map((key) => `engine.${key}`),
   ],
   [
     "op-level model settings: an external timing model takes only the worker's identity (model, GPU, parallelism)",
@@ -251,7 +241,7 @@ const YAML_ONLY: readonly (readonly [reason: string, paths: readonly string[]])[
     ],
   ],
   [
-    "engine features MockEngineArgs has no field for (speculation, context parallelism, scheduler extensions, KV offload tiers, state cache, other backends, encoders)",
+    "engine features MockEngineArgs has no field for (speculation, context parallelism, scheduler extensions, KV offload tiers, other backends)",
     [
       "engine.speculation",
       "engine.nextn",
@@ -264,9 +254,7 @@ const YAML_ONLY: readonly (readonly [reason: string, paths: readonly string[]])[
       "engine.workers.<role>.scheduler.capacity_scheduler_policy",
       "engine.workers.<role>.kv_cache.host_offload",
       "engine.workers.<role>.kv_cache.g3_offload",
-      "engine.workers.<role>.kv_cache.state_cache",
       "engine.workers.<role>.sglang",
-      "engine.workers.encoder",
     ],
   ],
   ["enable_chunked_prefill is accepted only at its default, true", ["engine.enable_chunked_prefill"]],
@@ -316,6 +304,8 @@ const API_ONLY: readonly (readonly [reason: string, options: readonly string[]])
 ];
 
 const SCHEMA = schemaKeyPathsByRole(PredictConfig);
+/** Keys the schema refuses wherever they occur: no option can set them. */
+const REFUSED = refusedKeyPathsByRole(PredictConfig);
 const WRITTEN = writtenPaths();
 const YAML_ONLY_PATHS = YAML_ONLY.flatMap(([, paths]) => paths);
 const USED = usedOptions();
@@ -342,10 +332,11 @@ describe("the API options and the YAML schema", () => {
     }
   });
 
-  it("every schema key is set by an option, or listed in YAML_ONLY with the reason", () => {
+  it("every schema key is set by an option, refused by the schema, or listed in YAML_ONLY", () => {
     const unaccounted = SCHEMA.filter(
       (path) =>
         !WRITTEN.has(path) &&
+        !REFUSED.includes(path) &&
         !PASSED_WHOLE.some((whole) => under(path, whole)) &&
         !YAML_ONLY_PATHS.some((only) => under(path, only)),
     );

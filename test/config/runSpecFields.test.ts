@@ -4,31 +4,44 @@
  * defaults that need the model or the GPU). Each table names every field of one RunSpec type
  * (the compiler checks the names: a field added to the type and not to its table, or the
  * reverse, does not compile) with the schema keys it is resolved from; the tests check those
- * keys against the zod schema and that every key of the sections covered is resolved into some
- * field, or listed in NOT_RESOLVED with the reason.
+ * keys against the zod schema, and that every key of the sections covered is resolved into some
+ * field, refused by the schema (`rejectKey`, read from the schema), or listed in NOT_RESOLVED
+ * with the reason.
  *
- * Derived rather than checked: `ResourceSettings` and `SlaSpec` (the schema's keys in camelCase,
- * config/camelKeys.ts), the Planner's settings (the knob table, test/planner/knobs.test.ts).
- * The traffic specs are traffic/'s types; the API's options are tied to the schema by
+ * Derived rather than checked: `ResourceSettings`, `SlaSpec` and `DEFAULT_EXECUTION` (the
+ * schema's keys in camelCase, config/camelKeys.ts), the Planner's settings (the knob table,
+ * test/planner/knobs.test.ts). The API's options are tied to the schema by
  * test/api/configCoverage.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import type {
-  ClientSpec,
-  CostSpec,
-  DisaggregatedEngineSpec,
-  DiskOffloadSpec,
-  HostOffloadSpec,
-  KvRouterSpec,
-  KvTransferSpec,
-  WorkerRoleSpec,
+import {
+  type ClientSpec,
+  type CostSpec,
+  DEFAULT_CLIENT,
+  type DiskOffloadSpec,
+  type EngineSpec,
+  type HostOffloadSpec,
+  type KvTransferSpec,
+  type LoadSpec,
+  type RouterSpec,
+  type SharedPrefixSpec,
+  type SourceSpec,
+  type StopSpec,
+  type WorkerRoleSpec,
 } from "../../src/config/runSpec.js";
-import { UNSUPPORTED_ENGINE_KNOBS } from "../../src/config/schema/engine.js";
 import { PredictConfig } from "../../src/config/schema/index.js";
-import { ROLE as R, schemaKeyPathsByRole, under } from "../helpers/schemaPaths.js";
+import type { RateStage } from "../../src/traffic/stagedArrivals.js";
+import { loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { ROLE as R, refusedKeyPathsByRole, schemaKeyPathsByRole, under } from "../helpers/schemaPaths.js";
 
-/** The schema keys one RunSpec type's fields are resolved from; `[]`: derived from other fields. */
-type Sources<T> = { readonly [K in keyof T]-?: readonly string[] };
+/** Every member's fields of a union (a spec with a `type` or `mode`). */
+type AllKeys<T> = T extends unknown ? keyof T : never;
+
+/**
+ * The schema keys each field of a RunSpec type is resolved from. `[]`: none of its own (derived
+ * from other fields, or a spec with its own table).
+ */
+type Sources<T> = { readonly [K in AllKeys<T>]: readonly string[] };
 
 /** A key and everything below it, resolved into a type of a lower layer (TimingSpec, SglangSpec, …). */
 const whole = (path: string): string => `${path}.**`;
@@ -92,12 +105,15 @@ const DISK_OFFLOAD = oneKeyEach<DiskOffloadSpec>(`${R}.kv_cache.g3_offload`, {
   sharedWriteBandwidthGBps: "shared_write_bandwidth_gbps",
 });
 
-/** Both engine shapes' own fields (the roles are the tables above). */
-const ENGINE: Sources<Omit<DisaggregatedEngineSpec, "prefill" | "decode" | "kvTransfer">> = {
+const ENGINE: Sources<EngineSpec> = {
   mode: ["engine.mode"],
   model: ["engine.model"],
   hardware: ["engine.hardware"],
   backend: ["engine.backend"],
+  aggregated: [],
+  prefill: [],
+  decode: [],
+  kvTransfer: [],
 };
 
 const KV_TRANSFER: Sources<KvTransferSpec> = {
@@ -106,7 +122,7 @@ const KV_TRANSFER: Sources<KvTransferSpec> = {
   timingMode: ["engine.kv_transfer.timing_mode"],
 };
 
-const ROUTER: Sources<KvRouterSpec> = {
+const ROUTER: Sources<RouterSpec> = {
   policy: ["router.policy"],
   overlapScoreCredit: ["router.overlap_score_credit"],
   prefillLoadScale: ["router.prefill_load_scale"],
@@ -123,29 +139,94 @@ const CLIENT: Sources<ClientSpec> = {
 
 const COST: Sources<CostSpec> = { usdPerGpuHour: [whole("cost.usd_per_gpu_hour")] };
 
-const TABLES = { WORKER_ROLE, HOST_OFFLOAD, DISK_OFFLOAD, ENGINE, KV_TRANSFER, ROUTER, CLIENT, COST };
+const T = "traffic";
 
-/** The sections these tables cover, and the ones derived from the schema (not listed field by field). */
-const COVERED = ["engine", "router", "client", "cost"];
-const DERIVED = ["execution", "evaluation"];
+const SOURCE: Sources<SourceSpec> = {
+  type: [`${T}.source.type`],
+  inputTokens: [
+    `${T}.source.input_tokens`,
+    `${T}.source.system_prompt_tokens`,
+    `${T}.source.question_tokens`,
+  ],
+  outputTokens: [`${T}.source.output_tokens`],
+  input: [`${T}.source.input_tokens`, `${T}.source.question_tokens`],
+  output: [`${T}.source.output_tokens`, `${T}.source.output_tokens_per_turn`],
+  seed: [`${T}.source.seed`],
+  sharedPrefix: [],
+  newInputTokensPerTurn: [`${T}.source.new_input_tokens_per_turn`],
+  outputTokensPerTurn: [`${T}.source.output_tokens_per_turn`],
+  newInput: [`${T}.source.new_input_tokens_per_turn`],
+  turns: [`${T}.source.session.turns`],
+  sharedPrefixRatio: [`${T}.source.session.shared_prefix_ratio`],
+  prefixGroups: [`${T}.source.session.prefix_groups`],
+  interTurnDelayMs: [`${T}.source.session.inter_turn_delay_ms`],
+  format: [`${T}.source.format`],
+  path: [`${T}.source.paths`],
+  paths: [`${T}.source.paths`],
+  blockSize: [`${T}.source.block_size`],
+  nestedTimestampBasis: [`${T}.source.nested_timestamp_basis`],
+};
 
-/** Keys of the covered sections that no RunSpec field is resolved from, and why. */
+const SHARED_PREFIX = oneKeyEach<SharedPrefixSpec>(`${T}.source`, {
+  groups: "groups",
+  promptsPerGroup: "prompts_per_group",
+  systemPromptTokens: "system_prompt_tokens",
+});
+
+const LOAD: Sources<LoadSpec> = {
+  type: [`${T}.load.type`],
+  concurrency: [`${T}.load.concurrency`],
+  warmupSessions: [`${T}.load.warmup_sessions`],
+  requestsPerSecond: [`${T}.load.requests_per_second`, `${T}.load.sessions_per_second`],
+  seed: [`${T}.load.seed`],
+  stages: [],
+  speedup: [`${T}.load.speedup`],
+};
+
+const RATE_STAGE = oneKeyEach<RateStage>(`${T}.load.stages[]`, {
+  requestsPerSecond: "requests_per_second",
+  durationMs: "duration_seconds",
+  requests: "requests",
+});
+
+const STOP: Sources<StopSpec> = {
+  requests: [`${T}.stop.requests`, `${T}.stop.requests_per_load_unit`],
+  sessions: [`${T}.stop.sessions`, `${T}.stop.sessions_per_load_unit`],
+  maxVirtualTimeMs: [`${T}.stop.max_virtual_time_seconds`],
+};
+
+const TABLES = {
+  ENGINE,
+  WORKER_ROLE,
+  HOST_OFFLOAD,
+  DISK_OFFLOAD,
+  KV_TRANSFER,
+  ROUTER,
+  CLIENT,
+  COST,
+  SOURCE,
+  SHARED_PREFIX,
+  LOAD,
+  RATE_STAGE,
+  STOP,
+};
+
+/** The sections these tables cover, and the ones whose spec is derived from the schema. */
+const COVERED = ["traffic", "engine", "router", "client", "cost"];
+const DERIVED = ["planner", "execution", "evaluation"];
+
+/** Keys of the covered sections that no RunSpec field is resolved from (other than refused ones), and why. */
 const NOT_RESOLVED: readonly (readonly [reason: string, paths: readonly string[]])[] = [
   [
-    "reference knobs accepted only at the one value fleetsim simulates, or refused (config/schema/engine.ts, role.ts)",
-    [
-      ...UNSUPPORTED_ENGINE_KNOBS.map((key) => `engine.${key}`),
-      "engine.workers.encoder",
-      `${R}.parallelism.prefill_context`,
-      `${R}.parallelism.decode_context`,
-      `${R}.kv_cache.state_cache`,
-    ],
+    "context parallelism: accepted only at 1, which fleetsim simulates",
+    [`${R}.parallelism.prefill_context`, `${R}.parallelism.decode_context`],
   ],
 ];
 
 const SCHEMA = schemaKeyPathsByRole(PredictConfig);
+const REFUSED = refusedKeyPathsByRole(PredictConfig);
 /** Keys with no key below them: containers are covered through their keys. */
-const LEAVES = SCHEMA.filter((path) => !SCHEMA.some((other) => other.startsWith(`${path}.`)));
+const LEAVES = SCHEMA.filter((path) => !SCHEMA.some((other) => other !== path && under(other, path)));
 const LISTED = Object.values(TABLES).flatMap((table) => Object.values(table).flat());
 const NOT_RESOLVED_PATHS = NOT_RESOLVED.flatMap(([, paths]) => paths);
 
@@ -157,17 +238,23 @@ describe("RunSpec fields and the YAML schema", () => {
     expect(keys.filter((key) => !SCHEMA.includes(key))).toEqual([]);
   });
 
-  it("every key of the covered sections is resolved into a field, or listed in NOT_RESOLVED", () => {
+  it("every key of the covered sections is resolved into a field, refused, or listed in NOT_RESOLVED", () => {
     const resolved = (path: string): boolean =>
       LISTED.some((entry) =>
         entry.endsWith(".**") ? under(path, entry.slice(0, -".**".length)) : entry === path,
-      ) || NOT_RESOLVED_PATHS.some((other) => under(path, other));
+      ) ||
+      REFUSED.includes(path) ||
+      NOT_RESOLVED_PATHS.some((other) => under(path, other));
     const unaccounted = LEAVES.filter((path) => COVERED.includes(section(path)) && !resolved(path));
     expect(unaccounted).toEqual([]);
   });
 
-  it("every top-level section is covered here, derived, or the Planner's or the traffic's", () => {
+  it("every top-level section is covered here or derived", () => {
     const sections = [...new Set(SCHEMA.map(section))];
-    expect(sections.filter((s) => ![...COVERED, ...DERIVED, "planner", "traffic"].includes(s))).toEqual([]);
+    expect(sections.filter((s) => ![...COVERED, ...DERIVED].includes(s))).toEqual([]);
+  });
+
+  it("DEFAULT_CLIENT is what a config without a client section resolves to", () => {
+    expect(loadYaml(RUNNABLE_ENGINE).client).toEqual(DEFAULT_CLIENT);
   });
 });

@@ -5,6 +5,7 @@
  * nullable), pipes (transform, preprocess) and unions are looked through.
  */
 import type * as z from "zod";
+import { REFUSED_KEYS } from "../../src/config/schema/primitives.js";
 
 interface Def {
   readonly type: string;
@@ -52,19 +53,30 @@ function children(def: Def, path: string): [z.ZodType | undefined, string][] {
 }
 
 export function schemaKeyPaths(schema: z.ZodType): string[] {
-  const found = new Set<string>();
+  return [...walk(schema).keys()];
+}
+
+/**
+ * Each key path with whether the schema refuses the key wherever it occurs (`rejectKey`,
+ * `unsupportedKey`: REFUSED_KEYS). A key refused in one union branch and accepted in another
+ * (`engine.kv_transfer`) is accepted.
+ */
+function walk(schema: z.ZodType): Map<string, boolean> {
+  const refused = new Map<string, boolean>();
   const visit = (node: z.ZodType, path: string, open: ReadonlySet<z.ZodType>): void => {
     // A schema inside itself (z.lazy) is walked once per path.
     if (open.has(node)) return;
     const inside = new Set(open).add(node);
     const def = defOf(node);
     for (const [child, at] of children(def, path)) {
-      if (def.type === "object") found.add(at);
+      if (def.type === "object" && child !== undefined) {
+        refused.set(at, (refused.get(at) ?? true) && REFUSED_KEYS.has(child));
+      }
       if (child !== undefined) visit(child, at, inside);
     }
   };
   visit(schema, "", new Set());
-  return [...found];
+  return refused;
 }
 
 /** The three worker roles' keys are the same: one name for them, `engine.workers.<role>`. */
@@ -76,6 +88,16 @@ export const byRole = (path: string): string =>
 /** The schema's key paths with the roles made one. */
 export function schemaKeyPathsByRole(schema: z.ZodType): string[] {
   return [...new Set(schemaKeyPaths(schema).map(byRole))];
+}
+
+/** The keys (roles made one) the schema refuses wherever they occur: nothing resolves or sets them. */
+export function refusedKeyPathsByRole(schema: z.ZodType): string[] {
+  const byPath = new Map<string, boolean>();
+  for (const [path, refused] of walk(schema)) {
+    const at = byRole(path);
+    byPath.set(at, (byPath.get(at) ?? true) && refused);
+  }
+  return [...byPath].filter(([, refused]) => refused).map(([path]) => path);
 }
 
 /** `path` is `prefix` or a key (or array element) below it. */

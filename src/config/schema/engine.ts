@@ -25,7 +25,7 @@ const REFERENCE_ONLY_MODES: ReadonlySet<unknown> = new Set(["afd"]);
 const DEFAULT_MODE = "aggregated";
 
 /** Engine-level reference knobs fleetsim does not model yet (perf-database and AIC estimator controls). */
-export const UNSUPPORTED_ENGINE_KNOBS = [
+const UNSUPPORTED_ENGINE_KNOBS = [
   "forward_model",
   "systems_path",
   "estimation_mode",
