@@ -18,8 +18,10 @@ import type {
 } from "../traffic/workloadSpec.js";
 import type { Backend } from "./backends.js";
 import { type CamelKeys, camelKeys } from "./camelKeys.js";
+import type { KvTransferConfig } from "./schema/engine.js";
 import type { SlaConfig } from "./schema/evaluation.js";
 import { Execution, type ResourcesConfig } from "./schema/execution.js";
+import type { G3OffloadConfig, HostOffloadConfig } from "./schema/role.js";
 import type { SingleFileFormat } from "./traceFormats.js";
 
 // The parts of a RunSpec that lower layers read are defined there and re-exported here, so a
@@ -102,7 +104,7 @@ export type { Backend } from "./backends.js";
 export interface HostOffloadSpec {
   /** Host blocks per attention-DP rank (`dp_rank_local`) or for the whole pool (`cluster_shared`). */
   readonly numHostBlocks: number;
-  readonly scope: "dp_rank_local" | "cluster_shared";
+  readonly scope: HostOffloadConfig["scope"];
   readonly d2hBandwidthGBps: number;
   readonly h2dBandwidthGBps: number;
   readonly latencyToFirstByteMs: number;
@@ -121,7 +123,7 @@ export interface HostOffloadSpec {
 export interface DiskOffloadSpec {
   /** Disk blocks per worker (`worker_local`: per attention-DP rank) or for the pool (`cluster_shared`). */
   readonly numBlocks: number;
-  readonly scope: "worker_local" | "cluster_shared";
+  readonly scope: G3OffloadConfig["scope"];
   readonly latencyToFirstByteMs: number;
   /** Each worker's own link (decimal GB/s). */
   readonly readBandwidthGBps: number;
@@ -150,7 +152,7 @@ export interface KvTransferSpec {
   /** Decimal GB/s; `null` = no transfer delay. */
   readonly bandwidthGBps: number | null;
   /** `destination_missing`: only prompt blocks the decode worker lacks; `full_prompt`: the whole prompt. */
-  readonly timingMode: "destination_missing" | "full_prompt";
+  readonly timingMode: KvTransferConfig["timing_mode"];
 }
 
 export interface DisaggregatedEngineSpec extends EngineCommon {
