@@ -13,6 +13,8 @@ import { isMapping, type Mapping } from "../config/mapping.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import type { ConfigDraft } from "./configDraft.js";
 import { type OptionIssues, show } from "./issues.js";
+import { optionKeys } from "./optionKeys.js";
+import type { EngineArgs, ExternalTimingConfig } from "./options.js";
 
 /** The mocker's `num_gpu_blocks` default (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`). */
 export const MOCKER_DEFAULT_GPU_BLOCKS = 16384;
@@ -23,7 +25,7 @@ const NO_CONTEXT_LIMIT = 2_147_483_647;
 /** Model / GPU ids when the arguments name none: never resolved (polynomial timing, fixed capacity). */
 export const UNSPECIFIED = "unspecified";
 
-const ENGINE_ARG_KEYS = [
+export const ENGINE_ARG_KEYS = optionKeys<EngineArgs>()([
   "engine_type",
   "backend",
   "block_size",
@@ -55,9 +57,9 @@ const ENGINE_ARG_KEYS = [
   "speedup_ratio",
   "decode_speedup_ratio",
   "preemption_mode",
-] as const;
+]);
 
-const EXTERNAL_CONFIG_KEYS = [
+export const EXTERNAL_CONFIG_KEYS = optionKeys<ExternalTimingConfig>()([
   "model",
   "system",
   "backend",
@@ -69,7 +71,7 @@ const EXTERNAL_CONFIG_KEYS = [
   "moe_tp",
   "moe_ep",
   "kv_block_size",
-] as const;
+]);
 
 /** A value and the option path it came from. */
 interface Sourced<T> {

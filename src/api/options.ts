@@ -4,6 +4,9 @@
  * the nested engine and Planner mappings keep the reference's snake_case field names, so a
  * mapping copied from a Python script works unchanged.
  */
+import type { Stack } from "../config/runSpec.js";
+import type { KvTransferConfig } from "../config/schema/engine.js";
+import type { RouterConfig as RouterSection } from "../config/schema/router.js";
 import type { TraceFormat } from "../config/traceFormats.js";
 import type { KnobOptions } from "../knobs/planner.js";
 
@@ -73,7 +76,7 @@ export interface EngineArgs {
   /** Disaggregated: KV transfer bandwidth in GB/s; omitted, null or 0 = the hand-off takes no time. */
   readonly kv_transfer_bandwidth?: number | null;
   /** Disaggregated (default `full_prompt`, as the mocker). */
-  readonly kv_transfer_timing_mode?: "full_prompt" | "destination_missing";
+  readonly kv_transfer_timing_mode?: KvTransferConfig["timing_mode"];
   readonly aic_backend?: "vllm";
   readonly aic_system?: string;
   readonly aic_model_path?: string;
@@ -105,7 +108,7 @@ export interface RouterConfig {
   /** Same as `router_temperature` (the YAML name). */
   readonly temperature?: number;
   /** `aic`: predicted prefill durations decay each worker's prefill load (default `none`). */
-  readonly router_prefill_load_model?: "none" | "aic";
+  readonly router_prefill_load_model?: RouterSection["prefill_load_model"]["type"];
 }
 
 /**
@@ -169,7 +172,7 @@ export interface CommonReplayOptions {
   /** Decode workers at the start (default 1). */
   readonly numDecodeWorkers?: number;
   /** Default `round_robin`. */
-  readonly routerMode?: "round_robin" | "kv_router";
+  readonly routerMode?: RouterSection["policy"];
   readonly routerConfig?: RouterConfig;
   /** Only `offline`. */
   readonly replayMode?: "offline";
@@ -228,7 +231,7 @@ export interface PredictOptions {
   /** Relative paths of the config (traces, warm-up trace, perf data) resolve against it (default: working directory). */
   readonly baseDir?: string;
   /** Default `dynamo`: the library API runs the Dynamo stack (`fleetsim predict` defaults to `engine`). */
-  readonly stack?: "dynamo" | "engine";
+  readonly stack?: Stack;
   readonly capturePerRequest?: boolean;
   /** Also write the HTML report to this path (`fleetsim predict` writes none). */
   readonly htmlReportPath?: string;

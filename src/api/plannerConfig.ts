@@ -17,10 +17,11 @@
 import { resolve as resolvePath } from "node:path";
 import { isMapping, type Mapping } from "../config/mapping.js";
 import { readYamlSource, type YamlSource } from "../config/yamlSource.js";
-import { type KnobRow, PLANNER_KNOBS } from "../knobs/planner.js";
+import { type KnobOptions, type KnobRow, PLANNER_KNOBS } from "../knobs/planner.js";
 import type { ConfigDraft } from "./configDraft.js";
 import type { EngineFacts } from "./engineArgs.js";
 import { type OptionIssues, show } from "./issues.js";
+import { optionKeys } from "./optionKeys.js";
 import type { PlannerConfig } from "./options.js";
 
 const OPTION = "plannerConfig";
@@ -81,14 +82,19 @@ const SPECIAL = [
 ] as const;
 
 /** PlannerConfig `scheduling` (`SchedulingConfig`, `ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`; extra keys are forbidden). */
-const SCHEDULING_KEYS = [
+const SCHEDULING_KEYS: readonly string[] = optionKeys<NonNullable<PlannerConfig["scheduling"]>>()([
   "scale_interval_seconds",
   "tick_max_duration_seconds",
   "external_plugins",
   "gateway",
-];
+]);
 
-const ACCEPTED: readonly string[] = [
+// The fields of `PlannerConfig` that are not knob rows are exactly SPECIAL, IGNORED and `retune`
+// (passed on whole): a field added to the type and not to one of them fails to compile here.
+optionKeys<Omit<PlannerConfig, keyof KnobOptions>>()([...SPECIAL, ...IGNORED, "retune"]);
+
+// Declaration order breaks did-you-mean ties (config/suggest.ts), so it stays as it is.
+export const PLANNER_CONFIG_KEYS: readonly string[] = [
   ...SPECIAL,
   ...Object.keys(RENAMED),
   ...SAME,
@@ -179,9 +185,9 @@ export function translatePlanner(
   };
 
   for (const key of Object.keys(f)) {
-    if (!ACCEPTED.includes(key)) {
+    if (!PLANNER_CONFIG_KEYS.includes(key)) {
       const source = where?.(at(key));
-      issues.unknownKey(at(key), key, ACCEPTED, source);
+      issues.unknownKey(at(key), key, PLANNER_CONFIG_KEYS, source);
     }
   }
   const value = (key: string): unknown => {

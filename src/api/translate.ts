@@ -7,7 +7,13 @@ import { isMapping } from "../config/mapping.js";
 import { ConfigDraft } from "./configDraft.js";
 import { type RoleInput, translateEngine } from "./engineArgs.js";
 import { OptionIssues, show } from "./issues.js";
-import type { CommonReplayOptions, SyntheticReplayOptions, TraceReplayOptions } from "./options.js";
+import { optionKeys } from "./optionKeys.js";
+import type {
+  CommonReplayOptions,
+  RouterConfig,
+  SyntheticReplayOptions,
+  TraceReplayOptions,
+} from "./options.js";
 import { type PlannerTargets, readPlannerConfig, translatePlanner } from "./plannerConfig.js";
 
 export interface Translation {
@@ -21,7 +27,7 @@ export interface Translation {
 }
 
 /** Options of either function that are not the workload's. */
-const COMMON_KEYS = [
+const COMMON_KEYS = optionKeys<CommonReplayOptions>()([
   "extraEngineArgs",
   "prefillEngineArgs",
   "decodeEngineArgs",
@@ -40,18 +46,18 @@ const COMMON_KEYS = [
   "capturePerRequest",
   "htmlReportPath",
   "signal",
-] as const;
+]);
 
-const TRACE_KEYS = [
+export const TRACE_KEYS = optionKeys<TraceReplayOptions>()([
   ...COMMON_KEYS,
   "traceFormat",
   "traceBlockSize",
   "replayConcurrency",
   "arrivalSpeedupRatio",
   "maxSimTimeMs",
-] as const;
+]);
 
-const SYNTHETIC_KEYS = [
+export const SYNTHETIC_KEYS = optionKeys<SyntheticReplayOptions>()([
   ...COMMON_KEYS,
   "inputTokens",
   "outputTokens",
@@ -60,7 +66,7 @@ const SYNTHETIC_KEYS = [
   "arrivalSeed",
   "arrivalIntervalMs",
   "replayConcurrency",
-] as const;
+]);
 
 export function translateTraceReplay(
   tracePaths: string | readonly string[],
@@ -289,13 +295,13 @@ function translateCommon(
   return { writeReport, plannerTargets: targets, identified: engine.identified };
 }
 
-const ROUTER_CONFIG_KEYS = [
+export const ROUTER_CONFIG_KEYS = optionKeys<RouterConfig>()([
   "overlap_score_credit",
   "prefill_load_scale",
   "router_temperature",
   "temperature",
   "router_prefill_load_model",
-] as const;
+]);
 
 function translateRouter(options: CommonReplayOptions, draft: ConfigDraft, issues: OptionIssues): void {
   const mode = options.routerMode ?? "round_robin";

@@ -17,6 +17,11 @@ import type {
   SyntheticSourceSpec,
 } from "../traffic/workloadSpec.js";
 import type { Backend } from "./backends.js";
+import { type CamelKeys, camelKeys } from "./camelKeys.js";
+import type { KvTransferConfig } from "./schema/engine.js";
+import type { SlaConfig } from "./schema/evaluation.js";
+import { Execution, type ResourcesConfig } from "./schema/execution.js";
+import type { G3OffloadConfig, HostOffloadConfig } from "./schema/role.js";
 import type { SingleFileFormat } from "./traceFormats.js";
 
 // The parts of a RunSpec that lower layers read are defined there and re-exported here, so a
@@ -99,7 +104,7 @@ export type { Backend } from "./backends.js";
 export interface HostOffloadSpec {
   /** Host blocks per attention-DP rank (`dp_rank_local`) or for the whole pool (`cluster_shared`). */
   readonly numHostBlocks: number;
-  readonly scope: "dp_rank_local" | "cluster_shared";
+  readonly scope: HostOffloadConfig["scope"];
   readonly d2hBandwidthGBps: number;
   readonly h2dBandwidthGBps: number;
   readonly latencyToFirstByteMs: number;
@@ -118,7 +123,7 @@ export interface HostOffloadSpec {
 export interface DiskOffloadSpec {
   /** Disk blocks per worker (`worker_local`: per attention-DP rank) or for the pool (`cluster_shared`). */
   readonly numBlocks: number;
-  readonly scope: "worker_local" | "cluster_shared";
+  readonly scope: G3OffloadConfig["scope"];
   readonly latencyToFirstByteMs: number;
   /** Each worker's own link (decimal GB/s). */
   readonly readBandwidthGBps: number;
@@ -147,7 +152,7 @@ export interface KvTransferSpec {
   /** Decimal GB/s; `null` = no transfer delay. */
   readonly bandwidthGBps: number | null;
   /** `destination_missing`: only prompt blocks the decode worker lacks; `full_prompt`: the whole prompt. */
-  readonly timingMode: "destination_missing" | "full_prompt";
+  readonly timingMode: KvTransferConfig["timing_mode"];
 }
 
 export interface DisaggregatedEngineSpec extends EngineCommon {
@@ -204,11 +209,10 @@ export type SourceSpec =
       readonly nestedTimestampBasis: WekaTimestampBasis;
     };
 
-export interface SlaSpec {
-  readonly ttftMs: number | null;
-  readonly itlMs: number | null;
-  readonly e2eMs: number | null;
-}
+/** `evaluation.sla` with its keys in camelCase, every one present: `null` = no threshold. */
+export type SlaSpec = {
+  readonly [K in keyof CamelKeys<SlaConfig>]-?: Exclude<CamelKeys<SlaConfig>[K], undefined> | null;
+};
 
 // The router settings are router/routerSpec.ts's (router/ sits below config/).
 export type { KvRouterSpec, RouterSpec } from "../router/routerSpec.js";
@@ -259,32 +263,15 @@ export interface ClientSpec {
 /** The schema's defaults for `client`: nothing added, no timeout (the reference's behaviour). */
 export const DEFAULT_CLIENT: ClientSpec = { requestMs: 0, responseMs: 0, timeoutMs: null };
 
-/** `execution.resources` after defaults (`ai-dynamo/aisimulate@adc8645:docs/reference/local-resources.md`, docs/resources.md). */
-export interface ResourceSettings {
-  /** Decimal GB, or `auto` (a share of the host's available memory). */
-  readonly memoryLimitGb: number | "auto";
-  /** CPUs, or `auto` (host CPUs minus one, at least one). */
-  readonly cpuLimit: number | "auto";
-  readonly reserveMemoryGb: number;
-  readonly reserveMemoryFraction: number;
-  readonly availableMemoryFraction: number;
-  readonly initializationTimeoutSeconds: number;
-  readonly shutdownTimeoutSeconds: number;
-}
+/**
+ * `execution.resources` after defaults (`ai-dynamo/aisimulate@adc8645:docs/reference/local-resources.md`, docs/resources.md): the schema's
+ * keys in camelCase (config/schema/execution.ts documents them).
+ */
+export type ResourceSettings = CamelKeys<ResourcesConfig>;
 
 export interface ExecutionSpec {
   readonly resources: ResourceSettings;
 }
 
-/** The schema's defaults for `execution`. */
-export const DEFAULT_EXECUTION: ExecutionSpec = {
-  resources: {
-    memoryLimitGb: "auto",
-    cpuLimit: "auto",
-    reserveMemoryGb: 1.0,
-    reserveMemoryFraction: 0.0,
-    availableMemoryFraction: 0.9,
-    initializationTimeoutSeconds: 60,
-    shutdownTimeoutSeconds: 5,
-  },
-};
+/** The schema's defaults for `execution`, read from the schema itself. */
+export const DEFAULT_EXECUTION: ExecutionSpec = { resources: camelKeys(Execution.parse({}).resources) };

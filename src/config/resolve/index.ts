@@ -10,6 +10,7 @@ import { DEFAULT_USD_PER_GPU_HOUR } from "../../hardware/prices.js";
 import { expandTracePath } from "../../traffic/dynamo/paths.js";
 import { TraceError } from "../../traffic/traceError.js";
 import { readCalibrationProfile } from "../calibrationProfile.js";
+import { camelKeys } from "../camelKeys.js";
 import type { ContextLengthLookup } from "../contextLength.js";
 import type { PathIssue, PathSegment } from "../issues.js";
 import type {
@@ -93,18 +94,7 @@ function resolvePrices(config: PredictConfigOutput): Record<string, number> {
 }
 
 export function resolveExecution(config: PredictConfigOutput): ExecutionSpec {
-  const r = config.execution.resources;
-  return {
-    resources: {
-      memoryLimitGb: r.memory_limit_gb,
-      cpuLimit: r.cpu_limit,
-      reserveMemoryGb: r.reserve_memory_gb,
-      reserveMemoryFraction: r.reserve_memory_fraction,
-      availableMemoryFraction: r.available_memory_fraction,
-      initializationTimeoutSeconds: r.initialization_timeout_seconds,
-      shutdownTimeoutSeconds: r.shutdown_timeout_seconds,
-    },
-  };
+  return { resources: camelKeys(config.execution.resources) };
 }
 
 /** `client:`; a profile's fitted overhead applies where the config does not set its own. */

@@ -10,39 +10,11 @@ import type { Stack } from "../runSpec.js";
 import { Client } from "./client.js";
 import { Cost } from "./cost.js";
 import { Engine } from "./engine.js";
+import { Evaluation } from "./evaluation.js";
+import { Execution } from "./execution.js";
 import { checkPlannerDocument, Planner, plannerDocumentWhen } from "./planner.js";
-import { fail, fraction, nonNegNum, PATH, positiveOr, posNum } from "./primitives.js";
 import { Router } from "./router.js";
 import { checkTraceFormatDocument, DEFAULT_TRAFFIC, Traffic, traceFormatDocumentWhen } from "./traffic.js";
-
-const Sla = z
-  .strictObject({
-    ttft_ms: posNum().optional(),
-    itl_ms: posNum().optional(),
-    e2e_ms: posNum().optional(),
-  })
-  .superRefine((sla, ctx) => {
-    if (sla.e2e_ms !== undefined && (sla.ttft_ms !== undefined || sla.itl_ms !== undefined)) {
-      fail(ctx, `${PATH}.e2e_ms is mutually exclusive with ${PATH}.ttft_ms and ${PATH}.itl_ms`);
-    }
-  });
-
-const Evaluation = z.strictObject({ sla: Sla.optional() });
-
-/** Host-resource limits of the reference's supervisor; validated for compatibility, no effect on results. */
-const Execution = z.strictObject({
-  resources: z
-    .strictObject({
-      memory_limit_gb: positiveOr("number", "auto").default("auto"),
-      cpu_limit: positiveOr("integer", "auto").default("auto"),
-      reserve_memory_gb: nonNegNum().default(1.0),
-      reserve_memory_fraction: z.number().min(0).lt(1).default(0.0),
-      available_memory_fraction: fraction().default(0.9),
-      initialization_timeout_seconds: posNum().default(60.0),
-      shutdown_timeout_seconds: posNum().default(5.0),
-    })
-    .prefault({}),
-});
 
 export const PredictConfig = z
   .strictObject({

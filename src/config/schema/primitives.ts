@@ -72,15 +72,23 @@ export function oneOf<const A extends readonly [string, ...string[]], const S ex
     });
 }
 
+/**
+ * Every key `rejectKey` makes, so that code reading the schema's shape (the tests that tie the
+ * RunSpec and the library API to it) can tell a refused key from one that has to be resolved.
+ */
+export const REFUSED_KEYS = z.registry<{ readonly message: string }>();
+
 /** A key whose mere presence is an error (any value, including null). */
 export function rejectKey(message: string) {
-  return z
+  const key = z
     .unknown()
     .transform((_value, ctx) => {
       ctx.addIssue({ code: "custom", continue: false, message, params: AT_KEY });
       return z.NEVER;
     })
     .optional();
+  REFUSED_KEYS.add(key, { message });
+  return key;
 }
 
 /** A reference key fleetsim does not implement yet. */

@@ -348,6 +348,8 @@ export function disaggregatedRole(kind: "prefill" | "decode") {
 }
 
 export type AggregatedRoleConfig = z.output<typeof AggregatedRole>;
+export type HostOffloadConfig = z.output<typeof HostOffload>;
+export type G3OffloadConfig = z.output<typeof G3Offload>;
 export type DisaggregatedRoleConfig = z.output<ReturnType<typeof disaggregatedRole>>;
 /** What resolution needs of any role; `hardware` is only ever set on a P/D role. */
 export type RoleConfig = AggregatedRoleConfig | DisaggregatedRoleConfig;
