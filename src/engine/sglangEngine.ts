@@ -33,40 +33,16 @@
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
+import type { SglangEngineConfig } from "./engineConfig.js";
 import type { KvEventListener } from "./kvBlockPool.js";
 import { PassSignals } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
 import { NO_NODE, RadixCache } from "./radixCache.js";
 import type { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
+import { Signal } from "./signal.js";
 import { BurstSampler } from "./speculation.js";
-import { type AdmissionObserver, type EngineConfig, Signal } from "./vllmEngine.js";
-import type { KvCacheView, WorkerEngine } from "./workerEngine.js";
-
-/** The SGLang scheduler's settings (mocker.md §1.5; `engine.workers.<role>.sglang`). */
-export interface SglangSpec {
-  readonly schedulePolicy: "fifo" | "lpm";
-  readonly maxPrefillTokens: number;
-  readonly chunkedPrefillSize: number;
-  readonly clipMaxNewTokens: number;
-  readonly scheduleConservativeness: number;
-  /**
-   * init new_token_ratio = this × schedule_conservativeness: 0.7, or 0.3 under attention DP
-   * (aisimulate.md §4.3). Absent: 0.7.
-   */
-  readonly newTokenRatioFactor?: number;
-  /**
-   * SGLang's `--enable-mixed-chunk` (a fleetsim extension; the reference mocker keeps it off,
-   * mocker.md §1.5 step 4): a pass that forms a prefill batch also decodes every running request
-   * in the same forward pass, and the prefill budgets leave one token per running request for it.
-   * Absent: off.
-   */
-  readonly enableMixedChunk?: boolean;
-}
-
-export interface SglangEngineConfig extends EngineConfig {
-  readonly sglang: SglangSpec;
-}
+import type { AdmissionObserver, KvCacheView, WorkerEngine } from "./workerEngine.js";
 
 /** mocker.md §1.5: the ratio decays from init to init × 0.14 over 600 passes. */
 const MIN_RATIO_FACTOR = 0.14;

@@ -2,120 +2,23 @@ import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { mixBlockHash } from "../util/blockHashTable.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
-import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
-import {
-  blocksToCompletion,
-  type CapacityPolicy,
-  clampOutputToCache,
-  toCompletionBlocks,
-} from "./capacityPolicy.js";
-import type { DiskKvTier, DiskLink } from "./diskKvTier.js";
-import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
+import { blocksToCompletion, clampOutputToCache, toCompletionBlocks } from "./capacityPolicy.js";
+import type { EngineConfig, EngineHostOffload } from "./engineConfig.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { PassSignals } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
-import { BlockArrays, Sequence } from "./sequence.js";
+import { BlockArrays, type Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
-import { BurstSampler, type SpeculationSpec } from "./speculation.js";
-import type { PlainPassSink, RunWindow, WorkerEngine } from "./workerEngine.js";
+import { Signal } from "./signal.js";
+import { BurstSampler } from "./speculation.js";
+import type { AdmissionObserver, PlainPassSink, RunWindow, WorkerEngine } from "./workerEngine.js";
 
-/**
- * What a worker does in the deployment: `aggregated` serves whole requests; `prefill` computes
- * the prompt and the first (hidden) token, then holds the KV for the hand-off and charges no
- * decode time; `decode` receives the prompt's KV into reserved blocks and generates the output.
- */
-
-/** Scheduler limits and cache settings of one vLLM-like worker. */
-export interface EngineConfig {
-  readonly role: WorkerRole;
-  readonly maxBatchedTokens: number;
-  readonly maxSequences: number;
-  readonly blockSize: number;
-  readonly numGpuBlocks: number;
-  readonly prefixCaching: boolean;
-  /** Prompts with length ≥ this are rejected; generation stops at it. `null` = no limit. */
-  readonly maxModelLen: number | null;
-  /**
-   * vLLM `--async-scheduling`: the next pass is scheduled while the current one runs, so a request
-   * that arrives during a pass is first admitted in the pass after the next one (when the worker
-   * runs passes back to back and has running requests). Default false.
-   */
-  readonly asyncScheduling?: boolean;
-  /**
-   * vLLM `enable_chunked_prefill` (mocker.md §1.3): false = a waiting request whose prompt to
-   * compute exceeds the pass's remaining token budget stops admission (it waits for a pass with
-   * room), and one longer than `maxBatchedTokens` can never run: rejected. Absent = true.
-   */
-  readonly chunkedPrefill?: boolean;
-  /** The host-memory KV tier behind this cache (docs/offload.md); absent or null: none. */
-  readonly hostOffload?: EngineHostOffload | null;
-  /**
-   * `engine.speculation` (docs/speculation.md): decoding sequences verify up to K draft tokens per
-   * pass and emit 1 + the accepted ones. Absent or null = off. A prefill worker never speculates.
-   */
-  readonly speculation?: SpeculationSpec | null;
-  /**
-   * TRT-LLM's capacity scheduler (engine/capacityPolicy.ts); absent = vLLM's admission, which
-   * `max_utilization` shares.
-   */
-  readonly capacityPolicy?: CapacityPolicy;
-}
-
-/** How an engine reaches its host KV tier. */
-export interface EngineHostOffload {
-  readonly tier: HostKvTier;
-  /** KV bytes of one block on one GPU (its own host link moves them). */
-  readonly bytesPerBlock: number;
-  /** This GPU's host↔device link. */
-  readonly link: WorkerLink;
-  /** The disk (G3) tier behind the host tier (docs/offload.md "Disk tier"), or null. */
-  readonly disk: DiskKvTier | null;
-  /** This engine's own link to the disk tier (reads) and its id there (who wrote what). */
-  readonly diskLink: DiskLink;
-  readonly diskReader: number;
-  /** Asks the replay to call `completeLoad(req)` at `atMs`, when the blocks have landed. */
-  scheduleLoadEnd(req: number, atMs: number): void;
-}
-
-/** Receives admissions as they happen (at pass start). */
-export interface AdmissionObserver {
-  onAdmit(req: number, timeMs: number, reusedTokens: number): void;
-}
-
-export type { PlainPassSink, RunWindow } from "./workerEngine.js";
-
-/** What a pass emits, delivered by the replay loop at pass end. */
-export const Signal = {
-  /** One output token. */
-  Token: 1,
-  /** One output token and the request is complete. */
-  TokenAndComplete: 2,
-  /** Complete without a token (zero-output request). */
-  Complete: 3,
-  /** Rejected (prompt ≥ max_model_len, or larger than the whole KV cache). */
-  Rejected: 4,
-  /** Prefill role: the prompt and the hidden first token are computed; the KV is held for transfer. */
-  PrefillDone: 5,
-} as const;
-
-/** Output tokens a request gets: the requested count, cut where the context reaches max_model_len. */
 /**
  * Blocks per prefix-cache index group: a Mooncake hash id's 512 tokens are 8 engine blocks of 64
  * (engine/blockIndex.ts "Grouped homes").
  */
 const INDEX_GROUP = 8;
-
-export function cappedOutputTokens(
-  promptLength: number,
-  requested: number,
-  maxModelLen: number | null,
-): number {
-  if (maxModelLen !== null && promptLength < maxModelLen && promptLength + requested > maxModelLen) {
-    return maxModelLen - promptLength;
-  }
-  return requested;
-}
 
 /**
  * vLLM-v1-like continuous-batching engine (mocker.md §1.3, aisimulate.md §4.3).
@@ -229,20 +132,6 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     }
     seq.queuedAfterPass = this.passSerial;
     this.pushWaiting(seq, false);
-  }
-
-  /** Builds the engine-side state of a request (capping output at max_model_len). */
-  static makeSequence(
-    req: number,
-    promptLength: number,
-    requestedOutput: number,
-    promptHashes: Float64Array,
-    promptHashOffset: number,
-    promptFullBlocks: number,
-    maxModelLen: number | null,
-  ): Sequence {
-    const maxOutput = cappedOutputTokens(promptLength, requestedOutput, maxModelLen);
-    return new Sequence(req, promptLength, maxOutput, promptHashes, promptHashOffset, promptFullBlocks);
   }
 
   /**
