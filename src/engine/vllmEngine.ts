@@ -6,6 +6,7 @@ import { BlockBoundaries } from "./blockBoundaries.js";
 import { blocksToCompletion, clampOutputToCache, toCompletionBlocks } from "./capacityPolicy.js";
 import type { EngineConfig, EngineHostOffload } from "./engineConfig.js";
 import { KvBlockPool } from "./kvBlockPool.js";
+import { pricePass } from "./passPricing.js";
 import { PassSignals } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
 import { BlockArrays, type Sequence } from "./sequence.js";
@@ -466,23 +467,21 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   /** The duration of the pass formed (`stats` holds its decode batch), from the timing model. */
   private passDurationMs(stats: PassStats): number {
     const cfg = this.config;
-    const count = this.prefillCount;
     const activeKv = stats.sumDecodeKvTokens;
     // A prefill worker's one token rides its prefill pass: no decode time (mocker.md §1.3 step 5).
     const decodeBatch = cfg.role === "prefill" ? 0 : stats.numDecodeRequests;
-    return count > 0 || decodeBatch > 0
-      ? this.timing.passMs(
-          count,
-          count > 0 ? Math.floor(this.prefillIslSum / count) : 0,
-          count > 0 ? Math.floor(this.prefillPrefixSum / count) : 0,
-          decodeBatch,
-          activeKv,
-          decodeBatch > 0 ? activeKv / decodeBatch : 0,
-          cfg.numGpuBlocks * cfg.blockSize,
-          this.draftSequences,
-          this.draftTokens,
-        )
-      : 0;
+    return pricePass(
+      this.timing,
+      this.prefillCount,
+      this.prefillIslSum,
+      this.prefillPrefixSum,
+      decodeBatch,
+      activeKv,
+      decodeBatch > 0 ? activeKv / decodeBatch : 0,
+      cfg.numGpuBlocks * cfg.blockSize,
+      this.draftSequences,
+      this.draftTokens,
+    );
   }
 
   /**
