@@ -823,7 +823,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   cancel(req: number): boolean {
-    const found = this.removeQueued(this.waiting, req) ?? this.removeQueued(this.remoteReady, req);
+    const found = this.waiting.remove(req) ?? this.remoteReady.remove(req);
     if (found !== null) {
       this.abort(found);
       return true;
@@ -840,11 +840,6 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       return true;
     }
     return false;
-  }
-
-  private removeQueued(q: SequenceQueue, req: number): Sequence | null {
-    for (let i = 0; i < q.length; i++) if (q.at(i).req === req) return q.removeAt(i);
-    return null;
   }
 
   /**

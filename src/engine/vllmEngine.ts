@@ -766,14 +766,12 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
    * cancelled when that pass ends. Returns false when the engine does not hold the request.
    */
   cancel(req: number): boolean {
-    const waiting = this.waiting;
-    for (let i = 0; i < waiting.length; i++) {
-      if (waiting.at(i).req !== req) continue;
-      const s = waiting.removeAt(i);
-      const len = s.length;
+    const waiting = this.waiting.remove(req);
+    if (waiting !== null) {
+      const len = waiting.length;
       this.waitingTokens -= len;
       this.waitingTokensSq -= len * len;
-      this.releaseBlocks(s);
+      this.releaseBlocks(waiting);
       return true;
     }
     const running = this.running;
@@ -784,10 +782,9 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.releaseBlocks(s);
       return true;
     }
-    const remote = this.remoteReady;
-    for (let i = 0; i < remote.length; i++) {
-      if (remote.at(i).req !== req) continue;
-      this.releaseBlocks(remote.removeAt(i));
+    const remote = this.remoteReady.remove(req);
+    if (remote !== null) {
+      this.releaseBlocks(remote);
       return true;
     }
     if (this.held.has(req)) {
@@ -800,13 +797,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.releaseBlocks(loading);
       return true;
     }
-    const loaded = this.loadedReady;
-    for (let i = 0; i < loaded.length; i++) {
-      if (loaded.at(i).req !== req) continue;
-      this.releaseBlocks(loaded.removeAt(i));
-      return true;
-    }
-    return false;
+    const loaded = this.loadedReady.remove(req);
+    if (loaded === null) return false;
+    this.releaseBlocks(loaded);
+    return true;
   }
 
   /** Decode role: drops a reservation whose KV has not arrived (the hand-off was cancelled). */
