@@ -80,6 +80,14 @@ module.exports = {
       severity: "error",
       ...rule,
     })),
+    {
+      name: "engine-backends-behind-contract",
+      comment:
+        "the backends (engine/vllmEngine.ts, engine/sglangEngine.ts) are built by engine/create.ts and used through engine/workerEngine.ts, so one can change or be added without touching their users",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/engine/create[.]ts$" },
+      to: { path: "^src/engine/(vllmEngine|sglangEngine)[.]ts$" },
+    },
     ...layerRules(),
   ],
   options: {

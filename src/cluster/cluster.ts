@@ -1,7 +1,6 @@
 import type { PassStats } from "../engine/passStats.js";
 import type { Sequence } from "../engine/sequence.js";
-import { type PlainPassSink, Signal, VllmEngine } from "../engine/vllmEngine.js";
-import type { WorkerEngine } from "../engine/workerEngine.js";
+import { makeSequence, type PlainPassSink, Signal, type WorkerEngine } from "../engine/workerEngine.js";
 import { type Collector, Terminal } from "../metrics/collector.js";
 import type { SampledPoolSource } from "../metrics/timeline.js";
 import type { RouterCostParameters } from "../router/placement.js";
@@ -209,16 +208,14 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       routing.onDispatched(slot, row, hashes, offset, count, isl, t, predicted);
     }
     const output = Math.min(this.frontOutputCap, source.outputLength(row));
-    pool.engines[slot].enqueue(
-      VllmEngine.makeSequence(row, isl, output, hashes, offset, count, this.maxModelLen),
-    );
+    pool.engines[slot].enqueue(makeSequence(row, isl, output, hashes, offset, count, this.maxModelLen));
     pool.dirty[w] = 1;
   }
 
   /** Builds the engine-side state of request `row` with its full output (decode side). */
   protected sequenceOf(row: number): Sequence {
     const source = this.source;
-    return VllmEngine.makeSequence(
+    return makeSequence(
       row,
       source.inputLength(row),
       source.outputLength(row),

@@ -1,4 +1,4 @@
-import type { RunWindow } from "../engine/vllmEngine.js";
+import type { RunWindow } from "../engine/workerEngine.js";
 
 /**
  * What a cluster needs from the event loop that drives it (sim/replay.ts implements it). The

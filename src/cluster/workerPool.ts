@@ -1,12 +1,10 @@
 import type { RouterSpec, WorkerRoleSpec } from "../config/runSpec.js";
+import { createEngine } from "../engine/create.js";
 import { type DiskIoStats, DiskKvTier } from "../engine/diskKvTier.js";
 import { HostKvTier } from "../engine/hostKvTier.js";
 import type { KvEventListener } from "../engine/kvBlockPool.js";
-import { SglangEngine } from "../engine/sglangEngine.js";
 import { TierUnion } from "../engine/tierUnion.js";
-import type { AdmissionObserver, EngineHostOffload } from "../engine/vllmEngine.js";
-import { VllmEngine } from "../engine/vllmEngine.js";
-import type { WorkerEngine } from "../engine/workerEngine.js";
+import type { AdmissionObserver, EngineHostOffload, WorkerEngine } from "../engine/workerEngine.js";
 import type { G3OffloadReport, KvOffloadReport } from "../output/kvOffload.js";
 import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
@@ -120,11 +118,7 @@ export class WorkerPool {
         speculation: spec.speculation ?? null,
         ...(spec.capacityPolicy === undefined ? {} : { capacityPolicy: spec.capacityPolicy }),
       };
-      // The backend's scheduler core (docs/backends.md); TRT-LLM runs on the vLLM core.
-      const engine: WorkerEngine =
-        spec.sglang === undefined
-          ? new VllmEngine(config, this.timing, this.observer)
-          : new SglangEngine({ ...config, sglang: spec.sglang }, this.timing, this.observer);
+      const engine = createEngine(config, spec.sglang, this.timing, this.observer);
       const routing = this.kvRouting;
       if (routing?.wantsKvEvents) {
         const slot = w * this.ranksPerWorker + r;

@@ -5,7 +5,7 @@
  */
 
 import type { CapacityPolicy } from "../engine/capacityPolicy.js";
-import type { SglangSpec } from "../engine/sglangEngine.js";
+import type { SglangSpec } from "../engine/engineConfig.js";
 import type { SpeculationSpec } from "../engine/speculation.js";
 import type { PlannerSettings } from "../planner/types.js";
 import type { TimingSpec } from "../timing/timingSpec.js";
@@ -97,7 +97,7 @@ export interface WorkerRoleSpec {
 }
 
 export type { CapacityPolicy } from "../engine/capacityPolicy.js";
-export type { SglangSpec } from "../engine/sglangEngine.js";
+export type { SglangSpec } from "../engine/engineConfig.js";
 export type { Backend } from "./backends.js";
 
 /** The host-memory KV tier of a role (`kv_cache.host_offload`, the reference's G2). */

@@ -62,6 +62,32 @@ export class Sequence {
   }
 }
 
+/** Output tokens a request gets: the requested count, cut where the context reaches max_model_len. */
+export function cappedOutputTokens(
+  promptLength: number,
+  requested: number,
+  maxModelLen: number | null,
+): number {
+  if (maxModelLen !== null && promptLength < maxModelLen && promptLength + requested > maxModelLen) {
+    return maxModelLen - promptLength;
+  }
+  return requested;
+}
+
+/** Builds the engine-side state of a request (capping output at max_model_len). */
+export function makeSequence(
+  req: number,
+  promptLength: number,
+  requestedOutput: number,
+  promptHashes: Float64Array,
+  promptHashOffset: number,
+  promptFullBlocks: number,
+  maxModelLen: number | null,
+): Sequence {
+  const maxOutput = cappedOutputTokens(promptLength, requestedOutput, maxModelLen);
+  return new Sequence(req, promptLength, maxOutput, promptHashes, promptHashOffset, promptFullBlocks);
+}
+
 const NO_BLOCKS = new Int32Array(0);
 
 /**

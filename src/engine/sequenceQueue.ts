@@ -54,6 +54,12 @@ export class SequenceQueue {
     return s;
   }
 
+  /** Removes and returns the sequence of request row `req`, keeping the others' order; null when it is not here. */
+  remove(req: number): Sequence | null {
+    for (let i = 0; i < this.n; i++) if (this.at(i).req === req) return this.removeAt(i);
+    return null;
+  }
+
   private grow(): void {
     const cap = this.items.length;
     const next = new Array<Sequence | null>(cap * 2).fill(null);

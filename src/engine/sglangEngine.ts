@@ -33,40 +33,17 @@
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
+import type { SglangEngineConfig } from "./engineConfig.js";
 import type { KvEventListener } from "./kvBlockPool.js";
+import { pricePass } from "./passPricing.js";
 import { PassSignals } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
 import { NO_NODE, RadixCache } from "./radixCache.js";
 import type { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
+import { Signal } from "./signal.js";
 import { BurstSampler } from "./speculation.js";
-import { type AdmissionObserver, type EngineConfig, Signal } from "./vllmEngine.js";
-import type { KvCacheView, WorkerEngine } from "./workerEngine.js";
-
-/** The SGLang scheduler's settings (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`; `engine.workers.<role>.sglang`). */
-export interface SglangSpec {
-  readonly schedulePolicy: "fifo" | "lpm";
-  readonly maxPrefillTokens: number;
-  readonly chunkedPrefillSize: number;
-  readonly clipMaxNewTokens: number;
-  readonly scheduleConservativeness: number;
-  /**
-   * init new_token_ratio = this × schedule_conservativeness: 0.7, or 0.3 under attention DP
-   * (`ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`). Absent: 0.7.
-   */
-  readonly newTokenRatioFactor?: number;
-  /**
-   * SGLang's `--enable-mixed-chunk` (a fleetsim extension; the reference mocker keeps it off,
-   * `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`): a pass that forms a prefill batch also decodes every running request
-   * in the same forward pass, and the prefill budgets leave one token per running request for it.
-   * Absent: off.
-   */
-  readonly enableMixedChunk?: boolean;
-}
-
-export interface SglangEngineConfig extends EngineConfig {
-  readonly sglang: SglangSpec;
-}
+import type { AdmissionObserver, KvCacheView, WorkerEngine } from "./workerEngine.js";
 
 /** `ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`: the ratio decays from init to init × 0.14 over 600 passes. */
 const MIN_RATIO_FACTOR = 0.14;
@@ -143,6 +120,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   private retracted: Sequence[] = [];
   /** Pages the requests finishing in this pass gave back (the time series adds them back while it runs). */
   private freedByFinishing = 0;
+  /** Σ chunk end of the prefill batch formed (`admitPrefillBatch`; the rest of what prices the pass is in `stats`). */
+  private prefillIslSum = 0;
   /** Speculative decoding: draft tokens per request per pass (0 = off) and the acceptance draws. */
   private readonly draftLimit: number;
   private readonly sampler: BurstSampler | null;
@@ -244,7 +223,6 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
 
   startPass(now: number): number {
     const cfg = this.config;
-    const page = this.page;
     const stats = this.stats;
     stats.reset();
     this.pendingSignals = 0;
@@ -262,32 +240,51 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     // A hand-off's first pass emits its token without drafts (as after a prefill): the requests
     // below `decoding` were running before this pass.
     const decoding = running.length;
+    const promoted = this.promoteArrived(now);
+
+    const admits = !promoted && this.admitsWaiting;
+    if (admits && cfg.sglang.schedulePolicy === "lpm") this.orderLongestPrefixFirst();
+    const canRun = this.canRun;
+    canRun.length = 0;
+    this.prefillIslSum = 0;
+    if (admits && this.admitPrefillBatch(now, canRun)) this.newTokenRatio = this.initRatio;
+    const batch = canRun.length;
+    const unblocked = batch === 0 && !promoted && running.length === 0 && this.breakDeadlock();
+
+    const extend = this.formDecodeSet(canRun, decoding);
+    this.recordQueued(stats);
+    this.finishingInPass = this.decodeStep(this.decodeSet);
+    const retracted = this.settleBatch(extend);
+
+    this.blocksFreedAtPassEnd = this.freedByFinishing;
+    stats.numPrefillRequests = batch;
+    this.lastPassProgressed = batch > 0 || promoted || this.pendingSignals > 0 || retracted || unblocked;
+    return this.endPass(now, this.passDurationMs(batch), stats);
+  }
+
+  /** Hand-offs whose KV arrived join the running batch while it has room; returns whether any did. */
+  private promoteArrived(now: number): boolean {
+    const running = this.running;
     let promoted = false;
-    while (running.length < cfg.maxSequences && this.remoteReady.length > 0) {
+    while (running.length < this.config.maxSequences && this.remoteReady.length > 0) {
       const s = this.remoteReady.popFront();
       s.admissions++;
       this.observer.onAdmit(s.req, now, 0);
       running.push(s);
       promoted = true;
     }
+    return promoted;
+  }
 
-    const admits = !promoted && this.admitsWaiting;
-    if (admits && cfg.sglang.schedulePolicy === "lpm") this.orderLongestPrefixFirst();
-    const canRun = this.canRun;
-    canRun.length = 0;
-    let islSum = 0;
-    let prefixSum = 0;
-    let oom = false;
-    if (admits) {
-      const r = this.admitPrefillBatch(now, canRun);
-      islSum = r.isl;
-      prefixSum = r.prefix;
-      oom = r.oom;
-    }
-    if (oom) this.newTokenRatio = this.initRatio;
+  /**
+   * The requests that decode in this pass, into `decodeSet`: the prefill batch `canRun`'s whose
+   * prompt finished, and the running ones unless this is an extend pass; returns whether it is
+   * (a prefill batch formed without mixed chunk). The first `decoding` running requests were
+   * decoding before the pass (they may speculate).
+   */
+  private formDecodeSet(canRun: readonly Sequence[], decoding: number): boolean {
+    const running = this.running;
     const batch = canRun.length;
-    const unblocked = batch === 0 && !promoted && running.length === 0 && this.breakDeadlock();
-
     // Partial prompts go back to the front (their full pages cached); finished ones decode.
     const decodeSet = this.decodeSet;
     decodeSet.length = 0;
@@ -313,7 +310,11 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
         decodeSet.push(s);
       }
     }
+    return extend;
+  }
 
+  /** What the pass left queued (the FPM's queued requests). */
+  private recordQueued(stats: PassStats): void {
     stats.numQueuedPrefill = this.waiting.length;
     let queuedTokens = 0;
     let queuedSq = 0;
@@ -327,8 +328,17 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     stats.numQueuedDecode = this.remoteReady.length;
     stats.sumQueuedDecodeKvTokens = 0;
     stats.sumQueuedDecodeKvTokensSq = 0;
+  }
 
-    const decoded = this.decodeStep(decodeSet);
+  /**
+   * The batch after the pass's decode step: the running set (in an extend pass the running
+   * requests that waited, then the newly prefilled), retracted requests back at the waiting front,
+   * and the new_token_ratio (reset by a retraction, then one decay step). Returns whether a
+   * request was retracted.
+   */
+  private settleBatch(extend: boolean): boolean {
+    const running = this.running;
+    const decodeSet = this.decodeSet;
     // Those still decoding: in an extend pass the newly prefilled join the waiting running set.
     if (extend) {
       for (let i = 0; i < decodeSet.length; i++) running.push(decodeSet[i]);
@@ -337,67 +347,50 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       for (let i = 0; i < decodeSet.length; i++) running.push(decodeSet[i]);
     }
     const retracted = this.retracted;
+    const any = retracted.length > 0;
     for (let i = retracted.length - 1; i >= 0; i--) this.waiting.pushFront(retracted[i]);
-    if (retracted.length > 0) this.newTokenRatio = this.initRatio;
+    if (any) this.newTokenRatio = this.initRatio;
     retracted.length = 0;
     this.newTokenRatio = Math.max(this.minRatio, this.newTokenRatio - this.decayStep);
+    return any;
+  }
 
-    this.finishingInPass = decoded.finishing;
-    this.blocksFreedAtPassEnd = this.freedByFinishing;
-    stats.numPrefillRequests = batch;
-    stats.sumPrefillKvTokens = prefixSum;
-    stats.numDecodeRequests = decoded.batch;
-    stats.sumDecodeKvTokens = decoded.kvTokens;
-    this.lastPassProgressed =
-      batch > 0 || promoted || this.pendingSignals > 0 || decoded.retracted || unblocked;
-
-    const decodeBatch = cfg.role === "prefill" ? 0 : decoded.batch;
-    const totalKv = cfg.numGpuBlocks * page;
-    const activeKv = Math.min(decoded.kvTokens, totalKv);
-    const ms =
-      batch > 0 || decodeBatch > 0
-        ? this.timing.passMs(
-            batch,
-            batch > 0 ? Math.floor(islSum / batch) : 0,
-            batch > 0 ? Math.floor(prefixSum / batch) : 0,
-            decodeBatch,
-            activeKv,
-            decodeBatch > 0 ? Math.floor(decoded.kvTokens / decodeBatch) : 0,
-            totalKv,
-            decoded.draftSequences,
-            decoded.draftTokens,
-          )
-        : 0;
-    return this.endPass(now, ms, stats);
+  /** The duration of the pass formed (`batch` prefill requests; `stats` holds the rest), from the timing model. */
+  private passDurationMs(batch: number): number {
+    const cfg = this.config;
+    const stats = this.stats;
+    const decodeBatch = cfg.role === "prefill" ? 0 : stats.numDecodeRequests;
+    const totalKv = cfg.numGpuBlocks * this.page;
+    const kvTokens = stats.sumDecodeKvTokens;
+    return pricePass(
+      this.timing,
+      batch,
+      this.prefillIslSum,
+      stats.sumPrefillKvTokens,
+      decodeBatch,
+      Math.min(kvTokens, totalKv),
+      decodeBatch > 0 ? Math.floor(kvTokens / decodeBatch) : 0,
+      totalKv,
+      // The sequences that verified drafts and the drafts they verified (counted as emitted).
+      stats.specDrafts,
+      stats.specDraftTokens,
+    );
   }
 
   /**
    * `get_new_batch_prefill`: admits waiting heads into `canRun` under the three budgets, stopping
-   * at the first that does not fit. Returns the batch's Σ chunk end, Σ cached prefix, and whether
-   * an allocation failed.
+   * at the first that does not fit. Leaves the batch's Σ chunk end in `prefillIslSum` and its Σ
+   * cached prefix in `stats`; returns whether an allocation failed.
    */
-  private admitPrefillBatch(now: number, canRun: Sequence[]): { isl: number; prefix: number; oom: boolean } {
+  private admitPrefillBatch(now: number, canRun: Sequence[]): boolean {
     const cfg = this.config;
     const sg = cfg.sglang;
     const page = this.page;
     const cache = this.cache;
-    const ratio = this.newTokenRatio;
-    let reservedOutput = 0;
-    let slack = 0;
-    for (let i = 0; i < this.running.length; i++) {
-      const s = this.running[i];
-      reservedOutput += Math.min(s.maxOutput - s.generated, sg.clipMaxNewTokens) * ratio;
-      slack += this.allocatedTokens(s) - s.numComputed;
-    }
-    for (let i = 0; i < this.waiting.length; i++) {
-      const s = this.waiting.at(i);
-      slack += this.allocatedTokens(s) - s.numComputed;
-    }
     // Mixed chunk: the running requests' decode tokens share the pass (PrefillAdder's
     // mixed_with_decode_tokens comes off the total, input and chunk budgets).
     const mixedDecode = this.mixedChunk ? this.running.length : 0;
-    let remTotal =
-      Math.max(0, (cache.freePages + cache.evictablePages) * page - slack) - reservedOutput - mixedDecode;
+    let remTotal = this.prefillTotalBudget() - mixedDecode;
     let remInput = sg.maxPrefillTokens - mixedDecode;
     let remChunk = sg.chunkedPrefillSize - mixedDecode;
     const slots = cfg.maxSequences - this.running.length;
@@ -441,32 +434,10 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       }
       const chunkEnd = m + chunk;
       const allocatedBefore = this.allocatedTokens(s);
-      let cached = m;
-      if (m === 0) {
-        // A fresh (or retracted) request: reuse the cached prefix of the chunk, lock it, allocate the rest.
-        const node = cfg.prefixCaching ? this.matchPrefix(s, Math.floor(chunkEnd / page)) : NO_NODE;
-        const pages = cfg.prefixCaching ? cache.matchedPages : 0;
-        if (node !== NO_NODE) cache.lock(node);
-        const fresh = Math.ceil(chunkEnd / page) - pages;
-        if (!cache.allocate(fresh)) {
-          if (node !== NO_NODE) cache.unlock(node);
-          oom = true;
-          break;
-        }
-        s.kvNode = node;
-        s.kvTreePages = pages;
-        s.kvPrivatePages = fresh;
-        cached = pages * page;
-        s.admissions++;
-        s.prefillTarget = s.length;
-        this.observer.onAdmit(s.req, now, cached);
-      } else {
-        const fresh = Math.ceil(chunkEnd / page) - s.kvTreePages - s.kvPrivatePages;
-        if (fresh > 0 && !cache.allocate(fresh)) {
-          oom = true;
-          break;
-        }
-        if (fresh > 0) s.kvPrivatePages += fresh;
+      const cached = this.allocateChunk(s, chunkEnd, now);
+      if (cached < 0) {
+        oom = true;
+        break;
       }
       this.waiting.popFront();
       const computed = chunkEnd - cached;
@@ -481,7 +452,68 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       canRun.push(s);
       if (remChunk <= 0) break;
     }
-    return { isl, prefix, oom };
+    this.prefillIslSum = isl;
+    this.stats.sumPrefillKvTokens = prefix;
+    return oom;
+  }
+
+  /**
+   * `rem_total` before the batch: free + evictable tokens, less the page-rounding slack of the
+   * running and waiting requests' pages and each running request's expected output
+   * (`min(remaining, clip) × new_token_ratio`).
+   */
+  private prefillTotalBudget(): number {
+    const page = this.page;
+    const cache = this.cache;
+    const clip = this.config.sglang.clipMaxNewTokens;
+    const ratio = this.newTokenRatio;
+    let reservedOutput = 0;
+    let slack = 0;
+    for (let i = 0; i < this.running.length; i++) {
+      const s = this.running[i];
+      reservedOutput += Math.min(s.maxOutput - s.generated, clip) * ratio;
+      slack += this.allocatedTokens(s) - s.numComputed;
+    }
+    for (let i = 0; i < this.waiting.length; i++) {
+      const s = this.waiting.at(i);
+      slack += this.allocatedTokens(s) - s.numComputed;
+    }
+    return Math.max(0, (cache.freePages + cache.evictablePages) * page - slack) - reservedOutput;
+  }
+
+  /**
+   * Takes the KV of `s`'s next chunk, up to `chunkEnd` tokens: a fresh (or retracted) request
+   * reuses the cached prefix of the chunk, locks it and allocates the rest (and is admitted); a
+   * partial one allocates the pages its chunk adds. Returns the tokens already in KV before the
+   * chunk (its cached prefix, or the earlier chunks), or -1 when the pages could not be allocated.
+   */
+  private allocateChunk(s: Sequence, chunkEnd: number, now: number): number {
+    const page = this.page;
+    const cache = this.cache;
+    const m = s.numComputed;
+    if (m > 0) {
+      const fresh = Math.ceil(chunkEnd / page) - s.kvTreePages - s.kvPrivatePages;
+      if (fresh > 0 && !cache.allocate(fresh)) return -1;
+      if (fresh > 0) s.kvPrivatePages += fresh;
+      return m;
+    }
+    const prefixCaching = this.config.prefixCaching;
+    const node = prefixCaching ? this.matchPrefix(s, Math.floor(chunkEnd / page)) : NO_NODE;
+    const pages = prefixCaching ? cache.matchedPages : 0;
+    if (node !== NO_NODE) cache.lock(node);
+    const fresh = Math.ceil(chunkEnd / page) - pages;
+    if (!cache.allocate(fresh)) {
+      if (node !== NO_NODE) cache.unlock(node);
+      return -1;
+    }
+    s.kvNode = node;
+    s.kvTreePages = pages;
+    s.kvPrivatePages = fresh;
+    const cached = pages * page;
+    s.admissions++;
+    s.prefillTarget = s.length;
+    this.observer.onAdmit(s.req, now, cached);
+    return cached;
   }
 
   /**
@@ -522,18 +554,27 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   /**
    * Decodes one token for every request of `set` (compacted in place to those still decoding), or
    * a speculative burst for one with drafts: zero-output requests complete first, then retraction
-   * makes room for the page growth, then the tokens. Retracted requests go to `this.retracted`.
+   * makes room for the page growth, then the tokens. Retracted requests go to `this.retracted`,
+   * the decode batch and its KV tokens to `stats`; returns the requests it finished.
    */
-  private decodeStep(set: Sequence[]): {
-    batch: number;
-    kvTokens: number;
-    finishing: number;
-    retracted: boolean;
-    draftSequences: number;
-    draftTokens: number;
-  } {
-    const page = this.page;
-    const cache = this.cache;
+  private decodeStep(set: Sequence[]): number {
+    let finishing = this.completeZeroOutput(set);
+    finishing += this.retractForGrowth(set);
+    let kvTokens = 0;
+    for (let i = 0; i < set.length; i++) kvTokens += set[i].length;
+    this.stats.numDecodeRequests = set.length;
+    this.stats.sumDecodeKvTokens = kvTokens;
+    // Speculating: the pages of every request's real token and drafts are taken before any burst
+    // is emitted (the reference reserves the batch's decode pages up front), so what a burst's
+    // rejected drafts give back is not reused within the pass.
+    if (this.draftLimit > 0) {
+      for (let i = 0; i < set.length; i++) this.takePages(set[i], set[i].length + 1 + set[i].drafts);
+    }
+    return finishing + this.emitDecodeTokens(set);
+  }
+
+  /** Zero-output requests of `set` complete without a token and leave it; returns how many. */
+  private completeZeroOutput(set: Sequence[]): number {
     let finishing = 0;
     let write = 0;
     for (let i = 0; i < set.length; i++) {
@@ -547,20 +588,28 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       set[write++] = s;
     }
     set.length = write;
+    return finishing;
+  }
+
+  /**
+   * Retracts the request of `set` with the fewest output tokens while the set's page growth does
+   * not fit the free + evictable pages; returns the requests it finished (a lone request rejected).
+   */
+  private retractForGrowth(set: Sequence[]): number {
+    const page = this.page;
+    const cache = this.cache;
     const retracted = this.retracted;
-    // Retract the request with the fewest output tokens while the growth does not fit.
     for (;;) {
       const available = (cache.freePages + cache.evictablePages) * page;
-      if (available >= this.growthTokens(set) || set.length === 0) break;
+      if (available >= this.growthTokens(set) || set.length === 0) return 0;
       if (set.length === 1 && cache.activeBlocks <= set[0].kvTreePages + set[0].kvPrivatePages) {
         // A lone request whose context outgrew the whole cache can never run: reject it rather
         // than stall (the reference stalls here).
         const s = set.pop()!;
         s.drafts = 0;
         this.abort(s);
-        finishing++;
         this.signal(s.req, Signal.Rejected);
-        break;
+        return 1;
       }
       // (A lone request that others' KV crowds out is retracted too: it returns when they free it.)
       let victim = 0;
@@ -572,18 +621,16 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       this.preemptions++;
       retracted.push(s);
     }
-    let kvTokens = 0;
-    for (let i = 0; i < set.length; i++) kvTokens += set[i].length;
-    const batch = set.length;
-    // Speculating: the pages of every request's real token and drafts are taken before any burst
-    // is emitted (the reference reserves the batch's decode pages up front), so what a burst's
-    // rejected drafts give back is not reused within the pass.
-    if (this.draftLimit > 0) {
-      for (let i = 0; i < set.length; i++) this.takePages(set[i], set[i].length + 1 + set[i].drafts);
-    }
-    let draftSequences = 0;
-    let draftTokens = 0;
-    write = 0;
+  }
+
+  /**
+   * The tokens of the decode batch `set` (compacted in place to those still decoding): each
+   * request's new token (its KV slot taken now), or its burst when it verified drafts; returns the
+   * requests it finished.
+   */
+  private emitDecodeTokens(set: Sequence[]): number {
+    let finishing = 0;
+    let write = 0;
     for (let i = 0; i < set.length; i++) {
       const s = set[i];
       // The new token's KV slot is taken now; a full last page means a new page.
@@ -593,8 +640,6 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       if (drafts > 0) {
         s.drafts = 0;
         tokens = this.sampler!.burst(s.req, s.generated, drafts);
-        draftSequences++;
-        draftTokens += drafts;
         this.stats.specDrafts++;
         this.stats.specDraftTokens += drafts;
         this.stats.specTokens += tokens;
@@ -620,7 +665,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       set[write++] = s;
     }
     set.length = write;
-    return { batch, kvTokens, finishing, retracted: retracted.length > 0, draftSequences, draftTokens };
+    return finishing;
   }
 
   /** Allocates private pages of `s` until `tokens` positions are covered (retraction made room). */
@@ -778,7 +823,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   cancel(req: number): boolean {
-    const found = this.removeQueued(this.waiting, req) ?? this.removeQueued(this.remoteReady, req);
+    const found = this.waiting.remove(req) ?? this.remoteReady.remove(req);
     if (found !== null) {
       this.abort(found);
       return true;
@@ -795,11 +840,6 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       return true;
     }
     return false;
-  }
-
-  private removeQueued(q: SequenceQueue, req: number): Sequence | null {
-    for (let i = 0; i < q.length; i++) if (q.at(i).req === req) return q.removeAt(i);
-    return null;
   }
 
   /**

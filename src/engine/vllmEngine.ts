@@ -2,120 +2,24 @@ import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { mixBlockHash } from "../util/blockHashTable.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
-import type { WorkerRole } from "../util/workerRole.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
-import {
-  blocksToCompletion,
-  type CapacityPolicy,
-  clampOutputToCache,
-  toCompletionBlocks,
-} from "./capacityPolicy.js";
-import type { DiskKvTier, DiskLink } from "./diskKvTier.js";
-import type { HostKvTier, WorkerLink } from "./hostKvTier.js";
+import { blocksToCompletion, clampOutputToCache, toCompletionBlocks } from "./capacityPolicy.js";
+import type { EngineConfig, EngineHostOffload } from "./engineConfig.js";
 import { KvBlockPool } from "./kvBlockPool.js";
+import { pricePass } from "./passPricing.js";
 import { PassSignals } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
-import { BlockArrays, Sequence } from "./sequence.js";
+import { BlockArrays, type Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
-import { BurstSampler, type SpeculationSpec } from "./speculation.js";
-import type { PlainPassSink, RunWindow, WorkerEngine } from "./workerEngine.js";
+import { Signal } from "./signal.js";
+import { BurstSampler } from "./speculation.js";
+import type { AdmissionObserver, PlainPassSink, RunWindow, WorkerEngine } from "./workerEngine.js";
 
-/**
- * What a worker does in the deployment: `aggregated` serves whole requests; `prefill` computes
- * the prompt and the first (hidden) token, then holds the KV for the hand-off and charges no
- * decode time; `decode` receives the prompt's KV into reserved blocks and generates the output.
- */
-
-/** Scheduler limits and cache settings of one vLLM-like worker. */
-export interface EngineConfig {
-  readonly role: WorkerRole;
-  readonly maxBatchedTokens: number;
-  readonly maxSequences: number;
-  readonly blockSize: number;
-  readonly numGpuBlocks: number;
-  readonly prefixCaching: boolean;
-  /** Prompts with length ≥ this are rejected; generation stops at it. `null` = no limit. */
-  readonly maxModelLen: number | null;
-  /**
-   * vLLM `--async-scheduling`: the next pass is scheduled while the current one runs, so a request
-   * that arrives during a pass is first admitted in the pass after the next one (when the worker
-   * runs passes back to back and has running requests). Default false.
-   */
-  readonly asyncScheduling?: boolean;
-  /**
-   * vLLM `enable_chunked_prefill` (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`): false = a waiting request whose prompt to
-   * compute exceeds the pass's remaining token budget stops admission (it waits for a pass with
-   * room), and one longer than `maxBatchedTokens` can never run: rejected. Absent = true.
-   */
-  readonly chunkedPrefill?: boolean;
-  /** The host-memory KV tier behind this cache (docs/offload.md); absent or null: none. */
-  readonly hostOffload?: EngineHostOffload | null;
-  /**
-   * `engine.speculation` (docs/speculation.md): decoding sequences verify up to K draft tokens per
-   * pass and emit 1 + the accepted ones. Absent or null = off. A prefill worker never speculates.
-   */
-  readonly speculation?: SpeculationSpec | null;
-  /**
-   * TRT-LLM's capacity scheduler (engine/capacityPolicy.ts); absent = vLLM's admission, which
-   * `max_utilization` shares.
-   */
-  readonly capacityPolicy?: CapacityPolicy;
-}
-
-/** How an engine reaches its host KV tier. */
-export interface EngineHostOffload {
-  readonly tier: HostKvTier;
-  /** KV bytes of one block on one GPU (its own host link moves them). */
-  readonly bytesPerBlock: number;
-  /** This GPU's host↔device link. */
-  readonly link: WorkerLink;
-  /** The disk (G3) tier behind the host tier (docs/offload.md "Disk tier"), or null. */
-  readonly disk: DiskKvTier | null;
-  /** This engine's own link to the disk tier (reads) and its id there (who wrote what). */
-  readonly diskLink: DiskLink;
-  readonly diskReader: number;
-  /** Asks the replay to call `completeLoad(req)` at `atMs`, when the blocks have landed. */
-  scheduleLoadEnd(req: number, atMs: number): void;
-}
-
-/** Receives admissions as they happen (at pass start). */
-export interface AdmissionObserver {
-  onAdmit(req: number, timeMs: number, reusedTokens: number): void;
-}
-
-export type { PlainPassSink, RunWindow } from "./workerEngine.js";
-
-/** What a pass emits, delivered by the replay loop at pass end. */
-export const Signal = {
-  /** One output token. */
-  Token: 1,
-  /** One output token and the request is complete. */
-  TokenAndComplete: 2,
-  /** Complete without a token (zero-output request). */
-  Complete: 3,
-  /** Rejected (prompt ≥ max_model_len, or larger than the whole KV cache). */
-  Rejected: 4,
-  /** Prefill role: the prompt and the hidden first token are computed; the KV is held for transfer. */
-  PrefillDone: 5,
-} as const;
-
-/** Output tokens a request gets: the requested count, cut where the context reaches max_model_len. */
 /**
  * Blocks per prefix-cache index group: a Mooncake hash id's 512 tokens are 8 engine blocks of 64
  * (engine/blockIndex.ts "Grouped homes").
  */
 const INDEX_GROUP = 8;
-
-export function cappedOutputTokens(
-  promptLength: number,
-  requested: number,
-  maxModelLen: number | null,
-): number {
-  if (maxModelLen !== null && promptLength < maxModelLen && promptLength + requested > maxModelLen) {
-    return maxModelLen - promptLength;
-  }
-  return requested;
-}
 
 /**
  * vLLM-v1-like continuous-batching engine (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`, `ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`).
@@ -156,6 +60,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private prefillCount = 0;
   private prefillIslSum = 0;
   private prefillPrefixSum = 0;
+  /** Whether the pass being formed preempted, and the drafts its sequences verify (count, tokens). */
+  private preemptedInPass = false;
+  private draftSequences = 0;
+  private draftTokens = 0;
   /** Passes started so far, and when the latest one ends (async scheduling's visibility rule). */
   private passSerial = 0;
   /** The rows of a run's batch (`runPlainDecodes`), grown to the largest batch. */
@@ -231,20 +139,6 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     this.pushWaiting(seq, false);
   }
 
-  /** Builds the engine-side state of a request (capping output at max_model_len). */
-  static makeSequence(
-    req: number,
-    promptLength: number,
-    requestedOutput: number,
-    promptHashes: Float64Array,
-    promptHashOffset: number,
-    promptFullBlocks: number,
-    maxModelLen: number | null,
-  ): Sequence {
-    const maxOutput = cappedOutputTokens(promptLength, requestedOutput, maxModelLen);
-    return new Sequence(req, promptLength, maxOutput, promptHashes, promptHashOffset, promptFullBlocks);
-  }
-
   /**
    * Whether the next pass may admit waiting requests (the cluster closes it between the passes of
    * `prefill_schedule_interval`); running requests, hand-offs and loaded prefixes are unaffected.
@@ -254,12 +148,12 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   /** Executes one pass starting at `now`; returns its duration in ms. */
   startPass(now: number): number {
     const cfg = this.config;
-    const bs = cfg.blockSize;
     this.pendingSignals = 0;
     const stats = this.stats;
     stats.reset();
-    let budget = cfg.maxBatchedTokens;
-    let preempted = false;
+    this.preemptedInPass = false;
+    this.draftSequences = 0;
+    this.draftTokens = 0;
     this.prefillCount = 0;
     this.prefillIslSum = 0;
     this.prefillPrefixSum = 0;
@@ -273,9 +167,33 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const visibleBelow = backToBack ? previousSerial : Number.POSITIVE_INFINITY;
 
     // 1. Running requests first, in queue order.
+    let budget = this.scheduleRunning(cfg.maxBatchedTokens);
+
+    // 2. Waiting admissions: strict FIFO, none in a pass that preempted. Hand-offs whose KV has
+    //    arrived go first: their blocks are already held, so queueing them behind a request that
+    //    does not fit would only keep that KV idle (and could deadlock a small cache).
+    if (!this.preemptedInPass) budget = this.admit(now, budget, visibleBelow);
+    this.recordQueued(stats);
+
+    // 3. Emit: every request whose known tokens are all computed produces one token at pass end.
+    this.emitTokens(stats);
+    this.rejectOutgrownHead(budget);
+
+    this.lastPassProgressed =
+      this.preemptedInPass || budget < cfg.maxBatchedTokens || this.pendingSignals > 0;
+    stats.numPrefillRequests = this.prefillCount;
+    stats.sumPrefillKvTokens = this.prefillPrefixSum;
+    return this.endPass(now, this.passDurationMs(stats), stats);
+  }
+
+  /**
+   * Step 1 of a pass: each running request, in queue order, computes what it has left (a prefill
+   * chunk, its decode token, or a verify pass with drafts) within the token budget, taking the KV
+   * it needs. Returns the budget left.
+   */
+  private scheduleRunning(budget: number): number {
+    const bs = this.config.blockSize;
     const running = this.running;
-    let draftSequences = 0;
-    let draftTokens = 0;
     let i = 0;
     while (i < running.length && budget > 0) {
       const s = running[i];
@@ -305,137 +223,158 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
           continue;
         }
       }
-      let currentPreempted = false;
-      if (this.noEvict && !this.ensureBlocks(s, s.numComputed + desired)) {
-        throw new Error("internal: a GUARANTEED_NO_EVICT request ran out of the KV reserved for it");
-      }
-      while (!this.ensureBlocks(s, s.numComputed + desired)) {
-        // LIFO: the newest running request gives its KV back and is recomputed later.
-        const victim = running[running.length - 1];
-        this.preempt();
-        preempted = true;
-        if (victim === s) {
-          currentPreempted = true;
-          break;
-        }
-      }
-      if (currentPreempted) break;
+      if (!this.allocateOrPreempt(s, desired)) break;
       if (drafts > 0) {
         // The real token is computed now; accepted drafts become computed at emission.
         this.compute(s, 1);
         s.drafts = drafts;
-        draftSequences++;
-        draftTokens += drafts;
+        this.draftSequences++;
+        this.draftTokens += drafts;
       } else {
         this.compute(s, desired);
       }
       budget -= desired;
       i++;
     }
+    return budget;
+  }
 
-    // 2. Waiting admissions: strict FIFO, none in a pass that preempted. Hand-offs whose KV has
-    //    arrived go first: their blocks are already held, so queueing them behind a request that
-    //    does not fit would only keep that KV idle (and could deadlock a small cache).
-    if (!preempted) {
-      while (running.length < cfg.maxSequences && budget > 0 && this.remoteReady.length > 0) {
-        const s = this.remoteReady.popFront();
-        s.admissions++;
-        this.observer.onAdmit(s.req, now, s.residentTokens);
-        running.push(s);
-      }
-      while (running.length < cfg.maxSequences && budget > 0 && this.loadedReady.length > 0) {
-        const s = this.loadedReady.front();
-        if (cfg.chunkedPrefill === false && s.length - s.numComputed > budget) break;
-        const desired = Math.min(s.length - s.numComputed, budget);
-        if (!this.ensureBlocks(s, s.numComputed + desired)) break;
-        this.loadedReady.popFront();
-        s.admissions++;
-        this.observer.onAdmit(s.req, now, s.numComputed);
-        this.compute(s, desired);
-        budget -= desired;
-        running.push(s);
-      }
-      // No-evict: the blocks running requests still need to complete are spoken for.
-      let spokenFor = this.noEvict ? blocksToCompletion(running, bs) : 0;
-      while (
-        this.admitsWaiting &&
-        running.length < cfg.maxSequences &&
-        budget > 0 &&
-        this.waiting.length > 0
-      ) {
-        const s = this.waiting.front();
-        if (s.queuedAfterPass >= visibleBelow) break;
-        const len = s.length;
-        const knownBlocks = Math.ceil(len / bs);
-        if (
-          (cfg.maxModelLen !== null && s.promptLength >= cfg.maxModelLen) ||
-          (s.admissions === 0 && knownBlocks > cfg.numGpuBlocks)
-        ) {
-          this.popWaiting();
-          this.signal(s.req, Signal.Rejected);
-          continue;
-        }
-        let cachedBlocks = 0;
-        let activeCachedBlocks = 0;
-        if (cfg.prefixCaching) {
-          // vLLM recomputes at least the last token for logits: a fully cached context still
-          // leaves its final block to compute.
-          const maxCachedBlocks = Math.floor((len - 1) / bs);
-          const knownHashes = s.promptFullBlocks + s.outputHashes.length;
-          const limit = Math.min(maxCachedBlocks, knownHashes);
-          cachedBlocks = this.findCachedPrefix(s, limit);
-          const pool = this.pool;
-          const hits = this.hitBlocks;
-          for (let k = 0; k < cachedBlocks; k++) if (pool.isActive(hits[k])) activeCachedBlocks++;
-        }
-        // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
-        // No-evict needs the whole completion to fit beside what the running ones will still take.
-        const needed = (this.noEvict ? toCompletionBlocks(s, bs) : knownBlocks) - activeCachedBlocks;
-        if (needed > this.pool.availableBlocks - spokenFor) break;
-        if (cfg.chunkedPrefill === false) {
-          // Without chunked prefill the whole rest of the prompt runs in this pass, or it waits.
-          const rest = len - cachedBlocks * bs;
-          if (rest > cfg.maxBatchedTokens) {
-            this.popWaiting();
-            this.signal(s.req, Signal.Rejected);
-            continue;
-          }
-          if (rest > budget) break;
-        }
-        // The prefix goes on in host memory or on disk: load it instead of recomputing it.
-        const loadBlocks =
-          this.host === null || !cfg.prefixCaching ? 0 : this.offloadHits(s, cachedBlocks, len, now);
-        this.popWaiting();
-        // The hits found above: nothing ran in between that could change the cache.
-        if (cachedBlocks > 0)
-          this.blockArrays.reserve(s.blocks, Math.max(cachedBlocks, toCompletionBlocks(s, bs)));
-        for (let k = 0; k < cachedBlocks; k++) {
-          const b = this.hitBlocks[k];
-          this.pool.acquire(b);
-          s.blocks.push(b);
-        }
-        if (loadBlocks > 0) {
-          this.startLoad(s, cachedBlocks, loadBlocks, now);
-          continue;
-        }
-        const cachedTokens = cachedBlocks * bs;
-        s.numComputed = cachedTokens;
-        s.prefillTarget = len;
-        s.admissions++;
-        this.observer.onAdmit(s.req, now, cachedTokens);
-        const remaining = len - cachedTokens;
-        const desired = Math.min(remaining, budget);
-        if (!this.ensureBlocks(s, cachedTokens + desired)) {
-          throw new Error("internal: admitted request could not allocate the KV it was admitted for");
-        }
-        this.compute(s, desired);
-        budget -= desired;
-        running.push(s);
-        if (this.noEvict) spokenFor += toCompletionBlocks(s, bs) - s.blocks.length;
-      }
+  /**
+   * Allocates the blocks of the next `desired` tokens of running request `s`, preempting until
+   * they fit; false when `s` itself was preempted.
+   */
+  private allocateOrPreempt(s: Sequence, desired: number): boolean {
+    if (this.noEvict && !this.ensureBlocks(s, s.numComputed + desired)) {
+      throw new Error("internal: a GUARANTEED_NO_EVICT request ran out of the KV reserved for it");
     }
+    const running = this.running;
+    while (!this.ensureBlocks(s, s.numComputed + desired)) {
+      // LIFO: the newest running request gives its KV back and is recomputed later.
+      const victim = running[running.length - 1];
+      this.preempt();
+      this.preemptedInPass = true;
+      if (victim === s) return false;
+    }
+    return true;
+  }
 
-    // What this pass left queued (the FPM's queued requests, `ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`).
+  /**
+   * Step 2 of a pass: hand-offs whose KV arrived, then requests whose prefix loaded from the host
+   * tier, then waiting requests join the batch while it has room. Returns the budget left.
+   */
+  private admit(now: number, budget: number, visibleBelow: number): number {
+    const cfg = this.config;
+    const running = this.running;
+    while (running.length < cfg.maxSequences && budget > 0 && this.remoteReady.length > 0) {
+      const s = this.remoteReady.popFront();
+      s.admissions++;
+      this.observer.onAdmit(s.req, now, s.residentTokens);
+      running.push(s);
+    }
+    while (running.length < cfg.maxSequences && budget > 0 && this.loadedReady.length > 0) {
+      const s = this.loadedReady.front();
+      if (cfg.chunkedPrefill === false && s.length - s.numComputed > budget) break;
+      const desired = Math.min(s.length - s.numComputed, budget);
+      if (!this.ensureBlocks(s, s.numComputed + desired)) break;
+      this.loadedReady.popFront();
+      s.admissions++;
+      this.observer.onAdmit(s.req, now, s.numComputed);
+      this.compute(s, desired);
+      budget -= desired;
+      running.push(s);
+    }
+    return this.admitWaiting(now, budget, visibleBelow);
+  }
+
+  /**
+   * Admits waiting requests in FIFO order, those queued before `visibleBelow`, until one does not
+   * fit: its cached prefix reused, the rest of its prompt computed (chunked to the budget) or its
+   * offloaded prefix loaded. Returns the budget left.
+   */
+  private admitWaiting(now: number, budget: number, visibleBelow: number): number {
+    const cfg = this.config;
+    const bs = cfg.blockSize;
+    const running = this.running;
+    // No-evict: the blocks running requests still need to complete are spoken for.
+    let spokenFor = this.noEvict ? blocksToCompletion(running, bs) : 0;
+    while (this.admitsWaiting && running.length < cfg.maxSequences && budget > 0 && this.waiting.length > 0) {
+      const s = this.waiting.front();
+      if (s.queuedAfterPass >= visibleBelow) break;
+      const len = s.length;
+      const knownBlocks = Math.ceil(len / bs);
+      if (
+        (cfg.maxModelLen !== null && s.promptLength >= cfg.maxModelLen) ||
+        (s.admissions === 0 && knownBlocks > cfg.numGpuBlocks)
+      ) {
+        this.rejectWaitingHead(s);
+        continue;
+      }
+      let cachedBlocks = 0;
+      let activeCachedBlocks = 0;
+      if (cfg.prefixCaching) {
+        // vLLM recomputes at least the last token for logits: a fully cached context still
+        // leaves its final block to compute.
+        const maxCachedBlocks = Math.floor((len - 1) / bs);
+        const knownHashes = s.promptFullBlocks + s.outputHashes.length;
+        cachedBlocks = this.findCachedPrefix(s, Math.min(maxCachedBlocks, knownHashes));
+        activeCachedBlocks = this.activeHits(cachedBlocks);
+      }
+      // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
+      // No-evict needs the whole completion to fit beside what the running ones will still take.
+      const needed = (this.noEvict ? toCompletionBlocks(s, bs) : knownBlocks) - activeCachedBlocks;
+      if (needed > this.pool.availableBlocks - spokenFor) break;
+      if (cfg.chunkedPrefill === false) {
+        // Without chunked prefill the whole rest of the prompt runs in this pass, or it waits.
+        const rest = len - cachedBlocks * bs;
+        if (rest > cfg.maxBatchedTokens) {
+          this.rejectWaitingHead(s);
+          continue;
+        }
+        if (rest > budget) break;
+      }
+      // The prefix goes on in host memory or on disk: load it instead of recomputing it.
+      const loadBlocks =
+        this.host === null || !cfg.prefixCaching ? 0 : this.offloadHits(s, cachedBlocks, len, now);
+      this.popWaiting();
+      // The hits found above: nothing ran in between that could change the cache.
+      this.acquireHits(s, cachedBlocks);
+      if (loadBlocks > 0) {
+        this.startLoad(s, cachedBlocks, loadBlocks, now);
+        continue;
+      }
+      budget -= this.startPrefill(s, cachedBlocks * bs, budget, now);
+      running.push(s);
+      if (this.noEvict) spokenFor += toCompletionBlocks(s, bs) - s.blocks.length;
+    }
+    return budget;
+  }
+
+  /**
+   * Admits `s`, whose first `cachedTokens` are cached, and computes as much of the rest of its
+   * prompt as `budget` allows; returns the tokens computed.
+   */
+  private startPrefill(s: Sequence, cachedTokens: number, budget: number, now: number): number {
+    const len = s.length;
+    s.numComputed = cachedTokens;
+    s.prefillTarget = len;
+    s.admissions++;
+    this.observer.onAdmit(s.req, now, cachedTokens);
+    const desired = Math.min(len - cachedTokens, budget);
+    if (!this.ensureBlocks(s, cachedTokens + desired)) {
+      throw new Error("internal: admitted request could not allocate the KV it was admitted for");
+    }
+    this.compute(s, desired);
+    return desired;
+  }
+
+  /** The waiting head `s` is never admissible: it leaves the queue, rejected. */
+  private rejectWaitingHead(s: Sequence): void {
+    this.popWaiting();
+    this.signal(s.req, Signal.Rejected);
+  }
+
+  /** What this pass left queued (the FPM's queued requests, `ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`). */
+  private recordQueued(stats: PassStats): void {
     stats.numQueuedPrefill = this.waiting.length;
     stats.sumQueuedPrefillTokens = this.waitingTokens;
     stats.sumQueuedPrefillTokensSq = this.waitingTokensSq;
@@ -447,8 +386,16 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       stats.sumQueuedDecodeKvTokens += len;
       stats.sumQueuedDecodeKvTokensSq += len * len;
     }
+  }
 
-    // 3. Emit: every request whose known tokens are all computed produces one token at pass end.
+  /**
+   * Step 3 of a pass: every running request whose known tokens are all computed produces its
+   * token (or burst) at pass end, and the finished ones leave the batch; the decode batch and its
+   * KV tokens go to `stats`.
+   */
+  private emitTokens(stats: PassStats): void {
+    const running = this.running;
+    const prefillRole = this.config.role === "prefill";
     // No block is allocated after this point, so what it frees is exactly the finishing requests' KV.
     const activeBeforeEmit = this.pool.activeBlocks;
     let finishing = 0;
@@ -480,7 +427,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       s.generated++;
       if (s.generated >= s.maxOutput) {
         finishing++;
-        if (cfg.role === "prefill") {
+        if (prefillRole) {
           // Source-first hand-off (vLLM): the KV stays until the transfer completes.
           this.signal(s.req, Signal.PrefillDone);
           this.held.set(s.req, s);
@@ -496,45 +443,45 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     running.length = write;
     this.finishingInPass = finishing;
     this.blocksFreedAtPassEnd = activeBeforeEmit - this.pool.activeBlocks;
+    stats.numDecodeRequests = ready;
+    stats.sumDecodeKvTokens = activeKv;
+  }
 
-    // A lone request whose context outgrew the whole cache can never be readmitted: reject it
-    // rather than stall the worker (the reference only checks this for fresh requests).
+  /**
+   * A lone request whose context outgrew the whole cache can never be readmitted: reject it
+   * rather than stall the worker (the reference only checks this for fresh requests).
+   */
+  private rejectOutgrownHead(budget: number): void {
+    const cfg = this.config;
     if (
-      running.length === 0 &&
+      this.running.length === 0 &&
       this.waiting.length > 0 &&
       this.pendingSignals === 0 &&
       budget === cfg.maxBatchedTokens
     ) {
       const head = this.waiting.front();
-      if (Math.ceil(head.length / bs) > cfg.numGpuBlocks) {
-        this.popWaiting();
-        this.signal(head.req, Signal.Rejected);
-      }
+      if (Math.ceil(head.length / cfg.blockSize) > cfg.numGpuBlocks) this.rejectWaitingHead(head);
     }
+  }
 
-    this.lastPassProgressed = preempted || budget < cfg.maxBatchedTokens || this.pendingSignals > 0;
-    stats.numPrefillRequests = this.prefillCount;
-    stats.sumPrefillKvTokens = this.prefillPrefixSum;
-    stats.numDecodeRequests = ready;
-    stats.sumDecodeKvTokens = activeKv;
-    const count = this.prefillCount;
+  /** The duration of the pass formed (`stats` holds its decode batch), from the timing model. */
+  private passDurationMs(stats: PassStats): number {
+    const cfg = this.config;
+    const activeKv = stats.sumDecodeKvTokens;
     // A prefill worker's one token rides its prefill pass: no decode time (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`).
-    const decodeBatch = cfg.role === "prefill" ? 0 : ready;
-    const ms =
-      count > 0 || decodeBatch > 0
-        ? this.timing.passMs(
-            count,
-            count > 0 ? Math.floor(this.prefillIslSum / count) : 0,
-            count > 0 ? Math.floor(this.prefillPrefixSum / count) : 0,
-            decodeBatch,
-            activeKv,
-            decodeBatch > 0 ? activeKv / decodeBatch : 0,
-            cfg.numGpuBlocks * bs,
-            draftSequences,
-            draftTokens,
-          )
-        : 0;
-    return this.endPass(now, ms, stats);
+    const decodeBatch = cfg.role === "prefill" ? 0 : stats.numDecodeRequests;
+    return pricePass(
+      this.timing,
+      this.prefillCount,
+      this.prefillIslSum,
+      this.prefillPrefixSum,
+      decodeBatch,
+      activeKv,
+      decodeBatch > 0 ? activeKv / decodeBatch : 0,
+      cfg.numGpuBlocks * cfg.blockSize,
+      this.draftSequences,
+      this.draftTokens,
+    );
   }
 
   /**
@@ -819,14 +766,12 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
    * cancelled when that pass ends. Returns false when the engine does not hold the request.
    */
   cancel(req: number): boolean {
-    const waiting = this.waiting;
-    for (let i = 0; i < waiting.length; i++) {
-      if (waiting.at(i).req !== req) continue;
-      const s = waiting.removeAt(i);
-      const len = s.length;
+    const waiting = this.waiting.remove(req);
+    if (waiting !== null) {
+      const len = waiting.length;
       this.waitingTokens -= len;
       this.waitingTokensSq -= len * len;
-      this.releaseBlocks(s);
+      this.releaseBlocks(waiting);
       return true;
     }
     const running = this.running;
@@ -837,10 +782,9 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.releaseBlocks(s);
       return true;
     }
-    const remote = this.remoteReady;
-    for (let i = 0; i < remote.length; i++) {
-      if (remote.at(i).req !== req) continue;
-      this.releaseBlocks(remote.removeAt(i));
+    const remote = this.remoteReady.remove(req);
+    if (remote !== null) {
+      this.releaseBlocks(remote);
       return true;
     }
     if (this.held.has(req)) {
@@ -853,13 +797,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.releaseBlocks(loading);
       return true;
     }
-    const loaded = this.loadedReady;
-    for (let i = 0; i < loaded.length; i++) {
-      if (loaded.at(i).req !== req) continue;
-      this.releaseBlocks(loaded.removeAt(i));
-      return true;
-    }
-    return false;
+    const loaded = this.loadedReady.remove(req);
+    if (loaded === null) return false;
+    this.releaseBlocks(loaded);
+    return true;
   }
 
   /** Decode role: drops a reservation whose KV has not arrived (the hand-off was cancelled). */
@@ -884,15 +825,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     let activeHits = 0;
     if (cfg.prefixCaching) {
       hits = this.findCachedPrefix(s, s.promptFullBlocks);
-      for (let k = 0; k < hits; k++) if (this.pool.isActive(this.hitBlocks[k])) activeHits++;
+      activeHits = this.activeHits(hits);
     }
     if (knownBlocks - activeHits > this.pool.availableBlocks) return -1;
-    if (hits > 0) this.blockArrays.reserve(s.blocks, Math.max(hits, toCompletionBlocks(s, bs)));
-    for (let k = 0; k < hits; k++) {
-      const b = this.hitBlocks[k];
-      this.pool.acquire(b);
-      s.blocks.push(b);
-    }
+    this.acquireHits(s, hits);
     if (!this.ensureBlocks(s, s.promptLength)) {
       throw new Error("internal: reserved blocks could not be allocated");
     }
@@ -979,6 +915,26 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       hits[k] = b;
     }
     return k;
+  }
+
+  /** How many of the first `count` blocks of `hitBlocks` are in use by a request (shared, not re-consumed). */
+  private activeHits(count: number): number {
+    const pool = this.pool;
+    const hits = this.hitBlocks;
+    let active = 0;
+    for (let k = 0; k < count; k++) if (pool.isActive(hits[k])) active++;
+    return active;
+  }
+
+  /** `s` takes a reference on the first `count` blocks of `hitBlocks`, its cached prefix. */
+  private acquireHits(s: Sequence, count: number): void {
+    if (count > 0)
+      this.blockArrays.reserve(s.blocks, Math.max(count, toCompletionBlocks(s, this.config.blockSize)));
+    for (let k = 0; k < count; k++) {
+      const b = this.hitBlocks[k];
+      this.pool.acquire(b);
+      s.blocks.push(b);
+    }
   }
 
   /**

@@ -1,7 +1,9 @@
 /**
- * What the cluster, the replay, the time series and the invariant checks use of one
- * attention-DP rank's scheduler core, whichever backend it simulates (docs/backends.md):
+ * The engine contract: what the cluster, the replay, the time series and the invariant checks use
+ * of one attention-DP rank's scheduler core, whichever backend it simulates (docs/backends.md):
  * `VllmEngine` (vLLM, and TRT-LLM's capacity scheduler on the same core) and `SglangEngine`.
+ * Modules outside `engine/` import the engine from here (and build one with `engine/create.ts`),
+ * never a backend's module (a rule of .dependency-cruiser.cjs): the backends stay replaceable.
  *
  * A pass executes eagerly at its start (`startPass`) and leaves its signals for delivery at its
  * end (`takeSignals`). Decode-run merging (`canRunPlainDecodes` / `runPlainDecodes`) is an
@@ -11,8 +13,17 @@ import type { KvEventListener } from "./kvBlockPool.js";
 import type { PassStats } from "./passStats.js";
 import type { Sequence } from "./sequence.js";
 
+export type { EngineConfig, EngineHostOffload, SglangEngineConfig, SglangSpec } from "./engineConfig.js";
+export { cappedOutputTokens, makeSequence } from "./sequence.js";
+export { Signal } from "./signal.js";
+
+/** Receives admissions as they happen (at pass start). */
+export interface AdmissionObserver {
+  onAdmit(req: number, timeMs: number, reusedTokens: number): void;
+}
+
 /**
- * Where a run of plain decode passes may go (`VllmEngine.runPlainDecodes`), filled by the replay
+ * Where a run of plain decode passes may go (`WorkerEngine.runPlainDecodes`), filled by the replay
  * for each run: a pass may end within the run only if its end is before `limitMs` (the next event
  * that could change this worker's batch), at most `capMs` (the virtual-time cap), and its tokens,
  * seen by the client at end + `responseMs`, reach it by `deadlineMs` (the earliest open client

@@ -11,7 +11,7 @@ import { createCluster } from "../../src/cluster/create.js";
 import { DisaggregatedCluster } from "../../src/cluster/disaggregated.js";
 import type { ClusterHost } from "../../src/cluster/host.js";
 import type { RunSpec } from "../../src/config/runSpec.js";
-import type { RunWindow } from "../../src/engine/vllmEngine.js";
+import type { RunWindow } from "../../src/engine/workerEngine.js";
 import { Collector } from "../../src/metrics/collector.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";

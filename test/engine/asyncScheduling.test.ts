@@ -5,7 +5,7 @@
  * On the SGLang core the same setting is SGLang's overlap scheduler (docs/backends.md).
  */
 import { describe, expect, it } from "vitest";
-import type { EngineConfig } from "../../src/engine/vllmEngine.js";
+import type { EngineConfig } from "../../src/engine/workerEngine.js";
 import { speculationSpec } from "../helpers/draftRecorder.js";
 import { EngineHarness, engineConfig, sglangHarness } from "../helpers/engineHarness.js";
 

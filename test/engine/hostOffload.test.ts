@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { DiskKvTier, type DiskTierLinks } from "../../src/engine/diskKvTier.js";
 import { HostKvTier, type HostTierLinks } from "../../src/engine/hostKvTier.js";
 import { TierUnion } from "../../src/engine/tierUnion.js";
-import type { EngineHostOffload } from "../../src/engine/vllmEngine.js";
+import type { EngineHostOffload } from "../../src/engine/workerEngine.js";
 import { EngineHarness, engineConfig } from "../helpers/engineHarness.js";
 
 const LINKS: HostTierLinks = {

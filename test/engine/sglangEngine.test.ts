@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { SglangEngine } from "../../src/engine/sglangEngine.js";
-import { VllmEngine } from "../../src/engine/vllmEngine.js";
+import { makeSequence } from "../../src/engine/workerEngine.js";
 import { EngineHarness, engineConfig, sglangHarness } from "../helpers/engineHarness.js";
 
 const SG = {
@@ -42,7 +42,7 @@ function mixedChunkBeside(longLen: number): EngineHarness<SglangEngine> {
 describe("SGLang KV accounting (upstream sglang/tests.rs)", () => {
   it("a destination reserves the page-rounded prompt, without decode headroom: 12 tokens for 10 at page 4", () => {
     const h = sglangHarness({ role: "decode", blockSize: 4, numGpuBlocks: 8 }, [[1, 2]]);
-    const s = VllmEngine.makeSequence(0, 10, 50, new Float64Array([1, 2]), 0, 2, null);
+    const s = makeSequence(0, 10, 50, new Float64Array([1, 2]), 0, 2, null);
     expect(h.engine.tryReserve(s)).toBe(0);
     expect(h.engine.cache.freePages).toBe(5);
     expect(s.kvPrivatePages * 4).toBe(12);

@@ -6,8 +6,8 @@
  * full-acceptance burst run both cores share is in speculation.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import type { SglangEngine, SglangEngineConfig } from "../../src/engine/sglangEngine.js";
-import { VllmEngine } from "../../src/engine/vllmEngine.js";
+import type { SglangEngine } from "../../src/engine/sglangEngine.js";
+import { makeSequence, type SglangEngineConfig } from "../../src/engine/workerEngine.js";
 import { DraftRecorder, speculationSpec as spec } from "../helpers/draftRecorder.js";
 import { type EngineHarness, sglangHarness } from "../helpers/engineHarness.js";
 import { SGLANG_DEFAULTS_SPEC } from "../helpers/specs.js";
@@ -103,7 +103,7 @@ describe("SGLang speculative decoding: roles and modes", () => {
       [[1, 2]],
       timing,
     );
-    const s = VllmEngine.makeSequence(0, 8, 10, new Float64Array([1, 2]), 0, 2, null);
+    const s = makeSequence(0, 8, 10, new Float64Array([1, 2]), 0, 2, null);
     expect(h.engine.tryReserve(s)).toBe(0);
     h.engine.activate(s);
     h.drain();

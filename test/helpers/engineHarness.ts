@@ -1,7 +1,13 @@
-import { SglangEngine, type SglangEngineConfig } from "../../src/engine/sglangEngine.js";
-import type { AdmissionObserver } from "../../src/engine/vllmEngine.js";
-import { type EngineConfig, Signal, VllmEngine } from "../../src/engine/vllmEngine.js";
-import type { WorkerEngine } from "../../src/engine/workerEngine.js";
+import { SglangEngine } from "../../src/engine/sglangEngine.js";
+import { VllmEngine } from "../../src/engine/vllmEngine.js";
+import {
+  type AdmissionObserver,
+  type EngineConfig,
+  makeSequence,
+  type SglangEngineConfig,
+  Signal,
+  type WorkerEngine,
+} from "../../src/engine/workerEngine.js";
 import { FixedTiming } from "../../src/timing/fixed.js";
 import type { TimingModel } from "../../src/timing/timingModel.js";
 import { SGLANG_DEFAULTS_SPEC } from "./specs.js";
@@ -59,7 +65,7 @@ export class EngineHarness<E extends WorkerEngine = VllmEngine> {
   submit(req: number, promptLength: number, outputTokens: number): void {
     const full = Math.min(this.fullBlocks[req], Math.floor(promptLength / this.config.blockSize));
     this.engine.enqueue(
-      VllmEngine.makeSequence(
+      makeSequence(
         req,
         promptLength,
         outputTokens,
