@@ -183,24 +183,40 @@ async function scanFile(
       state.stride *= 2;
     }
   };
-  let carry: Buffer | null = null;
+  // The unfinished line's pieces: joined once its line break arrives, so a long line costs its
+  // length once (not once per chunk); it never holds a line break.
+  const pending: Buffer[] = [];
+  let pendingBytes = 0;
   for await (const chunk of stream) {
     out.bytes += chunk.length;
     // A NUL or an endless line stops the scan at once (the trace load then names it the same way).
     if (chunk.indexOf(0) >= 0) throw binaryContent(path, lineOffset + out.lines + 1);
-    const buf: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk]);
+    const firstBreak = chunk.indexOf(10);
+    if (firstBreak < 0 || (pendingBytes > 0 && pendingBytes + firstBreak > MAX_LINE_CHARS)) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes > MAX_LINE_CHARS) throw lineTooLong(path, lineOffset + out.lines + 1);
+      continue;
+    }
+    const buf: Buffer = pending.length === 0 ? chunk : Buffer.concat([...pending, chunk]);
+    pending.length = 0;
+    pendingBytes = 0;
     let start = 0;
     lastStart = -1;
     for (;;) {
       const nl = buf.indexOf(10, start);
       if (nl < 0) break;
+      if (nl - start > MAX_LINE_CHARS) throw lineTooLong(path, lineOffset + out.lines + 1);
       onLine(buf, start, nl);
       start = nl + 1;
     }
     if (lastStart >= 0) last = Buffer.from(buf.subarray(lastStart, lastEnd));
-    carry = start < buf.length ? Buffer.from(buf.subarray(start)) : null;
-    if (carry !== null && carry.length > MAX_LINE_CHARS) throw lineTooLong(path, lineOffset + out.lines + 1);
+    if (start < buf.length) {
+      pending.push(Buffer.from(buf.subarray(start)));
+      pendingBytes = buf.length - start;
+    }
   }
+  const carry = pending.length === 0 ? null : Buffer.concat(pending);
   if (carry !== null) {
     lastStart = -1;
     onLine(carry, 0, carry.length);

@@ -152,8 +152,14 @@ export class JsonlLineReader {
         return false;
       }
       const decoded = this.decoder.write(next.value);
-      // `rest` holds no line break and no NUL: the search starts where the new text does, so a
-      // long line costs its length once, not once per chunk.
+      // `rest` holds no line break and no NUL: a chunk without either only extends it (a string
+      // rope, not copied), and a search starts where the new text does, so a long line costs its
+      // length once, not once per chunk.
+      if (decoded.indexOf("\n") < 0 && decoded.indexOf("\0") < 0) {
+        this.rest += decoded;
+        if (this.rest.length > MAX_LINE_CHARS) throw lineTooLong(this.path, this.lineNo + 1);
+        return true;
+      }
       const from = this.rest.length;
       this.emitFrom(from === 0 ? decoded : this.rest + decoded, from, onLine);
     } catch (err) {
@@ -180,6 +186,12 @@ export class JsonlLineReader {
       nl = text.indexOf("\n", start)
     ) {
       this.lineNo++;
+      if (
+        nl - start > MAX_LINE_CHARS &&
+        nl - start - (text.charCodeAt(nl - 1) === 13 ? 1 : 0) > MAX_LINE_CHARS
+      ) {
+        throw lineTooLong(this.path, this.lineNo);
+      }
       this.emit(text, start, nl, onLine);
       start = nl + 1;
     }

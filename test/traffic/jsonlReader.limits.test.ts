@@ -40,6 +40,17 @@ describe("the trace reader's limits", () => {
     );
   });
 
+  it("a long line that ends is refused too, also when it is blank, and the lines after it are not read", async () => {
+    for (const filler of [" ", "x"]) {
+      const path = file("t.jsonl", `${ROW}\n${filler.repeat(MAX_LINE_CHARS + 10)}\n${ROW}\n`);
+      const seen: number[] = [];
+      await expect(readJsonlLines(path, (_line, lineNo) => seen.push(lineNo))).rejects.toThrow(
+        `${path}:2: the line is longer than 16 MiB`,
+      );
+      expect(seen).toEqual([1]);
+    }
+  });
+
   it("stops at the limit, not at the end of a larger file without line breaks", async () => {
     const path = file("t.jsonl", `${ROW}\n${"a".repeat(3 * MAX_LINE_CHARS)}`);
     const reader = await JsonlLineReader.open(path);
