@@ -49,7 +49,7 @@ function nameOf(node: AstNode, parent: AstNode | undefined): string {
 }
 
 /** Every function of one file with its line count. */
-export function functionSpans(path: string, text: string): FunctionSpan[] {
+function functionSpans(path: string, text: string): FunctionSpan[] {
   const { program, errors } = parseSync(path, text);
   if (errors.length > 0) throw new Error(`${path}: ${errors[0].message}`);
   const lineStarts = [0];

@@ -280,7 +280,7 @@ ${RUNNABLE_ENGINE}`,
     } satisfies PlannerSettings);
   });
 
-  it("the warmup trace resolves to an absolute path (test/planner/warmup-trace.test.ts: the working directory)", () => {
+  it("the warmup trace resolves to an absolute path (test/planner/warmup.trace.test.ts: the working directory)", () => {
     const spec = loadYaml(
       `planner: {policy: enabled, load_predictor_warmup_trace: warm/up.jsonl}\n${RUNNABLE_ENGINE}`,
       {
