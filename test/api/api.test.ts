@@ -16,6 +16,7 @@ import {
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cli } from "../helpers/cli.js";
 import { SEED_AGGREGATED_ENGINE, SEED_DISAGGREGATED_ENGINE } from "../helpers/configHelpers.js";
+import { engineYaml } from "../helpers/configYaml.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -229,17 +230,7 @@ describe("runTraceReplay: the seed's Python examples against fleetsim predict", 
   source: {type: synthetic, input_tokens: 1024, output_tokens: 64}
   load: {type: poisson, requests_per_second: 20, seed: 7}
   stop: {requests: 60}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: unspecified
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      scheduler: {max_sequences: 16}
-      kv_cache: {block_size: 32, capacity: {type: fixed, blocks: 2000}}
-      timing: {type: polynomial}
-evaluation:
+${engineYaml({ model: "Qwen/Qwen3-8B", hardware: "unspecified", contextLength: "max", replicas: 2, scheduler: "{max_sequences: 16}", kvCache: "{block_size: 32, capacity: {type: fixed, blocks: 2000}}", timing: "{type: polynomial}" })}evaluation:
   sla: {e2e_ms: 4000}
 `,
       ["--capture-per-request"],

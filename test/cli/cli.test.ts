@@ -3,35 +3,23 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cli } from "../helpers/cli.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** A small valid config over a trace in the same temp dir. */
 function project(opts: { rows?: string[]; extraYaml?: string } = {}) {
-  const dir = tempDir("fleetsim-cli-");
   const rows = opts.rows ?? [
     '{"timestamp": 0, "input_length": 700, "output_length": 5, "hash_ids": [1, 2]}',
     '{"timestamp": 10, "input_length": 900, "output_length": 3, "hash_ids": [1, 3]}',
     '{"timestamp": 25, "input_length": 300, "output_length": 4, "hash_ids": [4]}',
   ];
-  writeFileSync(join(dir, "trace.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  return configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 256}}
-      timing: {type: polynomial}
-${opts.extraYaml ?? ""}`,
+${engineYaml({ replicas: 2, blocks: 256, timing: "{type: polynomial}" })}${opts.extraYaml ?? ""}`,
+    { dir: tempDir("fleetsim-cli-"), files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );
-  return { dir, config, out: join(dir, "out") };
 }
 
 describe("fleetsim predict: success paths", () => {

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml } from "../helpers/configYaml.js";
 import { CONVERSATION_600S, CONVERSATION_600S_ROWS } from "../helpers/fixtures.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -44,16 +45,7 @@ function config(name: string, source: string, load: string, router: string): str
     `traffic:
   source: ${source}
   load: ${load}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 16384
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: fixed, blocks: 300}}
-      timing: {type: polynomial}
-router: ${router}
+${engineYaml({ contextLength: 16384, replicas: 2, kvCache: "{block_size: 64, prefix_caching: true, capacity: {type: fixed, blocks: 300}}", timing: "{type: polynomial}" })}router: ${router}
 evaluation:
   sla: {ttft_ms: 200, itl_ms: 20}
 `,

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { recommendationSchema } from "../../src/output/recommendation.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /**
@@ -33,17 +34,7 @@ function project(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps, speedup: 2}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {preset: default}
-      scheduler: {max_batched_tokens: {choices: [2048, 8192]}, max_sequences: 64}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 512}}
-      timing: {type: polynomial}
-evaluation:
+${engineYaml({ parallelism: "{preset: default}", scheduler: "{max_batched_tokens: {choices: [2048, 8192]}, max_sequences: 64}", blocks: 512, timing: "{type: polynomial}" })}evaluation:
   sla: {ttft_ms: 2000, itl_ms: 200}
 optimization:
   ${optimization}

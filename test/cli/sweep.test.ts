@@ -10,8 +10,9 @@ import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { recommendationSchema } from "../../src/output/recommendation.js";
 import { cli } from "../helpers/cli.js";
+import { fleetsimProcess } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
-import { fleetsimProcess, sweepProject } from "../helpers/sweepProject.js";
+import { sweepProject } from "../helpers/sweepProject.js";
 
 /** Every file under `dir` (relative path → bytes), for byte-for-byte comparison of two trees. */
 function tree(dir: string): Record<string, string> {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { runCli } from "../../src/cli/main.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 
 /** Valid configs the mutations start from (small, fast: fixed or polynomial timing, fixed KV). */
 export const BASE_CONFIGS: readonly string[] = [
@@ -17,29 +18,11 @@ export const BASE_CONFIGS: readonly string[] = [
   source: {type: synthetic, input_tokens: 64, output_tokens: 4}
   load: {type: concurrency, concurrency: 4}
   stop: {requests: 12}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 512}}
-      timing: {type: fixed, prefill_ms: 2, decode_ms: 1}
-`,
+${engineYaml({ replicas: 2, kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}", timing: fixedTiming(2, 1) })}`,
   `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 16}
   load: {type: trace_timestamps, speedup: 2.0}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 1, tensor: 1}
-      scheduler: {max_batched_tokens: 2048, max_sequences: 32}
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 1000}}
-      timing: {type: polynomial}
-router: {policy: kv_router, temperature: 0.0}
+${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, parallelism: "{replicas: 1, tensor: 1}", scheduler: "{max_batched_tokens: 2048, max_sequences: 32}", kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 1000}}", timing: "{type: polynomial}" })}router: {policy: kv_router, temperature: 0.0}
 planner:
   policy: enabled
   target: load

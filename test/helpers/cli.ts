@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../../src/cli/main.js";
+import { type CliDeps, runCli } from "../../src/cli/main.js";
 import { tempDir } from "./specs.js";
 
 export interface CliRun {
@@ -15,24 +15,33 @@ const STACK_COMMANDS: ReadonlySet<string> = new Set(["predict", "validate"]);
 /**
  * Runs the CLI in-process with captured stdout/stderr. `predict` and `validate` run with
  * `--stack dynamo` unless the arguments name a stack: the suite's configs use `router` and
- * `planner`, which only the Dynamo stack provides. Tests of the default stack call `runCli`
- * directly (test/cli/stack.test.ts).
+ * `planner`, which only the Dynamo stack provides. Tests of the default stack call `cliAsIs`
+ * (test/cli/stack.test.ts).
  */
 export async function cli(...argv: string[]): Promise<CliRun> {
   const args =
     STACK_COMMANDS.has(argv[0]) && !argv.some((a) => a === "--stack" || a.startsWith("--stack="))
       ? [argv[0], "--stack", "dynamo", ...argv.slice(1)]
       : argv;
+  return cliAsIs(args);
+}
+
+/** Runs the CLI in-process on `argv` as given (no stack added), stdout and stderr captured. */
+export async function cliAsIs(argv: readonly string[], deps?: CliDeps): Promise<CliRun> {
   let out = "";
   let err = "";
-  const code = await runCli(args, {
-    out: (s) => {
-      out += s;
+  const code = await runCli(
+    argv,
+    {
+      out: (s) => {
+        out += s;
+      },
+      err: (s) => {
+        err += s;
+      },
     },
-    err: (s) => {
-      err += s;
-    },
-  });
+    deps,
+  );
   return { code, out, err };
 }
 

@@ -6,6 +6,7 @@ import { afterAll, expect } from "vitest";
 import { ConfigError, type ConfigIssue } from "../../src/config/errors.js";
 import { loadConfig } from "../../src/config/load.js";
 import type { DisaggregatedEngineSpec, RunSpec, Stack, WorkerRoleSpec } from "../../src/config/runSpec.js";
+import { engineYaml } from "./configYaml.js";
 
 const roots: string[] = [];
 afterAll(() => {
@@ -30,14 +31,12 @@ export function writeFiles(files: Readonly<Record<string, string>>): string {
 }
 
 /** An engine block fleetsim can run (polynomial timing, fixed capacity, a model in the built-in table). */
-export const RUNNABLE_ENGINE = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      kv_cache: {capacity: {type: fixed, blocks: 1000}}
-      timing: {type: polynomial}
-`;
+export const RUNNABLE_ENGINE = engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  kvCache: "{capacity: {type: fixed, blocks: 1000}}",
+  timing: "{type: polynomial}",
+});
 
 /** A disaggregated engine block fleetsim can run (the P/D counterpart of RUNNABLE_ENGINE). */
 export const RUNNABLE_PD_ENGINE = `engine:

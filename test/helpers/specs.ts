@@ -10,6 +10,7 @@ import type {
   SlaSpec,
   WorkerRoleSpec,
 } from "../../src/config/runSpec.js";
+import { engineYaml, fixedTiming } from "./configYaml.js";
 
 export function tempDir(prefix = "fleetsim-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -128,16 +129,7 @@ export function syntheticProject(requests: number, extraYaml = "") {
   source: {type: synthetic, input_tokens: 64, output_tokens: 4}
   load: {type: concurrency, concurrency: 64}
   stop: {requests: ${requests}}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-${extraYaml}`,
+${engineYaml({ replicas: 2, blocks: 4096, timing: fixedTiming(1, 1) })}${extraYaml}`,
   );
   return { dir, config, out: join(dir, "out") };
 }

@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ADVISORY_WARNING } from "../../src/autoscale/plannerSetup.js";
 import { Prng } from "../../src/util/prng.js";
+import { engineYaml } from "../helpers/configYaml.js";
 import { configWarningLines, type PlannerPrediction, predictPlanner } from "../helpers/plannerRun.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -52,13 +53,7 @@ function surgeConfig(): string {
     `traffic:
   source: {type: trace, format: mooncake, paths: [surge.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-engine:
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-planner:
+${engineYaml({ model: "nvidia/Llama-3.1-8B-Instruct-FP8", contextLength: null, replicas: 1 })}planner:
   policy: enabled
   target: sla
   enable_throughput_scaling: true

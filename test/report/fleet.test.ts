@@ -10,6 +10,7 @@ import { fleetFacts } from "../../src/report/fleet.js";
 import { FLEET_TITLE, renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { renderSummaryTable } from "../../src/report/table.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** A prediction document with an aggregated Planner run (2 workers of 1 GPU at the start, budget 2). */
@@ -206,17 +207,7 @@ function synthetic(rate: number, extra = "", shape = { input: 64, output: 20, se
   source: {type: synthetic, input_tokens: ${shape.input}, output_tokens: ${shape.output}}
   load: {type: poisson, requests_per_second: ${rate}, seed: 1}
   stop: {requests: 1500}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-      scheduler: {max_sequences: ${shape.sequences}}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: ${shape.blocks}}}
-      timing: {type: fixed, prefill_ms: 5, decode_ms: 10}
-evaluation:
+${engineYaml({ replicas: 1, scheduler: `{max_sequences: ${shape.sequences}}`, kvCache: `{block_size: 64, capacity: {type: fixed, blocks: ${shape.blocks}}}`, timing: fixedTiming(5, 10) })}evaluation:
   sla: {ttft_ms: 500}
 ${extra}`,
   );

@@ -12,6 +12,7 @@ import { renderHtmlReport } from "../../src/report/html/index.js";
 import type { Prediction } from "../../src/report/prediction.js";
 import { fixturePrediction, payloadOf } from "../browser/reportFixture.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 function chart(html: string, id: string) {
@@ -36,16 +37,7 @@ async function oneHourRun(rate: number) {
   source: {type: synthetic, input_tokens: 64, output_tokens: 8}
   load: {type: constant_rate, requests_per_second: ${rate}}
   stop: {requests: ${rate * 3600}}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 20, decode_ms: 5}
-`,
+${engineYaml({ replicas: 1, blocks: 4096, timing: fixedTiming(20, 5) })}`,
   );
   const out = join(dir, "out");
   const r = await cli("predict", "-c", config, "--output-dir", out, "--capture-per-request", "--html");

@@ -7,6 +7,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
+import { engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 import { PERF_DATA } from "./data.js";
 
@@ -27,16 +28,7 @@ function project(): { dir: string; config: string } {
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-engine:
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: default}}
-      timing: {type: default}
-`,
+${engineYaml({ model: "nvidia/Llama-3.1-8B-Instruct-FP8", replicas: 2, kvCache: "{block_size: 64, capacity: {type: default}}", timing: "{type: default}" })}`,
   );
   return { dir, config };
 }

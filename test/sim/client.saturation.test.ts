@@ -10,6 +10,7 @@ import { renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
 
 describe("judgeSaturation", () => {
@@ -145,16 +146,7 @@ describe("saturated in prediction.json", () => {
   source: {type: synthetic, input_tokens: 64, output_tokens: 4}
   load: {type: constant_rate, requests_per_second: 200}
   stop: {requests: 600}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      scheduler: {max_sequences: 1}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 10, decode_ms: 2}
-client: {timeout_seconds: 1}
+${engineYaml({ scheduler: "{max_sequences: 1}", blocks: 4096, timing: fixedTiming(10, 2) })}client: {timeout_seconds: 1}
 `,
     );
     const r = await cli("predict", "-c", config, "--output-dir", join(dir, "out"), "--progress", "none");

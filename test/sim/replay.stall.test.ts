@@ -12,6 +12,7 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay, STALL_TICKS } from "../../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
 
 /** Scales the pool to 0 at the first tick and back to 1 at tick `backAt` (never, if null). */
@@ -66,16 +67,7 @@ describe("a pool scaled to zero while requests wait", () => {
   source: {type: synthetic, input_tokens: 64, output_tokens: 4}
   load: {type: concurrency, concurrency: 4}
   stop: {requests: 1000}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 4}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
+${engineYaml({ replicas: 4, blocks: 4096, timing: fixedTiming(1, 1) })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
 `,
     );
     const t0 = performance.now();

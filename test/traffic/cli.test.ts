@@ -9,17 +9,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
-const ENGINE = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 8000}}
-      timing: {type: polynomial}
-router: {policy: kv_router}
+const ENGINE = `${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, replicas: 2, kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 8000}}", timing: "{type: polynomial}" })}router: {policy: kv_router}
 `;
 
 const SHAPES: Record<string, { yaml: string; requests: number; run: Record<string, unknown> }> = {

@@ -15,17 +15,16 @@ import { describe, expect, it } from "vitest";
 import { FORMAT_FIXTURE_DIR, formatFixtures } from "../../scripts/make-format-fixtures.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const E = 16;
-const ENGINE = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      kv_cache: {block_size: ${E}, capacity: {type: fixed, blocks: 8000}}
-      timing: {type: polynomial}
-`;
+const ENGINE = engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  kvCache: `{block_size: ${E}, capacity: {type: fixed, blocks: 8000}}`,
+  timing: "{type: polynomial}",
+});
 
 interface Rec {
   request_id: string | null;

@@ -9,6 +9,7 @@ import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { loadWekaTrace } from "../../src/traffic/weka.js";
 import { cli } from "../helpers/cli.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const req = (t: number, input: number, output: number, hashIds: number[], apiTime?: number) => ({
@@ -188,14 +189,7 @@ describe("fleetsim predict with a Weka corpus", () => {
       `traffic:
   source: {type: trace, format: weka, paths: [corpus]}
   load: {type: trace_timestamps}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      kv_cache: {block_size: 4, capacity: {type: fixed, blocks: 4000}}
-      timing: {type: fixed, prefill_ms: 20, decode_ms: 5}
-`,
+${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, kvCache: "{block_size: 4, capacity: {type: fixed, blocks: 4000}}", timing: fixedTiming(20, 5) })}`,
     );
     const out = join(dir, "out");
     const r = await cli("predict", "-c", config, "--output-dir", out, "--format", "json");
