@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cli } from "../helpers/cli.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { CONVERSATION_600S, CONVERSATION_600S_ROWS } from "../helpers/fixtures.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -139,9 +139,7 @@ describe("planner.retune on a converted trace", () => {
     const trace = join(dir, "replay.jsonl");
     const conv = await cli("convert", "--input", "examples/sample_trace.jsonl", "--output", trace);
     expect(conv.code, conv.err).toBe(0);
-    const config = join(dir, "retune.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:
   source: {type: trace, format: dynamo, paths: [replay.jsonl]}
   load: {type: trace_timestamps}
@@ -157,6 +155,7 @@ ${planner}  retune:
     grace_seconds: 5
     router: {overlap_score_credit: 1.0, prefill_load_scale: 1.0, temperature: {choices: [0.0, 1.0]}}
 `,
+      { dir, name: "retune.yaml" },
     );
     return { config, out: join(dir, "out") };
   }

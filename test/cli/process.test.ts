@@ -1,8 +1,8 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX } from "../../src/cli/startupProbe.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { fleetsimProcess } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -30,15 +30,13 @@ describe("fleetsim as a process", () => {
   });
 
   it("Ctrl-C stops a long run with exit 130 and leaves no output behind", async () => {
-    const dir = tempDir();
-    const config = join(dir, "long.yaml");
-    writeFileSync(
-      config,
+    const { dir, config } = configFile(
       `traffic:
   source: {type: synthetic, input_tokens: 2048, output_tokens: 1024}
   load: {type: concurrency, concurrency: 256}
   stop: {requests: 2000000}
 ${engineYaml({ replicas: 4, kvCache: "{capacity: {type: fixed, blocks: 100000}}", timing: "{type: polynomial}" })}`,
+      { name: "long.yaml" },
     );
     const out = join(dir, "out");
     const r = await run(["predict", "-c", config, "--output-dir", out], { interruptAfterMs: 500 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { recommendationSchema } from "../../src/output/recommendation.js";
 import { cli } from "../helpers/cli.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /**
@@ -27,10 +27,7 @@ function project(
       }),
     );
   }
-  writeFileSync(join(dir, "trace.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "recommendation.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps, speedup: 2}
@@ -42,6 +39,7 @@ optimizer: {algorithm: bayesian, max_trials: 4, parallelism: 2, candidate_timeou
 execution:
   resources: {cpu_limit: 2}
 ${extra}`,
+    { dir, name: "recommendation.yaml", files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );
   return { dir, config, out: join(dir, "out") };
 }

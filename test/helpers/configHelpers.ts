@@ -152,6 +152,33 @@ export function issueAt(err: ConfigError, path: string): ConfigIssue {
   return found[0];
 }
 
+/** Loading `yamlText` fails with `message` at `path`, and the error names a line and column. */
+export function expectIssue(yamlText: string, path: string, message: string): void {
+  const err = loadError(yamlText);
+  expect(issueAt(err, path).message).toBe(message);
+  expect(err.format()).toMatch(/line \d+, column \d+/);
+}
+
+/** The first issue at `path` (fails if there is none). */
+export function firstIssueAt(err: ConfigError, path: string): ConfigIssue {
+  const issue = err.issues.find((i) => i.path === path);
+  expect(issue, `no issue at ${path}: ${err.message}`).toBeDefined();
+  return issue!;
+}
+
+/** The error `run` rejects with; fails unless it rejects with an instance of `type` (default ConfigError). */
+export async function rejectionOf<E extends Error = ConfigError>(
+  run: () => Promise<unknown>,
+  type: abstract new (...args: never[]) => E = ConfigError as never,
+): Promise<E> {
+  const err = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(type);
+  return err as E;
+}
+
 /** The aggregated role of a spec that must be in aggregated mode. */
 export function aggregatedRole(spec: RunSpec): WorkerRoleSpec {
   if (spec.engine.mode !== "aggregated")

@@ -10,7 +10,7 @@ import type {
   SlaSpec,
   WorkerRoleSpec,
 } from "../../src/config/runSpec.js";
-import { engineYaml, fixedTiming } from "./configYaml.js";
+import { configFile, engineYaml, fixedTiming } from "./configYaml.js";
 
 export function tempDir(prefix = "fleetsim-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -21,6 +21,19 @@ export function writeTrace(rows: ReadonlyArray<object | string>, dir = tempDir()
   const path = join(dir, "trace.jsonl");
   writeFileSync(path, rows.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n");
   return path;
+}
+
+/** The KV router (overlap credit and prefill load scale 1, temperature 0: no sampling), or round robin. */
+export function kvOrRoundRobin(kvRouter: boolean): RouterSpec {
+  return kvRouter
+    ? {
+        policy: "kv_router",
+        overlapScoreCredit: 1,
+        prefillLoadScale: 1,
+        temperature: 0,
+        prefillLoadModel: "none",
+      }
+    : { policy: "round_robin" };
 }
 
 /** The reference mocker's `sglang.*` defaults (mocker.md §1.5). */
@@ -122,14 +135,13 @@ export function disaggSpec(
  */
 export function syntheticProject(requests: number, extraYaml = "") {
   const dir = tempDir("fleetsim-res-");
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: synthetic, input_tokens: 64, output_tokens: 4}
   load: {type: concurrency, concurrency: 64}
   stop: {requests: ${requests}}
 ${engineYaml({ replicas: 2, blocks: 4096, timing: fixedTiming(1, 1) })}${extraYaml}`,
+    { dir },
   );
   return { dir, config, out: join(dir, "out") };
 }

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { engineYaml } from "./configYaml.js";
+import { configFile, engineYaml } from "./configYaml.js";
 import { tempDir } from "./specs.js";
 
 export interface SweepProject {
@@ -30,19 +30,16 @@ export function sweepProject(vary = VARY, extra = ""): SweepProject {
   }
   const trace = join(dir, "trace.jsonl");
   writeFileSync(trace, `${rows.join("\n")}\n`);
-  const baseFile = join(dir, "prediction.yaml");
-  writeFileSync(
-    baseFile,
+  const { config: baseFile } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps, speedup: 4}
 ${engineYaml({ replicas: 1, scheduler: "{max_batched_tokens: 4096, max_sequences: 64}", blocks: 512, timing: "{type: polynomial}" })}evaluation:
   sla: {ttft_ms: 400, itl_ms: 40}
 `,
+    { dir },
   );
-  const sweepFile = join(dir, "sweep.yaml");
-  writeFileSync(
-    sweepFile,
+  const { config: sweepFile } = configFile(
     `# sweep.yaml
 base: prediction.yaml
 set:
@@ -50,6 +47,7 @@ set:
 vary:
 ${vary}
 ${extra}`,
+    { dir, name: "sweep.yaml" },
   );
   return { dir, sweepFile, baseFile, trace };
 }

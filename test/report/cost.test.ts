@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Prediction } from "../../src/output/prediction.js";
 import { cli } from "../helpers/cli.js";
+import { configFile } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** A priced run: aggregated or P/D on two GPU systems, fixed timing, an SLA. */
@@ -11,16 +12,14 @@ function project(engine: string, extra = "") {
   const rows = Array.from({ length: 12 }, (_, i) =>
     JSON.stringify({ timestamp: i * 50, input_length: 400, output_length: 8, hash_ids: [i] }),
   );
-  writeFileSync(join(dir, "trace.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
 ${engine}
 evaluation: {sla: {ttft_ms: 1000, itl_ms: 100}}
 ${extra}`,
+    { dir, files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );
   return { config, out: join(dir, "out") };
 }

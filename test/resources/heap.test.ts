@@ -3,11 +3,11 @@
  * `resource_limited` (exit 3, a message with the way out) instead of V8 aborting the process
  * (exit 134, no message), whatever the memory budget says.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HEAP_LIMIT_FRACTION, ResourceMonitor } from "../../src/resources/monitor.js";
-import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { fleetsimProcess } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -41,16 +41,14 @@ describe("heap guard", () => {
       { timestamp: 1e15, input_length: 40, output_length: 3, hash_ids: [1, 2, 4] },
       { timestamp: 0, input_length: 40, output_length: 3, hash_ids: [1, 2, 3] },
     ];
-    writeFileSync(join(dir, "trace.jsonl"), `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
-    const config = join(dir, "c.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 16}
   load: {type: trace_timestamps}
 ${engineYaml({ kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}", timing: fixedTiming(2, 1) })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1}
 execution: {resources: {memory_limit_gb: 1000}}
 `,
+      { dir, name: "c.yaml", files: { "trace.jsonl": `${rows.map((r) => JSON.stringify(r)).join("\n")}\n` } },
     );
     const out = join(dir, "out");
     const r = await fleetsimProcess(

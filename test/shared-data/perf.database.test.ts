@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 import { PERF_DATA } from "./data.js";
 
@@ -22,13 +22,12 @@ function project(): { dir: string; config: string } {
       '{"timestamp": 25, "input_length": 300, "output_length": 4, "hash_ids": [4]}',
     ].join("\n") + "\n",
   );
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
 ${engineYaml({ model: "nvidia/Llama-3.1-8B-Instruct-FP8", replicas: 2, kvCache: "{block_size: 64, capacity: {type: default}}", timing: "{type: default}" })}`,
+    { dir },
   );
   return { dir, config };
 }

@@ -1,5 +1,3 @@
-/** Saturation flag (docs/metrics.md "Saturation"): the backlog still grows at the last arrival. */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CLIENT, type RunSpec } from "../../src/config/runSpec.js";
@@ -10,8 +8,8 @@ import { renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
 import { cli } from "../helpers/cli.js";
-import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
-import { tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
+import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 describe("judgeSaturation", () => {
   it("a flat backlog is not saturated, a growing one is, a short run is not judged", () => {
@@ -138,10 +136,7 @@ describe("saturated in prediction.json", () => {
   });
 
   it("predict warns on stderr about a saturated run and timed-out requests", async () => {
-    const dir = tempDir();
-    const config = join(dir, "prediction.yaml");
-    writeFileSync(
-      config,
+    const { dir, config } = configFile(
       `traffic:
   source: {type: synthetic, input_tokens: 64, output_tokens: 4}
   load: {type: constant_rate, requests_per_second: 200}

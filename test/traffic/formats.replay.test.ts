@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { FORMAT_FIXTURE_DIR, formatFixtures } from "../../scripts/make-format-fixtures.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cli } from "../helpers/cli.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const E = 16;
@@ -59,10 +59,9 @@ async function predict(
   out = join(tempDir("fleetsim-formats-"), "out"),
 ): Promise<{ records: Rec[]; out: string; doc: PredictionDoc }> {
   const dir = tempDir("fleetsim-formats-");
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:\n  source: {type: trace, format: ${format}, paths: [${file}], block_size: ${blockSize}}\n  load: ${load}\n${ENGINE}`,
+    { dir },
   );
   const r = await cli(
     "predict",
@@ -292,10 +291,9 @@ describe("determinism and bad lines", () => {
       const dir = tempDir("fleetsim-formats-");
       const trace = join(dir, "trace.jsonl");
       writeFileSync(trace, text);
-      const config = join(dir, "prediction.yaml");
-      writeFileSync(
-        config,
+      const { config } = configFile(
         `traffic:\n  source: {type: trace, format: ${format}, paths: [trace.jsonl]}\n  load: ${load}\n${ENGINE}`,
+        { dir },
       );
       const out = join(dir, "out");
       mkdirSync(out);

@@ -9,7 +9,7 @@ import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { loadWekaTrace } from "../../src/traffic/weka.js";
 import { cli } from "../helpers/cli.js";
-import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const req = (t: number, input: number, output: number, hashIds: number[], apiTime?: number) => ({
@@ -183,13 +183,12 @@ describe("fleetsim predict with a Weka corpus", () => {
         req(2, 300, 16, [1, 2, 3, 4, 5], 0.5),
       ]);
     }
-    const config = join(dir, "weka.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:
   source: {type: trace, format: weka, paths: [corpus]}
   load: {type: trace_timestamps}
 ${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, kvCache: "{block_size: 4, capacity: {type: fixed, blocks: 4000}}", timing: fixedTiming(20, 5) })}`,
+      { dir, name: "weka.yaml" },
     );
     const out = join(dir, "out");
     const r = await cli("predict", "-c", config, "--output-dir", out, "--format", "json");
