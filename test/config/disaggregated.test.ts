@@ -17,6 +17,7 @@ import {
   SEED_TRACE,
   SEED_TRAFFIC,
 } from "../helpers/configHelpers.js";
+import { ONE_GPU } from "../helpers/specs.js";
 
 const LLAMA_FP8 = "nvidia/Llama-3.1-8B-Instruct-FP8";
 
@@ -37,13 +38,7 @@ function seedCapacityBlocks(gpu: string): number {
 /** The seed's role at `maxSequences`, without its timing provider (compared separately). */
 function seedRole(maxSequences: number, numGpuBlocks: number): Omit<WorkerRoleSpec, "timing"> {
   return {
-    replicas: 1,
-    tensor: 1,
-    pipeline: 1,
-    attentionData: 1,
-    moeTensor: 1,
-    moeExpert: 1,
-    gpusPerWorker: 1,
+    ...ONE_GPU,
     maxBatchedTokens: 8192,
     maxSequences,
     asyncScheduling: true, // vLLM's default since 0.14.0

@@ -5,21 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { PlannerSettings, RetuneSettings } from "../../src/planner/types.js";
 import { loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
-
-/** One `request_end` row of a Dynamo request trace (`dynamo.request.trace.v1`). */
-function dynamoRow(id: string, receivedMs: number): string {
-  return JSON.stringify({
-    schema: "dynamo.request.trace.v1",
-    event_type: "request_end",
-    event_time_unix_ms: receivedMs + 20,
-    request: {
-      request_id: id,
-      request_received_ms: receivedMs,
-      output_tokens: 2,
-      replay: { trace_block_size: 64, input_length: 100, input_sequence_hashes: [1, 2] },
-    },
-  });
-}
+import { dynamoRow } from "../helpers/dynamoTraces.js";
+import { LOAD_PREDICTOR_PRESETS } from "../helpers/planner.js";
 
 const T0 = 1_760_000_000_000;
 const SEED_FILES = {
@@ -79,20 +66,6 @@ const SCENARIO_2 = SCENARIO_1.replace("replicas: 3", "replicas: 2").replace(
     planner: default
 `,
 );
-
-const PREDICTOR_PRESETS = [
-  "constant_last",
-  "arima_raw",
-  "arima_log1p",
-  "prophet_w20_raw",
-  "prophet_w20_log1p",
-  "prophet_w50_raw",
-  "prophet_w50_log1p",
-  "kalman_default_raw",
-  "kalman_default_log1p",
-  "kalman_reactive_raw",
-  "kalman_reactive_log1p",
-];
 
 type Files = Readonly<Record<string, string>>;
 
@@ -182,7 +155,7 @@ describe("seed 000: the two retune scenarios", () => {
       slaTtftMs: 1500,
       slaItlMs: 50,
     });
-    expect(retune?.loadPredictorCandidates?.map((c) => c.name)).toEqual(PREDICTOR_PRESETS);
+    expect(retune?.loadPredictorCandidates?.map((c) => c.name)).toEqual(LOAD_PREDICTOR_PRESETS);
     expect(retune?.loadPredictorCandidates?.[10]).toEqual({
       name: "kalman_reactive_log1p",
       fields: {

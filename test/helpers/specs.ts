@@ -48,15 +48,20 @@ export const SGLANG_DEFAULTS_SPEC: SglangSpec = {
 /** The role fields of an SGLang worker with those defaults. */
 export const SGLANG_ROLE: Partial<WorkerRoleSpec> = { backend: "sglang", sglang: SGLANG_DEFAULTS_SPEC };
 
+/** One worker on one GPU: every parallelism degree 1. */
+export const ONE_GPU = {
+  replicas: 1,
+  tensor: 1,
+  pipeline: 1,
+  attentionData: 1,
+  moeTensor: 1,
+  moeExpert: 1,
+  gpusPerWorker: 1,
+} as const satisfies Partial<WorkerRoleSpec>;
+
 export function role(over: Partial<WorkerRoleSpec> = {}): WorkerRoleSpec {
   return {
-    replicas: 1,
-    tensor: 1,
-    pipeline: 1,
-    attentionData: 1,
-    moeTensor: 1,
-    moeExpert: 1,
-    gpusPerWorker: 1,
+    ...ONE_GPU,
     maxBatchedTokens: 8192,
     maxSequences: 256,
     asyncScheduling: false,
