@@ -14,7 +14,7 @@ import {
   runTraceReplay,
 } from "../../src/index.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { SEED_AGGREGATED_ENGINE, SEED_DISAGGREGATED_ENGINE } from "../helpers/configHelpers.js";
 import { engineYaml } from "../helpers/configYaml.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
@@ -86,18 +86,7 @@ async function predictFile(yaml: string, extra: string[] = []): Promise<string> 
   const config = join(dir, "prediction.yaml");
   writeFileSync(config, yaml);
   const out = join(dir, "out");
-  const r = await cli(
-    "predict",
-    "-c",
-    config,
-    "--output-dir",
-    out,
-    "--format",
-    "json",
-    "--progress",
-    "none",
-    ...extra,
-  );
+  const r = await cliPredict(config, out, "--format", "json", "--progress", "none", ...extra);
   expect(r.err).toContain("Saved full report to");
   expect(r.code).toBe(0);
   return readFileSync(join(out, "prediction.json"), "utf8");

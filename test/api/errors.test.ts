@@ -18,7 +18,7 @@ import {
   type TraceReplayOptions,
 } from "../../src/index.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { firstIssueAt, rejectionOf } from "../helpers/configHelpers.js";
 import { tempDir, writeTrace } from "../helpers/specs.js";
 
@@ -187,7 +187,7 @@ describe("predict(config)", () => {
     const config = parse(readFileSync(file, "utf8")) as Record<string, unknown>;
     const report = await predict(config, { baseDir: join(ROOT, "examples") });
     const out = join(tempDir("fleetsim-api-predict-"), "out");
-    const r = await cli("predict", "-c", file, "--output-dir", out, "--format", "json", "--progress", "none");
+    const r = await cliPredict(file, out, "--format", "json", "--progress", "none");
     expect(r.code).toBe(0);
     const strip = (text: string): string => {
       const doc = JSON.parse(text);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -25,7 +25,7 @@ ${engineYaml({ replicas: 2, blocks: 256, timing: "{type: polynomial}" })}${opts.
 describe("fleetsim predict: success paths", () => {
   it("writes prediction.json with sorted keys, prints the table and the saved line", async () => {
     const p = project();
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(r.out).toContain("NVIDIA AIPerf | LLM Metrics");
@@ -44,7 +44,7 @@ describe("fleetsim predict: success paths", () => {
 
   it("--capture-per-request writes requests.jsonl and fills per_request", async () => {
     const p = project();
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--capture-per-request");
+    const r = await cliPredict(p.config, p.out, "--capture-per-request");
     expect(r.code).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const lines = readFileSync(join(p.out, "requests.jsonl"), "utf8").trimEnd().split("\n");
@@ -59,7 +59,7 @@ describe("fleetsim predict: success paths", () => {
 
   it("--format json prints the summary as one compact sorted JSON object", async () => {
     const p = project();
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--format", "json");
+    const r = await cliPredict(p.config, p.out, "--format", "json");
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
@@ -86,11 +86,8 @@ describe("fleetsim predict: success paths", () => {
 
   it("--set overrides apply before validation (replicas, load)", async () => {
     const p = project();
-    const r = await cli(
-      "predict",
-      "-c",
+    const r = await cliPredict(
       p.config,
-      "--output-dir",
       p.out,
       "--capture-per-request",
       "--set",
@@ -112,7 +109,7 @@ describe("fleetsim predict: success paths", () => {
     mkdirSync(p.out);
     writeFileSync(join(p.out, "notes.txt"), "keep me");
     writeFileSync(join(p.out, "requests.jsonl"), "stale");
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--overwrite");
+    const r = await cliPredict(p.config, p.out, "--overwrite");
     expect(r.code).toBe(0);
     expect(readFileSync(join(p.out, "notes.txt"), "utf8")).toBe("keep me");
     expect(existsSync(join(p.out, "requests.jsonl"))).toBe(false);

@@ -13,7 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { CONVERSATION_600S, CONVERSATION_600S_ROWS } from "../helpers/fixtures.js";
 
@@ -162,7 +162,7 @@ ${planner}  retune:
 
   it("runs a retune-only router retune and reports its decisions", async () => {
     const p = await setup("  enable_load_scaling: false\n  enable_throughput_scaling: false\n");
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const prediction = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const events = prediction.planner.retune_events as { decision_id: string; num_candidates: number }[];
@@ -175,7 +175,7 @@ ${planner}  retune:
 
   it("runs retune with load scaling on (an inner Planner in the candidate replays)", async () => {
     const p = await setup("  enable_load_scaling: true\n  enable_throughput_scaling: false\n");
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const prediction = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     expect(Array.isArray(prediction.planner.retune_events)).toBe(true);

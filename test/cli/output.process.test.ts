@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { fleetsimArgv, type ProcessRun, runProcess } from "../helpers/process.js";
+import { fleetsimArgv, type ProcessRun, predictArgv, runProcess } from "../helpers/process.js";
 import { syntheticProject, tempDir } from "../helpers/specs.js";
 
 const BIN = fleetsimArgv([]);
@@ -75,15 +75,7 @@ describe("fleetsim predict: the output directory", () => {
     const large = syntheticConfig(300);
     for (let trial = 0; trial < 4; trial++) {
       const out = join(dir, `out-${trial}`);
-      const args = (config: string) => [
-        ...BIN,
-        "predict",
-        "-c",
-        config,
-        "--output-dir",
-        out,
-        "--capture-per-request",
-      ];
+      const args = (config: string) => [...BIN, ...predictArgv(config, out, "--capture-per-request")];
       const [a, b] = await Promise.all([runProcess(args(small)), runProcess(args(large))]);
       expect([a.code, b.code].sort(), `${a.err}\n${b.err}`).toEqual([0, 2]);
       const loser = a.code === 2 ? a : b;
@@ -100,26 +92,23 @@ describe("fleetsim predict: the output directory", () => {
     const config = syntheticConfig(150_000);
     const out = join(dir, "out");
     let sent = false;
-    const r = await runProcess(
-      [...BIN, "predict", "-c", config, "--output-dir", out, "--capture-per-request"],
-      {
-        onSpawn: (pid) => {
-          // Poll for the staging folder (the write phase) and send SIGTERM then.
-          const timer = setInterval(() => {
-            try {
-              if (readdirSync(out).some((n) => n.startsWith(".fleetsim-stage."))) {
-                process.kill(pid, "SIGTERM");
-                sent = true;
-                clearInterval(timer);
-              }
-            } catch {
-              // not there yet
+    const r = await runProcess([...BIN, ...predictArgv(config, out, "--capture-per-request")], {
+      onSpawn: (pid) => {
+        // Poll for the staging folder (the write phase) and send SIGTERM then.
+        const timer = setInterval(() => {
+          try {
+            if (readdirSync(out).some((n) => n.startsWith(".fleetsim-stage."))) {
+              process.kill(pid, "SIGTERM");
+              sent = true;
+              clearInterval(timer);
             }
-          }, 2);
-          setTimeout(() => clearInterval(timer), 60_000);
-        },
+          } catch {
+            // not there yet
+          }
+        }, 2);
+        setTimeout(() => clearInterval(timer), 60_000);
       },
-    );
+    });
     expect(sent).toBe(true);
     expect(r.code).toBe(143);
     expect(r.err).toContain("interrupted (SIGTERM); no results were written");
@@ -133,7 +122,7 @@ describe("fleetsim predict: the output directory", () => {
     mkdirSync(out);
     writeFileSync(join(out, "prediction.json"), "old");
     const config = syntheticConfig(2_000_000);
-    const r = await runProcess([...BIN, "predict", "-c", config, "--output-dir", out, "--overwrite"], {
+    const r = await runProcess([...BIN, ...predictArgv(config, out, "--overwrite")], {
       onSpawn: (pid) => {
         const timer = setInterval(() => {
           if (existsSync(join(out, ".fleetsim.lock"))) {
@@ -149,20 +138,12 @@ describe("fleetsim predict: the output directory", () => {
   }, 120_000);
 
   it("an empty --output-dir and a prediction.json that is a directory are exit 2 before the run", async () => {
-    const a = await runProcess([...BIN, "predict", "-c", "examples/aggregated.yaml", "--output-dir", ""]);
+    const a = await runProcess([...BIN, ...predictArgv("examples/aggregated.yaml", "")]);
     expect(a.code).toBe(2);
     expect(a.err).toContain("must not be empty");
     const out = join(tempDir(), "out");
     mkdirSync(join(out, "prediction.json"), { recursive: true });
-    const b = await runProcess([
-      ...BIN,
-      "predict",
-      "-c",
-      "examples/aggregated.yaml",
-      "--output-dir",
-      out,
-      "--overwrite",
-    ]);
+    const b = await runProcess([...BIN, ...predictArgv("examples/aggregated.yaml", out, "--overwrite")]);
     expect(b.code).toBe(2);
     expect(b.err).toMatch(/prediction\.json is a directory/);
     expect(b.err).not.toContain("    at ");

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CliDeps, runCli } from "../../src/cli/main.js";
+import { predictArgv } from "./process.js";
 import { tempDir } from "./specs.js";
 
 export interface CliRun {
@@ -43,6 +44,11 @@ export async function cliAsIs(argv: readonly string[], deps?: CliDeps): Promise<
     deps,
   );
   return { code, out, err };
+}
+
+/** `fleetsim predict -c CONFIG --output-dir OUT MORE…` in-process, as `cli` runs it. */
+export function cliPredict(config: string, out: string, ...more: string[]): Promise<CliRun> {
+  return cli(...predictArgv(config, out, ...more));
 }
 
 /**

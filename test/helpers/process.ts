@@ -52,6 +52,11 @@ export function runProcess(argv: readonly string[], opts: ProcessOptions = {}): 
   });
 }
 
+/** The arguments of `fleetsim predict -c CONFIG --output-dir OUT MORE…`. */
+export function predictArgv(config: string, out: string, ...more: string[]): string[] {
+  return ["predict", "-c", config, "--output-dir", out, ...more];
+}
+
 /** The command line of `fleetsim ARGS` from the sources; `nodeArgs` go to node (e.g. a heap limit). */
 export function fleetsimArgv(args: readonly string[], nodeArgs: readonly string[] = []): string[] {
   return [process.execPath, ...nodeArgs, "--import", "tsx", "src/cli/bin.ts", ...args];

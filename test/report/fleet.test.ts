@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { fleetFacts } from "../../src/report/fleet.js";
 import { FLEET_TITLE, renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { renderSummaryTable } from "../../src/report/table.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -217,7 +217,7 @@ ${extra}`,
 describe("fleetsim predict prints the fleet block below the unchanged AIPerf table", () => {
   it("a fleet that keeps up: the block follows the table's last line, no saturation note", async () => {
     const p = synthetic(5);
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const table = renderSummaryTable(doc.summary).replace(/Wall Time \(ms\): [^\n]+/, "Wall Time (ms): …");
@@ -231,7 +231,7 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
 
   it("arrivals above the fleet's capacity: the saturation note", async () => {
     const p = synthetic(30);
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(
       /Note: the run is saturated: the queue was still growing at the last arrival \(\+\d/,
@@ -245,7 +245,7 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
       // KV-bound workers: load scaling reacts to their KV utilization.
       { input: 512, output: 64, sequences: 64, blocks: 300 },
     );
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const events = doc.planner.scaling_events as { from_count: number; to_count: number }[];
@@ -262,7 +262,7 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
 
   it("--format json prints only the summary JSON (no fleet block on stdout)", async () => {
     const p = synthetic(5);
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--format", "json");
+    const r = await cliPredict(p.config, p.out, "--format", "json");
     expect(r.code).toBe(0);
     expect(r.out).not.toContain(FLEET_TITLE);
     expect(() => JSON.parse(r.out)).not.toThrow();

@@ -11,7 +11,7 @@ import { latencyIntervalMs } from "../../src/metrics/timeline.js";
 import { renderHtmlReport } from "../../src/report/html/index.js";
 import type { Prediction } from "../../src/report/prediction.js";
 import { fixturePrediction, payloadOf } from "../browser/reportFixture.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -39,7 +39,7 @@ ${engineYaml({ replicas: 1, blocks: 4096, timing: fixedTiming(20, 5) })}`,
     { dir },
   );
   const out = join(dir, "out");
-  const r = await cli("predict", "-c", config, "--output-dir", out, "--capture-per-request", "--html");
+  const r = await cliPredict(config, out, "--capture-per-request", "--html");
   expect(r.code, r.err).toBe(0);
   const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
   return { doc, html: readFileSync(join(out, "report.html"), "utf8") };

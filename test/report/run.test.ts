@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { runSyntheticTraceReplay } from "../../src/index.js";
 import { renderHtmlReport } from "../../src/report/html/index.js";
 import type { Prediction } from "../../src/report/prediction.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { configFile } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -69,7 +69,7 @@ router:
   temperature: 0.25`;
 
 async function predictRun(p: { config: string; out: string }): Promise<Prediction> {
-  const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+  const r = await cliPredict(p.config, p.out);
   expect(r.err, r.err).toBe("");
   expect(r.code).toBe(0);
   return JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));

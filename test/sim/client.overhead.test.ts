@@ -8,7 +8,7 @@ import { stableStringify } from "../../src/report/json.js";
 import { buildPerRequest } from "../../src/report/perRequest.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { disaggSpec, tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
 
@@ -132,15 +132,7 @@ describe("client config", () => {
     const dir = tempDir();
     const file = `${dir}/prediction.yaml`;
     (await import("node:fs")).writeFileSync(file, TRAFFIC + RUNNABLE_ENGINE);
-    const r = await cli(
-      "predict",
-      "-c",
-      file,
-      "--output-dir",
-      `${dir}/out`,
-      "--set",
-      "client.overhead.request_ms=-3",
-    );
+    const r = await cliPredict(file, `${dir}/out`, "--set", "client.overhead.request_ms=-3");
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/client\.overhead\.request_ms/);
   });

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -85,16 +85,7 @@ describe("fleetsim predict on each synthetic traffic shape", () => {
       const { config } = configFile(`${shape.yaml}${ENGINE}`, { dir });
       const outs = ["a", "b"].map((d) => join(dir, d));
       for (const out of outs) {
-        const r = await cli(
-          "predict",
-          "-c",
-          config,
-          "--output-dir",
-          out,
-          "--capture-per-request",
-          "--progress",
-          "none",
-        );
+        const r = await cliPredict(config, out, "--capture-per-request", "--progress", "none");
         expect(r.code, r.err).toBe(0);
       }
       const doc = JSON.parse(readFileSync(join(outs[0], "prediction.json"), "utf8"));

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FORMAT_FIXTURE_DIR, formatFixtures } from "../../scripts/make-format-fixtures.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -63,16 +63,7 @@ async function predict(
     `traffic:\n  source: {type: trace, format: ${format}, paths: [${file}], block_size: ${blockSize}}\n  load: ${load}\n${ENGINE}`,
     { dir },
   );
-  const r = await cli(
-    "predict",
-    "-c",
-    config,
-    "--output-dir",
-    out,
-    "--capture-per-request",
-    "--progress",
-    "none",
-  );
+  const r = await cliPredict(config, out, "--capture-per-request", "--progress", "none");
   expect(r.code, r.err).toBe(0);
   const records = readFileSync(join(out, "requests.jsonl"), "utf8")
     .split("\n")
@@ -298,7 +289,7 @@ describe("determinism and bad lines", () => {
       const out = join(dir, "out");
       mkdirSync(out);
       writeFileSync(join(out, "prediction.json"), "{}\n");
-      const r = await cli("predict", "-c", config, "--output-dir", out, "--overwrite", "--progress", "none");
+      const r = await cliPredict(config, out, "--overwrite", "--progress", "none");
       expect(r.code).toBe(2);
       expect(r.err).toContain(`${trace}${message}`);
       expect(r.err).not.toMatch(/\n\s+at /);

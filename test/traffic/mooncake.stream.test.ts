@@ -14,7 +14,7 @@ import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
 import { MooncakeStream, openMooncakeStream } from "../../src/traffic/mooncake/stream.js";
 import { TableSource } from "../../src/traffic/tableSource.js";
 import { TraceError } from "../../src/traffic/traceError.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { configFile } from "../helpers/configYaml.js";
 import { tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
@@ -119,7 +119,7 @@ describe("a malformed row fails before the replay, as the table loader fails it"
     const out = join(dir, "out");
     mkdirSync(out);
     writeFileSync(join(out, "prediction.json"), "{}\n");
-    const run = await cli("predict", "-c", config, "--output-dir", out, "--overwrite", "--progress", "none");
+    const run = await cliPredict(config, out, "--overwrite", "--progress", "none");
     expect(run.code).toBe(2);
     expect(run.err).toContain(`${trace}:2001: field 'output_length': required field is missing`);
     expect(run.err).not.toMatch(/\n\s+at /); // no stack trace

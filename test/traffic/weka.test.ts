@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { loadWekaTrace } from "../../src/traffic/weka.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
 import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -191,7 +191,7 @@ ${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, kvCache: "{block_siz
       { dir, name: "weka.yaml" },
     );
     const out = join(dir, "out");
-    const r = await cli("predict", "-c", config, "--output-dir", out, "--format", "json");
+    const r = await cliPredict(config, out, "--format", "json");
     expect(r.err).not.toContain("error");
     expect(r.code).toBe(0);
     const s = JSON.parse(r.out);
