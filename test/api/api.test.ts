@@ -15,9 +15,9 @@ import {
 } from "../../src/index.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cliPredict } from "../helpers/cli.js";
-import { SEED_AGGREGATED_ENGINE, SEED_DISAGGREGATED_ENGINE } from "../helpers/configHelpers.js";
 import { engineYaml } from "../helpers/configYaml.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
+import { SEED_001 } from "../helpers/seed001.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** The seed's conversation trace, its first 600 s (a committed fixture: runs without ../shared). */
@@ -63,7 +63,7 @@ function aggregatedYaml(opts: { maxVirtualSeconds: number }): string {
     block_size: 512
   load: {type: trace_timestamps, speedup: 1.0}
   stop: {max_virtual_time_seconds: ${opts.maxVirtualSeconds}}
-${SEED_AGGREGATED_ENGINE}router:
+${SEED_001.aggregatedEngine}router:
   policy: round_robin
   prefill_load_model: {type: none}
 planner:
@@ -193,7 +193,7 @@ describe("runTraceReplay: the seed's Python examples against fleetsim predict", 
       maxSimTimeMs: 1_200_000,
     });
     const yaml = aggregatedYaml({ maxVirtualSeconds: 1200 })
-      .replace(/engine:\n[\s\S]*?\nrouter:/, `${SEED_DISAGGREGATED_ENGINE}router:`)
+      .replace(/engine:\n[\s\S]*?\nrouter:/, `${SEED_001.disaggregatedEngine}router:`)
       .replace("  min_workers: 1\n", "  prefill_min_workers: 1\n  decode_min_workers: 1\n");
     const file = await predictFile(yaml);
     expect(report.planner?.metadata["mode"]).toBe("disagg");

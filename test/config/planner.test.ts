@@ -11,13 +11,9 @@ import {
   loadYaml,
   RUNNABLE_ENGINE,
   RUNNABLE_PD_ENGINE,
-  SEED_AGGREGATED_ENGINE,
-  SEED_DISAGGREGATED_ENGINE,
-  SEED_ROUTER_AND_SLA,
-  SEED_TRACE,
-  SEED_TRAFFIC,
 } from "../helpers/configHelpers.js";
 import { knobDefaults } from "../helpers/planner.js";
+import { SEED_001 } from "../helpers/seed001.js";
 
 /** Seed 001 step 1: the planner mapping of planner-aggregated.yaml, verbatim. */
 const SEED_AGGREGATED_PLANNER = `planner:
@@ -49,7 +45,7 @@ const SEED_DISAGGREGATED_PLANNER = `planner:
   decode_min_workers: 1
 `;
 
-const files = { [SEED_TRACE]: "" };
+const files = { [SEED_001.trace]: "" };
 
 /**
  * The PlannerSettings of `planner: {policy: enabled}` on an aggregated engine (planner.md §1.1,
@@ -116,14 +112,14 @@ const SLA = "evaluation: {sla: {ttft_ms: 800, itl_ms: 40}}\n";
 describe("seed 001: planner walkthrough", () => {
   it("the aggregated planner loads and maps to PlannerSettings", () => {
     const planner = plannerOf(
-      `${SEED_TRAFFIC}${SEED_AGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_AGGREGATED_PLANNER}`,
+      `${SEED_001.traffic}${SEED_001.aggregatedEngine}${SEED_001.routerAndSla}${SEED_AGGREGATED_PLANNER}`,
     );
     expect(planner).toEqual(SEED_AGGREGATED_SETTINGS);
   });
 
   it("the disaggregated planner loads and maps with its role minimums", () => {
     const planner = plannerOf(
-      `${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_DISAGGREGATED_PLANNER}`,
+      `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}${SEED_DISAGGREGATED_PLANNER}`,
     );
     expect(planner).toEqual({
       ...SEED_AGGREGATED_SETTINGS,
@@ -135,7 +131,7 @@ describe("seed 001: planner walkthrough", () => {
 
   it("seed 000's disaggregated variant (4 GPUs, default sensitivity) maps too", () => {
     const planner = plannerOf(
-      `${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}planner:
+      `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}planner:
   policy: enabled
   target: sla
   enable_throughput_scaling: true
@@ -152,13 +148,13 @@ describe("seed 001: planner walkthrough", () => {
 
   it("max_num_gpus at or below the starting GPUs is allowed (the Planner holds every scale-up)", () => {
     // The seed starts 2 one-GPU workers under a 2-GPU ceiling.
-    const yaml = `${SEED_TRAFFIC}${SEED_AGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_AGGREGATED_PLANNER}`;
+    const yaml = `${SEED_001.traffic}${SEED_001.aggregatedEngine}${SEED_001.routerAndSla}${SEED_AGGREGATED_PLANNER}`;
     expect(plannerOf(yaml)?.maxGpuBudget).toBe(2);
     expect(plannerOf(yaml, ["planner.max_num_gpus=1"])?.maxGpuBudget).toBe(1);
   });
 
   it("--set planner.policy=disabled gives the fixed-replica baseline", () => {
-    const yaml = `${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_DISAGGREGATED_PLANNER}`;
+    const yaml = `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}${SEED_DISAGGREGATED_PLANNER}`;
     expect(plannerOf(yaml, ["planner.policy=disabled"])).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ import type { PlannerSettings, RetuneSettings } from "../../src/planner/types.js
 import { loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoRow } from "../helpers/dynamoTraces.js";
 import { LOAD_PREDICTOR_PRESETS } from "../helpers/planner.js";
+import { seedAggregatedEngine } from "../helpers/seed001.js";
 
 const T0 = 1_760_000_000_000;
 const SEED_FILES = {
@@ -18,19 +19,7 @@ const SEED_FILES = {
 const SCENARIO_1 = `traffic:
   source: {type: trace, format: dynamo, paths: [traces/toolagent-replay.jsonl]}
   load: {type: trace_timestamps}
-engine:
-  mode: aggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 3, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-router: {policy: kv_router, temperature: 1.0}
+${seedAggregatedEngine(3, false)}router: {policy: kv_router, temperature: 1.0}
 planner:
   policy: enabled
   enable_load_scaling: false

@@ -52,62 +52,6 @@ export const RUNNABLE_PD_ENGINE = `engine:
       timing: {type: polynomial}
 `;
 
-/** The trace path of seed 001 (relative to the config file). */
-export const SEED_TRACE = "traces/mooncake-fast25/toolagent_trace.jsonl";
-
-/** Seed 001 (planner walkthrough) step 1, verbatim except that the planner section is dropped. */
-export const SEED_TRAFFIC = `traffic:
-  source:
-    type: trace
-    format: mooncake
-    paths: [traces/mooncake-fast25/toolagent_trace.jsonl]
-    block_size: 512
-  load: {type: trace_timestamps, speedup: 1.0}
-  stop: {max_virtual_time_seconds: 3600}
-`;
-export const SEED_AGGREGATED_ENGINE = `engine:
-  mode: aggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 2, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-`;
-export const SEED_ROUTER_AND_SLA = `router:
-  policy: round_robin
-  prefill_load_model: {type: none}
-evaluation:
-  sla: {ttft_ms: 1500, itl_ms: 50}
-`;
-/** Seed 001 step 2: the engine mapping of planner-disaggregated.yaml, verbatim. */
-export const SEED_DISAGGREGATED_ENGINE = `engine:
-  mode: disaggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  kv_transfer: {bytes_per_token: auto, bandwidth_gb_per_second: 400, timing_mode: destination_missing}
-  workers:
-    prefill:
-      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 64}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-    decode:
-      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-`;
-
 /** An empty HF cache so tests never depend on the host's ~/.cache/huggingface. */
 const isolatedEnv = (): Record<string, string> => ({ HF_HOME: tempDir(), HOME: tempDir() });
 
