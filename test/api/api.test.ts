@@ -66,14 +66,7 @@ function aggregatedYaml(opts: { maxVirtualSeconds: number }): string {
 ${SEED_001.aggregatedEngine}router:
   policy: round_robin
   prefill_load_model: {type: none}
-planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  max_num_gpus: 4
+${SEED_001.plannerHead}  max_num_gpus: 4
   min_workers: 1
 evaluation:
   sla: {ttft_ms: 1500, itl_ms: 50}

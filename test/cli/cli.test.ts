@@ -166,27 +166,76 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
     );
   });
 
-  it("--set without '='", async () => {
-    const p = project();
-    await expectUserError(["predict", "-c", p.config, "--set", "engine.model"], "--set", "engine.model");
-  });
+  /** Bad `--set` values on the valid project: the flags and what the error must say. */
+  const BAD_SETS: readonly { name: string; sets: string[]; fragments: string[] }[] = [
+    { name: "--set without '='", sets: ["engine.model"], fragments: ["--set", "engine.model"] },
+    {
+      name: "--set with a sequence index",
+      sets: ["traffic.source.paths.0=x.jsonl"],
+      fragments: ["sequence indexes are unsupported"],
+    },
+    {
+      name: "--set with a wrongly typed value",
+      sets: ["engine.workers.aggregated.parallelism.replicas=two"],
+      fragments: [
+        "engine.workers.aggregated.parallelism.replicas",
+        "--set engine.workers.aggregated.parallelism.replicas=two",
+      ],
+    },
+    {
+      name: "default timing for a model fleetsim cannot find",
+      sets: ["engine.workers.aggregated.timing={type: default}"],
+      fragments: ["engine.model", "unknown model 'test/model'"],
+    },
+    {
+      name: "default KV capacity when the weights do not fit",
+      sets: [
+        "engine.model=meta-llama/Llama-3.1-70B",
+        "engine.workers.aggregated.kv_cache.capacity={type: default}",
+      ],
+      fragments: ["engine.workers.aggregated.kv_cache.capacity", "needs", "raise tensor or pipeline"],
+    },
+    {
+      name: "missing trace file",
+      sets: ["traffic.source.paths=[missing.jsonl]"],
+      fragments: ["missing.jsonl", "not found"],
+    },
+  ];
+  for (const c of BAD_SETS) {
+    it(c.name, async () => {
+      const p = project();
+      await expectUserError(
+        ["predict", "-c", p.config, ...c.sets.flatMap((s) => ["--set", s])],
+        ...c.fragments,
+      );
+    });
+  }
 
-  it("--set with a sequence index", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "traffic.source.paths.0=x.jsonl"],
-      "sequence indexes are unsupported",
-    );
-  });
-
-  it("--set with a wrongly typed value", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "engine.workers.aggregated.parallelism.replicas=two"],
-      "engine.workers.aggregated.parallelism.replicas",
-      "--set engine.workers.aggregated.parallelism.replicas=two",
-    );
-  });
+  /** Bad trace rows (the trace is the one row): what the error must say. */
+  const BAD_ROWS: readonly { name: string; row: string; fragments: string[] }[] = [
+    {
+      name: "trace line missing output_length names the field",
+      row: '{"timestamp": 0, "input_length": 10, "hash_ids": [1]}',
+      fragments: ["trace.jsonl:1", "output_length"],
+    },
+    {
+      name: "trace line with a negative input_length",
+      row: '{"timestamp": 0, "input_length": -3, "output_length": 1, "hash_ids": [1]}',
+      fragments: ["trace.jsonl:1", "input_length"],
+    },
+    {
+      name: "trace line whose hash_ids is not an array",
+      row: '{"timestamp": 0, "input_length": 3, "output_length": 1, "hash_ids": 7}',
+      fragments: ["trace.jsonl:1", "hash_ids"],
+    },
+    { name: "empty trace", row: "", fragments: ["trace.jsonl"] },
+  ];
+  for (const c of BAD_ROWS) {
+    it(c.name, async () => {
+      const p = project({ rows: [c.row] });
+      await expectUserError(["predict", "-c", p.config], ...c.fragments);
+    });
+  }
 
   it("missing config file", async () => {
     const p = project();
@@ -215,33 +264,6 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
   it("--stack engine rejects a router section", async () => {
     const p = project({ extraYaml: "router:\n  policy: round_robin\n" });
     await expectUserError(["predict", "-c", p.config, "--stack", "engine"], "router");
-  });
-
-  it("default timing for a model fleetsim cannot find", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "engine.workers.aggregated.timing={type: default}"],
-      "engine.model",
-      "unknown model 'test/model'",
-    );
-  });
-
-  it("default KV capacity when the weights do not fit", async () => {
-    const p = project();
-    await expectUserError(
-      [
-        "predict",
-        "-c",
-        p.config,
-        "--set",
-        "engine.model=meta-llama/Llama-3.1-70B",
-        "--set",
-        "engine.workers.aggregated.kv_cache.capacity={type: default}",
-      ],
-      "engine.workers.aggregated.kv_cache.capacity",
-      "needs",
-      "raise tensor or pipeline",
-    );
   });
 
   it("poisson load does not accept concurrency", async () => {
@@ -286,37 +308,6 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
       "invalid JSON",
     );
     expect(existsSync(p.out)).toBe(false);
-  });
-
-  it("trace line missing output_length names the field", async () => {
-    const p = project({ rows: ['{"timestamp": 0, "input_length": 10, "hash_ids": [1]}'] });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl:1", "output_length");
-  });
-
-  it("trace line with a negative input_length", async () => {
-    const p = project({
-      rows: ['{"timestamp": 0, "input_length": -3, "output_length": 1, "hash_ids": [1]}'],
-    });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl:1", "input_length");
-  });
-
-  it("trace line whose hash_ids is not an array", async () => {
-    const p = project({ rows: ['{"timestamp": 0, "input_length": 3, "output_length": 1, "hash_ids": 7}'] });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl:1", "hash_ids");
-  });
-
-  it("empty trace", async () => {
-    const p = project({ rows: [""] });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl");
-  });
-
-  it("missing trace file", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "traffic.source.paths=[missing.jsonl]"],
-      "missing.jsonl",
-      "not found",
-    );
   });
 
   it("non-empty output directory without --overwrite; existing files untouched", async () => {

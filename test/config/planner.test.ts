@@ -16,28 +16,14 @@ import { knobDefaults } from "../helpers/planner.js";
 import { SEED_001 } from "../helpers/seed001.js";
 
 /** Seed 001 step 1: the planner mapping of planner-aggregated.yaml, verbatim. */
-const SEED_AGGREGATED_PLANNER = `planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  load_scaling_down_sensitivity: 80
+const SEED_AGGREGATED_PLANNER = `${SEED_001.plannerHead}  load_scaling_down_sensitivity: 80
   load_min_observations: 5
   max_num_gpus: 2
   min_workers: 1
 `;
 
 /** Seed 001 step 2: the planner mapping of planner-disaggregated.yaml, verbatim. */
-const SEED_DISAGGREGATED_PLANNER = `planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  load_scaling_down_sensitivity: 80
+const SEED_DISAGGREGATED_PLANNER = `${SEED_001.plannerHead}  load_scaling_down_sensitivity: 80
   load_min_observations: 5
   max_num_gpus: 2
   min_workers: 1
@@ -131,14 +117,7 @@ describe("seed 001: planner walkthrough", () => {
 
   it("seed 000's disaggregated variant (4 GPUs, default sensitivity) maps too", () => {
     const planner = plannerOf(
-      `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  max_num_gpus: 4
+      `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}${SEED_001.plannerHead}  max_num_gpus: 4
   prefill_min_workers: 1
   decode_min_workers: 1
 `,

@@ -50,6 +50,15 @@ export const SEED_001 = {
 evaluation:
   sla: {ttft_ms: 1500, itl_ms: 50}
 `,
+  /** The head of the seeds' planner sections: SLA target, both scalings, 300 s and 10 s intervals. */
+  plannerHead: `planner:
+  policy: enabled
+  target: sla
+  enable_throughput_scaling: true
+  enable_load_scaling: true
+  throughput_adjustment_interval_seconds: 300
+  load_adjustment_interval_seconds: 10
+`,
   /** Step 2: the engine mapping of planner-disaggregated.yaml. */
   disaggregatedEngine: `engine:
   mode: disaggregated
