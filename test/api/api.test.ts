@@ -15,7 +15,7 @@ import {
 } from "../../src/index.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { cliPredict } from "../helpers/cli.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { engineYaml, syntheticTraffic } from "../helpers/configYaml.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
 import { SEED_001 } from "../helpers/seed001.js";
 import { tempDir } from "../helpers/specs.js";
@@ -208,11 +208,7 @@ describe("runTraceReplay: the seed's Python examples against fleetsim predict", 
       capturePerRequest: true,
     });
     const file = await predictFile(
-      `traffic:
-  source: {type: synthetic, input_tokens: 1024, output_tokens: 64}
-  load: {type: poisson, requests_per_second: 20, seed: 7}
-  stop: {requests: 60}
-${engineYaml({ model: "Qwen/Qwen3-8B", hardware: "unspecified", contextLength: "max", replicas: 2, scheduler: "{max_sequences: 16}", kvCache: "{block_size: 32, capacity: {type: fixed, blocks: 2000}}", timing: "{type: polynomial}" })}evaluation:
+      `${syntheticTraffic("{type: poisson, requests_per_second: 20, seed: 7}", "{requests: 60}", [1024, 64])}${engineYaml({ model: "Qwen/Qwen3-8B", hardware: "unspecified", contextLength: "max", replicas: 2, scheduler: "{max_sequences: 16}", kvCache: "{block_size: 32, capacity: {type: fixed, blocks: 2000}}", timing: "{type: polynomial}" })}evaluation:
   sla: {e2e_ms: 4000}
 `,
       ["--capture-per-request"],

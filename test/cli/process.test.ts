@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX } from "../../src/cli/startupProbe.js";
-import { configFile, engineYaml } from "../helpers/configYaml.js";
+import { configFile, engineYaml, syntheticTraffic } from "../helpers/configYaml.js";
 import { fleetsimProcess } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -31,11 +31,7 @@ describe("fleetsim as a process", () => {
 
   it("Ctrl-C stops a long run with exit 130 and leaves no output behind", async () => {
     const { dir, config } = configFile(
-      `traffic:
-  source: {type: synthetic, input_tokens: 2048, output_tokens: 1024}
-  load: {type: concurrency, concurrency: 256}
-  stop: {requests: 2000000}
-${engineYaml({ replicas: 4, kvCache: "{capacity: {type: fixed, blocks: 100000}}", timing: "{type: polynomial}" })}`,
+      `${syntheticTraffic("{type: concurrency, concurrency: 256}", "{requests: 2000000}", [2048, 1024])}${engineYaml({ replicas: 4, kvCache: "{capacity: {type: fixed, blocks: 100000}}", timing: "{type: polynomial}" })}`,
       { name: "long.yaml" },
     );
     const out = join(dir, "out");

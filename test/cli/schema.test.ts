@@ -6,6 +6,7 @@ import { buildConfigJsonSchema, configSchemaId } from "../../src/cli/schema.js";
 import { PredictConfig } from "../../src/config/schema/index.js";
 import { cli } from "../helpers/cli.js";
 import { loadYaml, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE, tempDir } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 import { unknownKeywords, validate } from "../helpers/miniJsonSchema.js";
 import { SEED_001 } from "../helpers/seed001.js";
 
@@ -93,11 +94,7 @@ function acceptedConfigs(): [string, unknown][] {
     ["seed disaggregated", `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}`],
     [
       "synthetic poisson, kv router, planner",
-      `traffic:
-  source: {type: synthetic, input_tokens: 512, output_tokens: 64}
-  load: {type: poisson, requests_per_second: 4, seed: 7}
-  stop: {requests: 50}
-${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.5, prefill_load_model: {type: aic}}
+      `${syntheticTraffic("{type: poisson, requests_per_second: 4, seed: 7}", "{requests: 50}", [512, 64])}${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.5, prefill_load_model: {type: aic}}
 planner:
   policy: enabled
   target: sla

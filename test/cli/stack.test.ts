@@ -9,16 +9,12 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliAsIs } from "../helpers/cli.js";
-import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const run = (...argv: string[]) => cliAsIs(argv);
 
-const CONFIG = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 2}
-  stop: {requests: 8}
-${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: 4096, kvCache: "{capacity: {type: fixed, blocks: 500}}", timing: fixedTiming(5, 1) })}`;
+const CONFIG = `${syntheticTraffic("{type: concurrency, concurrency: 2}", "{requests: 8}")}${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: 4096, kvCache: "{capacity: {type: fixed, blocks: 500}}", timing: fixedTiming(5, 1) })}`;
 
 function project(extra = ""): { config: string; out: string } {
   const dir = tempDir("fleetsim-stack-");

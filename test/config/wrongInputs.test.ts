@@ -7,13 +7,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
-import { configFile } from "../helpers/configYaml.js";
+import { configFile, syntheticTraffic } from "../helpers/configYaml.js";
 
-const TRAFFIC = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 10}
-`;
+const TRAFFIC = syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}");
 
 describe("wrong configs and inputs", () => {
   it("more pipeline stages than the model has layers, or tensor ranks than heads, is an error at the key", () => {

@@ -50,6 +50,22 @@ export function engineYaml(e: EngineYaml): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * A `traffic:` section of synthetic prompts (`tokens`: input and output tokens, default 64 and 4)
+ * at `load`, stopped by `stop` (flow YAML each).
+ */
+export function syntheticTraffic(
+  load: string,
+  stop: string,
+  tokens: readonly [number, number] = [64, 4],
+): string {
+  return `traffic:
+  source: {type: synthetic, input_tokens: ${tokens[0]}, output_tokens: ${tokens[1]}}
+  load: ${load}
+  stop: ${stop}
+`;
+}
+
 /** `{type: fixed, prefill_ms: P, decode_ms: D}`. */
 export function fixedTiming(prefillMs: number, decodeMs: number): string {
   return `{type: fixed, prefill_ms: ${prefillMs}, decode_ms: ${decodeMs}}`;

@@ -10,7 +10,7 @@ import type {
   SlaSpec,
   WorkerRoleSpec,
 } from "../../src/config/runSpec.js";
-import { configFile, engineYaml, fixedTiming } from "./configYaml.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "./configYaml.js";
 
 export function tempDir(prefix = "fleetsim-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -141,11 +141,7 @@ export function disaggSpec(
 export function syntheticProject(requests: number, extraYaml = "") {
   const dir = tempDir("fleetsim-res-");
   const { config } = configFile(
-    `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 64}
-  stop: {requests: ${requests}}
-${engineYaml({ replicas: 2, blocks: 4096, timing: fixedTiming(1, 1) })}${extraYaml}`,
+    `${syntheticTraffic("{type: concurrency, concurrency: 64}", `{requests: ${requests}}`)}${engineYaml({ replicas: 2, blocks: 4096, timing: fixedTiming(1, 1) })}${extraYaml}`,
     { dir },
   );
   return { dir, config, out: join(dir, "out") };

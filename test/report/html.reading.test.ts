@@ -12,7 +12,7 @@ import { renderHtmlReport } from "../../src/report/html/index.js";
 import type { Prediction } from "../../src/report/prediction.js";
 import { fixturePrediction, payloadOf } from "../browser/reportFixture.js";
 import { cliPredict } from "../helpers/cli.js";
-import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 function chart(html: string, id: string) {
@@ -31,11 +31,7 @@ function noteOf(html: string, id: string): string {
 async function oneHourRun(rate: number) {
   const dir = tempDir("fleetsim-latency-");
   const { config } = configFile(
-    `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 8}
-  load: {type: constant_rate, requests_per_second: ${rate}}
-  stop: {requests: ${rate * 3600}}
-${engineYaml({ replicas: 1, blocks: 4096, timing: fixedTiming(20, 5) })}`,
+    `${syntheticTraffic(`{type: constant_rate, requests_per_second: ${rate}}`, `{requests: ${rate * 3600}}`, [64, 8])}${engineYaml({ replicas: 1, blocks: 4096, timing: fixedTiming(20, 5) })}`,
     { dir },
   );
   const out = join(dir, "out");

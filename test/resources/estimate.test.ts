@@ -10,7 +10,7 @@ import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
-import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
 import { fleetsimSync } from "../helpers/process.js";
 import { retuneYaml } from "../helpers/retuneProject.js";
@@ -117,11 +117,7 @@ ${FIXED_ENGINE}`,
   it("300,000 synthetic requests (the per-request columns dominate)", () => {
     const rt = predictProcess(
       tempDir("fleetsim-estimate-"),
-      `traffic:
-  source: {type: synthetic, input_tokens: 640, output_tokens: 4}
-  load: {type: concurrency, concurrency: 64}
-  stop: {requests: 300000}
-${FIXED_ENGINE}`,
+      `${syntheticTraffic("{type: concurrency, concurrency: 64}", "{requests: 300000}", [640, 4])}${FIXED_ENGINE}`,
     );
     expectWithin(rt, 1.5);
   }, 120_000);

@@ -10,6 +10,7 @@ import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
 import { cliPredict } from "../helpers/cli.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 import { disaggSpec, tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
 
 async function run(spec: RunSpec) {
@@ -98,11 +99,7 @@ describe("client overhead shifts what the client measures by exactly the configu
   });
 });
 
-const TRAFFIC = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 2}
-  stop: {requests: 4}
-`;
+const TRAFFIC = syntheticTraffic("{type: concurrency, concurrency: 2}", "{requests: 4}");
 
 describe("client config", () => {
   it("is optional; defaults add nothing and set no timeout", () => {

@@ -8,7 +8,7 @@ import { renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
 import { cli } from "../helpers/cli.js";
-import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 describe("judgeSaturation", () => {
@@ -137,11 +137,7 @@ describe("saturated in prediction.json", () => {
 
   it("predict warns on stderr about a saturated run and timed-out requests", async () => {
     const { dir, config } = configFile(
-      `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: constant_rate, requests_per_second: 200}
-  stop: {requests: 600}
-${engineYaml({ scheduler: "{max_sequences: 1}", blocks: 4096, timing: fixedTiming(10, 2) })}client: {timeout_seconds: 1}
+      `${syntheticTraffic("{type: constant_rate, requests_per_second: 200}", "{requests: 600}")}${engineYaml({ scheduler: "{max_sequences: 1}", blocks: 4096, timing: fixedTiming(10, 2) })}client: {timeout_seconds: 1}
 `,
     );
     const r = await cli("predict", "-c", config, "--output-dir", join(dir, "out"), "--progress", "none");

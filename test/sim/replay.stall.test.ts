@@ -6,7 +6,7 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay, STALL_TICKS } from "../../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
 import { cli } from "../helpers/cli.js";
-import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 /** Scales the pool to 0 at the first tick and back to 1 at tick `backAt` (never, if null). */
@@ -54,11 +54,7 @@ describe("a pool scaled to zero while requests wait", () => {
 
   it("a Planner budget below min_workers: the run ends with a warning naming the cause", async () => {
     const { dir, config } = configFile(
-      `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 1000}
-${engineYaml({ replicas: 4, blocks: 4096, timing: fixedTiming(1, 1) })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
+      `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 1000}")}${engineYaml({ replicas: 4, blocks: 4096, timing: fixedTiming(1, 1) })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
 `,
       { name: "c.yaml" },
     );
