@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type CompareRow, formatRowChange, formatValue, rowChange } from "../../src/report/compare.js";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
 import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -31,8 +31,7 @@ ${engineYaml({ contextLength: 4096, replicas: 1, blocks: 256, timing: fixedTimin
       "engine",
       "-c",
       config,
-      "--set",
-      `engine.workers.aggregated.parallelism.replicas=${replicas}`,
+      ...setFlags(`engine.workers.aggregated.parallelism.replicas=${replicas}`),
       "--output-dir",
       join(dir, name),
     );

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { recommendationSchema } from "../../src/output/recommendation.js";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -135,8 +135,7 @@ describe("fleetsim recommend", () => {
       a.config,
       "--output-dir",
       a.out,
-      "--set",
-      "optimizer.max_trials=1",
+      ...setFlags("optimizer.max_trials=1"),
     );
     expect(again.code).toBe(2);
     expect(again.err).toContain("not empty");
@@ -147,8 +146,7 @@ describe("fleetsim recommend", () => {
       "--output-dir",
       a.out,
       "--overwrite",
-      "--set",
-      "optimizer.max_trials=1",
+      ...setFlags("optimizer.max_trials=1"),
     );
     expect(over.code).toBe(0);
     // The earlier run's YAMLs beyond the new selection are gone with --overwrite.
@@ -167,8 +165,7 @@ describe("fleetsim recommend", () => {
       p.config,
       "--output-dir",
       p.out,
-      "--set",
-      "optimizer.max_trials=2",
+      ...setFlags("optimizer.max_trials=2"),
     );
     expect(r.code).toBe(1);
     expect(r.out).toContain("No feasible candidate found.");
@@ -226,8 +223,7 @@ describe("fleetsim recommend", () => {
       p.config,
       "--output-dir",
       p.out,
-      "--set",
-      "engine.workers.aggregated.scheduler.max_sequences=[32, 64]",
+      ...setFlags("engine.workers.aggregated.scheduler.max_sequences=[32, 64]"),
     );
     expect(bare.code).toBe(2);
     expect(bare.err).toContain("engine.workers.aggregated.scheduler.max_sequences");

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoRow } from "../helpers/dynamoTraces.js";
+import { RETUNE_ONLY_PLANNER } from "../helpers/retuneProject.js";
 
 const TRACE = "replay.jsonl";
 const FILES = { [TRACE]: `${dynamoRow("r0", 1_760_000_000_000)}\n`, "mooncake.jsonl": "" };
@@ -16,12 +17,7 @@ const TRAFFIC = `traffic:
 
 /** Retune-only, router temperature searched: valid (see the first test). */
 const BASE = `${TRAFFIC}router: {policy: kv_router}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 600
+${RETUNE_ONLY_PLANNER}    interval_seconds: 600
     router: {temperature: {choices: [0.0, 1.0]}}
 ${RUNNABLE_ENGINE}`;
 

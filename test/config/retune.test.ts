@@ -7,6 +7,7 @@ import type { PlannerSettings, RetuneSettings } from "../../src/planner/types.js
 import { loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoRow } from "../helpers/dynamoTraces.js";
 import { LOAD_PREDICTOR_PRESETS } from "../helpers/planner.js";
+import { RETUNE_ONLY_PLANNER } from "../helpers/retuneProject.js";
 import { seedAggregatedEngine } from "../helpers/seed001.js";
 
 const T0 = 1_760_000_000_000;
@@ -20,12 +21,7 @@ const SCENARIO_1 = `traffic:
   source: {type: trace, format: dynamo, paths: [traces/toolagent-replay.jsonl]}
   load: {type: trace_timestamps}
 ${seedAggregatedEngine(3, false)}router: {policy: kv_router, temperature: 1.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 600
+${RETUNE_ONLY_PLANNER}    interval_seconds: 600
     max_parallel: 4
     router:
       overlap_score_credit: 1.0

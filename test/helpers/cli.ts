@@ -46,6 +46,11 @@ export async function cliAsIs(argv: readonly string[], deps?: CliDeps): Promise<
   return { code, out, err };
 }
 
+/** `--set S` for each of `sets`. */
+export function setFlags(...sets: readonly string[]): string[] {
+  return sets.flatMap((s) => ["--set", s]);
+}
+
 /** `fleetsim predict -c CONFIG --output-dir OUT MORE…` in-process, as `cli` runs it. */
 export function cliPredict(config: string, out: string, ...more: string[]): Promise<CliRun> {
   return cli(...predictArgv(config, out, ...more));
@@ -65,7 +70,7 @@ export async function predictExample(
     "predict",
     "-c",
     "examples/aggregated.yaml",
-    ...sets.flatMap((s) => ["--set", s]),
+    ...setFlags(...sets),
     ...more,
     "--output-dir",
     outDir,

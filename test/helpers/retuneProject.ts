@@ -11,6 +11,14 @@ import { engineYaml } from "./configYaml.js";
 import { dynamoTrace } from "./dynamoTraces.js";
 import { tempDir } from "./specs.js";
 
+/** The head of a retune-only `planner` section: the Planner's scaling off, `retune:` open. */
+export const RETUNE_ONLY_PLANNER = `planner:
+  policy: enabled
+  enable_load_scaling: false
+  enable_throughput_scaling: false
+  retune:
+`;
+
 /**
  * A retune-only run over `trace.jsonl` (a Dynamo trace) on `engine` (an `engine:` block), with
  * the kv_router and the Planner's scaling off: `retune` holds the lines under `planner.retune`
@@ -21,12 +29,7 @@ export function retuneYaml(engine: string, retune: string, tail: string): string
   source: {type: trace, format: dynamo, paths: [trace.jsonl]}
   load: {type: trace_timestamps}
 ${engine}router: {policy: kv_router, temperature: 0.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-${retune
+${RETUNE_ONLY_PLANNER}${retune
   .trim()
   .split("\n")
   .map((line) => `    ${line.trim()}`)

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliPredict } from "../helpers/cli.js";
+import { cliPredict, setFlags } from "../helpers/cli.js";
 import { syntheticProject } from "../helpers/specs.js";
 
 describe("start-up memory", () => {
@@ -16,8 +16,7 @@ describe("start-up memory", () => {
     const r = await cliPredict(
       p.config,
       p.out,
-      "--set",
-      "engine.workers.aggregated.parallelism.replicas=100000",
+      ...setFlags("engine.workers.aggregated.parallelism.replicas=100000"),
     );
     expect(r.code).toBe(3);
     expect(r.err).toContain("resource preflight refused the run");

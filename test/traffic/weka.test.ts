@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { loadWekaTrace } from "../../src/traffic/weka.js";
-import { cli, cliPredict } from "../helpers/cli.js";
+import { cli, cliPredict, setFlags } from "../helpers/cli.js";
 import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -205,8 +205,7 @@ ${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, kvCache: "{block_siz
       "validate",
       "-c",
       "examples/aggregated.yaml",
-      "--set",
-      "traffic.source.nested_timestamp_basis=relative",
+      ...setFlags("traffic.source.nested_timestamp_basis=relative"),
     );
     expect(r.code).toBe(2);
     expect(r.err).toContain("traffic.source.nested_timestamp_basis is only valid with format 'weka'");
