@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli, cliPredict } from "../helpers/cli.js";
+import { cli, cliPredict, setFlags } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -90,10 +90,10 @@ describe("fleetsim predict: success paths", () => {
       p.config,
       p.out,
       "--capture-per-request",
-      "--set",
-      "engine.workers.aggregated.parallelism.replicas=1",
-      "--set",
-      "traffic.load={type: concurrency, concurrency: 1}",
+      ...setFlags(
+        "engine.workers.aggregated.parallelism.replicas=1",
+        "traffic.load={type: concurrency, concurrency: 1}",
+      ),
     );
     expect(r.code).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
@@ -204,10 +204,7 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
   for (const c of BAD_SETS) {
     it(c.name, async () => {
       const p = project();
-      await expectUserError(
-        ["predict", "-c", p.config, ...c.sets.flatMap((s) => ["--set", s])],
-        ...c.fragments,
-      );
+      await expectUserError(["predict", "-c", p.config, ...setFlags(...c.sets)], ...c.fragments);
     });
   }
 
@@ -344,12 +341,11 @@ describe("fleetsim predict with the op-level timing model", () => {
         "predict",
         "-c",
         p.config,
-        "--set",
-        "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
-        "--set",
-        "engine.workers.aggregated.timing={type: default}",
-        "--set",
-        "engine.perf_database=no/such/dir",
+        ...setFlags(
+          "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
+          "engine.workers.aggregated.timing={type: default}",
+          "engine.perf_database=no/such/dir",
+        ),
       ],
       "engine.perf_database",
       "perf database directory not found",

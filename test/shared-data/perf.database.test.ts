@@ -6,7 +6,7 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 import { PERF_DATA } from "./data.js";
@@ -40,8 +40,7 @@ describe("fleetsim predict with the op-level timing model over a perf database",
       "predict",
       "-c",
       p.config,
-      "--set",
-      `engine.perf_database=${PERF_DATA}`,
+      ...setFlags(`engine.perf_database=${PERF_DATA}`),
       "--output-dir",
       join(p.dir, "parquet"),
     );
@@ -72,12 +71,11 @@ describe("fleetsim predict with the op-level timing model over a perf database",
         "predict",
         "-c",
         p.config,
-        "--set",
-        "engine.backend=sglang",
-        "--set",
-        "engine.workers.aggregated.timing={type: default, op_tables: backend}",
-        "--set",
-        `engine.perf_database=${database}`,
+        ...setFlags(
+          "engine.backend=sglang",
+          "engine.workers.aggregated.timing={type: default, op_tables: backend}",
+          `engine.perf_database=${database}`,
+        ),
         "--output-dir",
         join(p.dir, name),
       );

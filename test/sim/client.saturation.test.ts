@@ -7,7 +7,7 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
 import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
 
@@ -156,10 +156,7 @@ describe("saturated in prediction.json", () => {
       join(dir, "out2"),
       "--progress",
       "none",
-      "--set",
-      "traffic.load.requests_per_second=5",
-      "--set",
-      "traffic.stop.requests=100",
+      ...setFlags("traffic.load.requests_per_second=5", "traffic.stop.requests=100"),
     );
     expect(light.code).toBe(0);
     expect(light.err).toBe("");
