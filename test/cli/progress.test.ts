@@ -184,7 +184,8 @@ describe("ProgressBar timing", () => {
 function longProject(): { config: string; out: string } {
   const dir = tempDir();
   const { config } = configFile(
-    `${syntheticTraffic("{type: poisson, requests_per_second: 400}", "{requests: 24000}", [256, 128])}${RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 4}\n      kv_cache:")}`,
+    syntheticTraffic("{type: poisson, requests_per_second: 400}", "{requests: 24000}", [256, 128]) +
+      RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 4}\n      kv_cache:"),
     { dir },
   );
   return { config, out: join(dir, "out") };

@@ -90,8 +90,8 @@ function acceptedConfigs(): [string, unknown][] {
   const blocks: [string, string][] = [
     ["RUNNABLE_ENGINE", RUNNABLE_ENGINE],
     ["RUNNABLE_PD_ENGINE", RUNNABLE_PD_ENGINE],
-    ["seed aggregated", `${SEED_001.traffic}${SEED_001.aggregatedEngine}${SEED_001.routerAndSla}`],
-    ["seed disaggregated", `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}`],
+    ["seed aggregated", SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla],
+    ["seed disaggregated", SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla],
     [
       "synthetic poisson, kv router, planner",
       `${syntheticTraffic("{type: poisson, requests_per_second: 4, seed: 7}", "{requests: 50}", [512, 64])}${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.5, prefill_load_model: {type: aic}}

@@ -58,7 +58,7 @@ describe("seed 001: planner walkthrough, disaggregated step (without the planner
   const files = { [SEED_001.trace]: "" };
 
   it("loads and resolves to the expected DisaggregatedEngineSpec", () => {
-    const spec = loadYaml(`${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}`, {
+    const spec = loadYaml(SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla, {
       files,
     });
     const engine = disaggregatedEngine(spec);
@@ -93,10 +93,10 @@ describe("seed 001: planner walkthrough, disaggregated step (without the planner
 
   it("each P/D role gets the KV capacity an aggregated worker with the same settings gets", () => {
     const aggregated = aggregatedRole(
-      loadYaml(`${SEED_001.traffic}${SEED_001.aggregatedEngine}${SEED_001.routerAndSla}`, { files }),
+      loadYaml(SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla, { files }),
     );
     const engine = disaggregatedEngine(
-      loadYaml(`${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}`, { files }),
+      loadYaml(SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla, { files }),
     );
     expect(aggregated.replicas).toBe(2);
     expect(engine.prefill.numGpuBlocks).toBe(aggregated.numGpuBlocks);
@@ -104,7 +104,7 @@ describe("seed 001: planner walkthrough, disaggregated step (without the planner
   });
 
   it("the --stack engine accepts the disaggregated engine without the router section", () => {
-    const spec = loadYaml(`${SEED_001.traffic}${SEED_001.disaggregatedEngine}`, { files, stack: "engine" });
+    const spec = loadYaml(SEED_001.traffic + SEED_001.disaggregatedEngine, { files, stack: "engine" });
     expect(spec.engine.mode).toBe("disaggregated");
     expect(spec.router).toEqual({ policy: "round_robin" });
   });

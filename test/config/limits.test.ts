@@ -14,7 +14,7 @@ import { cli } from "../helpers/cli.js";
 import { loadError, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
 import { syntheticTraffic } from "../helpers/configYaml.js";
 
-const BASE = `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}")}${RUNNABLE_ENGINE}`;
+const BASE = syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}") + RUNNABLE_ENGINE;
 
 function configFile(text: string): string {
   const path = join(tempDir(), "config.yaml");

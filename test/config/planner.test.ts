@@ -98,14 +98,14 @@ const SLA = "evaluation: {sla: {ttft_ms: 800, itl_ms: 40}}\n";
 describe("seed 001: planner walkthrough", () => {
   it("the aggregated planner loads and maps to PlannerSettings", () => {
     const planner = plannerOf(
-      `${SEED_001.traffic}${SEED_001.aggregatedEngine}${SEED_001.routerAndSla}${SEED_AGGREGATED_PLANNER}`,
+      SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla + SEED_AGGREGATED_PLANNER,
     );
     expect(planner).toEqual(SEED_AGGREGATED_SETTINGS);
   });
 
   it("the disaggregated planner loads and maps with its role minimums", () => {
     const planner = plannerOf(
-      `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}${SEED_DISAGGREGATED_PLANNER}`,
+      SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla + SEED_DISAGGREGATED_PLANNER,
     );
     expect(planner).toEqual({
       ...SEED_AGGREGATED_SETTINGS,
@@ -127,13 +127,15 @@ describe("seed 001: planner walkthrough", () => {
 
   it("max_num_gpus at or below the starting GPUs is allowed (the Planner holds every scale-up)", () => {
     // The seed starts 2 one-GPU workers under a 2-GPU ceiling.
-    const yaml = `${SEED_001.traffic}${SEED_001.aggregatedEngine}${SEED_001.routerAndSla}${SEED_AGGREGATED_PLANNER}`;
+    const yaml =
+      SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla + SEED_AGGREGATED_PLANNER;
     expect(plannerOf(yaml)?.maxGpuBudget).toBe(2);
     expect(plannerOf(yaml, ["planner.max_num_gpus=1"])?.maxGpuBudget).toBe(1);
   });
 
   it("--set planner.policy=disabled gives the fixed-replica baseline", () => {
-    const yaml = `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}${SEED_DISAGGREGATED_PLANNER}`;
+    const yaml =
+      SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla + SEED_DISAGGREGATED_PLANNER;
     expect(plannerOf(yaml, ["planner.policy=disabled"])).toBeNull();
   });
 });

@@ -8,7 +8,9 @@ import { cli } from "../helpers/cli.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE, writeFiles } from "../helpers/configHelpers.js";
 import { syntheticTraffic } from "../helpers/configYaml.js";
 
-const SYNTHETIC = `${syntheticTraffic("{type: concurrency, concurrency: 4, warmup_sessions: 8}", "{requests: 24}", [64, 8])}${RUNNABLE_ENGINE}`;
+const SYNTHETIC =
+  syntheticTraffic("{type: concurrency, concurrency: 4, warmup_sessions: 8}", "{requests: 24}", [64, 8]) +
+  RUNNABLE_ENGINE;
 
 describe("traffic.load.warmup_sessions", () => {
   it("resolves onto the closed loop's load", () => {

@@ -141,7 +141,9 @@ export function disaggSpec(
 export function syntheticProject(requests: number, extraYaml = "") {
   const dir = tempDir("fleetsim-res-");
   const { config } = configFile(
-    `${syntheticTraffic("{type: concurrency, concurrency: 64}", `{requests: ${requests}}`)}${engineYaml({ replicas: 2, blocks: 4096, timing: fixedTiming(1, 1) })}${extraYaml}`,
+    syntheticTraffic("{type: concurrency, concurrency: 64}", `{requests: ${requests}}`) +
+      engineYaml({ replicas: 2, blocks: 4096, timing: fixedTiming(1, 1) }) +
+      extraYaml,
     { dir },
   );
   return { dir, config, out: join(dir, "out") };

@@ -31,7 +31,11 @@ function noteOf(html: string, id: string): string {
 async function oneHourRun(rate: number) {
   const dir = tempDir("fleetsim-latency-");
   const { config } = configFile(
-    `${syntheticTraffic(`{type: constant_rate, requests_per_second: ${rate}}`, `{requests: ${rate * 3600}}`, [64, 8])}${engineYaml({ replicas: 1, blocks: 4096, timing: fixedTiming(20, 5) })}`,
+    syntheticTraffic(
+      `{type: constant_rate, requests_per_second: ${rate}}`,
+      `{requests: ${rate * 3600}}`,
+      [64, 8],
+    ) + engineYaml({ replicas: 1, blocks: 4096, timing: fixedTiming(20, 5) }),
     { dir },
   );
   const out = join(dir, "out");

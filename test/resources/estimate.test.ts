@@ -117,7 +117,7 @@ ${FIXED_ENGINE}`,
   it("300,000 synthetic requests (the per-request columns dominate)", () => {
     const rt = predictProcess(
       tempDir("fleetsim-estimate-"),
-      `${syntheticTraffic("{type: concurrency, concurrency: 64}", "{requests: 300000}", [640, 4])}${FIXED_ENGINE}`,
+      syntheticTraffic("{type: concurrency, concurrency: 64}", "{requests: 300000}", [640, 4]) + FIXED_ENGINE,
     );
     expectWithin(rt, 1.5);
   }, 120_000);
