@@ -208,7 +208,17 @@ describe("runTraceReplay: the seed's Python examples against fleetsim predict", 
       capturePerRequest: true,
     });
     const file = await predictFile(
-      `${syntheticTraffic("{type: poisson, requests_per_second: 20, seed: 7}", "{requests: 60}", [1024, 64])}${engineYaml({ model: "Qwen/Qwen3-8B", hardware: "unspecified", contextLength: "max", replicas: 2, scheduler: "{max_sequences: 16}", kvCache: "{block_size: 32, capacity: {type: fixed, blocks: 2000}}", timing: "{type: polynomial}" })}evaluation:
+      `${syntheticTraffic("{type: poisson, requests_per_second: 20, seed: 7}", "{requests: 60}", [1024, 64])}${engineYaml(
+        {
+          model: "Qwen/Qwen3-8B",
+          hardware: "unspecified",
+          contextLength: "max",
+          replicas: 2,
+          scheduler: "{max_sequences: 16}",
+          kvCache: "{block_size: 32, capacity: {type: fixed, blocks: 2000}}",
+          timing: "{type: polynomial}",
+        },
+      )}evaluation:
   sla: {e2e_ms: 4000}
 `,
       ["--capture-per-request"],

@@ -17,7 +17,12 @@ beforeAll(async () => {
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-${engineYaml({ contextLength: 4096, replicas: 1, blocks: 256, timing: fixedTiming(30, 4) })}evaluation: {sla: {ttft_ms: 60, itl_ms: 10}}
+${engineYaml({
+  contextLength: 4096,
+  replicas: 1,
+  blocks: 256,
+  timing: fixedTiming(30, 4),
+})}evaluation: {sla: {ttft_ms: 60, itl_ms: 10}}
 `,
     { dir, files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );

@@ -45,7 +45,12 @@ function config(name: string, source: string, load: string, router: string): str
     `traffic:
   source: ${source}
   load: ${load}
-${engineYaml({ contextLength: 16384, replicas: 2, kvCache: "{block_size: 64, prefix_caching: true, capacity: {type: fixed, blocks: 300}}", timing: "{type: polynomial}" })}router: ${router}
+${engineYaml({
+  contextLength: 16384,
+  replicas: 2,
+  kvCache: "{block_size: 64, prefix_caching: true, capacity: {type: fixed, blocks: 300}}",
+  timing: "{type: polynomial}",
+})}router: ${router}
 evaluation:
   sla: {ttft_ms: 200, itl_ms: 20}
 `,

@@ -31,7 +31,13 @@ describe("fleetsim as a process", () => {
 
   it("Ctrl-C stops a long run with exit 130 and leaves no output behind", async () => {
     const { dir, config } = configFile(
-      `${syntheticTraffic("{type: concurrency, concurrency: 256}", "{requests: 2000000}", [2048, 1024])}${engineYaml({ replicas: 4, kvCache: "{capacity: {type: fixed, blocks: 100000}}", timing: "{type: polynomial}" })}`,
+      `${syntheticTraffic("{type: concurrency, concurrency: 256}", "{requests: 2000000}", [2048, 1024])}${engineYaml(
+        {
+          replicas: 4,
+          kvCache: "{capacity: {type: fixed, blocks: 100000}}",
+          timing: "{type: polynomial}",
+        },
+      )}`,
       { name: "long.yaml" },
     );
     const out = join(dir, "out");

@@ -31,7 +31,12 @@ function project(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps, speedup: 2}
-${engineYaml({ parallelism: "{preset: default}", scheduler: "{max_batched_tokens: {choices: [2048, 8192]}, max_sequences: 64}", blocks: 512, timing: "{type: polynomial}" })}evaluation:
+${engineYaml({
+  parallelism: "{preset: default}",
+  scheduler: "{max_batched_tokens: {choices: [2048, 8192]}, max_sequences: 64}",
+  blocks: 512,
+  timing: "{type: polynomial}",
+})}evaluation:
   sla: {ttft_ms: 2000, itl_ms: 200}
 optimization:
   ${optimization}

@@ -14,7 +14,12 @@ import { tempDir } from "../helpers/specs.js";
 
 const run = (...argv: string[]) => cliAsIs(argv);
 
-const CONFIG = `${syntheticTraffic("{type: concurrency, concurrency: 2}", "{requests: 8}")}${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: 4096, kvCache: "{capacity: {type: fixed, blocks: 500}}", timing: fixedTiming(5, 1) })}`;
+const CONFIG = `${syntheticTraffic("{type: concurrency, concurrency: 2}", "{requests: 8}")}${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: 4096,
+  kvCache: "{capacity: {type: fixed, blocks: 500}}",
+  timing: fixedTiming(5, 1),
+})}`;
 
 function project(extra = ""): { config: string; out: string } {
   const dir = tempDir("fleetsim-stack-");

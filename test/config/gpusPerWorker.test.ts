@@ -17,7 +17,13 @@ const ROWS = Array.from({ length: 30 }, (_, i) =>
 function yaml(parallelism: string, planner = ""): string {
   return `traffic:
   source: {type: trace, format: mooncake, paths: [${TRACE}]}
-${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: 4096, parallelism, kvCache: "{capacity: {type: fixed, blocks: 2000}}", timing: fixedTiming(20, 5) })}${planner}`;
+${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: 4096,
+  parallelism,
+  kvCache: "{capacity: {type: fixed, blocks: 2000}}",
+  timing: fixedTiming(20, 5),
+})}${planner}`;
 }
 
 describe("GPUs per worker = tensor × attention_data", () => {

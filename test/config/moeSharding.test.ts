@@ -10,7 +10,13 @@ import { aggregatedRole, loadYaml } from "../helpers/configHelpers.js";
 import { engineYaml, syntheticTraffic } from "../helpers/configYaml.js";
 
 const config = (parallelism: string) =>
-  `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}")}${engineYaml({ model: "Qwen/Qwen3-30B-A3B", hardware: "h100_sxm", contextLength: null, parallelism, kvCache: "{capacity: {type: fixed, blocks: 1000}}" })}`;
+  `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}")}${engineYaml({
+    model: "Qwen/Qwen3-30B-A3B",
+    hardware: "h100_sxm",
+    contextLength: null,
+    parallelism,
+    kvCache: "{capacity: {type: fixed, blocks: 1000}}",
+  })}`;
 
 describe("MoE sharding defaults", () => {
   it("tensor 2 with the MoE fields left out shards the experts over the two ranks", () => {

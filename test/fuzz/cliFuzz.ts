@@ -14,11 +14,22 @@ import { engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml
 
 /** Valid configs the mutations start from (small, fast: fixed or polynomial timing, fixed KV). */
 export const BASE_CONFIGS: readonly string[] = [
-  `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 12}")}${engineYaml({ replicas: 2, kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}", timing: fixedTiming(2, 1) })}`,
+  `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 12}")}${engineYaml({
+    replicas: 2,
+    kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}",
+    timing: fixedTiming(2, 1),
+  })}`,
   `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 16}
   load: {type: trace_timestamps, speedup: 2.0}
-${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, parallelism: "{replicas: 1, tensor: 1}", scheduler: "{max_batched_tokens: 2048, max_sequences: 32}", kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 1000}}", timing: "{type: polynomial}" })}router: {policy: kv_router, temperature: 0.0}
+${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  parallelism: "{replicas: 1, tensor: 1}",
+  scheduler: "{max_batched_tokens: 2048, max_sequences: 32}",
+  kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 1000}}",
+  timing: "{type: polynomial}",
+})}router: {policy: kv_router, temperature: 0.0}
 planner:
   policy: enabled
   target: load

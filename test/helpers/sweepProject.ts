@@ -34,7 +34,12 @@ export function sweepProject(vary = VARY, extra = ""): SweepProject {
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps, speedup: 4}
-${engineYaml({ replicas: 1, scheduler: "{max_batched_tokens: 4096, max_sequences: 64}", blocks: 512, timing: "{type: polynomial}" })}evaluation:
+${engineYaml({
+  replicas: 1,
+  scheduler: "{max_batched_tokens: 4096, max_sequences: 64}",
+  blocks: 512,
+  timing: "{type: polynomial}",
+})}evaluation:
   sla: {ttft_ms: 400, itl_ms: 40}
 `,
     { dir },

@@ -207,7 +207,12 @@ function synthetic(rate: number, extra = "", shape = { input: 64, output: 20, se
   source: {type: synthetic, input_tokens: ${shape.input}, output_tokens: ${shape.output}}
   load: {type: poisson, requests_per_second: ${rate}, seed: 1}
   stop: {requests: 1500}
-${engineYaml({ replicas: 1, scheduler: `{max_sequences: ${shape.sequences}}`, kvCache: `{block_size: 64, capacity: {type: fixed, blocks: ${shape.blocks}}}`, timing: fixedTiming(5, 10) })}evaluation:
+${engineYaml({
+  replicas: 1,
+  scheduler: `{max_sequences: ${shape.sequences}}`,
+  kvCache: `{block_size: 64, capacity: {type: fixed, blocks: ${shape.blocks}}}`,
+  timing: fixedTiming(5, 10),
+})}evaluation:
   sla: {ttft_ms: 500}
 ${extra}`,
   );

@@ -45,7 +45,10 @@ describe("heap guard", () => {
       `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 16}
   load: {type: trace_timestamps}
-${engineYaml({ kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}", timing: fixedTiming(2, 1) })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1}
+${engineYaml({
+  kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}",
+  timing: fixedTiming(2, 1),
+})}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1}
 execution: {resources: {memory_limit_gb: 1000}}
 `,
       { dir, name: "c.yaml", files: { "trace.jsonl": `${rows.map((r) => JSON.stringify(r)).join("\n")}\n` } },

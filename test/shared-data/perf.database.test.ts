@@ -26,7 +26,12 @@ function project(): { dir: string; config: string } {
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-${engineYaml({ model: "nvidia/Llama-3.1-8B-Instruct-FP8", replicas: 2, kvCache: "{block_size: 64, capacity: {type: default}}", timing: "{type: default}" })}`,
+${engineYaml({
+  model: "nvidia/Llama-3.1-8B-Instruct-FP8",
+  replicas: 2,
+  kvCache: "{block_size: 64, capacity: {type: default}}",
+  timing: "{type: default}",
+})}`,
     { dir },
   );
   return { dir, config };

@@ -137,7 +137,11 @@ describe("saturated in prediction.json", () => {
 
   it("predict warns on stderr about a saturated run and timed-out requests", async () => {
     const { dir, config } = configFile(
-      `${syntheticTraffic("{type: constant_rate, requests_per_second: 200}", "{requests: 600}")}${engineYaml({ scheduler: "{max_sequences: 1}", blocks: 4096, timing: fixedTiming(10, 2) })}client: {timeout_seconds: 1}
+      `${syntheticTraffic("{type: constant_rate, requests_per_second: 200}", "{requests: 600}")}${engineYaml({
+        scheduler: "{max_sequences: 1}",
+        blocks: 4096,
+        timing: fixedTiming(10, 2),
+      })}client: {timeout_seconds: 1}
 `,
     );
     const r = await cli("predict", "-c", config, "--output-dir", join(dir, "out"), "--progress", "none");

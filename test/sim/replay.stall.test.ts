@@ -54,7 +54,11 @@ describe("a pool scaled to zero while requests wait", () => {
 
   it("a Planner budget below min_workers: the run ends with a warning naming the cause", async () => {
     const { dir, config } = configFile(
-      `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 1000}")}${engineYaml({ replicas: 4, blocks: 4096, timing: fixedTiming(1, 1) })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
+      `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 1000}")}${engineYaml({
+        replicas: 4,
+        blocks: 4096,
+        timing: fixedTiming(1, 1),
+      })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
 `,
       { name: "c.yaml" },
     );

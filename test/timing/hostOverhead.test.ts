@@ -17,7 +17,12 @@ import { aggregatedRole, issueAt, loadError, loadYaml } from "../helpers/configH
 import { engineYaml } from "../helpers/configYaml.js";
 
 const ENGINE = (timing: string, scheduler = "") =>
-  `${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, kvCache: "{capacity: {type: fixed, blocks: 1000}}", timing })}${scheduler}`;
+  `${engineYaml({
+    model: "Qwen/Qwen3-8B",
+    contextLength: null,
+    kvCache: "{capacity: {type: fixed, blocks: 1000}}",
+    timing,
+  })}${scheduler}`;
 
 const PAR = { tensor: 1, pipeline: 1, attentionData: 1, moeTensor: 1, moeExpert: 1 };
 

@@ -12,7 +12,13 @@ import { cli, cliPredict } from "../helpers/cli.js";
 import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
-const ENGINE = `${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, replicas: 2, kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 8000}}", timing: "{type: polynomial}" })}router: {policy: kv_router}
+const ENGINE = `${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  replicas: 2,
+  kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 8000}}",
+  timing: "{type: polynomial}",
+})}router: {policy: kv_router}
 `;
 
 const SHAPES: Record<string, { yaml: string; requests: number; run: Record<string, unknown> }> = {

@@ -187,7 +187,12 @@ describe("fleetsim predict with a Weka corpus", () => {
       `traffic:
   source: {type: trace, format: weka, paths: [corpus]}
   load: {type: trace_timestamps}
-${engineYaml({ model: "Qwen/Qwen3-8B", contextLength: null, kvCache: "{block_size: 4, capacity: {type: fixed, blocks: 4000}}", timing: fixedTiming(20, 5) })}`,
+${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  kvCache: "{block_size: 4, capacity: {type: fixed, blocks: 4000}}",
+  timing: fixedTiming(20, 5),
+})}`,
       { dir, name: "weka.yaml" },
     );
     const out = join(dir, "out");
