@@ -14,9 +14,10 @@ import {
   runTraceReplay,
 } from "../../src/index.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
-import { SEED_AGGREGATED_ENGINE, SEED_DISAGGREGATED_ENGINE } from "../helpers/configHelpers.js";
+import { cliPredict } from "../helpers/cli.js";
+import { engineYaml, syntheticTraffic } from "../helpers/configYaml.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
+import { SEED_001 } from "../helpers/seed001.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** The seed's conversation trace, its first 600 s (a committed fixture: runs without ../shared). */
@@ -62,17 +63,10 @@ function aggregatedYaml(opts: { maxVirtualSeconds: number }): string {
     block_size: 512
   load: {type: trace_timestamps, speedup: 1.0}
   stop: {max_virtual_time_seconds: ${opts.maxVirtualSeconds}}
-${SEED_AGGREGATED_ENGINE}router:
+${SEED_001.aggregatedEngine}router:
   policy: round_robin
   prefill_load_model: {type: none}
-planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  max_num_gpus: 4
+${SEED_001.plannerHead}  max_num_gpus: 4
   min_workers: 1
 evaluation:
   sla: {ttft_ms: 1500, itl_ms: 50}
@@ -85,18 +79,7 @@ async function predictFile(yaml: string, extra: string[] = []): Promise<string> 
   const config = join(dir, "prediction.yaml");
   writeFileSync(config, yaml);
   const out = join(dir, "out");
-  const r = await cli(
-    "predict",
-    "-c",
-    config,
-    "--output-dir",
-    out,
-    "--format",
-    "json",
-    "--progress",
-    "none",
-    ...extra,
-  );
+  const r = await cliPredict(config, out, "--format", "json", "--progress", "none", ...extra);
   expect(r.err).toContain("Saved full report to");
   expect(r.code).toBe(0);
   return readFileSync(join(out, "prediction.json"), "utf8");
@@ -203,7 +186,7 @@ describe("runTraceReplay: the seed's Python examples against fleetsim predict", 
       maxSimTimeMs: 1_200_000,
     });
     const yaml = aggregatedYaml({ maxVirtualSeconds: 1200 })
-      .replace(/engine:\n[\s\S]*?\nrouter:/, `${SEED_DISAGGREGATED_ENGINE}router:`)
+      .replace(/engine:\n[\s\S]*?\nrouter:/, `${SEED_001.disaggregatedEngine}router:`)
       .replace("  min_workers: 1\n", "  prefill_min_workers: 1\n  decode_min_workers: 1\n");
     const file = await predictFile(yaml);
     expect(report.planner?.metadata["mode"]).toBe("disagg");
@@ -225,21 +208,17 @@ describe("runTraceReplay: the seed's Python examples against fleetsim predict", 
       capturePerRequest: true,
     });
     const file = await predictFile(
-      `traffic:
-  source: {type: synthetic, input_tokens: 1024, output_tokens: 64}
-  load: {type: poisson, requests_per_second: 20, seed: 7}
-  stop: {requests: 60}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: unspecified
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      scheduler: {max_sequences: 16}
-      kv_cache: {block_size: 32, capacity: {type: fixed, blocks: 2000}}
-      timing: {type: polynomial}
-evaluation:
+      `${syntheticTraffic("{type: poisson, requests_per_second: 20, seed: 7}", "{requests: 60}", [1024, 64])}${engineYaml(
+        {
+          model: "Qwen/Qwen3-8B",
+          hardware: "unspecified",
+          contextLength: "max",
+          replicas: 2,
+          scheduler: "{max_sequences: 16}",
+          kvCache: "{block_size: 32, capacity: {type: fixed, blocks: 2000}}",
+          timing: "{type: polynomial}",
+        },
+      )}evaluation:
   sla: {e2e_ms: 4000}
 `,
       ["--capture-per-request"],

@@ -10,8 +10,6 @@ import { parse } from "yaml";
 import { defaultReportPath } from "../../src/api/htmlReport.js";
 import * as api from "../../src/index.js";
 import {
-  ConfigError,
-  type ConfigIssue,
   predict,
   ReplayAborted,
   runSyntheticTraceReplay,
@@ -20,7 +18,8 @@ import {
   type TraceReplayOptions,
 } from "../../src/index.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
+import { firstIssueAt, rejectionOf } from "../helpers/configHelpers.js";
 import { tempDir, writeTrace } from "../helpers/specs.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -39,20 +38,8 @@ const ROWS = [
 ];
 
 /** The ConfigError a call rejects with. */
-async function configError(run: () => Promise<unknown>): Promise<ConfigError> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConfigError);
-  return err as ConfigError;
-}
-
-function issueAt(err: ConfigError, path: string): ConfigIssue {
-  const issue = err.issues.find((i) => i.path === path);
-  expect(issue, `no issue at ${path}: ${err.message}`).toBeDefined();
-  return issue!;
-}
+const configError = (run: () => Promise<unknown>) => rejectionOf(run);
+const issueAt = firstIssueAt;
 
 describe("API argument errors are ConfigErrors whose paths name the options", () => {
   const trace = writeTrace(ROWS);
@@ -200,7 +187,7 @@ describe("predict(config)", () => {
     const config = parse(readFileSync(file, "utf8")) as Record<string, unknown>;
     const report = await predict(config, { baseDir: join(ROOT, "examples") });
     const out = join(tempDir("fleetsim-api-predict-"), "out");
-    const r = await cli("predict", "-c", file, "--output-dir", out, "--format", "json", "--progress", "none");
+    const r = await cliPredict(file, out, "--format", "json", "--progress", "none");
     expect(r.code).toBe(0);
     const strip = (text: string): string => {
       const doc = JSON.parse(text);

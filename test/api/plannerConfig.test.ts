@@ -4,7 +4,8 @@
  * `SchedulingConfig` block and `live_dashboard_port` as the reference's PlannerConfig accepts them.
  */
 import { describe, expect, it } from "vitest";
-import { ConfigError, type ConfigIssue, type PlannerConfig, runTraceReplay } from "../../src/index.js";
+import { type PlannerConfig, runTraceReplay } from "../../src/index.js";
+import { firstIssueAt, rejectionOf } from "../helpers/configHelpers.js";
 import { writeTrace } from "../helpers/specs.js";
 
 const ROWS = Array.from({ length: 40 }, (_, i) => ({
@@ -20,20 +21,8 @@ async function run(plannerConfig: PlannerConfig) {
   return runTraceReplay(writeTrace(ROWS), { ...BASE, plannerConfig });
 }
 
-async function rejection(plannerConfig: PlannerConfig): Promise<ConfigError> {
-  const err = await run(plannerConfig).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConfigError);
-  return err as ConfigError;
-}
-
-function issueAt(err: ConfigError, path: string): ConfigIssue {
-  const issue = err.issues.find((i) => i.path === path);
-  expect(issue, `no issue at ${path}: ${err.message}`).toBeDefined();
-  return issue!;
-}
+const rejection = (plannerConfig: PlannerConfig) => rejectionOf(() => run(plannerConfig));
+const issueAt = firstIssueAt;
 
 /** A deployment's PlannerConfig, copied and edited as seed 000 says. */
 const DEPLOYMENT: PlannerConfig = {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
 const EXAMPLE = fileURLToPath(new URL("../../examples/aggregated.yaml", import.meta.url));
@@ -78,8 +78,7 @@ describe("fleetsim calibrate", () => {
       "engine",
       "-c",
       EXAMPLE,
-      "--set",
-      `client.profile=${profile}`,
+      ...setFlags(`client.profile=${profile}`),
     );
     expect(checked.code, checked.err).toBe(0);
     expect(checked.out.replace(/\s+/g, " ")).toContain(

@@ -4,7 +4,6 @@
  * util/packageRoot.ts and forks its own sweep worker entry. Its predictions are the sources' (the golden cases,
  * host-time keys stripped: test/golden/cases.ts).
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX } from "../../src/cli/startupPr
 import { diffJson, GOLDEN_CASES, goldenPath, type Json, stripHostTime } from "../golden/cases.js";
 import { buildBundle } from "../helpers/bundle.js";
 import { cli } from "../helpers/cli.js";
+import { type ProcessRun, runSync } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -27,20 +27,12 @@ beforeAll(async () => {
   codeCache = tempDir("fleetsim-bundle-cache-");
 });
 
-function runBundle(...args: string[]): { code: number | null; out: string; err: string } {
+function runBundle(...args: string[]): ProcessRun {
   return runBundleIn({}, ...args);
 }
 
-function runBundleIn(
-  env: NodeJS.ProcessEnv,
-  ...args: string[]
-): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, [CACHE_ENV]: codeCache, ...env },
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+function runBundleIn(env: Readonly<Record<string, string>>, ...args: string[]): ProcessRun {
+  return runSync([process.execPath, bin, ...args], { cwd: ROOT, env: { [CACHE_ENV]: codeCache, ...env } });
 }
 
 /** Runs golden case `name` through the bundle and returns the paths that differ from its golden. */

@@ -2,42 +2,30 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict, setFlags } from "../helpers/cli.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** A small valid config over a trace in the same temp dir. */
 function project(opts: { rows?: string[]; extraYaml?: string } = {}) {
-  const dir = tempDir("fleetsim-cli-");
   const rows = opts.rows ?? [
     '{"timestamp": 0, "input_length": 700, "output_length": 5, "hash_ids": [1, 2]}',
     '{"timestamp": 10, "input_length": 900, "output_length": 3, "hash_ids": [1, 3]}',
     '{"timestamp": 25, "input_length": 300, "output_length": 4, "hash_ids": [4]}',
   ];
-  writeFileSync(join(dir, "trace.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  return configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 256}}
-      timing: {type: polynomial}
-${opts.extraYaml ?? ""}`,
+${engineYaml({ replicas: 2, blocks: 256, timing: "{type: polynomial}" })}${opts.extraYaml ?? ""}`,
+    { dir: tempDir("fleetsim-cli-"), files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );
-  return { dir, config, out: join(dir, "out") };
 }
 
 describe("fleetsim predict: success paths", () => {
   it("writes prediction.json with sorted keys, prints the table and the saved line", async () => {
     const p = project();
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(r.out).toContain("NVIDIA AIPerf | LLM Metrics");
@@ -56,7 +44,7 @@ describe("fleetsim predict: success paths", () => {
 
   it("--capture-per-request writes requests.jsonl and fills per_request", async () => {
     const p = project();
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--capture-per-request");
+    const r = await cliPredict(p.config, p.out, "--capture-per-request");
     expect(r.code).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const lines = readFileSync(join(p.out, "requests.jsonl"), "utf8").trimEnd().split("\n");
@@ -71,7 +59,7 @@ describe("fleetsim predict: success paths", () => {
 
   it("--format json prints the summary as one compact sorted JSON object", async () => {
     const p = project();
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--format", "json");
+    const r = await cliPredict(p.config, p.out, "--format", "json");
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
@@ -98,17 +86,14 @@ describe("fleetsim predict: success paths", () => {
 
   it("--set overrides apply before validation (replicas, load)", async () => {
     const p = project();
-    const r = await cli(
-      "predict",
-      "-c",
+    const r = await cliPredict(
       p.config,
-      "--output-dir",
       p.out,
       "--capture-per-request",
-      "--set",
-      "engine.workers.aggregated.parallelism.replicas=1",
-      "--set",
-      "traffic.load={type: concurrency, concurrency: 1}",
+      ...setFlags(
+        "engine.workers.aggregated.parallelism.replicas=1",
+        "traffic.load={type: concurrency, concurrency: 1}",
+      ),
     );
     expect(r.code).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
@@ -124,7 +109,7 @@ describe("fleetsim predict: success paths", () => {
     mkdirSync(p.out);
     writeFileSync(join(p.out, "notes.txt"), "keep me");
     writeFileSync(join(p.out, "requests.jsonl"), "stale");
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--overwrite");
+    const r = await cliPredict(p.config, p.out, "--overwrite");
     expect(r.code).toBe(0);
     expect(readFileSync(join(p.out, "notes.txt"), "utf8")).toBe("keep me");
     expect(existsSync(join(p.out, "requests.jsonl"))).toBe(false);
@@ -181,27 +166,73 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
     );
   });
 
-  it("--set without '='", async () => {
-    const p = project();
-    await expectUserError(["predict", "-c", p.config, "--set", "engine.model"], "--set", "engine.model");
-  });
+  /** Bad `--set` values on the valid project: the flags and what the error must say. */
+  const BAD_SETS: readonly { name: string; sets: string[]; fragments: string[] }[] = [
+    { name: "--set without '='", sets: ["engine.model"], fragments: ["--set", "engine.model"] },
+    {
+      name: "--set with a sequence index",
+      sets: ["traffic.source.paths.0=x.jsonl"],
+      fragments: ["sequence indexes are unsupported"],
+    },
+    {
+      name: "--set with a wrongly typed value",
+      sets: ["engine.workers.aggregated.parallelism.replicas=two"],
+      fragments: [
+        "engine.workers.aggregated.parallelism.replicas",
+        "--set engine.workers.aggregated.parallelism.replicas=two",
+      ],
+    },
+    {
+      name: "default timing for a model fleetsim cannot find",
+      sets: ["engine.workers.aggregated.timing={type: default}"],
+      fragments: ["engine.model", "unknown model 'test/model'"],
+    },
+    {
+      name: "default KV capacity when the weights do not fit",
+      sets: [
+        "engine.model=meta-llama/Llama-3.1-70B",
+        "engine.workers.aggregated.kv_cache.capacity={type: default}",
+      ],
+      fragments: ["engine.workers.aggregated.kv_cache.capacity", "needs", "raise tensor or pipeline"],
+    },
+    {
+      name: "missing trace file",
+      sets: ["traffic.source.paths=[missing.jsonl]"],
+      fragments: ["missing.jsonl", "not found"],
+    },
+  ];
+  for (const c of BAD_SETS) {
+    it(c.name, async () => {
+      const p = project();
+      await expectUserError(["predict", "-c", p.config, ...setFlags(...c.sets)], ...c.fragments);
+    });
+  }
 
-  it("--set with a sequence index", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "traffic.source.paths.0=x.jsonl"],
-      "sequence indexes are unsupported",
-    );
-  });
-
-  it("--set with a wrongly typed value", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "engine.workers.aggregated.parallelism.replicas=two"],
-      "engine.workers.aggregated.parallelism.replicas",
-      "--set engine.workers.aggregated.parallelism.replicas=two",
-    );
-  });
+  /** Bad trace rows (the trace is the one row): what the error must say. */
+  const BAD_ROWS: readonly { name: string; row: string; fragments: string[] }[] = [
+    {
+      name: "trace line missing output_length names the field",
+      row: '{"timestamp": 0, "input_length": 10, "hash_ids": [1]}',
+      fragments: ["trace.jsonl:1", "output_length"],
+    },
+    {
+      name: "trace line with a negative input_length",
+      row: '{"timestamp": 0, "input_length": -3, "output_length": 1, "hash_ids": [1]}',
+      fragments: ["trace.jsonl:1", "input_length"],
+    },
+    {
+      name: "trace line whose hash_ids is not an array",
+      row: '{"timestamp": 0, "input_length": 3, "output_length": 1, "hash_ids": 7}',
+      fragments: ["trace.jsonl:1", "hash_ids"],
+    },
+    { name: "empty trace", row: "", fragments: ["trace.jsonl"] },
+  ];
+  for (const c of BAD_ROWS) {
+    it(c.name, async () => {
+      const p = project({ rows: [c.row] });
+      await expectUserError(["predict", "-c", p.config], ...c.fragments);
+    });
+  }
 
   it("missing config file", async () => {
     const p = project();
@@ -230,33 +261,6 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
   it("--stack engine rejects a router section", async () => {
     const p = project({ extraYaml: "router:\n  policy: round_robin\n" });
     await expectUserError(["predict", "-c", p.config, "--stack", "engine"], "router");
-  });
-
-  it("default timing for a model fleetsim cannot find", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "engine.workers.aggregated.timing={type: default}"],
-      "engine.model",
-      "unknown model 'test/model'",
-    );
-  });
-
-  it("default KV capacity when the weights do not fit", async () => {
-    const p = project();
-    await expectUserError(
-      [
-        "predict",
-        "-c",
-        p.config,
-        "--set",
-        "engine.model=meta-llama/Llama-3.1-70B",
-        "--set",
-        "engine.workers.aggregated.kv_cache.capacity={type: default}",
-      ],
-      "engine.workers.aggregated.kv_cache.capacity",
-      "needs",
-      "raise tensor or pipeline",
-    );
   });
 
   it("poisson load does not accept concurrency", async () => {
@@ -303,37 +307,6 @@ describe("fleetsim predict: bad input exits 2 with a clear message", () => {
     expect(existsSync(p.out)).toBe(false);
   });
 
-  it("trace line missing output_length names the field", async () => {
-    const p = project({ rows: ['{"timestamp": 0, "input_length": 10, "hash_ids": [1]}'] });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl:1", "output_length");
-  });
-
-  it("trace line with a negative input_length", async () => {
-    const p = project({
-      rows: ['{"timestamp": 0, "input_length": -3, "output_length": 1, "hash_ids": [1]}'],
-    });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl:1", "input_length");
-  });
-
-  it("trace line whose hash_ids is not an array", async () => {
-    const p = project({ rows: ['{"timestamp": 0, "input_length": 3, "output_length": 1, "hash_ids": 7}'] });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl:1", "hash_ids");
-  });
-
-  it("empty trace", async () => {
-    const p = project({ rows: [""] });
-    await expectUserError(["predict", "-c", p.config], "trace.jsonl");
-  });
-
-  it("missing trace file", async () => {
-    const p = project();
-    await expectUserError(
-      ["predict", "-c", p.config, "--set", "traffic.source.paths=[missing.jsonl]"],
-      "missing.jsonl",
-      "not found",
-    );
-  });
-
   it("non-empty output directory without --overwrite; existing files untouched", async () => {
     const p = project();
     mkdirSync(p.out);
@@ -368,12 +341,11 @@ describe("fleetsim predict with the op-level timing model", () => {
         "predict",
         "-c",
         p.config,
-        "--set",
-        "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
-        "--set",
-        "engine.workers.aggregated.timing={type: default}",
-        "--set",
-        "engine.perf_database=no/such/dir",
+        ...setFlags(
+          "engine.model=nvidia/Llama-3.1-8B-Instruct-FP8",
+          "engine.workers.aggregated.timing={type: default}",
+          "engine.perf_database=no/such/dir",
+        ),
       ],
       "engine.perf_database",
       "perf database directory not found",

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type CompareRow, formatRowChange, formatValue, rowChange } from "../../src/report/compare.js";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
+import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const dir = tempDir("fleetsim-compare-");
@@ -12,24 +13,18 @@ beforeAll(async () => {
   const rows = Array.from({ length: 30 }, (_, i) =>
     JSON.stringify({ timestamp: i * 20, input_length: 500, output_length: 10, hash_ids: [i % 4, 20 + i] }),
   );
-  writeFileSync(join(dir, "trace.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 4096
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 256}}
-      timing: {type: fixed, prefill_ms: 30, decode_ms: 4}
-evaluation: {sla: {ttft_ms: 60, itl_ms: 10}}
+${engineYaml({
+  contextLength: 4096,
+  replicas: 1,
+  blocks: 256,
+  timing: fixedTiming(30, 4),
+})}evaluation: {sla: {ttft_ms: 60, itl_ms: 10}}
 `,
+    { dir, files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );
   for (const [name, replicas] of [
     ["base", 1],
@@ -41,8 +36,7 @@ evaluation: {sla: {ttft_ms: 60, itl_ms: 10}}
       "engine",
       "-c",
       config,
-      "--set",
-      `engine.workers.aggregated.parallelism.replicas=${replicas}`,
+      ...setFlags(`engine.workers.aggregated.parallelism.replicas=${replicas}`),
       "--output-dir",
       join(dir, name),
     );

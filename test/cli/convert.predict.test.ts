@@ -13,7 +13,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { CONVERSATION_600S, CONVERSATION_600S_ROWS } from "../helpers/fixtures.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -44,16 +45,12 @@ function config(name: string, source: string, load: string, router: string): str
     `traffic:
   source: ${source}
   load: ${load}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 16384
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: fixed, blocks: 300}}
-      timing: {type: polynomial}
-router: ${router}
+${engineYaml({
+  contextLength: 16384,
+  replicas: 2,
+  kvCache: "{block_size: 64, prefix_caching: true, capacity: {type: fixed, blocks: 300}}",
+  timing: "{type: polynomial}",
+})}router: ${router}
 evaluation:
   sla: {ttft_ms: 200, itl_ms: 20}
 `,
@@ -147,9 +144,7 @@ describe("planner.retune on a converted trace", () => {
     const trace = join(dir, "replay.jsonl");
     const conv = await cli("convert", "--input", "examples/sample_trace.jsonl", "--output", trace);
     expect(conv.code, conv.err).toBe(0);
-    const config = join(dir, "retune.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:
   source: {type: trace, format: dynamo, paths: [replay.jsonl]}
   load: {type: trace_timestamps}
@@ -165,13 +160,14 @@ ${planner}  retune:
     grace_seconds: 5
     router: {overlap_score_credit: 1.0, prefill_load_scale: 1.0, temperature: {choices: [0.0, 1.0]}}
 `,
+      { dir, name: "retune.yaml" },
     );
     return { config, out: join(dir, "out") };
   }
 
   it("runs a retune-only router retune and reports its decisions", async () => {
     const p = await setup("  enable_load_scaling: false\n  enable_throughput_scaling: false\n");
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const prediction = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const events = prediction.planner.retune_events as { decision_id: string; num_candidates: number }[];
@@ -184,7 +180,7 @@ ${planner}  retune:
 
   it("runs retune with load scaling on (an inner Planner in the candidate replays)", async () => {
     const p = await setup("  enable_load_scaling: true\n  enable_throughput_scaling: false\n");
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const prediction = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     expect(Array.isArray(prediction.planner.retune_events)).toBe(true);

@@ -125,6 +125,10 @@ describe("fleetsim convert: the bundled sample round trip", async () => {
 });
 
 describe("fleetsim convert: split into history and replay", () => {
+  /** `fleetsim convert --input INPUT --split-at-seconds 60 --history HISTORY --replay REPLAY`. */
+  const splitAt60 = (input: string, history: string, replay: string) =>
+    cli("convert", "--input", input, "--split-at-seconds", "60", "--history", history, "--replay", replay);
+
   it("puts every request in exactly one file; an arrival exactly at the split goes to replay", async () => {
     const input = writeRows([
       { timestamp: 0, input_length: 10, output_length: 1, hash_ids: [1] },
@@ -134,17 +138,7 @@ describe("fleetsim convert: split into history and replay", () => {
     ]);
     const history = fresh("history.jsonl");
     const replay = fresh("replay.jsonl.gz");
-    const r = await cli(
-      "convert",
-      "--input",
-      input,
-      "--split-at-seconds",
-      "60",
-      "--history",
-      history,
-      "--replay",
-      replay,
-    );
+    const r = await splitAt60(input, history, replay);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toBe(`Wrote 2 requests to ${history}\nWrote 2 requests to ${replay}\n`);
     const prefix = defaultRequestIdPrefix(input);
@@ -157,17 +151,7 @@ describe("fleetsim convert: split into history and replay", () => {
   it("splits the bundled sample into two loadable traces on the same clock", async () => {
     const history = fresh("sample-history.jsonl");
     const replay = fresh("sample-replay.jsonl");
-    const r = await cli(
-      "convert",
-      "--input",
-      SAMPLE,
-      "--split-at-seconds",
-      "60",
-      "--history",
-      history,
-      "--replay",
-      replay,
-    );
+    const r = await splitAt60(SAMPLE, history, replay);
     expect(r.code, r.err).toBe(0);
     const h = await readDynamoRequests([history]);
     const p = await readDynamoRequests([replay]);

@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -26,16 +27,13 @@ function dynamoRow(id: string, atMs: number, output: number | null): string {
   });
 }
 
-const ENGINE = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  context_length: 4096
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 1000}}
-      timing: {type: fixed, prefill_ms: 10, decode_ms: 2}
-`;
+const ENGINE = engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: 4096,
+  replicas: 2,
+  blocks: 1000,
+  timing: fixedTiming(10, 2),
+});
 
 /** A project directory with a Dynamo trace (`rows`) and `prediction.yaml` (`extra` appended). */
 function project(rows: readonly string[], extra = ""): string {

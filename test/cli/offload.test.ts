@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli, predictExample } from "../helpers/cli.js";
+import { cli, predictExample, setFlags } from "../helpers/cli.js";
 
 const ROLE = "engine.workers.aggregated";
 
@@ -108,10 +108,10 @@ describe("KV host offload", () => {
       "dynamo",
       "-c",
       "examples/seed-disaggregated.yaml",
-      "--set",
-      "traffic.source.paths=[sample_trace.jsonl]",
-      "--set",
-      "engine.workers.decode.kv_cache.host_offload={num_host_blocks: 1000}",
+      ...setFlags(
+        "traffic.source.paths=[sample_trace.jsonl]",
+        "engine.workers.decode.kv_cache.host_offload={num_host_blocks: 1000}",
+      ),
     );
     expect(r.code).toBe(2);
     expect(r.err).toContain("engine.workers.decode.kv_cache.host_offload is not supported on a decode role");
@@ -149,8 +149,7 @@ describe("kv_cache.g3_offload on the bundled example (600 GPU blocks, 1,500 host
   it("cluster-shared storage: one tier, reads of blocks another worker wrote", async () => {
     const shared = await run(
       "{num_host_blocks: 1500}",
-      "--set",
-      `${ROLE}.kv_cache.g3_offload={num_g3_blocks: 20000, scope: cluster_shared}`,
+      ...setFlags(`${ROLE}.kv_cache.g3_offload={num_g3_blocks: 20000, scope: cluster_shared}`),
     );
     expect(shared.doc.g3_offload).toMatchObject({ scope: "cluster_shared", tiers: 1 });
     expect(shared.doc.g3_offload.cross_worker_read_blocks).toBeGreaterThan(0);

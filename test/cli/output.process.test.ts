@@ -4,36 +4,14 @@
  * The full-disk and read-only cases mount a small tmpfs in a private user + mount namespace
  * (`unshare -rm`, util-linux), so they need no privileges; without unshare they fail loudly.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { fleetsimArgv, type ProcessRun, predictArgv, runProcess } from "../helpers/process.js";
 import { syntheticProject, tempDir } from "../helpers/specs.js";
 
-const BIN = [process.execPath, "--import", "tsx", "src/cli/bin.ts"];
-
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function run(argv: string[], opts: { onSpawn?: (pid: number) => void } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out, err }));
-    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
-  });
-}
+const BIN = fleetsimArgv([]);
 
 /** A synthetic-traffic config of `requests` requests (test/helpers/specs.ts), its own temp dir. */
 function syntheticConfig(requests: number): string {
@@ -42,14 +20,14 @@ function syntheticConfig(requests: number): string {
 }
 
 /** Runs `script` (sh) in a private user + mount namespace with a tmpfs mounted on `$MNT`. */
-function inNamespace(mnt: string, mountOptions: string, script: string): Promise<Run> {
+function inNamespace(mnt: string, mountOptions: string, script: string): Promise<ProcessRun> {
   const probe = spawnSync("unshare", ["-rm", "true"]);
   if (probe.error !== undefined || probe.status !== 0) {
     throw new Error(
       `this test needs 'unshare -rm' (util-linux, unprivileged user namespaces): ${probe.error?.message ?? probe.stderr}`,
     );
   }
-  return run([
+  return runProcess([
     "unshare",
     "-rm",
     "sh",
@@ -98,16 +76,8 @@ describe("fleetsim predict: the output directory", () => {
     const large = syntheticConfig(300);
     for (let trial = 0; trial < 4; trial++) {
       const out = join(dir, `out-${trial}`);
-      const args = (config: string) => [
-        ...BIN,
-        "predict",
-        "-c",
-        config,
-        "--output-dir",
-        out,
-        "--capture-per-request",
-      ];
-      const [a, b] = await Promise.all([run(args(small)), run(args(large))]);
+      const args = (config: string) => [...BIN, ...predictArgv(config, out, "--capture-per-request")];
+      const [a, b] = await Promise.all([runProcess(args(small)), runProcess(args(large))]);
       expect([a.code, b.code].sort(), `${a.err}\n${b.err}`).toEqual([0, 2]);
       const loser = a.code === 2 ? a : b;
       expect(loser.err).toMatch(/is in use by another fleetsim run|is not empty/);
@@ -123,7 +93,7 @@ describe("fleetsim predict: the output directory", () => {
     const config = syntheticConfig(150_000);
     const out = join(dir, "out");
     let sent = false;
-    const r = await run([...BIN, "predict", "-c", config, "--output-dir", out, "--capture-per-request"], {
+    const r = await runProcess([...BIN, ...predictArgv(config, out, "--capture-per-request")], {
       onSpawn: (pid) => {
         // Poll for the staging folder (the write phase) and send SIGTERM then.
         const timer = setInterval(() => {
@@ -153,7 +123,7 @@ describe("fleetsim predict: the output directory", () => {
     mkdirSync(out);
     writeFileSync(join(out, "prediction.json"), "old");
     const config = syntheticConfig(2_000_000);
-    const r = await run([...BIN, "predict", "-c", config, "--output-dir", out, "--overwrite"], {
+    const r = await runProcess([...BIN, ...predictArgv(config, out, "--overwrite")], {
       onSpawn: (pid) => {
         const timer = setInterval(() => {
           if (existsSync(join(out, ".fleetsim.lock"))) {
@@ -169,20 +139,12 @@ describe("fleetsim predict: the output directory", () => {
   }, 120_000);
 
   it("an empty --output-dir and a prediction.json that is a directory are exit 2 before the run", async () => {
-    const a = await run([...BIN, "predict", "-c", "examples/aggregated.yaml", "--output-dir", ""]);
+    const a = await runProcess([...BIN, ...predictArgv("examples/aggregated.yaml", "")]);
     expect(a.code).toBe(2);
     expect(a.err).toContain("must not be empty");
     const out = join(tempDir(), "out");
     mkdirSync(join(out, "prediction.json"), { recursive: true });
-    const b = await run([
-      ...BIN,
-      "predict",
-      "-c",
-      "examples/aggregated.yaml",
-      "--output-dir",
-      out,
-      "--overwrite",
-    ]);
+    const b = await runProcess([...BIN, ...predictArgv("examples/aggregated.yaml", out, "--overwrite")]);
     expect(b.code).toBe(2);
     expect(b.err).toMatch(/prediction\.json is a directory/);
     expect(b.err).not.toContain("    at ");

@@ -1,4 +1,3 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/main.js";
@@ -13,6 +12,7 @@ import {
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { tableInfo } from "../../src/traffic/tableSource.js";
 import { loadYaml, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
+import { configFile, syntheticTraffic } from "../helpers/configYaml.js";
 
 const CLEAR_LINE = "\r\x1b[K";
 
@@ -183,14 +183,10 @@ describe("ProgressBar timing", () => {
  */
 function longProject(): { config: string; out: string } {
   const dir = tempDir();
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
-    `traffic:
-  source: {type: synthetic, input_tokens: 256, output_tokens: 128}
-  load: {type: poisson, requests_per_second: 400}
-  stop: {requests: 24000}
-${RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 4}\n      kv_cache:")}`,
+  const { config } = configFile(
+    syntheticTraffic("{type: poisson, requests_per_second: 400}", "{requests: 24000}", [256, 128]) +
+      RUNNABLE_ENGINE.replace("kv_cache:", "parallelism: {replicas: 4}\n      kv_cache:"),
+    { dir },
   );
   return { config, out: join(dir, "out") };
 }

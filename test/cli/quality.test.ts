@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { closestMatch, editDistance } from "../../src/config/suggest.js";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
 import { loadError, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
 
 const VERSION = (
@@ -171,10 +171,7 @@ describe("fleetsim validate", () => {
       "validate",
       "-c",
       "examples/aggregated.yaml",
-      "--set",
-      "engine.workers.aggregated.parallelism.replicas=3",
-      "--set",
-      "router.policy=kv_router",
+      ...setFlags("engine.workers.aggregated.parallelism.replicas=3", "router.policy=kv_router"),
       "--format",
       "json",
     );

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { recommendationSchema } from "../../src/output/recommendation.js";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /**
@@ -26,24 +27,16 @@ function project(
       }),
     );
   }
-  writeFileSync(join(dir, "trace.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "recommendation.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps, speedup: 2}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {preset: default}
-      scheduler: {max_batched_tokens: {choices: [2048, 8192]}, max_sequences: 64}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 512}}
-      timing: {type: polynomial}
-evaluation:
+${engineYaml({
+  parallelism: "{preset: default}",
+  scheduler: "{max_batched_tokens: {choices: [2048, 8192]}, max_sequences: 64}",
+  blocks: 512,
+  timing: "{type: polynomial}",
+})}evaluation:
   sla: {ttft_ms: 2000, itl_ms: 200}
 optimization:
   ${optimization}
@@ -51,6 +44,7 @@ optimizer: {algorithm: bayesian, max_trials: 4, parallelism: 2, candidate_timeou
 execution:
   resources: {cpu_limit: 2}
 ${extra}`,
+    { dir, name: "recommendation.yaml", files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );
   return { dir, config, out: join(dir, "out") };
 }
@@ -146,8 +140,7 @@ describe("fleetsim recommend", () => {
       a.config,
       "--output-dir",
       a.out,
-      "--set",
-      "optimizer.max_trials=1",
+      ...setFlags("optimizer.max_trials=1"),
     );
     expect(again.code).toBe(2);
     expect(again.err).toContain("not empty");
@@ -158,8 +151,7 @@ describe("fleetsim recommend", () => {
       "--output-dir",
       a.out,
       "--overwrite",
-      "--set",
-      "optimizer.max_trials=1",
+      ...setFlags("optimizer.max_trials=1"),
     );
     expect(over.code).toBe(0);
     // The earlier run's YAMLs beyond the new selection are gone with --overwrite.
@@ -178,8 +170,7 @@ describe("fleetsim recommend", () => {
       p.config,
       "--output-dir",
       p.out,
-      "--set",
-      "optimizer.max_trials=2",
+      ...setFlags("optimizer.max_trials=2"),
     );
     expect(r.code).toBe(1);
     expect(r.out).toContain("No feasible candidate found.");
@@ -237,8 +228,7 @@ describe("fleetsim recommend", () => {
       p.config,
       "--output-dir",
       p.out,
-      "--set",
-      "engine.workers.aggregated.scheduler.max_sequences=[32, 64]",
+      ...setFlags("engine.workers.aggregated.scheduler.max_sequences=[32, 64]"),
     );
     expect(bare.code).toBe(2);
     expect(bare.err).toContain("engine.workers.aggregated.scheduler.max_sequences");

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { runPrediction } from "../../src/pipeline/index.js";
 import { stripHostTime } from "../golden/cases.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict, setFlags } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "examples", "aggregated.yaml");
@@ -17,16 +17,12 @@ async function predict(reference: boolean): Promise<{ prediction: string; reques
   if (reference) process.env.FLEETSIM_REFERENCE_STEPPER = "1";
   else delete process.env.FLEETSIM_REFERENCE_STEPPER;
   const out = tempDir();
-  const run = await cli(
-    "predict",
-    "-c",
+  const run = await cliPredict(
     EXAMPLE,
-    "--output-dir",
     out,
     "--overwrite",
     "--capture-per-request",
-    "--set",
-    "engine.workers.aggregated.parallelism.replicas=3",
+    ...setFlags("engine.workers.aggregated.parallelism.replicas=3"),
   );
   expect(run.code).toBe(0);
   const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));

@@ -5,17 +5,10 @@ import { parse } from "yaml";
 import { buildConfigJsonSchema, configSchemaId } from "../../src/cli/schema.js";
 import { PredictConfig } from "../../src/config/schema/index.js";
 import { cli } from "../helpers/cli.js";
-import {
-  loadYaml,
-  RUNNABLE_ENGINE,
-  RUNNABLE_PD_ENGINE,
-  SEED_AGGREGATED_ENGINE,
-  SEED_DISAGGREGATED_ENGINE,
-  SEED_ROUTER_AND_SLA,
-  SEED_TRAFFIC,
-  tempDir,
-} from "../helpers/configHelpers.js";
+import { loadYaml, RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE, tempDir } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 import { unknownKeywords, validate } from "../helpers/miniJsonSchema.js";
+import { SEED_001 } from "../helpers/seed001.js";
 
 const VERSION = (
   JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
@@ -97,15 +90,11 @@ function acceptedConfigs(): [string, unknown][] {
   const blocks: [string, string][] = [
     ["RUNNABLE_ENGINE", RUNNABLE_ENGINE],
     ["RUNNABLE_PD_ENGINE", RUNNABLE_PD_ENGINE],
-    ["seed aggregated", `${SEED_TRAFFIC}${SEED_AGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}`],
-    ["seed disaggregated", `${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}`],
+    ["seed aggregated", SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla],
+    ["seed disaggregated", SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla],
     [
       "synthetic poisson, kv router, planner",
-      `traffic:
-  source: {type: synthetic, input_tokens: 512, output_tokens: 64}
-  load: {type: poisson, requests_per_second: 4, seed: 7}
-  stop: {requests: 50}
-${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.5, prefill_load_model: {type: aic}}
+      `${syntheticTraffic("{type: poisson, requests_per_second: 4, seed: 7}", "{requests: 50}", [512, 64])}${RUNNABLE_ENGINE}router: {policy: kv_router, temperature: 0.5, prefill_load_model: {type: aic}}
 planner:
   policy: enabled
   target: sla

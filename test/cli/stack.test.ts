@@ -2,42 +2,24 @@
  * `--stack` and `--online` as the reference's `aisimulate predict` takes them: the default stack
  * is `engine` (a fixed round-robin pool that rejects `router` and `planner`), and `--online` is
  * rejected because fleetsim replays offline only (seed 000: "`aisimulate predict --stack dynamo`
- * runs offline only, so `--online` is rejected"). Calls `runCli` directly: the `cli` test helper
+ * runs offline only, so `--online` is rejected"). Runs the CLI as given (`cliAsIs`): the `cli` test helper
  * names `--stack dynamo` itself.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
+import { cliAsIs } from "../helpers/cli.js";
+import { engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await runCli(argv, {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-  });
-  return { code, out, err };
-}
+const run = (...argv: string[]) => cliAsIs(argv);
 
-const CONFIG = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 2}
-  stop: {requests: 8}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  context_length: 4096
-  workers:
-    aggregated:
-      kv_cache: {capacity: {type: fixed, blocks: 500}}
-      timing: {type: fixed, prefill_ms: 5, decode_ms: 1}
-`;
+const CONFIG = `${syntheticTraffic("{type: concurrency, concurrency: 2}", "{requests: 8}")}${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: 4096,
+  kvCache: "{capacity: {type: fixed, blocks: 500}}",
+  timing: fixedTiming(5, 1),
+})}`;
 
 function project(extra = ""): { config: string; out: string } {
   const dir = tempDir("fleetsim-stack-");

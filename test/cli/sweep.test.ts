@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import { recommendationSchema } from "../../src/output/recommendation.js";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
+import { fleetsimProcess } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
-import { fleetsimProcess, sweepProject } from "../helpers/sweepProject.js";
+import { sweepProject } from "../helpers/sweepProject.js";
 
 /** Every file under `dir` (relative path → bytes), for byte-for-byte comparison of two trees. */
 function tree(dir: string): Record<string, string> {
@@ -114,10 +115,10 @@ describe("fleetsim sweep", () => {
       p.baseFile,
       "--stack",
       "engine",
-      "--set",
-      "traffic.stop.max_virtual_time_seconds=300",
-      "--set",
-      "engine.workers.aggregated.parallelism.replicas=2",
+      ...setFlags(
+        "traffic.stop.max_virtual_time_seconds=300",
+        "engine.workers.aggregated.parallelism.replicas=2",
+      ),
       "--output-dir",
       out,
     );

@@ -36,13 +36,15 @@ describe("disaggregated replay (fixed 10 ms prefill / 2 ms decode, 1 MB/token at
     const [rec] = buildPerRequest(result);
     // Prefill pass [0, 10) (no decode time on a prefill worker); 8 tokens move in 8 ms; the decode
     // worker admits at 18 and emits tokens at 20, 22, 24.
-    expect(rec.prefill_admit_ms).toBe(0);
-    expect(rec.source_held_ms).toBe(10);
-    expect(rec.destination_reserved_ms).toBe(10);
-    expect(rec.transferred_tokens).toBe(8);
-    expect(rec.destination_activated_ms).toBe(18);
-    expect(rec.source_released_ms).toBe(18);
-    expect(rec.decode_admit_ms).toBe(18);
+    expect(rec).toMatchObject({
+      prefill_admit_ms: 0,
+      source_held_ms: 10,
+      destination_reserved_ms: 10,
+      transferred_tokens: 8,
+      destination_activated_ms: 18,
+      source_released_ms: 18,
+      decode_admit_ms: 18,
+    });
     expect([rec.first_token_ms, rec.last_token_ms, rec.ttft_ms, rec.output_length]).toEqual([20, 24, 20, 3]);
     expect([rec.prefill_worker_idx, rec.decode_worker_idx]).toEqual([0, 0]);
     expect(rec.routing_history.map((h) => h.pool)).toEqual(["prefill", "decode"]);

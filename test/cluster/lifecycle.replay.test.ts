@@ -3,28 +3,9 @@ import { buildSummary } from "../../src/metrics/summary.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay } from "../../src/sim/replay.js";
-import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
+import type { ScalingPolicy } from "../../src/sim/scaling.js";
+import { ScriptedPolicy } from "../helpers/scriptedPolicy.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
-
-/** A policy that returns scripted targets by tick time and records what it saw. */
-class ScriptedPolicy implements ScalingPolicy {
-  readonly seen: TickSnapshot[] = [];
-  constructor(
-    private readonly intervalMs: number,
-    private readonly targets: Record<number, number>,
-  ) {}
-  initialTickMs(): number {
-    return this.intervalMs;
-  }
-  onTick(s: TickSnapshot): ScalingAction {
-    this.seen.push(s);
-    return {
-      targetPrefill: null,
-      targetDecode: this.targets[s.nowMs] ?? null,
-      nextTickMs: s.nowMs + this.intervalMs,
-    };
-  }
-}
 
 async function run(spec: ReturnType<typeof traceSpec>, policy: ScalingPolicy) {
   const table = await loadWorkload(spec);

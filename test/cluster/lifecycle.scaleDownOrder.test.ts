@@ -10,28 +10,8 @@ import { buildSummary } from "../../src/metrics/summary.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay } from "../../src/sim/replay.js";
-import type { PoolTopology, ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
+import { ScriptedPolicy } from "../helpers/scriptedPolicy.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
-
-/** Scripted decode targets by tick time; records the topology each tick saw. */
-class ScriptedPolicy implements ScalingPolicy {
-  readonly topology = new Map<number, PoolTopology>();
-  constructor(
-    private readonly intervalMs: number,
-    private readonly targets: Record<number, number>,
-  ) {}
-  initialTickMs(): number {
-    return this.intervalMs;
-  }
-  onTick(s: TickSnapshot): ScalingAction {
-    this.topology.set(s.nowMs, s.decodeTopology);
-    return {
-      targetPrefill: null,
-      targetDecode: this.targets[s.nowMs] ?? null,
-      nextTickMs: s.nowMs + this.intervalMs,
-    };
-  }
-}
 
 /**
  * Two ready workers (0, 1); worker 0 serves a request until 3000 ms. At 100 ms the policy asks

@@ -9,16 +9,15 @@ import {
   loadYaml,
   RUNNABLE_PD_ENGINE,
 } from "../helpers/configHelpers.js";
+import { engineYaml } from "../helpers/configYaml.js";
 
 const ROLE = "engine.workers.aggregated";
 /** Default capacity and timing on a real GPU and model (the memory formulas apply). */
-const DEFAULT_CAPACITY = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      timing: {type: polynomial}
-`;
+const DEFAULT_CAPACITY = engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  timing: "{type: polynomial}",
+});
 
 const role = (...sets: string[]) => aggregatedRole(loadYaml(DEFAULT_CAPACITY, { sets }));
 

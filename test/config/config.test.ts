@@ -11,6 +11,7 @@ import {
   RUNNABLE_ENGINE,
   tempDir,
 } from "../helpers/configHelpers.js";
+import { ONE_GPU } from "../helpers/specs.js";
 
 const ROLE = "engine.workers.aggregated";
 
@@ -75,13 +76,7 @@ describe("defaults", () => {
       hardware: "h200_sxm",
       backend: "vllm",
       aggregated: {
-        replicas: 1,
-        tensor: 1,
-        pipeline: 1,
-        attentionData: 1,
-        moeTensor: 1,
-        moeExpert: 1,
-        gpusPerWorker: 1,
+        ...ONE_GPU,
         hardware: "h200_sxm",
         maxBatchedTokens: 8192,
         maxSequences: 256,

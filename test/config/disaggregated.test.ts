@@ -11,12 +11,9 @@ import {
   loadYaml,
   RUNNABLE_ENGINE,
   RUNNABLE_PD_ENGINE,
-  SEED_AGGREGATED_ENGINE,
-  SEED_DISAGGREGATED_ENGINE,
-  SEED_ROUTER_AND_SLA,
-  SEED_TRACE,
-  SEED_TRAFFIC,
 } from "../helpers/configHelpers.js";
+import { SEED_001 } from "../helpers/seed001.js";
+import { ONE_GPU } from "../helpers/specs.js";
 
 const LLAMA_FP8 = "nvidia/Llama-3.1-8B-Instruct-FP8";
 
@@ -37,13 +34,7 @@ function seedCapacityBlocks(gpu: string): number {
 /** The seed's role at `maxSequences`, without its timing provider (compared separately). */
 function seedRole(maxSequences: number, numGpuBlocks: number): Omit<WorkerRoleSpec, "timing"> {
   return {
-    replicas: 1,
-    tensor: 1,
-    pipeline: 1,
-    attentionData: 1,
-    moeTensor: 1,
-    moeExpert: 1,
-    gpusPerWorker: 1,
+    ...ONE_GPU,
     maxBatchedTokens: 8192,
     maxSequences,
     asyncScheduling: true, // vLLM's default since 0.14.0
@@ -64,10 +55,12 @@ function expectDefaultTiming(role: WorkerRoleSpec, gpu: string): void {
 }
 
 describe("seed 001: planner walkthrough, disaggregated step (without the planner)", () => {
-  const files = { [SEED_TRACE]: "" };
+  const files = { [SEED_001.trace]: "" };
 
   it("loads and resolves to the expected DisaggregatedEngineSpec", () => {
-    const spec = loadYaml(`${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}`, { files });
+    const spec = loadYaml(SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla, {
+      files,
+    });
     const engine = disaggregatedEngine(spec);
     const blocks = seedCapacityBlocks("h200_sxm");
     // Llama-3.1-8B at 0.9 of an H200 leaves room for several thousand 64-token FP8 blocks.
@@ -100,10 +93,10 @@ describe("seed 001: planner walkthrough, disaggregated step (without the planner
 
   it("each P/D role gets the KV capacity an aggregated worker with the same settings gets", () => {
     const aggregated = aggregatedRole(
-      loadYaml(`${SEED_TRAFFIC}${SEED_AGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}`, { files }),
+      loadYaml(SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla, { files }),
     );
     const engine = disaggregatedEngine(
-      loadYaml(`${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}`, { files }),
+      loadYaml(SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla, { files }),
     );
     expect(aggregated.replicas).toBe(2);
     expect(engine.prefill.numGpuBlocks).toBe(aggregated.numGpuBlocks);
@@ -111,7 +104,7 @@ describe("seed 001: planner walkthrough, disaggregated step (without the planner
   });
 
   it("the --stack engine accepts the disaggregated engine without the router section", () => {
-    const spec = loadYaml(`${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}`, { files, stack: "engine" });
+    const spec = loadYaml(SEED_001.traffic + SEED_001.disaggregatedEngine, { files, stack: "engine" });
     expect(spec.engine.mode).toBe("disaggregated");
     expect(spec.router).toEqual({ policy: "round_robin" });
   });
@@ -207,7 +200,7 @@ describe("disaggregated engine", () => {
 
   it("per-role hardware: each role's timing and default capacity use its own GPU", () => {
     const engine = disaggregatedEngine(
-      loadYaml(`${SEED_DISAGGREGATED_ENGINE}`, {
+      loadYaml(`${SEED_001.disaggregatedEngine}`, {
         sets: ["engine.workers.prefill.hardware=b200_sxm", "engine.workers.decode.hardware=h200_sxm"],
       }),
     );
@@ -222,7 +215,7 @@ describe("disaggregated engine", () => {
 
   it("a role without hardware falls back to engine.hardware", () => {
     const engine = disaggregatedEngine(
-      loadYaml(SEED_DISAGGREGATED_ENGINE, {
+      loadYaml(SEED_001.disaggregatedEngine, {
         sets: ["engine.hardware=b200_sxm", "engine.workers.decode.hardware=h200_sxm"],
       }),
     );

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { capabilitiesOf } from "../../src/autoscale/plannerSetup.js";
 import { runPrediction } from "../../src/pipeline/index.js";
 import { loadYaml } from "../helpers/configHelpers.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 
 const TRACE = "trace.jsonl";
 const ROWS = Array.from({ length: 30 }, (_, i) =>
@@ -16,16 +17,13 @@ const ROWS = Array.from({ length: 30 }, (_, i) =>
 function yaml(parallelism: string, planner = ""): string {
   return `traffic:
   source: {type: trace, format: mooncake, paths: [${TRACE}]}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  context_length: 4096
-  workers:
-    aggregated:
-      parallelism: ${parallelism}
-      kv_cache: {capacity: {type: fixed, blocks: 2000}}
-      timing: {type: fixed, prefill_ms: 20, decode_ms: 5}
-${planner}`;
+${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: 4096,
+  parallelism,
+  kvCache: "{capacity: {type: fixed, blocks: 2000}}",
+  timing: fixedTiming(20, 5),
+})}${planner}`;
 }
 
 describe("GPUs per worker = tensor × attention_data", () => {

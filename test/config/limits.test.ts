@@ -12,12 +12,9 @@ import { LIMITS } from "../../src/config/schema/role.js";
 import { MAX_CONFIG_BYTES } from "../../src/config/yamlSource.js";
 import { cli } from "../helpers/cli.js";
 import { loadError, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 
-const BASE = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 10}
-${RUNNABLE_ENGINE}`;
+const BASE = syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}") + RUNNABLE_ENGINE;
 
 function configFile(text: string): string {
   const path = join(tempDir(), "config.yaml");

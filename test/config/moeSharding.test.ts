@@ -7,19 +7,16 @@
 import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
 import { aggregatedRole, loadYaml } from "../helpers/configHelpers.js";
+import { engineYaml, syntheticTraffic } from "../helpers/configYaml.js";
 
-const config = (parallelism: string) => `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 10}
-engine:
-  model: Qwen/Qwen3-30B-A3B
-  hardware: h100_sxm
-  workers:
-    aggregated:
-      parallelism: ${parallelism}
-      kv_cache: {capacity: {type: fixed, blocks: 1000}}
-`;
+const config = (parallelism: string) =>
+  `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}")}${engineYaml({
+    model: "Qwen/Qwen3-30B-A3B",
+    hardware: "h100_sxm",
+    contextLength: null,
+    parallelism,
+    kvCache: "{capacity: {type: fixed, blocks: 1000}}",
+  })}`;
 
 describe("MoE sharding defaults", () => {
   it("tensor 2 with the MoE fields left out shards the experts over the two ranks", () => {

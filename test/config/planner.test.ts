@@ -11,37 +11,19 @@ import {
   loadYaml,
   RUNNABLE_ENGINE,
   RUNNABLE_PD_ENGINE,
-  SEED_AGGREGATED_ENGINE,
-  SEED_DISAGGREGATED_ENGINE,
-  SEED_ROUTER_AND_SLA,
-  SEED_TRACE,
-  SEED_TRAFFIC,
 } from "../helpers/configHelpers.js";
 import { knobDefaults } from "../helpers/planner.js";
+import { SEED_001 } from "../helpers/seed001.js";
 
 /** Seed 001 step 1: the planner mapping of planner-aggregated.yaml, verbatim. */
-const SEED_AGGREGATED_PLANNER = `planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  load_scaling_down_sensitivity: 80
+const SEED_AGGREGATED_PLANNER = `${SEED_001.plannerHead}  load_scaling_down_sensitivity: 80
   load_min_observations: 5
   max_num_gpus: 2
   min_workers: 1
 `;
 
 /** Seed 001 step 2: the planner mapping of planner-disaggregated.yaml, verbatim. */
-const SEED_DISAGGREGATED_PLANNER = `planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  load_scaling_down_sensitivity: 80
+const SEED_DISAGGREGATED_PLANNER = `${SEED_001.plannerHead}  load_scaling_down_sensitivity: 80
   load_min_observations: 5
   max_num_gpus: 2
   min_workers: 1
@@ -49,7 +31,7 @@ const SEED_DISAGGREGATED_PLANNER = `planner:
   decode_min_workers: 1
 `;
 
-const files = { [SEED_TRACE]: "" };
+const files = { [SEED_001.trace]: "" };
 
 /**
  * The PlannerSettings of `planner: {policy: enabled}` on an aggregated engine (`ai-dynamo/dynamo@34ede16:components/src/dynamo/planner/config/planner_config.py`,
@@ -116,14 +98,14 @@ const SLA = "evaluation: {sla: {ttft_ms: 800, itl_ms: 40}}\n";
 describe("seed 001: planner walkthrough", () => {
   it("the aggregated planner loads and maps to PlannerSettings", () => {
     const planner = plannerOf(
-      `${SEED_TRAFFIC}${SEED_AGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_AGGREGATED_PLANNER}`,
+      SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla + SEED_AGGREGATED_PLANNER,
     );
     expect(planner).toEqual(SEED_AGGREGATED_SETTINGS);
   });
 
   it("the disaggregated planner loads and maps with its role minimums", () => {
     const planner = plannerOf(
-      `${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_DISAGGREGATED_PLANNER}`,
+      SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla + SEED_DISAGGREGATED_PLANNER,
     );
     expect(planner).toEqual({
       ...SEED_AGGREGATED_SETTINGS,
@@ -135,14 +117,7 @@ describe("seed 001: planner walkthrough", () => {
 
   it("seed 000's disaggregated variant (4 GPUs, default sensitivity) maps too", () => {
     const planner = plannerOf(
-      `${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}planner:
-  policy: enabled
-  target: sla
-  enable_throughput_scaling: true
-  enable_load_scaling: true
-  throughput_adjustment_interval_seconds: 300
-  load_adjustment_interval_seconds: 10
-  max_num_gpus: 4
+      `${SEED_001.traffic}${SEED_001.disaggregatedEngine}${SEED_001.routerAndSla}${SEED_001.plannerHead}  max_num_gpus: 4
   prefill_min_workers: 1
   decode_min_workers: 1
 `,
@@ -152,13 +127,15 @@ describe("seed 001: planner walkthrough", () => {
 
   it("max_num_gpus at or below the starting GPUs is allowed (the Planner holds every scale-up)", () => {
     // The seed starts 2 one-GPU workers under a 2-GPU ceiling.
-    const yaml = `${SEED_TRAFFIC}${SEED_AGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_AGGREGATED_PLANNER}`;
+    const yaml =
+      SEED_001.traffic + SEED_001.aggregatedEngine + SEED_001.routerAndSla + SEED_AGGREGATED_PLANNER;
     expect(plannerOf(yaml)?.maxGpuBudget).toBe(2);
     expect(plannerOf(yaml, ["planner.max_num_gpus=1"])?.maxGpuBudget).toBe(1);
   });
 
   it("--set planner.policy=disabled gives the fixed-replica baseline", () => {
-    const yaml = `${SEED_TRAFFIC}${SEED_DISAGGREGATED_ENGINE}${SEED_ROUTER_AND_SLA}${SEED_DISAGGREGATED_PLANNER}`;
+    const yaml =
+      SEED_001.traffic + SEED_001.disaggregatedEngine + SEED_001.routerAndSla + SEED_DISAGGREGATED_PLANNER;
     expect(plannerOf(yaml, ["planner.policy=disabled"])).toBeNull();
   });
 });
@@ -280,7 +257,7 @@ ${RUNNABLE_ENGINE}`,
     } satisfies PlannerSettings);
   });
 
-  it("the warmup trace resolves to an absolute path (test/planner/warmup-trace.test.ts: the working directory)", () => {
+  it("the warmup trace resolves to an absolute path (test/planner/warmup.trace.test.ts: the working directory)", () => {
     const spec = loadYaml(
       `planner: {policy: enabled, load_predictor_warmup_trace: warm/up.jsonl}\n${RUNNABLE_ENGINE}`,
       {

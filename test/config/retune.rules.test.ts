@@ -4,20 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
-
-function dynamoRow(id: string, receivedMs: number): string {
-  return JSON.stringify({
-    schema: "dynamo.request.trace.v1",
-    event_type: "request_end",
-    event_time_unix_ms: receivedMs + 20,
-    request: {
-      request_id: id,
-      request_received_ms: receivedMs,
-      output_tokens: 2,
-      replay: { trace_block_size: 64, input_length: 100, input_sequence_hashes: [1, 2] },
-    },
-  });
-}
+import { dynamoRow } from "../helpers/dynamoTraces.js";
+import { RETUNE_ONLY_PLANNER } from "../helpers/retuneProject.js";
 
 const TRACE = "replay.jsonl";
 const FILES = { [TRACE]: `${dynamoRow("r0", 1_760_000_000_000)}\n`, "mooncake.jsonl": "" };
@@ -29,12 +17,7 @@ const TRAFFIC = `traffic:
 
 /** Retune-only, router temperature searched: valid (see the first test). */
 const BASE = `${TRAFFIC}router: {policy: kv_router}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 600
+${RETUNE_ONLY_PLANNER}    interval_seconds: 600
     router: {temperature: {choices: [0.0, 1.0]}}
 ${RUNNABLE_ENGINE}`;
 

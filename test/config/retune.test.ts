@@ -5,21 +5,10 @@
 import { describe, expect, it } from "vitest";
 import type { PlannerSettings, RetuneSettings } from "../../src/planner/types.js";
 import { loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
-
-/** One `request_end` row of a Dynamo request trace (`dynamo.request.trace.v1`). */
-function dynamoRow(id: string, receivedMs: number): string {
-  return JSON.stringify({
-    schema: "dynamo.request.trace.v1",
-    event_type: "request_end",
-    event_time_unix_ms: receivedMs + 20,
-    request: {
-      request_id: id,
-      request_received_ms: receivedMs,
-      output_tokens: 2,
-      replay: { trace_block_size: 64, input_length: 100, input_sequence_hashes: [1, 2] },
-    },
-  });
-}
+import { dynamoRow } from "../helpers/dynamoTraces.js";
+import { LOAD_PREDICTOR_PRESETS } from "../helpers/planner.js";
+import { RETUNE_ONLY_PLANNER } from "../helpers/retuneProject.js";
+import { seedAggregatedEngine } from "../helpers/seed001.js";
 
 const T0 = 1_760_000_000_000;
 const SEED_FILES = {
@@ -31,25 +20,8 @@ const SEED_FILES = {
 const SCENARIO_1 = `traffic:
   source: {type: trace, format: dynamo, paths: [traces/toolagent-replay.jsonl]}
   load: {type: trace_timestamps}
-engine:
-  mode: aggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 3, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-router: {policy: kv_router, temperature: 1.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-    interval_seconds: 600
+${seedAggregatedEngine(3, false)}router: {policy: kv_router, temperature: 1.0}
+${RETUNE_ONLY_PLANNER}    interval_seconds: 600
     max_parallel: 4
     router:
       overlap_score_credit: 1.0
@@ -79,20 +51,6 @@ const SCENARIO_2 = SCENARIO_1.replace("replicas: 3", "replicas: 2").replace(
     planner: default
 `,
 );
-
-const PREDICTOR_PRESETS = [
-  "constant_last",
-  "arima_raw",
-  "arima_log1p",
-  "prophet_w20_raw",
-  "prophet_w20_log1p",
-  "prophet_w50_raw",
-  "prophet_w50_log1p",
-  "kalman_default_raw",
-  "kalman_default_log1p",
-  "kalman_reactive_raw",
-  "kalman_reactive_log1p",
-];
 
 type Files = Readonly<Record<string, string>>;
 
@@ -182,7 +140,7 @@ describe("seed 000: the two retune scenarios", () => {
       slaTtftMs: 1500,
       slaItlMs: 50,
     });
-    expect(retune?.loadPredictorCandidates?.map((c) => c.name)).toEqual(PREDICTOR_PRESETS);
+    expect(retune?.loadPredictorCandidates?.map((c) => c.name)).toEqual(LOAD_PREDICTOR_PRESETS);
     expect(retune?.loadPredictorCandidates?.[10]).toEqual({
       name: "kalman_reactive_log1p",
       fields: {

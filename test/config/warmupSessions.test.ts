@@ -6,12 +6,11 @@ import { predict } from "../../src/api/replay.js";
 import { renderHtmlReport } from "../../src/report/html/index.js";
 import { cli } from "../helpers/cli.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE, writeFiles } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 
-const SYNTHETIC = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 8}
-  load: {type: concurrency, concurrency: 4, warmup_sessions: 8}
-  stop: {requests: 24}
-${RUNNABLE_ENGINE}`;
+const SYNTHETIC =
+  syntheticTraffic("{type: concurrency, concurrency: 4, warmup_sessions: 8}", "{requests: 24}", [64, 8]) +
+  RUNNABLE_ENGINE;
 
 describe("traffic.load.warmup_sessions", () => {
   it("resolves onto the closed loop's load", () => {

@@ -8,14 +8,14 @@ import { describe, expect, it } from "vitest";
 import { resolveModel } from "../../src/model/resolve.js";
 import { weightBreakdown } from "../../src/model/weights.js";
 import { aggregatedRole, issueAt, loadError, loadYaml } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 
 const MODEL = "Qwen/Qwen3-30B-A3B"; // 128 experts of 2048 × 768, 48 MoE layers, BF16
 
-const config = (extra: string, parallelism = "{tensor: 4, moe_tensor: 1, moe_expert: 4}") => `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 10}
-engine:
+const config = (
+  extra: string,
+  parallelism = "{tensor: 4, moe_tensor: 1, moe_expert: 4}",
+) => `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}")}engine:
   model: ${MODEL}
   hardware: h200_sxm
 ${extra}  workers:

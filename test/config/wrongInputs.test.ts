@@ -7,12 +7,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../helpers/cli.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE, tempDir } from "../helpers/configHelpers.js";
+import { configFile, syntheticTraffic } from "../helpers/configYaml.js";
 
-const TRAFFIC = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 10}
-`;
+const TRAFFIC = syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}");
 
 describe("wrong configs and inputs", () => {
   it("more pipeline stages than the model has layers, or tensor ranks than heads, is an error at the key", () => {
@@ -38,8 +35,10 @@ describe("wrong configs and inputs", () => {
 
   it("a KV cache too small for every prompt: the run warns and the fleet block counts the rejected requests", async () => {
     const dir = tempDir();
-    const config = join(dir, "c.yaml");
-    writeFileSync(config, `${TRAFFIC}${RUNNABLE_ENGINE.replace("blocks: 1000", "blocks: 1")}`);
+    const { config } = configFile(`${TRAFFIC}${RUNNABLE_ENGINE.replace("blocks: 1000", "blocks: 1")}`, {
+      dir,
+      name: "c.yaml",
+    });
     const r = await cli("predict", "-c", config, "--output-dir", join(dir, "out"), "--progress", "none");
     expect(r.code).toBe(0);
     expect(r.err).toContain("fleetsim: warning: 10 of 10 requests were rejected");

@@ -10,36 +10,26 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { runCli } from "../../src/cli/main.js";
+import { engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 
 /** Valid configs the mutations start from (small, fast: fixed or polynomial timing, fixed KV). */
 export const BASE_CONFIGS: readonly string[] = [
-  `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 12}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 512}}
-      timing: {type: fixed, prefill_ms: 2, decode_ms: 1}
-`,
+  `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 12}")}${engineYaml({
+    replicas: 2,
+    kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}",
+    timing: fixedTiming(2, 1),
+  })}`,
   `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 16}
   load: {type: trace_timestamps, speedup: 2.0}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 1, tensor: 1}
-      scheduler: {max_batched_tokens: 2048, max_sequences: 32}
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 1000}}
-      timing: {type: polynomial}
-router: {policy: kv_router, temperature: 0.0}
+${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  parallelism: "{replicas: 1, tensor: 1}",
+  scheduler: "{max_batched_tokens: 2048, max_sequences: 32}",
+  kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 1000}}",
+  timing: "{type: polynomial}",
+})}router: {policy: kv_router, temperature: 0.0}
 planner:
   policy: enabled
   target: load
@@ -49,11 +39,7 @@ planner:
 evaluation:
   sla: {ttft_ms: 500, itl_ms: 50}
 `,
-  `traffic:
-  source: {type: synthetic, input_tokens: 128, output_tokens: 8}
-  load: {type: constant_rate, requests_per_second: 20}
-  stop: {requests: 10}
-engine:
+  `${syntheticTraffic("{type: constant_rate, requests_per_second: 20}", "{requests: 10}", [128, 8])}engine:
   mode: disaggregated
   model: test/model
   hardware: h200_sxm

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../../src/cli/main.js";
+import { type CliDeps, runCli } from "../../src/cli/main.js";
+import { predictArgv } from "./process.js";
 import { tempDir } from "./specs.js";
 
 export interface CliRun {
@@ -15,25 +16,44 @@ const STACK_COMMANDS: ReadonlySet<string> = new Set(["predict", "validate"]);
 /**
  * Runs the CLI in-process with captured stdout/stderr. `predict` and `validate` run with
  * `--stack dynamo` unless the arguments name a stack: the suite's configs use `router` and
- * `planner`, which only the Dynamo stack provides. Tests of the default stack call `runCli`
- * directly (test/cli/stack.test.ts).
+ * `planner`, which only the Dynamo stack provides. Tests of the default stack call `cliAsIs`
+ * (test/cli/stack.test.ts).
  */
 export async function cli(...argv: string[]): Promise<CliRun> {
   const args =
     STACK_COMMANDS.has(argv[0]) && !argv.some((a) => a === "--stack" || a.startsWith("--stack="))
       ? [argv[0], "--stack", "dynamo", ...argv.slice(1)]
       : argv;
+  return cliAsIs(args);
+}
+
+/** Runs the CLI in-process on `argv` as given (no stack added), stdout and stderr captured. */
+export async function cliAsIs(argv: readonly string[], deps?: CliDeps): Promise<CliRun> {
   let out = "";
   let err = "";
-  const code = await runCli(args, {
-    out: (s) => {
-      out += s;
+  const code = await runCli(
+    argv,
+    {
+      out: (s) => {
+        out += s;
+      },
+      err: (s) => {
+        err += s;
+      },
     },
-    err: (s) => {
-      err += s;
-    },
-  });
+    deps,
+  );
   return { code, out, err };
+}
+
+/** `--set S` for each of `sets`. */
+export function setFlags(...sets: readonly string[]): string[] {
+  return sets.flatMap((s) => ["--set", s]);
+}
+
+/** `fleetsim predict -c CONFIG --output-dir OUT MORE…` in-process, as `cli` runs it. */
+export function cliPredict(config: string, out: string, ...more: string[]): Promise<CliRun> {
+  return cli(...predictArgv(config, out, ...more));
 }
 
 /**
@@ -50,7 +70,7 @@ export async function predictExample(
     "predict",
     "-c",
     "examples/aggregated.yaml",
-    ...sets.flatMap((s) => ["--set", s]),
+    ...setFlags(...sets),
     ...more,
     "--output-dir",
     outDir,

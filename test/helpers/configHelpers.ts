@@ -6,6 +6,7 @@ import { afterAll, expect } from "vitest";
 import { ConfigError, type ConfigIssue } from "../../src/config/errors.js";
 import { loadConfig } from "../../src/config/load.js";
 import type { DisaggregatedEngineSpec, RunSpec, Stack, WorkerRoleSpec } from "../../src/config/runSpec.js";
+import { engineYaml } from "./configYaml.js";
 
 const roots: string[] = [];
 afterAll(() => {
@@ -30,14 +31,12 @@ export function writeFiles(files: Readonly<Record<string, string>>): string {
 }
 
 /** An engine block fleetsim can run (polynomial timing, fixed capacity, a model in the built-in table). */
-export const RUNNABLE_ENGINE = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      kv_cache: {capacity: {type: fixed, blocks: 1000}}
-      timing: {type: polynomial}
-`;
+export const RUNNABLE_ENGINE = engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  kvCache: "{capacity: {type: fixed, blocks: 1000}}",
+  timing: "{type: polynomial}",
+});
 
 /** A disaggregated engine block fleetsim can run (the P/D counterpart of RUNNABLE_ENGINE). */
 export const RUNNABLE_PD_ENGINE = `engine:
@@ -51,62 +50,6 @@ export const RUNNABLE_PD_ENGINE = `engine:
     decode:
       kv_cache: {capacity: {type: fixed, blocks: 2000}}
       timing: {type: polynomial}
-`;
-
-/** The trace path of seed 001 (relative to the config file). */
-export const SEED_TRACE = "traces/mooncake-fast25/toolagent_trace.jsonl";
-
-/** Seed 001 (planner walkthrough) step 1, verbatim except that the planner section is dropped. */
-export const SEED_TRAFFIC = `traffic:
-  source:
-    type: trace
-    format: mooncake
-    paths: [traces/mooncake-fast25/toolagent_trace.jsonl]
-    block_size: 512
-  load: {type: trace_timestamps, speedup: 1.0}
-  stop: {max_virtual_time_seconds: 3600}
-`;
-export const SEED_AGGREGATED_ENGINE = `engine:
-  mode: aggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  workers:
-    aggregated:
-      parallelism: {replicas: 2, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-`;
-export const SEED_ROUTER_AND_SLA = `router:
-  policy: round_robin
-  prefill_load_model: {type: none}
-evaluation:
-  sla: {ttft_ms: 1500, itl_ms: 50}
-`;
-/** Seed 001 step 2: the engine mapping of planner-disaggregated.yaml, verbatim. */
-export const SEED_DISAGGREGATED_ENGINE = `engine:
-  mode: disaggregated
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  backend: vllm
-  context_length: max
-  kv_transfer: {bytes_per_token: auto, bandwidth_gb_per_second: 400, timing_mode: destination_missing}
-  workers:
-    prefill:
-      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 64}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
-    decode:
-      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}
-      scheduler: {max_batched_tokens: 8192, max_sequences: 256}
-      kv_cache: {block_size: 64, prefix_caching: true, capacity: {type: default, memory_fraction: 0.9}}
-      timing: {type: default}
-      startup_seconds: 0
 `;
 
 /** An empty HF cache so tests never depend on the host's ~/.cache/huggingface. */
@@ -151,6 +94,33 @@ export function issueAt(err: ConfigError, path: string): ConfigIssue {
   const found = err.issues.filter((i) => i.path === path);
   expect(found, `issues at ${path} in:\n${err.format()}`).toHaveLength(1);
   return found[0];
+}
+
+/** Loading `yamlText` fails with `message` at `path`, and the error names a line and column. */
+export function expectIssue(yamlText: string, path: string, message: string): void {
+  const err = loadError(yamlText);
+  expect(issueAt(err, path).message).toBe(message);
+  expect(err.format()).toMatch(/line \d+, column \d+/);
+}
+
+/** The first issue at `path` (fails if there is none). */
+export function firstIssueAt(err: ConfigError, path: string): ConfigIssue {
+  const issue = err.issues.find((i) => i.path === path);
+  expect(issue, `no issue at ${path}: ${err.message}`).toBeDefined();
+  return issue!;
+}
+
+/** The error `run` rejects with; fails unless it rejects with an instance of `type` (default ConfigError). */
+export async function rejectionOf<E extends Error = ConfigError>(
+  run: () => Promise<unknown>,
+  type: abstract new (...args: never[]) => E = ConfigError as never,
+): Promise<E> {
+  const err = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(type);
+  return err as E;
 }
 
 /** The aggregated role of a spec that must be in aggregated mode. */

@@ -30,3 +30,18 @@ export function dynamoTrace(seconds: number, gapMs = 250): string {
   }
   return `${lines.join("\n")}\n`;
 }
+
+/** One small `request_end` row (100 tokens, 2 blocks of 64, 2 output tokens), received at `receivedMs`. */
+export function dynamoRow(id: string, receivedMs: number): string {
+  return JSON.stringify({
+    schema: "dynamo.request.trace.v1",
+    event_type: "request_end",
+    event_time_unix_ms: receivedMs + 20,
+    request: {
+      request_id: id,
+      request_received_ms: receivedMs,
+      output_tokens: 2,
+      replay: { trace_block_size: 64, input_length: 100, input_sequence_hashes: [1, 2] },
+    },
+  });
+}

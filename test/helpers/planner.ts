@@ -1,5 +1,15 @@
 import { type KnobRow, type KnobSettings, PLANNER_KNOBS } from "../../src/knobs/planner.js";
-import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../../src/planner/types.js";
+import {
+  AggRegressionModel,
+  DecodeRegressionModel,
+  type RegressionOptions,
+} from "../../src/planner/perfModel/index.js";
+import type {
+  EngineCapabilities,
+  ForwardPassMetrics,
+  PlannerSettings,
+  WorkerCounts,
+} from "../../src/planner/types.js";
 
 /**
  * Every knob's settings field at its table default: the base of the fixtures below, so a new row
@@ -74,3 +84,87 @@ export function forwardPass(workerId: number, over: Partial<ForwardPassMetrics> 
     ...over,
   };
 }
+
+/** Ready workers per pool, no scaling in flight and no expected counts. */
+export function workerCounts(
+  p: number | null,
+  d: number | null,
+  over: Partial<WorkerCounts> = {},
+): WorkerCounts {
+  return {
+    readyPrefill: p,
+    readyDecode: d,
+    expectedPrefill: null,
+    expectedDecode: null,
+    prefillScalingInProgress: false,
+    decodeScalingInProgress: false,
+    ...over,
+  };
+}
+
+/** The regression models' options in the planner tests: 50 samples, 3 observations, 16 buckets. */
+export const REGRESSION_OPTS: RegressionOptions = {
+  maxNumFpmSamples: 50,
+  minObservations: 3,
+  bucketCount: 16,
+};
+
+/** A decode model fitted to wall = 5 ms + 1 µs per KV token + 0.1 ms per request (a 2-D plane). */
+export function fittedDecodeModel(workerId = 0): DecodeRegressionModel {
+  const m = new DecodeRegressionModel(REGRESSION_OPTS);
+  for (const [n, kv] of [
+    [10, 10_000],
+    [20, 10_000],
+    [10, 30_000],
+    [40, 20_000],
+  ]) {
+    m.addObservation(
+      forwardPass(workerId, {
+        numDecodeRequests: n,
+        sumDecodeKvTokens: kv,
+        wallTimeS: 0.005 + 1e-6 * kv + 1e-4 * n,
+      }),
+    );
+  }
+  return m;
+}
+
+/**
+ * An aggregated model fitted to wall = 0.001 + 1e-5·prefill + 1e-6·decode_kv; avg_isl 1000,
+ * avg_decode_length 200, prefill mix 1500 / 1.5.
+ */
+export function fittedAggModel(workerId = 0, opts: RegressionOptions = REGRESSION_OPTS): AggRegressionModel {
+  const m = new AggRegressionModel(opts);
+  for (const [p, pr, d, dr] of [
+    [1000, 1, 4000, 20],
+    [2000, 2, 8000, 40],
+    [3000, 3, 2000, 10],
+    [0, 0, 6000, 30],
+  ]) {
+    m.addObservation(
+      forwardPass(workerId, {
+        sumPrefillTokens: p,
+        numPrefillRequests: pr,
+        sumDecodeKvTokens: d,
+        numDecodeRequests: dr,
+        wallTimeS: 0.001 + 1e-5 * p + 1e-6 * d,
+      }),
+    );
+  }
+  return m;
+}
+
+/** The 11 load predictor presets of `ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`, in canonical order. */
+export const LOAD_PREDICTOR_PRESETS = [
+  "constant_last",
+  "arima_raw",
+  "arima_log1p",
+  "prophet_w20_raw",
+  "prophet_w20_log1p",
+  "prophet_w50_raw",
+  "prophet_w50_log1p",
+  "kalman_default_raw",
+  "kalman_default_log1p",
+  "kalman_reactive_raw",
+  "kalman_reactive_log1p",
+] as const;

@@ -7,8 +7,17 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
 import type { Prediction } from "../../src/report/prediction.js";
+import { engineYaml } from "./configYaml.js";
 import { dynamoTrace } from "./dynamoTraces.js";
 import { tempDir } from "./specs.js";
+
+/** The head of a retune-only `planner` section: the Planner's scaling off, `retune:` open. */
+export const RETUNE_ONLY_PLANNER = `planner:
+  policy: enabled
+  enable_load_scaling: false
+  enable_throughput_scaling: false
+  retune:
+`;
 
 /**
  * A retune-only run over `trace.jsonl` (a Dynamo trace) on `engine` (an `engine:` block), with
@@ -20,12 +29,7 @@ export function retuneYaml(engine: string, retune: string, tail: string): string
   source: {type: trace, format: dynamo, paths: [trace.jsonl]}
   load: {type: trace_timestamps}
 ${engine}router: {policy: kv_router, temperature: 0.0}
-planner:
-  policy: enabled
-  enable_load_scaling: false
-  enable_throughput_scaling: false
-  retune:
-${retune
+${RETUNE_ONLY_PLANNER}${retune
   .trim()
   .split("\n")
   .map((line) => `    ${line.trim()}`)
@@ -45,15 +49,13 @@ export const SCENARIO1_SLA = "evaluation:\n  sla: {ttft_ms: 1500, itl_ms: 50}\n"
 
 /** Scenario 1 in small, on the op-level timing model (the one whose tables the workers keep). */
 export const RETUNE_CONFIG = retuneYaml(
-  `engine:
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 3, tensor: 1}
-      kv_cache: {capacity: {type: fixed, blocks: 1000}}
-      timing: {type: default}
-`,
+  engineYaml({
+    model: "nvidia/Llama-3.1-8B-Instruct-FP8",
+    contextLength: null,
+    parallelism: "{replicas: 3, tensor: 1}",
+    kvCache: "{capacity: {type: fixed, blocks: 1000}}",
+    timing: "{type: default}",
+  }),
   SCENARIO1_RETUNE,
   SCENARIO1_SLA,
 );

@@ -10,6 +10,7 @@ import type {
   SlaSpec,
   WorkerRoleSpec,
 } from "../../src/config/runSpec.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "./configYaml.js";
 
 export function tempDir(prefix = "fleetsim-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -20,6 +21,19 @@ export function writeTrace(rows: ReadonlyArray<object | string>, dir = tempDir()
   const path = join(dir, "trace.jsonl");
   writeFileSync(path, rows.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n");
   return path;
+}
+
+/** The KV router (overlap credit and prefill load scale 1, temperature 0: no sampling), or round robin. */
+export function kvOrRoundRobin(kvRouter: boolean): RouterSpec {
+  return kvRouter
+    ? {
+        policy: "kv_router",
+        overlapScoreCredit: 1,
+        prefillLoadScale: 1,
+        temperature: 0,
+        prefillLoadModel: "none",
+      }
+    : { policy: "round_robin" };
 }
 
 /** The reference mocker's `sglang.*` defaults (`ai-dynamo/dynamo@a63cdfc:lib/mocker/src/scheduler/sglang/core.rs`). */
@@ -34,15 +48,20 @@ export const SGLANG_DEFAULTS_SPEC: SglangSpec = {
 /** The role fields of an SGLang worker with those defaults. */
 export const SGLANG_ROLE: Partial<WorkerRoleSpec> = { backend: "sglang", sglang: SGLANG_DEFAULTS_SPEC };
 
+/** One worker on one GPU: every parallelism degree 1. */
+export const ONE_GPU = {
+  replicas: 1,
+  tensor: 1,
+  pipeline: 1,
+  attentionData: 1,
+  moeTensor: 1,
+  moeExpert: 1,
+  gpusPerWorker: 1,
+} as const satisfies Partial<WorkerRoleSpec>;
+
 export function role(over: Partial<WorkerRoleSpec> = {}): WorkerRoleSpec {
   return {
-    replicas: 1,
-    tensor: 1,
-    pipeline: 1,
-    attentionData: 1,
-    moeTensor: 1,
-    moeExpert: 1,
-    gpusPerWorker: 1,
+    ...ONE_GPU,
     maxBatchedTokens: 8192,
     maxSequences: 256,
     asyncScheduling: false,
@@ -121,23 +140,11 @@ export function disaggSpec(
  */
 export function syntheticProject(requests: number, extraYaml = "") {
   const dir = tempDir("fleetsim-res-");
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
-    `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 64}
-  stop: {requests: ${requests}}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-${extraYaml}`,
+  const { config } = configFile(
+    syntheticTraffic("{type: concurrency, concurrency: 64}", `{requests: ${requests}}`) +
+      engineYaml({ replicas: 2, blocks: 4096, timing: fixedTiming(1, 1) }) +
+      extraYaml,
+    { dir },
   );
   return { dir, config, out: join(dir, "out") };
 }

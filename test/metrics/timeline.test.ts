@@ -23,8 +23,9 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { stableStringify } from "../../src/report/json.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
-import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
+import type { ScalingPolicy } from "../../src/sim/scaling.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
+import { ScriptedPolicy } from "../helpers/scriptedPolicy.js";
 import { disaggSpec, traceSpec, writeTrace } from "../helpers/specs.js";
 
 async function timeseriesOf(spec: RunSpec, scaling: ScalingPolicy | null = null): Promise<TimeseriesReport> {
@@ -226,24 +227,6 @@ describe("interval", () => {
     expect(queue.every((q, j) => q === 2 * j)).toBe(true);
   });
 });
-
-/** Scripted scaling targets by tick time (the replay's Planner hook). */
-class ScriptedPolicy implements ScalingPolicy {
-  constructor(
-    private readonly intervalMs: number,
-    private readonly targets: Record<number, number>,
-  ) {}
-  initialTickMs(): number {
-    return this.intervalMs;
-  }
-  onTick(s: TickSnapshot): ScalingAction {
-    return {
-      targetPrefill: null,
-      targetDecode: this.targets[s.nowMs] ?? null,
-      nextTickMs: s.nowMs + this.intervalMs,
-    };
-  }
-}
 
 describe("scaling: workers appear and disappear", () => {
   it("reports null before a worker exists and after its removal; active_workers counts ready workers", async () => {

@@ -14,7 +14,7 @@ import { architectureFromHfConfig } from "../../src/model/hfConfig.js";
 import { defaultKvCapacityBlocks, kvBytesPerToken, weightBreakdown } from "../../src/model/memory.js";
 import { MlaAttention } from "../../src/timing/mlaAttention.js";
 import { OpLevelTiming, type Parallelism } from "../../src/timing/opLevel.js";
-import { cli, predictExample } from "../helpers/cli.js";
+import { cli, predictExample, setFlags } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
 const V3 = lookupCatalog("deepseek-ai/DeepSeek-V3")!;
@@ -256,18 +256,14 @@ describe("DeepSeek-V3 replays", () => {
         "dynamo",
         "-c",
         "examples/seed-disaggregated.yaml",
-        "--set",
-        "traffic.source.paths=[sample_trace.jsonl]",
-        "--set",
-        MODEL,
-        "--set",
-        `engine.hardware=${gpu}`,
-        "--set",
-        "engine.workers.prefill.parallelism.tensor=8",
-        "--set",
-        "engine.workers.decode.parallelism={replicas: 1, tensor: 8, moe_tensor: 1, moe_expert: 8}",
-        "--set",
-        "planner.max_num_gpus=32",
+        ...setFlags(
+          "traffic.source.paths=[sample_trace.jsonl]",
+          MODEL,
+          `engine.hardware=${gpu}`,
+          "engine.workers.prefill.parallelism.tensor=8",
+          "engine.workers.decode.parallelism={replicas: 1, tensor: 8, moe_tensor: 1, moe_expert: 8}",
+          "planner.max_num_gpus=32",
+        ),
         "--set",
         offload("prefill", on),
         "--output-dir",

@@ -1,13 +1,8 @@
-/**
- * The Planner in the loop, end to end (issue acceptance): a traffic surge, a GPU budget, advisory
- * mode and the load predictor's warm-up. The seed walkthroughs with their Planner sections and the
- * startup-delay sweep on the conversation trace: test/shared-data/seed.planner.test.ts.
- */
-import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ADVISORY_WARNING } from "../../src/autoscale/plannerSetup.js";
 import { Prng } from "../../src/util/prng.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { configWarningLines, type PlannerPrediction, predictPlanner } from "../helpers/plannerRun.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -45,20 +40,11 @@ function surgeConfig(): string {
       );
     }
   }
-  writeFileSync(join(dir, "surge.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "surge.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [surge.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-engine:
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-planner:
+${engineYaml({ model: "nvidia/Llama-3.1-8B-Instruct-FP8", contextLength: null, replicas: 1 })}planner:
   policy: enabled
   target: sla
   enable_throughput_scaling: true
@@ -70,6 +56,7 @@ planner:
 evaluation:
   sla: {ttft_ms: 1000, itl_ms: 40}
 `,
+    { dir, name: "surge.yaml", files: { "surge.jsonl": `${rows.join("\n")}\n` } },
   );
   return config;
 }

@@ -10,7 +10,7 @@ import { fitOls } from "../../src/planner/perfModel/ols.js";
 import { clampKvHitRate, estimateQueuedPrefillTimeS } from "../../src/planner/perfModel/query.js";
 import { MovingAverage } from "../../src/planner/perfModel/samples.js";
 import type { ForwardPassMetrics } from "../../src/planner/types.js";
-import { forwardPass } from "../helpers/planner.js";
+import { fittedAggModel, forwardPass } from "../helpers/planner.js";
 
 function fpm(f: Partial<ForwardPassMetrics>): ForwardPassMetrics {
   return forwardPass(1, { wallTimeS: 0.01, ...f });
@@ -293,24 +293,7 @@ describe("DecodeRegressionModel", () => {
 
 describe("AggRegressionModel", () => {
   it("fits both axes and tracks the averages used by the estimates", () => {
-    const m = new AggRegressionModel(opts(50, 3, 16));
-    const rows = [
-      [1000, 1, 4000, 20],
-      [2000, 2, 8000, 40],
-      [3000, 3, 2000, 10],
-      [0, 0, 6000, 30],
-    ];
-    for (const [p, pr, d, dr] of rows) {
-      m.addObservation(
-        fpm({
-          sumPrefillTokens: p,
-          numPrefillRequests: pr,
-          sumDecodeKvTokens: d,
-          numDecodeRequests: dr,
-          wallTimeS: 0.001 + 1e-5 * p + 1e-6 * d,
-        }),
-      );
-    }
+    const m = fittedAggModel(1, opts(50, 3, 16));
     expect(m.forwardPassS(1500, 2, 61, 12200)).toBeCloseTo(0.001 + 0.015 + 0.0122, 12);
     expect(m.avgIsl).toBe(1000);
     expect(m.avgDecodeLength).toBe(200);

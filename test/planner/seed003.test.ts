@@ -7,35 +7,19 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decodeSlaDecision, type SlaContext } from "../../src/planner/loadScaling/sla.js";
-import {
-  AggRegressionModel,
-  DecodeRegressionModel,
-  type RegressionOptions,
-} from "../../src/planner/perfModel/index.js";
+import { AggRegressionModel } from "../../src/planner/perfModel/index.js";
 import { KalmanPredictor } from "../../src/planner/predictors/kalman.js";
-import { engineCaps, forwardPass, plannerSettings } from "../helpers/planner.js";
+import {
+  engineCaps,
+  fittedDecodeModel,
+  forwardPass,
+  plannerSettings,
+  REGRESSION_OPTS,
+} from "../helpers/planner.js";
 
-const OPTS: RegressionOptions = { maxNumFpmSamples: 50, minObservations: 3, bucketCount: 16 };
+const OPTS = REGRESSION_OPTS;
 
-/** wall = 5 ms + 1 µs per KV token + 0.1 ms per request (a 2-D plane). */
-function decodeModel(): DecodeRegressionModel {
-  const m = new DecodeRegressionModel(OPTS);
-  for (const [n, kv] of [
-    [10, 10_000],
-    [20, 10_000],
-    [10, 30_000],
-    [40, 20_000],
-  ]) {
-    m.addObservation(
-      forwardPass(0, {
-        numDecodeRequests: n,
-        sumDecodeKvTokens: kv,
-        wallTimeS: 0.005 + 1e-6 * kv + 1e-4 * n,
-      }),
-    );
-  }
-  return m;
-}
+const decodeModel = () => fittedDecodeModel();
 
 describe("seed 003 vs the reference's current source: fleetsim keeps the code's behaviour", () => {
   it("SLA scale-down: estimates under SLA · sensitivity are not enough; the consolidation check decides", () => {

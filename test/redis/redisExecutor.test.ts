@@ -19,7 +19,7 @@ import { RedisExecutor } from "../../src/sweep/redisExecutor.js";
 import { encodeValue, JOB_ATTEMPTS, jobId, queueName } from "../../src/sweep/redisJobs.js";
 import { packageVersion } from "../../src/util/packageRoot.js";
 import { buildBundle } from "../helpers/bundle.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
 import { loadYaml } from "../helpers/configHelpers.js";
 import { type RedisServer, startRedisServer } from "../helpers/redisServer.js";
 import { RETUNE_CONFIG, retuneSimulated, retuneTrace, writeRetuneProject } from "../helpers/retuneProject.js";
@@ -314,7 +314,7 @@ execution: {resources: {cpu_limit: 2}}
       // The CLI form, with the same worker: exit 0 and the same document as the local run.
       const config = writeRetuneProject();
       const out = join(config, "..", "out");
-      const viaCli = await cli("predict", "-c", config, "--output-dir", out, "--executor", redis.url);
+      const viaCli = await cliPredict(config, out, "--executor", redis.url);
       expect(viaCli.err).not.toContain("error:");
       expect(viaCli.code).toBe(0);
       const written = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as Prediction;

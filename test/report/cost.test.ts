@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Prediction } from "../../src/output/prediction.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
+import { configFile } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** A priced run: aggregated or P/D on two GPU systems, fixed timing, an SLA. */
@@ -11,16 +12,14 @@ function project(engine: string, extra = "") {
   const rows = Array.from({ length: 12 }, (_, i) =>
     JSON.stringify({ timestamp: i * 50, input_length: 400, output_length: 8, hash_ids: [i] }),
   );
-  writeFileSync(join(dir, "trace.jsonl"), `${rows.join("\n")}\n`);
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
 ${engine}
 evaluation: {sla: {ttft_ms: 1000, itl_ms: 100}}
 ${extra}`,
+    { dir, files: { "trace.jsonl": `${rows.join("\n")}\n` } },
   );
   return { config, out: join(dir, "out") };
 }
@@ -52,7 +51,7 @@ const PD = `engine:
       timing: {type: fixed, prefill_ms: 5, decode_ms: 1}`;
 
 async function predict(p: { config: string; out: string }, ...args: string[]): Promise<Prediction> {
-  const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--overwrite", ...args);
+  const r = await cliPredict(p.config, p.out, "--overwrite", ...args);
   expect(r.err).toBe("");
   expect(r.code).toBe(0);
   return JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
@@ -98,7 +97,7 @@ describe("cost of a run (docs/cost.md)", () => {
     expect(strip(b.summary)).toEqual(strip(a.summary));
     expect(b.summary.cost_usd).toBeCloseTo((a.summary.cost_usd ?? 0) / 2.7, 12);
     const p = project(AGG, "cost: {usd_per_gpu_hour: {h100_smx: 1}}");
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code).toBe(2);
     expect(r.err).toContain("cost.usd_per_gpu_hour.h100_smx");
     expect(r.err).toContain("did you mean 'h100_sxm'?");

@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { fleetFacts } from "../../src/report/fleet.js";
 import { FLEET_TITLE, renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { renderSummaryTable } from "../../src/report/table.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
+import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 /** A prediction document with an aggregated Planner run (2 workers of 1 GPU at the start, budget 2). */
@@ -206,17 +207,12 @@ function synthetic(rate: number, extra = "", shape = { input: 64, output: 20, se
   source: {type: synthetic, input_tokens: ${shape.input}, output_tokens: ${shape.output}}
   load: {type: poisson, requests_per_second: ${rate}, seed: 1}
   stop: {requests: 1500}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-      scheduler: {max_sequences: ${shape.sequences}}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: ${shape.blocks}}}
-      timing: {type: fixed, prefill_ms: 5, decode_ms: 10}
-evaluation:
+${engineYaml({
+  replicas: 1,
+  scheduler: `{max_sequences: ${shape.sequences}}`,
+  kvCache: `{block_size: 64, capacity: {type: fixed, blocks: ${shape.blocks}}}`,
+  timing: fixedTiming(5, 10),
+})}evaluation:
   sla: {ttft_ms: 500}
 ${extra}`,
   );
@@ -226,7 +222,7 @@ ${extra}`,
 describe("fleetsim predict prints the fleet block below the unchanged AIPerf table", () => {
   it("a fleet that keeps up: the block follows the table's last line, no saturation note", async () => {
     const p = synthetic(5);
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const table = renderSummaryTable(doc.summary).replace(/Wall Time \(ms\): [^\n]+/, "Wall Time (ms): …");
@@ -240,7 +236,7 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
 
   it("arrivals above the fleet's capacity: the saturation note", async () => {
     const p = synthetic(30);
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(
       /Note: the run is saturated: the queue was still growing at the last arrival \(\+\d/,
@@ -254,7 +250,7 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
       // KV-bound workers: load scaling reacts to their KV utilization.
       { input: 512, output: 64, sequences: 64, blocks: 300 },
     );
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+    const r = await cliPredict(p.config, p.out);
     expect(r.code, r.err).toBe(0);
     const doc = JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));
     const events = doc.planner.scaling_events as { from_count: number; to_count: number }[];
@@ -271,7 +267,7 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
 
   it("--format json prints only the summary JSON (no fleet block on stdout)", async () => {
     const p = synthetic(5);
-    const r = await cli("predict", "-c", p.config, "--output-dir", p.out, "--format", "json");
+    const r = await cliPredict(p.config, p.out, "--format", "json");
     expect(r.code).toBe(0);
     expect(r.out).not.toContain(FLEET_TITLE);
     expect(() => JSON.parse(r.out)).not.toThrow();

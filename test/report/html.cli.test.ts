@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { externalReferences, fixturePrediction, payloadOf } from "../browser/reportFixture.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
 const EXAMPLE = join(import.meta.dirname, "../..", "examples", "aggregated.yaml");
@@ -100,7 +100,7 @@ describe("fleetsim predict --html", () => {
   let first: { code: number; out: string; err: string };
   beforeAll(async () => {
     out = join(tempDir("fleetsim-predict-html-"), "out");
-    first = await cli("predict", "-c", EXAMPLE, "--output-dir", out, "--html");
+    first = await cliPredict(EXAMPLE, out, "--html");
   });
 
   it("writes report.html beside prediction.json and says so", () => {
@@ -129,10 +129,10 @@ describe("fleetsim predict --html", () => {
 
   it("--overwrite replaces report.html; a run without --html removes the stale one", async () => {
     const before = statSync(join(out, "report.html")).mtimeMs;
-    const again = await cli("predict", "-c", EXAMPLE, "--output-dir", out, "--overwrite", "--html");
+    const again = await cliPredict(EXAMPLE, out, "--overwrite", "--html");
     expect(again.code).toBe(0);
     expect(statSync(join(out, "report.html")).mtimeMs).toBeGreaterThanOrEqual(before);
-    const plain = await cli("predict", "-c", EXAMPLE, "--output-dir", out, "--overwrite");
+    const plain = await cliPredict(EXAMPLE, out, "--overwrite");
     expect(plain.code).toBe(0);
     expect(existsSync(join(out, "report.html"))).toBe(false);
     expect(readdirSync(out).filter((f) => f.endsWith(".tmp"))).toEqual([]);

@@ -25,6 +25,7 @@ import {
   writeFully,
   writeOutputs,
 } from "../../src/report/outputDir.js";
+import { runProcess } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
 
 const files = (text: string) => [
@@ -162,19 +163,12 @@ while (readdirSync(markers).length < 8 && Date.now() < deadline) await new Promi
 lock.release();
 `,
     );
-    const { spawn } = await import("node:child_process");
     for (let round = 0; round < 2; round++) {
       const markers = join(dir, `markers-${round}`);
       const codes = await Promise.all(
         Array.from(
           { length: 8 },
-          () =>
-            new Promise<number | null>((resolve) => {
-              const child = spawn(process.execPath, ["--import", "tsx", script, markers], {
-                stdio: "ignore",
-              });
-              child.on("close", resolve);
-            }),
+          async () => (await runProcess([process.execPath, "--import", "tsx", script, markers])).code,
         ),
       );
       expect(readdirSync(markers).length).toBe(8);

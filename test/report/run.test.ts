@@ -3,13 +3,14 @@
  * topology, router, Planner target and budget, traffic and its request count, in the file, in the
  * library API's report and in the HTML report's header. Deterministic, no absolute path.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runSyntheticTraceReplay } from "../../src/index.js";
 import { renderHtmlReport } from "../../src/report/html/index.js";
 import type { Prediction } from "../../src/report/prediction.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
+import { configFile } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const ROWS = [
@@ -22,16 +23,14 @@ const ROWS = [
 
 function project(engineYaml: string, extraYaml = "") {
   const dir = tempDir("fleetsim-run-");
-  writeFileSync(join(dir, "my_trace.jsonl"), `${ROWS.map((r) => JSON.stringify(r)).join("\n")}\n`);
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [my_trace.jsonl], block_size: 512}
   load: {type: trace_timestamps, speedup: 2}
   stop: {max_virtual_time_seconds: 3600}
 ${engineYaml}
 ${extraYaml}`,
+    { dir, files: { "my_trace.jsonl": `${ROWS.map((r) => JSON.stringify(r)).join("\n")}\n` } },
   );
   return { dir, config, out: join(dir, "out") };
 }
@@ -70,7 +69,7 @@ router:
   temperature: 0.25`;
 
 async function predictRun(p: { config: string; out: string }): Promise<Prediction> {
-  const r = await cli("predict", "-c", p.config, "--output-dir", p.out);
+  const r = await cliPredict(p.config, p.out);
   expect(r.err, r.err).toBe("");
   expect(r.code).toBe(0);
   return JSON.parse(readFileSync(join(p.out, "prediction.json"), "utf8"));

@@ -11,6 +11,7 @@ import {
 import { ResourceMonitor } from "../../src/resources/monitor.js";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
+import { fleetsimSync } from "../helpers/process.js";
 import { retuneYaml } from "../helpers/retuneProject.js";
 import { syntheticProject, tempDir } from "../helpers/specs.js";
 
@@ -101,8 +102,8 @@ describe("fleetsim executable: cpu_limit pins the execution process", () => {
     expect(spawnSync("taskset", ["--version"]).status, "taskset (util-linux) must be installed").toBe(0);
     const { config, out } = syntheticProject(20, "execution:\n  resources: {cpu_limit: 1}\n");
     const r = predictInSubprocess(config, out);
-    expect(r.stderr).not.toContain("warning");
-    expect(r.status).toBe(0);
+    expect(r.err).not.toContain("warning");
+    expect(r.code).toBe(0);
     const rt = JSON.parse(readFileSync(join(out, "resource-runtime.json"), "utf8"));
     expect(rt.cpu_limit).toBe(1);
     expect(rt.cpu_pinning).toBe("pinned");
@@ -131,7 +132,7 @@ describe("fleetsim executable: retune sweep workers inherit the pinning", () => 
     );
     const out = join(dir, "out");
     const r = predictInSubprocess(config, out);
-    expect(r.status, r.stderr).toBe(0);
+    expect(r.code, r.err).toBe(0);
     const rt = JSON.parse(readFileSync(join(out, "resource-runtime.json"), "utf8"));
     expect(rt.cpu_pinning).toBe("pinned");
     expect(rt.cpu_affinity).toBe(String(allowed[0]));
@@ -144,9 +145,5 @@ describe("fleetsim executable: retune sweep workers inherit the pinning", () => 
 
 /** `fleetsim predict` as its own process (the executable, which may pin itself; tests never do). */
 function predictInSubprocess(config: string, out: string) {
-  return spawnSync(
-    process.execPath,
-    ["--import", "tsx", "src/cli/bin.ts", "predict", "--stack", "dynamo", "-c", config, "--output-dir", out],
-    { encoding: "utf8" },
-  );
+  return fleetsimSync(["predict", "--stack", "dynamo", "-c", config, "--output-dir", out]);
 }

@@ -6,12 +6,13 @@
  * either way, so that a limit sized from a measured peak (seed 000 "Size the Run") is not refused.
  * The traces are generated here: nothing outside the repository is read.
  */
-import { spawnSync } from "node:child_process";
 import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
+import { fleetsimSync } from "../helpers/process.js";
 import { retuneYaml } from "../helpers/retuneProject.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -63,12 +64,8 @@ function predictProcess(dir: string, yaml: string): Record<string, number> {
   const config = join(dir, "prediction.yaml");
   writeFileSync(config, yaml);
   const out = join(dir, "out");
-  const r = spawnSync(
-    process.execPath,
-    ["--import", "tsx", "src/cli/bin.ts", "predict", "--stack", "dynamo", "-c", config, "--output-dir", out],
-    { encoding: "utf8" },
-  );
-  expect(r.status, r.stderr).toBe(0);
+  const r = fleetsimSync(["predict", "--stack", "dynamo", "-c", config, "--output-dir", out]);
+  expect(r.code, r.err).toBe(0);
   return JSON.parse(readFileSync(join(out, "resource-runtime.json"), "utf8"));
 }
 
@@ -83,16 +80,12 @@ function expectWithin(rt: Record<string, number>, factor: number): void {
   expect(peak).toBeGreaterThanOrEqual(rt["peak_sampled_rss_bytes"]);
 }
 
-const FIXED_ENGINE = `engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 65536
-  workers:
-    aggregated:
-      parallelism: {replicas: 8}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 40000}}
-      timing: {type: fixed, prefill_ms: 5, decode_ms: 2}
-`;
+const FIXED_ENGINE = engineYaml({
+  contextLength: 65536,
+  replicas: 8,
+  blocks: 40000,
+  timing: fixedTiming(5, 2),
+});
 
 describe("the preflight estimate is within 1.5× of the measured peak", () => {
   it.each([
@@ -124,11 +117,7 @@ ${FIXED_ENGINE}`,
   it("300,000 synthetic requests (the per-request columns dominate)", () => {
     const rt = predictProcess(
       tempDir("fleetsim-estimate-"),
-      `traffic:
-  source: {type: synthetic, input_tokens: 640, output_tokens: 4}
-  load: {type: concurrency, concurrency: 64}
-  stop: {requests: 300000}
-${FIXED_ENGINE}`,
+      syntheticTraffic("{type: concurrency, concurrency: 64}", "{requests: 300000}", [640, 4]) + FIXED_ENGINE,
     );
     expectWithin(rt, 1.5);
   }, 120_000);

@@ -3,11 +3,12 @@
  * `resource_limited` (exit 3, a message with the way out) instead of V8 aborting the process
  * (exit 134, no message), whatever the memory budget says.
  */
-import { spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HEAP_LIMIT_FRACTION, ResourceMonitor } from "../../src/resources/monitor.js";
+import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
+import { fleetsimProcess } from "../helpers/process.js";
 import { tempDir } from "../helpers/specs.js";
 
 describe("heap guard", () => {
@@ -40,51 +41,24 @@ describe("heap guard", () => {
       { timestamp: 1e15, input_length: 40, output_length: 3, hash_ids: [1, 2, 4] },
       { timestamp: 0, input_length: 40, output_length: 3, hash_ids: [1, 2, 3] },
     ];
-    writeFileSync(join(dir, "trace.jsonl"), `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
-    const config = join(dir, "c.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 16}
   load: {type: trace_timestamps}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 512}}
-      timing: {type: fixed, prefill_ms: 2, decode_ms: 1}
-planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1}
+${engineYaml({
+  kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 512}}",
+  timing: fixedTiming(2, 1),
+})}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1}
 execution: {resources: {memory_limit_gb: 1000}}
 `,
+      { dir, name: "c.yaml", files: { "trace.jsonl": `${rows.map((r) => JSON.stringify(r)).join("\n")}\n` } },
     );
     const out = join(dir, "out");
-    const r = await new Promise<{ code: number | null; err: string }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [
-          "--max-old-space-size=700",
-          "--import",
-          "tsx",
-          "src/cli/bin.ts",
-          "predict",
-          "--stack",
-          "dynamo",
-          "-c",
-          config,
-          "--output-dir",
-          out,
-        ],
-        { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, FLEETSIM_CHECK_INVARIANTS: "0" } },
-      );
-      let err = "";
-      child.stderr.on("data", (d) => {
-        err += d;
-      });
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, err }));
-    });
+    const r = await fleetsimProcess(
+      ["predict", "--stack", "dynamo", "-c", config, "--output-dir", out],
+      { FLEETSIM_CHECK_INVARIANTS: "0" },
+      { nodeArgs: ["--max-old-space-size=700"] },
+    );
     expect(r.err).toContain("run stopped as resource_limited: the JavaScript heap reached");
     expect(r.err).toContain("NODE_OPTIONS=--max-old-space-size=");
     expect(r.err).not.toContain("FATAL ERROR");

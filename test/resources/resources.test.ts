@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/main.js";
 import { DEFAULT_EXECUTION, type ResourceSettings } from "../../src/config/runSpec.js";
 import {
   GB,
@@ -14,6 +13,7 @@ import {
   ResourceMonitor,
   resolveBudget,
 } from "../../src/resources/index.js";
+import { cliAsIs } from "../helpers/cli.js";
 import { syntheticProject } from "../helpers/specs.js";
 
 const HOST: HostResources = { availableMemoryBytes: 16 * GB, availableMemorySource: "meminfo", cpuCount: 8 };
@@ -173,23 +173,7 @@ describe("phase clock (initialization / shutdown timeouts)", () => {
   });
 });
 
-async function cli(argv: string[], resources?: ResourceHooks) {
-  let out = "";
-  let err = "";
-  const code = await runCli(
-    argv,
-    {
-      out: (s) => {
-        out += s;
-      },
-      err: (s) => {
-        err += s;
-      },
-    },
-    { resources },
-  );
-  return { code, out, err };
-}
+const cli = (argv: string[], resources?: ResourceHooks) => cliAsIs(argv, { resources });
 
 describe("fleetsim predict: resource supervision", () => {
   it("a tiny memory_limit_gb is refused by the preflight: exit 3, resource-plan.json, no prediction", async () => {

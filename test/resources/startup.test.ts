@@ -6,21 +6,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli } from "../helpers/cli.js";
+import { cliPredict, setFlags } from "../helpers/cli.js";
 import { syntheticProject } from "../helpers/specs.js";
 
 describe("start-up memory", () => {
   it("100,000 replicas under memory_limit_gb 2: refused before start-up, the workers priced", async () => {
     const p = syntheticProject(100, "execution: {resources: {memory_limit_gb: 2}}\n");
     const t0 = performance.now();
-    const r = await cli(
-      "predict",
-      "-c",
+    const r = await cliPredict(
       p.config,
-      "--output-dir",
       p.out,
-      "--set",
-      "engine.workers.aggregated.parallelism.replicas=100000",
+      ...setFlags("engine.workers.aggregated.parallelism.replicas=100000"),
     );
     expect(r.code).toBe(3);
     expect(r.err).toContain("resource preflight refused the run");

@@ -17,7 +17,8 @@ import { dockerfile, jobManifest, MOUNT_PATH } from "../../src/shard/k8s.js";
 import { readManifest } from "../../src/shard/manifest.js";
 import { packageVersion } from "../../src/util/packageRoot.js";
 import { cli } from "../helpers/cli.js";
-import { fleetsimProcess, sweepProject } from "../helpers/sweepProject.js";
+import { fleetsimProcess } from "../helpers/process.js";
+import { sweepProject } from "../helpers/sweepProject.js";
 
 const VERSION = packageVersion();
 

@@ -6,7 +6,8 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli } from "../helpers/cli.js";
+import { cli, setFlags } from "../helpers/cli.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 import { PERF_DATA } from "./data.js";
 
@@ -21,22 +22,17 @@ function project(): { dir: string; config: string } {
       '{"timestamp": 25, "input_length": 300, "output_length": 4, "hash_ids": [4]}',
     ].join("\n") + "\n",
   );
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:
   source: {type: trace, format: mooncake, paths: [trace.jsonl], block_size: 512}
   load: {type: trace_timestamps}
-engine:
-  model: nvidia/Llama-3.1-8B-Instruct-FP8
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 64, capacity: {type: default}}
-      timing: {type: default}
-`,
+${engineYaml({
+  model: "nvidia/Llama-3.1-8B-Instruct-FP8",
+  replicas: 2,
+  kvCache: "{block_size: 64, capacity: {type: default}}",
+  timing: "{type: default}",
+})}`,
+    { dir },
   );
   return { dir, config };
 }
@@ -49,8 +45,7 @@ describe("fleetsim predict with the op-level timing model over a perf database",
       "predict",
       "-c",
       p.config,
-      "--set",
-      `engine.perf_database=${PERF_DATA}`,
+      ...setFlags(`engine.perf_database=${PERF_DATA}`),
       "--output-dir",
       join(p.dir, "parquet"),
     );
@@ -81,12 +76,11 @@ describe("fleetsim predict with the op-level timing model over a perf database",
         "predict",
         "-c",
         p.config,
-        "--set",
-        "engine.backend=sglang",
-        "--set",
-        "engine.workers.aggregated.timing={type: default, op_tables: backend}",
-        "--set",
-        `engine.perf_database=${database}`,
+        ...setFlags(
+          "engine.backend=sglang",
+          "engine.workers.aggregated.timing={type: default, op_tables: backend}",
+          `engine.perf_database=${database}`,
+        ),
         "--output-dir",
         join(p.dir, name),
       );

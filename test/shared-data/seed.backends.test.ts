@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
 interface Run {
@@ -67,7 +67,7 @@ describe("examples/seed-disaggregated.yaml with SGLang", () => {
 
   it("refuses TRT-LLM disaggregated with a config error at engine.backend", async () => {
     const out = join(tempDir(), "out");
-    const r = await cli("predict", "-c", SEED, "--output-dir", out, "--set", "engine.backend=trtllm");
+    const r = await cliPredict(SEED, out, "--set", "engine.backend=trtllm");
     expect(r.code).toBe(2);
     expect(r.err).toContain("engine.backend");
     expect(r.err).toContain("does not support engine.mode='disaggregated'");

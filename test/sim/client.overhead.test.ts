@@ -8,8 +8,9 @@ import { stableStringify } from "../../src/report/json.js";
 import { buildPerRequest } from "../../src/report/perRequest.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 import { disaggSpec, tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
 
 async function run(spec: RunSpec) {
@@ -98,11 +99,7 @@ describe("client overhead shifts what the client measures by exactly the configu
   });
 });
 
-const TRAFFIC = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 2}
-  stop: {requests: 4}
-`;
+const TRAFFIC = syntheticTraffic("{type: concurrency, concurrency: 2}", "{requests: 4}");
 
 describe("client config", () => {
   it("is optional; defaults add nothing and set no timeout", () => {
@@ -132,15 +129,7 @@ describe("client config", () => {
     const dir = tempDir();
     const file = `${dir}/prediction.yaml`;
     (await import("node:fs")).writeFileSync(file, TRAFFIC + RUNNABLE_ENGINE);
-    const r = await cli(
-      "predict",
-      "-c",
-      file,
-      "--output-dir",
-      `${dir}/out`,
-      "--set",
-      "client.overhead.request_ms=-3",
-    );
+    const r = await cliPredict(file, `${dir}/out`, "--set", "client.overhead.request_ms=-3");
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/client\.overhead\.request_ms/);
   });

@@ -1,5 +1,3 @@
-/** Saturation flag (docs/metrics.md "Saturation"): the backlog still grows at the last arrival. */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CLIENT, type RunSpec } from "../../src/config/runSpec.js";
@@ -9,8 +7,9 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { buildPrediction } from "../../src/report/prediction.js";
 import { Replay } from "../../src/sim/replay.js";
-import { cli } from "../helpers/cli.js";
-import { tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
+import { cli, setFlags } from "../helpers/cli.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
+import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 describe("judgeSaturation", () => {
   it("a flat backlog is not saturated, a growing one is, a short run is not judged", () => {
@@ -137,24 +136,12 @@ describe("saturated in prediction.json", () => {
   });
 
   it("predict warns on stderr about a saturated run and timed-out requests", async () => {
-    const dir = tempDir();
-    const config = join(dir, "prediction.yaml");
-    writeFileSync(
-      config,
-      `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: constant_rate, requests_per_second: 200}
-  stop: {requests: 600}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      scheduler: {max_sequences: 1}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 10, decode_ms: 2}
-client: {timeout_seconds: 1}
+    const { dir, config } = configFile(
+      `${syntheticTraffic("{type: constant_rate, requests_per_second: 200}", "{requests: 600}")}${engineYaml({
+        scheduler: "{max_sequences: 1}",
+        blocks: 4096,
+        timing: fixedTiming(10, 2),
+      })}client: {timeout_seconds: 1}
 `,
     );
     const r = await cli("predict", "-c", config, "--output-dir", join(dir, "out"), "--progress", "none");
@@ -173,10 +160,7 @@ client: {timeout_seconds: 1}
       join(dir, "out2"),
       "--progress",
       "none",
-      "--set",
-      "traffic.load.requests_per_second=5",
-      "--set",
-      "traffic.stop.requests=100",
+      ...setFlags("traffic.load.requests_per_second=5", "traffic.stop.requests=100"),
     );
     expect(light.code).toBe(0);
     expect(light.err).toBe("");

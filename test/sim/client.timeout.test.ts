@@ -17,7 +17,7 @@ import { Replay } from "../../src/sim/replay.js";
 import type { ScalingPolicy } from "../../src/sim/scaling.js";
 import { Prng } from "../../src/util/prng.js";
 import { RandomScaling } from "../helpers/randomTraffic.js";
-import { disaggSpec, SGLANG_ROLE, traceSpec, writeTrace } from "../helpers/specs.js";
+import { disaggSpec, kvOrRoundRobin, SGLANG_ROLE, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const withTimeout = (spec: RunSpec, timeoutMs: number, requestMs = 0, responseMs = 0): RunSpec => ({
   ...spec,
@@ -79,12 +79,14 @@ describe("aggregated: a request past its timeout is abandoned and frees what it 
   it("counts in failures and stays out of goodput; without the timeout both complete", async () => {
     const sla: SlaSpec = { ttftMs: 1000, itlMs: null, e2eMs: null };
     const timed = buildSummary((await replayOf({ ...withTimeout(base(), 50), sla })).runSync(), sla);
-    expect(timed.num_requests).toBe(2);
-    expect(timed.completed_requests).toBe(1);
-    expect(timed.timed_out_requests).toBe(1);
-    expect(timed.failed_requests).toBe(1);
-    expect(timed.rejected_requests).toBe(0);
-    expect(timed.goodput_completed_requests).toBe(1);
+    expect(timed).toMatchObject({
+      num_requests: 2,
+      completed_requests: 1,
+      timed_out_requests: 1,
+      failed_requests: 1,
+      rejected_requests: 0,
+      goodput_completed_requests: 1,
+    });
     const plain = buildSummary((await replayOf({ ...base(), sla })).runSync(), sla);
     expect([plain.completed_requests, plain.timed_out_requests, plain.goodput_completed_requests]).toEqual([
       2, 0, 2,
@@ -259,15 +261,7 @@ describe("timeouts under random traffic and scaling keep every invariant", () =>
       };
     };
     const base = p.disaggregated ? pd() : traceSpec(path, { role: common, load });
-    const router: RunSpec["router"] = p.kvRouter
-      ? {
-          policy: "kv_router",
-          overlapScoreCredit: 1,
-          prefillLoadScale: 1,
-          temperature: 0,
-          prefillLoadModel: "none",
-        }
-      : { policy: "round_robin" };
+    const router = kvOrRoundRobin(p.kvRouter);
     const spec = withTimeout({ ...base, router }, p.timeoutMs, p.requestMs, p.responseMs);
     const replay = await replayOf(spec, p.scaling ? new RandomScaling(p.seed, 40, 3, p.disaggregated) : null);
     const result = await replay.run();

@@ -17,7 +17,7 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay, type ReplayResult } from "../../src/sim/replay.js";
 import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
 import { fingerprint } from "../helpers/replayFingerprint.js";
-import { disaggSpec, traceSpec, writeTrace } from "../helpers/specs.js";
+import { disaggSpec, kvOrRoundRobin, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const setup = fc.record({
   requests: fc.integer({ min: 1, max: 40 }),
@@ -64,15 +64,7 @@ function specOf(c: Setup): RunSpec {
     startupSeconds: c.startupSeconds,
     timing: c.polynomial ? { type: "polynomial" } : { type: "fixed", prefillMs: 5, decodeMs: 2 },
   };
-  const router: RunSpec["router"] = c.kvRouter
-    ? {
-        policy: "kv_router",
-        overlapScoreCredit: 1,
-        prefillLoadScale: 1,
-        temperature: 0,
-        prefillLoadModel: "none",
-      }
-    : { policy: "round_robin" };
+  const router = kvOrRoundRobin(c.kvRouter);
   const load: LoadSpec =
     c.closedLoop > 0
       ? c.warmupSessions > 0

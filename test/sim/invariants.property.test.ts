@@ -22,7 +22,7 @@ import { InvariantChecker, InvariantViolation } from "../../src/sim/invariants.j
 import { Replay } from "../../src/sim/replay.js";
 import { plannerSettings } from "../helpers/planner.js";
 import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
-import { disaggSpec, role, traceSpec, writeTrace } from "../helpers/specs.js";
+import { disaggSpec, kvOrRoundRobin, role, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const traffic = fc.record({
   requests: fc.integer({ min: 5, max: 60 }),
@@ -132,15 +132,7 @@ function specOf(
             routerSeesHost: h.scope === "dp_rank_local" && d.kvRouter,
           },
         };
-  const router: RunSpec["router"] = d.kvRouter
-    ? {
-        policy: "kv_router",
-        overlapScoreCredit: 1,
-        prefillLoadScale: 1,
-        temperature: 0,
-        prefillLoadModel: "none",
-      }
-    : { policy: "round_robin" };
+  const router = kvOrRoundRobin(d.kvRouter);
   if (!d.disaggregated)
     return { ...traceSpec(path, { role: { ...common, ...front, replicas: d.replicas } }), router };
   const spec = disaggSpec(path, {

@@ -1,9 +1,3 @@
-/**
- * A scaling policy that leaves a pool without any worker while requests wait for it: the run
- * stops after STALL_TICKS such ticks instead of ticking forever (a budget below min_workers made
- * the Planner scale to zero; the run grew its tick records until the heap ran out).
- */
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Terminal } from "../../src/metrics/collector.js";
@@ -12,7 +6,8 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay, STALL_TICKS } from "../../src/sim/replay.js";
 import type { ScalingAction, ScalingPolicy, TickSnapshot } from "../../src/sim/scaling.js";
 import { cli } from "../helpers/cli.js";
-import { tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
+import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 /** Scales the pool to 0 at the first tick and back to 1 at tick `backAt` (never, if null). */
 class ZeroThenBack implements ScalingPolicy {
@@ -58,25 +53,14 @@ describe("a pool scaled to zero while requests wait", () => {
   });
 
   it("a Planner budget below min_workers: the run ends with a warning naming the cause", async () => {
-    const dir = tempDir();
-    const config = join(dir, "c.yaml");
-    writeFileSync(
-      config,
-      `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 1000}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 4}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 1, decode_ms: 1}
-planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
+    const { dir, config } = configFile(
+      `${syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 1000}")}${engineYaml({
+        replicas: 4,
+        blocks: 4096,
+        timing: fixedTiming(1, 1),
+      })}planner: {policy: enabled, target: load, enable_throughput_scaling: false, load_adjustment_interval_seconds: 1, max_num_gpus: 2, min_workers: 5}
 `,
+      { name: "c.yaml" },
     );
     const t0 = performance.now();
     const r = await cli("predict", "-c", config, "--output-dir", join(dir, "out"), "--progress", "none");

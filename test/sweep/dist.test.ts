@@ -3,11 +3,11 @@
  * src/ to a scratch folder inside the repository (so `node_modules` resolves) and runs a sweep from
  * it in a plain `node` process.
  */
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
+import { runSync } from "../helpers/process.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 mkdirSync(join(ROOT, ".tmp"), { recursive: true });
@@ -15,12 +15,18 @@ const out = mkdtempSync(join(ROOT, ".tmp", "sweep-dist-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 it("runs replay jobs in parallel workers from compiled JavaScript", () => {
-  const tsc = spawnSync(
-    process.execPath,
-    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", out],
-    { cwd: ROOT, encoding: "utf8" },
+  const tsc = runSync(
+    [
+      process.execPath,
+      join(ROOT, "node_modules/typescript/bin/tsc"),
+      "-p",
+      "tsconfig.build.json",
+      "--outDir",
+      out,
+    ],
+    { cwd: ROOT },
   );
-  expect(tsc.stdout + tsc.stderr).toBe("");
+  expect(tsc.out + tsc.err).toBe("");
   const script = join(out, "check.mjs");
   writeFileSync(
     script,
@@ -35,7 +41,7 @@ console.log(JSON.stringify({
 }));
 `,
   );
-  const run = spawnSync(process.execPath, [script], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
-  expect(run.stderr).toBe("");
-  expect(JSON.parse(run.stdout)).toEqual({ replay: [315, 315], processes: 2 });
+  const run = runSync([process.execPath, script], { cwd: ROOT, timeout: 60_000 });
+  expect(run.err).toBe("");
+  expect(JSON.parse(run.out)).toEqual({ replay: [315, 315], processes: 2 });
 });

@@ -14,6 +14,7 @@ import { resolveModel } from "../../src/model/resolve.js";
 import { createTimingModel } from "../../src/timing/index.js";
 import { linearGemmDtype, OpLevelTiming } from "../../src/timing/opLevel.js";
 import { blockFp8KernelOf } from "../../src/timing/timingSpec.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 import { predictPlanner } from "../helpers/plannerRun.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -114,11 +115,7 @@ describe("block-scaled FP8 through predict", () => {
     const path = join(tempDir(), "config.yaml");
     writeFileSync(
       path,
-      `traffic:
-  source: {type: synthetic, input_tokens: 256, output_tokens: 64}
-  load: {type: concurrency, concurrency: 8}
-  stop: {requests: 32}
-engine:
+      `${syntheticTraffic("{type: concurrency, concurrency: 8}", "{requests: 32}", [256, 64])}engine:
   backend: ${backend}
   model: ${model}
   hardware: h200_sxm

@@ -14,15 +14,15 @@ import {
 import { createTimingModel } from "../../src/timing/index.js";
 import { OpLevelTiming } from "../../src/timing/opLevel.js";
 import { aggregatedRole, issueAt, loadError, loadYaml } from "../helpers/configHelpers.js";
+import { engineYaml } from "../helpers/configYaml.js";
 
-const ENGINE = (timing: string, scheduler = "") => `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      kv_cache: {capacity: {type: fixed, blocks: 1000}}
-      timing: ${timing}
-${scheduler}`;
+const ENGINE = (timing: string, scheduler = "") =>
+  `${engineYaml({
+    model: "Qwen/Qwen3-8B",
+    contextLength: null,
+    kvCache: "{capacity: {type: fixed, blocks: 1000}}",
+    timing,
+  })}${scheduler}`;
 
 const PAR = { tensor: 1, pipeline: 1, attentionData: 1, moeTensor: 1, moeExpert: 1 };
 

@@ -4,22 +4,21 @@
  * `prediction.run.traffic`, and two runs give byte-identical prediction.json (host-time keys
  * aside) and requests.jsonl.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict } from "../helpers/cli.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
-const ENGINE = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      parallelism: {replicas: 2}
-      kv_cache: {block_size: 16, capacity: {type: fixed, blocks: 8000}}
-      timing: {type: polynomial}
-router: {policy: kv_router}
+const ENGINE = `${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  replicas: 2,
+  kvCache: "{block_size: 16, capacity: {type: fixed, blocks: 8000}}",
+  timing: "{type: polynomial}",
+})}router: {policy: kv_router}
 `;
 
 const SHAPES: Record<string, { yaml: string; requests: number; run: Record<string, unknown> }> = {
@@ -89,20 +88,10 @@ describe("fleetsim predict on each synthetic traffic shape", () => {
   for (const [name, shape] of Object.entries(SHAPES)) {
     it(`${name}: runs, reports its shape, and is deterministic`, async () => {
       const dir = tempDir("fleetsim-traffic-");
-      const config = join(dir, "prediction.yaml");
-      writeFileSync(config, `${shape.yaml}${ENGINE}`);
+      const { config } = configFile(`${shape.yaml}${ENGINE}`, { dir });
       const outs = ["a", "b"].map((d) => join(dir, d));
       for (const out of outs) {
-        const r = await cli(
-          "predict",
-          "-c",
-          config,
-          "--output-dir",
-          out,
-          "--capture-per-request",
-          "--progress",
-          "none",
-        );
+        const r = await cliPredict(config, out, "--capture-per-request", "--progress", "none");
         expect(r.code, r.err).toBe(0);
       }
       const doc = JSON.parse(readFileSync(join(outs[0], "prediction.json"), "utf8"));
@@ -127,10 +116,9 @@ describe("fleetsim predict on each synthetic traffic shape", () => {
 
   it("a bad shape exits 2 naming the config path and its line", async () => {
     const dir = tempDir("fleetsim-traffic-");
-    const config = join(dir, "prediction.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:\n  source: {type: synthetic-session, session: {turns: 1}}\n  stop: {sessions: 2}\n${ENGINE}`,
+      { dir },
     );
     const r = await cli("predict", "-c", config, "--output-dir", join(dir, "out"));
     expect(r.code).toBe(2);

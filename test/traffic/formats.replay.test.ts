@@ -14,18 +14,17 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FORMAT_FIXTURE_DIR, formatFixtures } from "../../scripts/make-format-fixtures.js";
 import { HOST_TIME_KEYS } from "../../src/metrics/summary.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
+import { configFile, engineYaml } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const E = 16;
-const ENGINE = `engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      kv_cache: {block_size: ${E}, capacity: {type: fixed, blocks: 8000}}
-      timing: {type: polynomial}
-`;
+const ENGINE = engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  kvCache: `{block_size: ${E}, capacity: {type: fixed, blocks: 8000}}`,
+  timing: "{type: polynomial}",
+});
 
 interface Rec {
   request_id: string | null;
@@ -60,21 +59,11 @@ async function predict(
   out = join(tempDir("fleetsim-formats-"), "out"),
 ): Promise<{ records: Rec[]; out: string; doc: PredictionDoc }> {
   const dir = tempDir("fleetsim-formats-");
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
+  const { config } = configFile(
     `traffic:\n  source: {type: trace, format: ${format}, paths: [${file}], block_size: ${blockSize}}\n  load: ${load}\n${ENGINE}`,
+    { dir },
   );
-  const r = await cli(
-    "predict",
-    "-c",
-    config,
-    "--output-dir",
-    out,
-    "--capture-per-request",
-    "--progress",
-    "none",
-  );
+  const r = await cliPredict(config, out, "--capture-per-request", "--progress", "none");
   expect(r.code, r.err).toBe(0);
   const records = readFileSync(join(out, "requests.jsonl"), "utf8")
     .split("\n")
@@ -293,15 +282,14 @@ describe("determinism and bad lines", () => {
       const dir = tempDir("fleetsim-formats-");
       const trace = join(dir, "trace.jsonl");
       writeFileSync(trace, text);
-      const config = join(dir, "prediction.yaml");
-      writeFileSync(
-        config,
+      const { config } = configFile(
         `traffic:\n  source: {type: trace, format: ${format}, paths: [trace.jsonl]}\n  load: ${load}\n${ENGINE}`,
+        { dir },
       );
       const out = join(dir, "out");
       mkdirSync(out);
       writeFileSync(join(out, "prediction.json"), "{}\n");
-      const r = await cli("predict", "-c", config, "--output-dir", out, "--overwrite", "--progress", "none");
+      const r = await cliPredict(config, out, "--overwrite", "--progress", "none");
       expect(r.code).toBe(2);
       expect(r.err).toContain(`${trace}${message}`);
       expect(r.err).not.toMatch(/\n\s+at /);

@@ -8,7 +8,7 @@ import { buildConfigJsonSchema } from "../../src/cli/schema.js";
 import { LengthSampler, type LengthSpec, MAX_LENGTH } from "../../src/traffic/lengthDistribution.js";
 import { makeSyntheticWorkload } from "../../src/traffic/synthetic/workload.js";
 import { Prng } from "../../src/util/prng.js";
-import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { expectIssue, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 import { validate } from "../helpers/miniJsonSchema.js";
 
 const N = 200_000;
@@ -127,11 +127,8 @@ describe("synthetic requests with distributed lengths", () => {
     expect(spec.source).toEqual({ type: "synthetic", inputTokens: 300, outputTokens: 20 });
   });
 
-  const bad = (source: string, path: string, message: string) => () => {
-    const err = loadError(yaml(source));
-    expect(issueAt(err, path).message).toBe(message);
-    expect(err.format()).toMatch(/line \d+, column \d+/);
-  };
+  const bad = (source: string, path: string, message: string) => () =>
+    expectIssue(yaml(source), path, message);
   it(
     "rejects an unknown distribution",
     bad(

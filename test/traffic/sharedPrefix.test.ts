@@ -9,7 +9,7 @@ import { predict } from "../../src/api/replay.js";
 import { promptBlockHashes } from "../../src/traffic/blockHashes.js";
 import { makeSharedPrefixTable, sharedPrefixGroupOf } from "../../src/traffic/sharedPrefix.js";
 import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, writeChain } from "../../src/traffic/synthetic/hashes.js";
-import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { expectIssue, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 const E = 16;
 
@@ -177,11 +177,8 @@ describe("shared-prefix traffic in a replay", () => {
     });
   });
 
-  const bad = (source: string, path: string, message: string) => () => {
-    const err = loadError(`${RUNNABLE_ENGINE}traffic:\n  source: ${source}\n  stop: {requests: 4}\n`);
-    expect(issueAt(err, path).message).toBe(message);
-    expect(err.format()).toMatch(/line \d+, column \d+/);
-  };
+  const bad = (source: string, path: string, message: string) => () =>
+    expectIssue(`${RUNNABLE_ENGINE}traffic:\n  source: ${source}\n  stop: {requests: 4}\n`, path, message);
   it(
     "requires the group shape",
     bad(

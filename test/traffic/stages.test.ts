@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { predict } from "../../src/api/replay.js";
 import { type RateStage, stagedArrivalTimes } from "../../src/traffic/stagedArrivals.js";
 import { makeSyntheticWorkload } from "../../src/traffic/synthetic/workload.js";
-import { issueAt, loadError, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { expectIssue, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
 
 const sec = (s: number) => s * 1000;
 
@@ -156,13 +156,12 @@ describe("staged loads through config and replay", () => {
 
   const bad =
     (load: string, path: string, message: string, stop = "") =>
-    () => {
-      const err = loadError(
+    () =>
+      expectIssue(
         `${RUNNABLE_ENGINE}traffic:\n  source: {type: synthetic}\n  load: ${load}\n${stop}`,
+        path,
+        message,
       );
-      expect(issueAt(err, path).message).toBe(message);
-      expect(err.format()).toMatch(/line \d+, column \d+/);
-    };
   it(
     "a stage needs exactly one of duration_seconds or requests",
     bad(

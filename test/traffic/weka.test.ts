@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import type { RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { loadWekaTrace } from "../../src/traffic/weka.js";
-import { cli } from "../helpers/cli.js";
+import { cli, cliPredict, setFlags } from "../helpers/cli.js";
+import { configFile, engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 const req = (t: number, input: number, output: number, hashIds: number[], apiTime?: number) => ({
@@ -182,23 +183,20 @@ describe("fleetsim predict with a Weka corpus", () => {
         req(2, 300, 16, [1, 2, 3, 4, 5], 0.5),
       ]);
     }
-    const config = join(dir, "weka.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:
   source: {type: trace, format: weka, paths: [corpus]}
   load: {type: trace_timestamps}
-engine:
-  model: Qwen/Qwen3-8B
-  hardware: h200_sxm
-  workers:
-    aggregated:
-      kv_cache: {block_size: 4, capacity: {type: fixed, blocks: 4000}}
-      timing: {type: fixed, prefill_ms: 20, decode_ms: 5}
-`,
+${engineYaml({
+  model: "Qwen/Qwen3-8B",
+  contextLength: null,
+  kvCache: "{block_size: 4, capacity: {type: fixed, blocks: 4000}}",
+  timing: fixedTiming(20, 5),
+})}`,
+      { dir, name: "weka.yaml" },
     );
     const out = join(dir, "out");
-    const r = await cli("predict", "-c", config, "--output-dir", out, "--format", "json");
+    const r = await cliPredict(config, out, "--format", "json");
     expect(r.err).not.toContain("error");
     expect(r.code).toBe(0);
     const s = JSON.parse(r.out);
@@ -212,8 +210,7 @@ engine:
       "validate",
       "-c",
       "examples/aggregated.yaml",
-      "--set",
-      "traffic.source.nested_timestamp_basis=relative",
+      ...setFlags("traffic.source.nested_timestamp_basis=relative"),
     );
     expect(r.code).toBe(2);
     expect(r.err).toContain("traffic.source.nested_timestamp_basis is only valid with format 'weka'");

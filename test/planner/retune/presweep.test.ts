@@ -18,7 +18,7 @@ import {
   presweepRecord,
   runPresweep,
 } from "../../../src/planner/retune/predictorPresweep.js";
-import { plannerSettings } from "../../helpers/planner.js";
+import { LOAD_PREDICTOR_PRESETS, plannerSettings } from "../../helpers/planner.js";
 
 const BASE = plannerSettings();
 const lp = Math.log1p;
@@ -29,19 +29,7 @@ function series(n: number, f: (i: number) => { numReq: number; avgIsl: number; a
 
 describe("presets", () => {
   it("are the 11 presets of `ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py` in canonical order", () => {
-    expect(LOAD_PREDICTOR_CANDIDATES.map((c) => c.name)).toEqual([
-      "constant_last",
-      "arima_raw",
-      "arima_log1p",
-      "prophet_w20_raw",
-      "prophet_w20_log1p",
-      "prophet_w50_raw",
-      "prophet_w50_log1p",
-      "kalman_default_raw",
-      "kalman_default_log1p",
-      "kalman_reactive_raw",
-      "kalman_reactive_log1p",
-    ]);
+    expect(LOAD_PREDICTOR_CANDIDATES.map((c) => c.name)).toEqual(LOAD_PREDICTOR_PRESETS);
   });
 
   it("need constant 1, ARIMA 5, Prophet 5, Kalman min_points observations", () => {

@@ -14,20 +14,14 @@ import {
   TraceError,
   type TraceReplayOptions,
 } from "../../src/index.js";
+import { rejectionOf } from "../helpers/configHelpers.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
 import { tempDir, writeTrace } from "../helpers/specs.js";
 
 /** A YAML config path at the start of a word: `traffic.source.type`, `evaluation.sla.ttft_ms`, … */
 const CONFIG_PATH = /(?<![\w.])(traffic|engine|router|planner|evaluation|execution)\.[a-z_]+/;
 
-async function rejection(run: () => Promise<unknown>): Promise<Error> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(Error);
-  return err as Error;
-}
+const rejection = (run: () => Promise<unknown>) => rejectionOf(run, Error);
 
 function paths(err: Error): string[] {
   expect(err).toBeInstanceOf(ConfigError);

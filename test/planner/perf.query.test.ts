@@ -5,46 +5,22 @@ import {
   bootstrapObservations,
   canonicalJson,
 } from "../../src/planner/perfModel/bootstrap.js";
-import {
-  AggRegressionModel,
-  PrefillRegressionModel,
-  type RegressionOptions,
-} from "../../src/planner/perfModel/index.js";
+import { PrefillRegressionModel } from "../../src/planner/perfModel/index.js";
 import {
   estimateQueuedPrefillTimeS,
   estimateScheduledDecodeItlS,
   queryGroups,
 } from "../../src/planner/perfModel/query.js";
 import type { EngineCapabilities, ForwardPassMetrics } from "../../src/planner/types.js";
-import { forwardPass } from "../helpers/planner.js";
+import { fittedAggModel, forwardPass, REGRESSION_OPTS } from "../helpers/planner.js";
 
 function fpm(f: Partial<ForwardPassMetrics>): ForwardPassMetrics {
   return forwardPass(1, { wallTimeS: 0.01, ...f });
 }
 
-const OPTS: RegressionOptions = { maxNumFpmSamples: 50, minObservations: 3, bucketCount: 16 };
+const OPTS = REGRESSION_OPTS;
 
-/** wall = 0.001 + 1e-5·prefill + 1e-6·decode_kv; avg_isl 1000, avg_decode_length 200, prefill mix 1500 / 1.5. */
-function aggModel(): AggRegressionModel {
-  const m = new AggRegressionModel(OPTS);
-  for (const [p, pr, d, dr] of [
-    [1000, 1, 4000, 20],
-    [2000, 2, 8000, 40],
-    [3000, 3, 2000, 10],
-    [0, 0, 6000, 30],
-  ]) {
-    m.addObservation(
-      fpm({
-        sumPrefillTokens: p,
-        numPrefillRequests: pr,
-        sumDecodeKvTokens: d,
-        numDecodeRequests: dr,
-        wallTimeS: 0.001 + 1e-5 * p + 1e-6 * d,
-      }),
-    );
-  }
-  return m;
-}
+const aggModel = () => fittedAggModel(1);
 
 describe("queued-prefill and decode-ITL queries (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py` current semantics)", () => {
   const live = fpm({

@@ -16,7 +16,7 @@ import { type MooncakeStream, openMooncakeStream } from "../../src/traffic/moonc
 import { TableSource } from "../../src/traffic/tableSource.js";
 import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
 import { fingerprint } from "../helpers/replayFingerprint.js";
-import { disaggSpec, traceSpec, writeTrace } from "../helpers/specs.js";
+import { disaggSpec, kvOrRoundRobin, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const setup = fc.record({
   requests: fc.integer({ min: 1, max: 260 }),
@@ -46,15 +46,7 @@ function specOf(c: Setup, path: string): RunSpec {
     maxSequences: c.maxSequences,
     timing: { type: "fixed", prefillMs: 5, decodeMs: 2 },
   };
-  const router: RunSpec["router"] = c.kvRouter
-    ? {
-        policy: "kv_router",
-        overlapScoreCredit: 1,
-        prefillLoadScale: 1,
-        temperature: 0,
-        prefillLoadModel: "none",
-      }
-    : { policy: "round_robin" };
+  const router = kvOrRoundRobin(c.kvRouter);
   const client: ClientSpec = { requestMs: c.requestMs, responseMs: c.responseMs, timeoutMs: c.timeoutMs };
   const base = c.disaggregated
     ? disaggSpec(path, {

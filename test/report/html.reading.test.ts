@@ -3,7 +3,7 @@
  * run (`timeseries.latency`), a flag when provisioned GPUs exceed the budget, retune scores with
  * the objective's name and units, and host-speed figures labelled as host time.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { nearestRank } from "../../src/metrics/distribution.js";
@@ -11,7 +11,8 @@ import { latencyIntervalMs } from "../../src/metrics/timeline.js";
 import { renderHtmlReport } from "../../src/report/html/index.js";
 import type { Prediction } from "../../src/report/prediction.js";
 import { fixturePrediction, payloadOf } from "../browser/reportFixture.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
+import { configFile, engineYaml, fixedTiming, syntheticTraffic } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
 
 function chart(html: string, id: string) {
@@ -29,26 +30,16 @@ function noteOf(html: string, id: string): string {
 /** One hour of constant-rate synthetic traffic that a fixed-timing worker serves with ease. */
 async function oneHourRun(rate: number) {
   const dir = tempDir("fleetsim-latency-");
-  const config = join(dir, "prediction.yaml");
-  writeFileSync(
-    config,
-    `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 8}
-  load: {type: constant_rate, requests_per_second: ${rate}}
-  stop: {requests: ${rate * 3600}}
-engine:
-  model: test/model
-  hardware: h200_sxm
-  context_length: 8192
-  workers:
-    aggregated:
-      parallelism: {replicas: 1}
-      kv_cache: {block_size: 64, capacity: {type: fixed, blocks: 4096}}
-      timing: {type: fixed, prefill_ms: 20, decode_ms: 5}
-`,
+  const { config } = configFile(
+    syntheticTraffic(
+      `{type: constant_rate, requests_per_second: ${rate}}`,
+      `{requests: ${rate * 3600}}`,
+      [64, 8],
+    ) + engineYaml({ replicas: 1, blocks: 4096, timing: fixedTiming(20, 5) }),
+    { dir },
   );
   const out = join(dir, "out");
-  const r = await cli("predict", "-c", config, "--output-dir", out, "--capture-per-request", "--html");
+  const r = await cliPredict(config, out, "--capture-per-request", "--html");
   expect(r.code, r.err).toBe(0);
   const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8"));
   return { doc, html: readFileSync(join(out, "report.html"), "utf8") };

@@ -9,21 +9,19 @@
  */
 import { describe, expect, it } from "vitest";
 import { advanceLoad, type LoadInputs, type LoadOutcome } from "../../src/planner/loadScaling/index.js";
+import { AggRegressionModel, PrefillRegressionModel } from "../../src/planner/perfModel/index.js";
+import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../../src/planner/types.js";
 import {
-  AggRegressionModel,
-  DecodeRegressionModel,
-  PrefillRegressionModel,
-  type RegressionOptions,
-} from "../../src/planner/perfModel/index.js";
-import type {
-  EngineCapabilities,
-  ForwardPassMetrics,
-  PlannerSettings,
-  WorkerCounts,
-} from "../../src/planner/types.js";
-import { engineCaps, forwardPass, plannerSettings } from "../helpers/planner.js";
+  engineCaps,
+  fittedAggModel,
+  fittedDecodeModel,
+  forwardPass,
+  plannerSettings,
+  REGRESSION_OPTS,
+  workerCounts,
+} from "../helpers/planner.js";
 
-const OPTS: RegressionOptions = { maxNumFpmSamples: 50, minObservations: 3, bucketCount: 16 };
+const OPTS = REGRESSION_OPTS;
 
 function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
   return plannerSettings({
@@ -43,17 +41,7 @@ function fpm(workerId: number, f: Partial<ForwardPassMetrics> = {}): ForwardPass
   return forwardPass(workerId, { wallTimeS: 0.01, ...f });
 }
 
-function workers(p: number | null, d: number, over: Partial<WorkerCounts> = {}): WorkerCounts {
-  return {
-    readyPrefill: p,
-    readyDecode: d,
-    expectedPrefill: null,
-    expectedDecode: null,
-    prefillScalingInProgress: false,
-    decodeScalingInProgress: false,
-    ...over,
-  };
-}
+const workers = workerCounts;
 
 function prefillModel(samples = [500, 1000, 1500]): PrefillRegressionModel {
   const m = new PrefillRegressionModel(OPTS);
@@ -62,42 +50,8 @@ function prefillModel(samples = [500, 1000, 1500]): PrefillRegressionModel {
   return m;
 }
 
-function decodeModel(): DecodeRegressionModel {
-  const m = new DecodeRegressionModel(OPTS);
-  for (const [n, kv] of [
-    [10, 10_000],
-    [20, 10_000],
-    [10, 30_000],
-    [40, 20_000],
-  ]) {
-    m.addObservation(
-      fpm(0, { numDecodeRequests: n, sumDecodeKvTokens: kv, wallTimeS: 0.005 + 1e-6 * kv + 1e-4 * n }),
-    );
-  }
-  return m;
-}
-
-function aggModel(): AggRegressionModel {
-  const m = new AggRegressionModel(OPTS);
-  for (const [p, pr, d, dr] of [
-    [1000, 1, 4000, 20],
-    [2000, 2, 8000, 40],
-    [3000, 3, 2000, 10],
-    [0, 0, 6000, 30],
-  ]) {
-    const wallTimeS = 0.001 + 1e-5 * p + 1e-6 * d;
-    m.addObservation(
-      fpm(0, {
-        sumPrefillTokens: p,
-        numPrefillRequests: pr,
-        sumDecodeKvTokens: d,
-        numDecodeRequests: dr,
-        wallTimeS,
-      }),
-    );
-  }
-  return m;
-}
+const decodeModel = () => fittedDecodeModel();
+const aggModel = () => fittedAggModel();
 
 interface Disagg {
   /** Queued prompt tokens per prefill worker (null = no prefill FPM, one prefill worker). */

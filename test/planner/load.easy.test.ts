@@ -11,9 +11,8 @@ import type {
   ForwardPassMetrics,
   PlannerSettings,
   PlannerTarget,
-  WorkerCounts,
 } from "../../src/planner/types.js";
-import { engineCaps, forwardPass, plannerSettings } from "../helpers/planner.js";
+import { engineCaps, forwardPass, plannerSettings, workerCounts } from "../helpers/planner.js";
 
 const CONTEXT_LENGTH = 4096;
 const MAX_KV_TOKENS = 100_000;
@@ -40,17 +39,7 @@ function fpm(workerId: number, f: Partial<ForwardPassMetrics> = {}): ForwardPass
   return forwardPass(workerId, { wallTimeS: 0.01, ...f });
 }
 
-function workers(p: number | null, d: number | null, over: Partial<WorkerCounts> = {}): WorkerCounts {
-  return {
-    readyPrefill: p,
-    readyDecode: d,
-    expectedPrefill: null,
-    expectedDecode: null,
-    prefillScalingInProgress: false,
-    decodeScalingInProgress: false,
-    ...over,
-  };
-}
+const workers = workerCounts;
 
 function base(s: PlannerSettings): Omit<LoadInputs, "workers" | "fpmPrefill" | "fpmDecode"> {
   return {

@@ -10,6 +10,7 @@ import type { Streams } from "../../src/cli/streams.js";
 import { validateCommand } from "../../src/cli/validate.js";
 import { cli } from "../helpers/cli.js";
 import { RUNNABLE_ENGINE, RUNNABLE_PD_ENGINE } from "../helpers/configHelpers.js";
+import { syntheticTraffic } from "../helpers/configYaml.js";
 import { dynamoTrace } from "../helpers/dynamoTraces.js";
 import { retuneYaml } from "../helpers/retuneProject.js";
 import { tempDir } from "../helpers/specs.js";
@@ -22,11 +23,7 @@ function configFile(text: string, files: Record<string, string> = {}): string {
   return path;
 }
 
-const SYNTHETIC = `traffic:
-  source: {type: synthetic, input_tokens: 64, output_tokens: 4}
-  load: {type: concurrency, concurrency: 4}
-  stop: {requests: 10}
-`;
+const SYNTHETIC = syntheticTraffic("{type: concurrency, concurrency: 4}", "{requests: 10}");
 
 /** Two aggregated workers of tensor 2 (4 GPUs) with a Planner budget. */
 function plannerConfig(maxNumGpus: number): string {

@@ -14,8 +14,9 @@ import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
 import { MooncakeStream, openMooncakeStream } from "../../src/traffic/mooncake/stream.js";
 import { TableSource } from "../../src/traffic/tableSource.js";
 import { TraceError } from "../../src/traffic/traceError.js";
-import { cli } from "../helpers/cli.js";
+import { cliPredict } from "../helpers/cli.js";
 import { RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
+import { configFile } from "../helpers/configYaml.js";
 import { tempDir, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const OPTS = { traceBlockSize: 4, engineBlockSize: 4, speedup: 1 } as const;
@@ -111,15 +112,14 @@ describe("a malformed row fails before the replay, as the table loader fails it"
         .map((r) => JSON.stringify(r))
         .join("\n")}\n{"timestamp": 1e9, "hash_ids": [1]}\n`,
     );
-    const config = join(dir, "run.yaml");
-    writeFileSync(
-      config,
+    const { config } = configFile(
       `traffic:\n  source: {type: trace, format: mooncake, paths: [${trace}], block_size: 4}\n  load: {type: trace_timestamps}\n${RUNNABLE_ENGINE}`,
+      { dir, name: "run.yaml" },
     );
     const out = join(dir, "out");
     mkdirSync(out);
     writeFileSync(join(out, "prediction.json"), "{}\n");
-    const run = await cli("predict", "-c", config, "--output-dir", out, "--overwrite", "--progress", "none");
+    const run = await cliPredict(config, out, "--overwrite", "--progress", "none");
     expect(run.code).toBe(2);
     expect(run.err).toContain(`${trace}:2001: field 'output_length': required field is missing`);
     expect(run.err).not.toMatch(/\n\s+at /); // no stack trace
