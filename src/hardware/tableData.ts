@@ -1,6 +1,7 @@
 import type { KvDtype, WeightDtype } from "./dtypes.js";
 import { HardwareError } from "./errors.js";
 import type { GridRules } from "./grid.js";
+import type { MoeShape } from "./sol.js";
 
 /**
  * The measured op tables of one GPU as plain, JSON-able data — the common input of both
@@ -33,14 +34,7 @@ export interface AllReduceTable {
 }
 
 /** Fused MoE of one shape (unsharded hidden/expert sizes + MoE parallelism). Axis: [num tokens]. */
-export interface MoeTable {
-  readonly dtype: WeightDtype;
-  readonly hiddenSize: number;
-  readonly interSize: number;
-  readonly topK: number;
-  readonly numExperts: number;
-  readonly moeTp: number;
-  readonly moeEp: number;
+export interface MoeTable extends MoeShape {
   readonly grid: GridData;
 }
 

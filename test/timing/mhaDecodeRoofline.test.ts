@@ -18,9 +18,13 @@ describe("MHA decode attention", () => {
   it("flags the H100 MHA grid at 32 heads (cells faster than HBM), not the GQA one", () => {
     // Batch 8 × 1,024 tokens: 134 MB of K and V per layer, read in less than HBM allows.
     const bytes = 8 * 1024 * 2 * 32 * 128 * 2;
-    expect(tables.generationAttention(8, 1024, 32, 32, 128, "bfloat16")).toBeLessThan(
-      (bytes / H100.memBandwidth) * 1000,
-    );
+    expect(
+      tables.generationAttention(
+        { numHeads: 32, numKvHeads: 32, headDim: 128, kvDtype: "bfloat16" },
+        8,
+        1024,
+      ),
+    ).toBeLessThan((bytes / H100.memBandwidth) * 1000);
     expect(mhaDecodeRoofline(tables, H100, 32, 32, 128, "bfloat16")).not.toBeNull();
     expect(mhaDecodeRoofline(tables, H100, 32, 8, 128, "bfloat16")).toBeNull();
     // An MHA shard of 8 heads holds the bound on H100: its grid stays.
@@ -30,9 +34,16 @@ describe("MHA decode attention", () => {
   it("is the grid's smallest cell plus the KV bytes at the bandwidth of its largest cell", () => {
     const r = mhaDecodeRoofline(tables, H100, 32, 32, 128, "bfloat16")!;
     expect(r.bytesPerToken).toBe(2 * 32 * 128 * 2);
-    expect(r.fixedMs).toBeCloseTo(tables.generationAttention(1, 128, 32, 32, 128, "bfloat16"), 12);
+    expect(r.fixedMs).toBeCloseTo(
+      tables.generationAttention({ numHeads: 32, numKvHeads: 32, headDim: 128, kvDtype: "bfloat16" }, 1, 128),
+      12,
+    );
     expect(rooflineDecodeMs(r, 128, 4096)).toBeCloseTo(
-      tables.generationAttention(128, 4096, 32, 32, 128, "bfloat16"),
+      tables.generationAttention(
+        { numHeads: 32, numKvHeads: 32, headDim: 128, kvDtype: "bfloat16" },
+        128,
+        4096,
+      ),
       9,
     );
     // The bandwidth the grid reaches with a large cache: within 85–100 % of the part's HBM.
@@ -51,6 +62,14 @@ describe("MHA decode attention", () => {
     expect(attn?.latencyMs).toBeCloseTo(32 * rooflineDecodeMs(r, 22, 700), 9);
     const llama3 = new OpLevelTiming(resolveModel("meta-llama/Llama-3.1-8B"), H100, tables, PAR);
     const gqa = llama3.explainDecode(22, 700).ops.find((o) => o.name === "generation_attention");
-    expect(gqa?.latencyMs).toBeCloseTo(32 * tables.generationAttention(22, 700, 32, 8, 128, "bfloat16"), 9);
+    expect(gqa?.latencyMs).toBeCloseTo(
+      32 *
+        tables.generationAttention(
+          { numHeads: 32, numKvHeads: 8, headDim: 128, kvDtype: "bfloat16" },
+          22,
+          700,
+        ),
+      9,
+    );
   });
 });
