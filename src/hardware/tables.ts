@@ -299,23 +299,14 @@ export class InterpolatedTables implements OpPerfTables {
     return solQ / util;
   }
 
-  private moeRoute(shape: MoeShape): MoeRoute {
-    const {
-      dtype,
-      hiddenSize: hidden,
-      interSize: inter,
-      topK,
-      numExperts: experts,
-      moeTp: tp,
-      moeEp: ep,
-    } = shape;
-    const key = [dtype, hidden, inter, topK, experts, tp, ep].join("|");
+  private moeRoute(q: MoeShape): MoeRoute {
+    const key = [q.dtype, q.hiddenSize, q.interSize, q.topK, q.numExperts, q.moeTp, q.moeEp].join("|");
     const cached = this.moeRoutes.get(key);
     if (cached !== undefined) return cached;
-    const same = this.moeEntries.filter((e) => e.table.dtype === dtype);
+    const same = this.moeEntries.filter((e) => e.table.dtype === q.dtype);
     if (same.length === 0) {
       const have = [...new Set(this.moeEntries.map((e) => e.table.dtype))].join(", ");
-      throw new HardwareError(`no ${dtype} MoE table for ${this.gpu} (measured: ${have || "none"})`);
+      throw new HardwareError(`no ${q.dtype} MoE table for ${this.gpu} (measured: ${have || "none"})`);
     }
     const l = (a: number, b: number): number => Math.abs(Math.log(a / b));
     let best = same[0];
@@ -324,18 +315,18 @@ export class InterpolatedTables implements OpPerfTables {
       const t = e.table;
       // Nearest shape: per-GPU expert GEMM size, routing and experts per rank weigh most.
       const d =
-        l(t.hiddenSize, hidden) +
-        l(t.interSize / t.moeTp, inter / tp) +
-        l(t.topK, topK) +
-        l(t.numExperts / t.moeEp, experts / ep) +
-        0.1 * (l(t.moeTp, tp) + l(t.moeEp, ep));
+        l(t.hiddenSize, q.hiddenSize) +
+        l(t.interSize / t.moeTp, q.interSize / q.moeTp) +
+        l(t.topK, q.topK) +
+        l(t.numExperts / t.moeEp, q.numExperts / q.moeEp) +
+        0.1 * (l(t.moeTp, q.moeTp) + l(t.moeEp, q.moeEp));
       if (d < bestD) {
         bestD = d;
         best = e;
       }
     }
     // A copy: the caller's object is not ours to keep.
-    const own: MoeShape = { ...shape };
+    const own: MoeShape = { ...q };
     const route: MoeRoute = { shape: own, entry: best, exact: bestD === 0 };
     this.moeRoutes.set(key, route);
     return route;
