@@ -106,48 +106,39 @@ export function jsonSyntaxError(text: string): { offset: number; message: string
     }
     fail('a closing "');
   };
+  /** An object's or array's items after its opening bracket, through `close`. */
+  const items = (close: "}" | "]", item: () => void): void => {
+    i++;
+    skipSpace();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      item();
+      skipSpace();
+      if (text[i] === ",") i++;
+      else if (text[i] === close) {
+        i++;
+        return;
+      } else fail(`',' or '${close}'`);
+    }
+  };
+  const member = (): void => {
+    skipSpace();
+    if (text[i] !== '"') fail("a property name in double quotes");
+    string();
+    skipSpace();
+    if (text[i] !== ":") fail("':'");
+    i++;
+    value();
+  };
   const value = (): void => {
     skipSpace();
     const c = text[i];
-    if (c === "{") {
-      i++;
-      skipSpace();
-      if (text[i] === "}") {
-        i++;
-        return;
-      }
-      for (;;) {
-        skipSpace();
-        if (text[i] !== '"') fail("a property name in double quotes");
-        string();
-        skipSpace();
-        if (text[i] !== ":") fail("':'");
-        i++;
-        value();
-        skipSpace();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") {
-          i++;
-          return;
-        } else fail("',' or '}'");
-      }
-    }
-    if (c === "[") {
-      i++;
-      skipSpace();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        skipSpace();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") {
-          i++;
-          return;
-        } else fail("',' or ']'");
-      }
+    if (c === "{" || c === "[") {
+      items(c === "{" ? "}" : "]", c === "{" ? member : value);
+      return;
     }
     if (c === '"') {
       string();
