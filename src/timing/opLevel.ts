@@ -416,29 +416,30 @@ export class OpLevelTiming implements TimingModel {
 
   /** Per-op breakdown of a prefill pass (for `fleetsim estimate`; not on the hot path). */
   explainPrefill(batchCount: number, newTokensPerRequest: number, prefix: number): PassEstimate {
+    const attention = this.prefillAttention(batchCount, newTokensPerRequest, prefix);
     const tokens = batchCount * newTokensPerRequest;
-    const ops = this.tokenOps(tokens);
-    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batchCount) });
-    ops.push(...this.gemmOps(this.mlaPrefillGemms, tokens));
-    ops.push({
-      name: "context_attention",
-      repeat: this.numLayers,
-      latencyMs: this.numLayers * this.prefillAttention(batchCount, newTokensPerRequest, prefix),
-    });
-    return finish(ops, this.hostMs(batchCount));
+    return this.explain(batchCount, tokens, this.mlaPrefillGemms, "context_attention", attention);
   }
 
   /** Per-op breakdown of a decode pass. */
   explainDecode(batch: number, context: number): PassEstimate {
-    const ops = this.tokenOps(batch);
-    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batch) });
-    ops.push(...this.gemmOps(this.mlaDecodeGemms, batch));
-    ops.push({
-      name: "generation_attention",
-      repeat: this.numLayers,
-      latencyMs: this.numLayers * this.decodeAttention(batch, context),
-    });
-    return finish(ops, this.hostMs(batch));
+    const attention = this.decodeAttention(batch, context);
+    return this.explain(batch, batch, this.mlaDecodeGemms, "generation_attention", attention);
+  }
+
+  /** A pass of `rows` sequences and `tokens` tokens, op by op; `attentionMs` is one layer's attention. */
+  private explain(
+    rows: number,
+    tokens: number,
+    mlaGemms: GemmOp[],
+    attention: string,
+    attentionMs: number,
+  ): PassEstimate {
+    const ops = this.tokenOps(tokens);
+    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(rows) });
+    ops.push(...this.gemmOps(mlaGemms, tokens));
+    ops.push({ name: attention, repeat: this.numLayers, latencyMs: this.numLayers * attentionMs });
+    return finish(ops, this.hostMs(rows));
   }
 
   /** Host time of a pass over `sequences` sequences. */
