@@ -1,7 +1,6 @@
-/** Reading a prediction.json for the report, with errors that name the file and the position. */
-import { readFileSync } from "node:fs";
 import type * as z from "zod";
 import { predictionFileSchema, predictionReadSchema, type ReadPrediction } from "../../output/read.js";
+import { readTextFile } from "../../util/fsRead.js";
 import { UserError } from "../../util/userError.js";
 
 /** The file cannot be used: missing, unreadable, not JSON, or not a prediction (exit 2). */
@@ -13,14 +12,12 @@ export class PredictionFileError extends UserError {}
  * tolerant schema (src/output/read.ts), so an older or foreign prediction.json still renders.
  */
 export function readPredictionFile(path: string): ReadPrediction {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new PredictionFileError(`${path}: no such file`);
-    if (code === "EISDIR") throw new PredictionFileError(`${path} is a directory, not a prediction.json`);
-    throw new PredictionFileError(`cannot read ${path}: ${(err as Error).message}`);
+  const text = readTextFile(path);
+  if (typeof text !== "string") {
+    if (text.code === "ENOENT") throw new PredictionFileError(`${path}: no such file`);
+    if (text.code === "EISDIR")
+      throw new PredictionFileError(`${path} is a directory, not a prediction.json`);
+    throw new PredictionFileError(`cannot read ${path}: ${text.message}`);
   }
   let doc: unknown;
   try {
