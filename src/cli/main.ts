@@ -30,6 +30,18 @@ function setOption() {
     .default([] as string[]);
 }
 
+/** `--format table|json`: the stdout form of the commands that print a table. */
+function tableFormatOption() {
+  return new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table");
+}
+
+/** `--overwrite` of the commands that write fleetsim's files into an output directory. */
+function overwriteOutputOption() {
+  return new Option("--overwrite", "replace fleetsim's own files in a non-empty output directory").default(
+    false,
+  );
+}
+
 /** Parses a positive (or, with `allowZero`, non-negative) integer option. */
 function intOption(name: string, allowZero = false): (value: string) => number {
   return (value) => {
@@ -111,12 +123,10 @@ Examples:
     .requiredOption("-c, --config <path>", "YAML config (same schema as aisimulate predict)")
     .addOption(setOption())
     .option("--output-dir <dir>", "directory for prediction.json and requests.jsonl", "./fleetsim-output")
-    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
+    .addOption(overwriteOutputOption())
     .option("--capture-per-request", "write requests.jsonl and fill per_request in prediction.json", false)
     .option("--html", "also write report.html, a self-contained HTML report (docs/report.md)", false)
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(tableFormatOption())
     .addOption(stackOption())
     .option("--online", "wall-clock paced replay: rejected, fleetsim replays offline only", false)
     .addOption(
@@ -199,10 +209,8 @@ Examples:
       "directory for recommendation.json/.csv and recommendations/",
       "./fleetsim-output",
     )
-    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(overwriteOutputOption())
+    .addOption(tableFormatOption())
     .addOption(stackOption())
     .option(
       "--executor <executor>",
@@ -370,16 +378,14 @@ Examples:
       "directory for sweep.csv, recommendation.json/.csv, recommendations/ and compare.html",
       "./fleetsim-sweep",
     )
-    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
+    .addOption(overwriteOutputOption())
     .option(
       "--allow-missing",
       "merge the points that have results instead of refusing when some have none",
       false,
     )
     .option("--compare-top <n>", "best-ranked points on the comparison page", intOption("--compare-top"), 8)
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(tableFormatOption())
     .addHelpText(
       "after",
       `
@@ -464,9 +470,7 @@ Examples:
       "read an AIConfigurator-format perf-data tree instead of the built-in tables",
     )
     .option("--enable-eplb", "price MoE layers with balanced expert load (engine.enable_eplb)")
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(tableFormatOption())
     .addHelpText(
       "after",
       `
