@@ -1,14 +1,8 @@
-/**
- * `fleetsim calibrate` (docs/calibrate.md): replay the deployment a benchmark ran, engine-side (no
- * client overhead, no profile), read what the client measured from its results files, and fit the
- * parameters the fidelity benchmark fits: today the client's fixed overhead
- * (`client.overhead.request_ms`). The profile it returns is what `client.profile` applies.
- */
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { type CalibrationProfile, PROFILE_FORMAT } from "../config/calibrationProfile.js";
 import { DEFAULT_CLIENT, type RunSpec } from "../config/runSpec.js";
 import { runPrediction } from "../pipeline/run.js";
+import { readTextFile } from "../util/fsRead.js";
 import { UserError } from "../util/userError.js";
 import { type MeasuredMeans, readBenchmarkResults } from "./benchmarkResults.js";
 import { fitClientOverheadMs } from "./fit.js";
@@ -28,12 +22,9 @@ export interface CalibrationOutcome {
 
 /** Reads one results file; a file that is missing, not JSON or of no known format is the user's (exit 2). */
 export function readResultsFile(path: string): MeasuredMeans {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UserError(`${path}: ${code === "ENOENT" ? "file not found" : (err as Error).message}`);
+  const text = readTextFile(path);
+  if (typeof text !== "string") {
+    throw new UserError(`${path}: ${text.code === "ENOENT" ? "file not found" : text.message}`);
   }
   let doc: unknown;
   try {

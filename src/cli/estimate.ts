@@ -24,11 +24,11 @@ export interface EstimateOptions {
   readonly pipeline: number;
   readonly moeTensor: number;
   readonly moeExpert: number;
-  readonly prefillTokens: number | undefined;
+  readonly prefillTokens?: number;
   readonly prefix: number;
   readonly batch: number;
-  readonly context: number | undefined;
-  readonly perfDatabase: string | undefined;
+  readonly context?: number;
+  readonly perfDatabase?: string;
   /** `engine.enable_eplb`: MoE on the balanced-load tables. */
   readonly enableEplb?: boolean;
   readonly format: "table" | "json";

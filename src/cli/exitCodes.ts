@@ -1,4 +1,4 @@
-import type { StopSignal } from "../resources/stopSignals.js";
+import type { StopSignal, StopSignals } from "../resources/stopSignals.js";
 
 /** Process exit codes (`ai-dynamo/aisimulate@9339d0b:docs/cli/user-guide.md`). */
 export const ExitCode = {
@@ -24,5 +24,28 @@ export class Interrupted extends Error {
   }
   get exitCode(): number {
     return this.signal === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted;
+  }
+}
+
+/**
+ * Runs a command's body holding its output directory's lock and its stop signals, and lets go of both
+ * after. An error that a stop signal caused (`stoppedBy`: the command's own abort or a cancelled
+ * write) becomes `Interrupted`, whose exit code names the signal.
+ */
+export async function releasingOnStop<T>(
+  signals: StopSignals,
+  lock: { release(): void },
+  stoppedBy: (err: unknown) => boolean,
+  body: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    const stopSignal = signals.stopped;
+    if (stopSignal !== null && stoppedBy(err)) throw new Interrupted(stopSignal);
+    throw err;
+  } finally {
+    signals.uninstall();
+    lock.release();
   }
 }

@@ -37,6 +37,18 @@ function setOption() {
     .default([] as string[]);
 }
 
+/** `--format table|json`: the stdout form of the commands that print a table. */
+function tableFormatOption() {
+  return new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table");
+}
+
+/** `--overwrite` of the commands that write fleetsim's files into an output directory. */
+function overwriteOutputOption() {
+  return new Option("--overwrite", "replace fleetsim's own files in a non-empty output directory").default(
+    false,
+  );
+}
+
 /** Parses a positive (or, with `allowZero`, non-negative) integer option. */
 function intOption(name: string, allowZero = false): (value: string) => number {
   return (value) => {
@@ -84,6 +96,10 @@ export interface CliDeps {
 /** Builds the command tree; `run` resolves to the exit code. Separate from process for tests. */
 export async function runCli(argv: readonly string[], io: Streams, deps: CliDeps = {}): Promise<number> {
   let exitCode: number = ExitCode.Ok;
+  /** Runs one command's body under `guarded` and keeps its exit code. */
+  const run = async (command: string, body: () => Promise<unknown>): Promise<void> => {
+    exitCode = await guarded(io, command, body);
+  };
   const program = new Command()
     .name("fleetsim")
     .description("Simulate LLM inference fleets offline: trace replay through vLLM-like engines and routers.")
@@ -114,12 +130,10 @@ Examples:
     .requiredOption("-c, --config <path>", "YAML config (same schema as aisimulate predict)")
     .addOption(setOption())
     .option("--output-dir <dir>", "directory for prediction.json and requests.jsonl", "./fleetsim-output")
-    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
+    .addOption(overwriteOutputOption())
     .option("--capture-per-request", "write requests.jsonl and fill per_request in prediction.json", false)
     .option("--html", "also write report.html, a self-contained HTML report (docs/report.md)", false)
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(tableFormatOption())
     .addOption(stackOption())
     .option("--online", "wall-clock paced replay: rejected, fleetsim replays offline only", false)
     .addOption(
@@ -147,22 +161,13 @@ Examples:
         exitCode = ExitCode.UserError;
         return;
       }
-      exitCode = await guarded(io, "predict", async () =>
+      await run("predict", async () =>
         (await import("./predict.js")).predictCommand(
           {
-            config: opts.config,
-            set: opts.set,
-            outputDir: opts.outputDir,
-            overwrite: opts.overwrite,
-            capturePerRequest: opts.capturePerRequest,
-            html: opts.html,
-            format: opts.format,
-            stack: opts.stack,
+            ...opts,
             resources: deps.resources,
             ownsProcess: deps.ownsProcess,
-            progress: opts.progress,
             progressSettings: deps.progress,
-            executor: opts.executor,
           },
           io,
         ),
@@ -192,22 +197,9 @@ Examples:
   fleetsim calibrate -c deployment.yaml --results bench/result.json -o h100-vllm.yaml
   fleetsim calibrate -c deployment.yaml --results run1.json run2.json -o h100-vllm.yaml --overwrite`,
     )
-    .action(async (opts) => {
-      exitCode = await guarded(io, "calibrate", async () =>
-        (await import("./calibrate.js")).calibrateCommand(
-          {
-            config: opts.config,
-            set: opts.set,
-            stack: opts.stack,
-            results: opts.results,
-            output: opts.output,
-            name: opts.name,
-            overwrite: opts.overwrite,
-          },
-          io,
-        ),
-      );
-    });
+    .action((opts) =>
+      run("calibrate", async () => (await import("./calibrate.js")).calibrateCommand(opts, io)),
+    );
 
   program
     .command("recommend")
@@ -224,10 +216,8 @@ Examples:
       "directory for recommendation.json/.csv and recommendations/",
       "./fleetsim-output",
     )
-    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(overwriteOutputOption())
+    .addOption(tableFormatOption())
     .addOption(stackOption())
     .option(
       "--executor <executor>",
@@ -244,22 +234,9 @@ Examples:
   fleetsim predict -c rec/recommendations/0001.yaml --output-dir best/
   fleetsim recommend -c recommendation.yaml --set optimizer.max_trials=64 --set optimization.target=goodput_per_gpu`,
     )
-    .action(async (opts) => {
-      exitCode = await guarded(io, "recommend", async () =>
-        (await import("./recommend.js")).recommendCommand(
-          {
-            config: opts.config,
-            set: opts.set,
-            outputDir: opts.outputDir,
-            overwrite: opts.overwrite,
-            format: opts.format,
-            stack: opts.stack,
-            executor: opts.executor,
-          },
-          io,
-        ),
-      );
-    });
+    .action((opts) =>
+      run("recommend", async () => (await import("./recommend.js")).recommendCommand(opts, io)),
+    );
 
   program
     .command("report")
@@ -289,20 +266,9 @@ Examples:
   fleetsim report out/prediction.json -o reports/run-42.html --title "run 42"
   fleetsim report out/prediction.json --sla-ttft-ms 1500 --sla-itl-ms 50`,
     )
-    .action(async (input, opts) => {
-      exitCode = await guarded(io, "report", async () =>
-        (await import("./report.js")).reportCommand(
-          {
-            input,
-            output: opts.output,
-            title: opts.title,
-            slaTtftMs: opts.slaTtftMs,
-            slaItlMs: opts.slaItlMs,
-          },
-          io,
-        ),
-      );
-    });
+    .action((input, opts) =>
+      run("report", async () => (await import("./report.js")).reportCommand({ input, ...opts }, io)),
+    );
 
   program
     .command("compare")
@@ -320,11 +286,9 @@ Examples:
   fleetsim compare base/prediction.json candidate/prediction.json
   fleetsim compare a/prediction.json b/prediction.json c/prediction.json -o compare.html`,
     )
-    .action(async (inputs, opts) => {
-      exitCode = await guarded(io, "compare", async () =>
-        (await import("./compare.js")).compareCommand({ inputs, output: opts.output }, io),
-      );
-    });
+    .action((inputs, opts) =>
+      run("compare", async () => (await import("./compare.js")).compareCommand({ inputs, ...opts }, io)),
+    );
 
   const sweep = program
     .command("sweep")
@@ -373,21 +337,7 @@ Examples:
       ).choices(["copy", "reference"] as const),
     )
     .option("--overwrite", "plan again over an earlier plan in the directory (its results are kept)", false)
-    .action(async (opts) => {
-      exitCode = await guarded(io, "sweep plan", async () =>
-        (await import("./sweep.js")).sweepPlanCommand(
-          {
-            config: opts.config,
-            output: opts.output,
-            set: opts.set,
-            stack: opts.stack,
-            inputs: opts.inputs,
-            overwrite: opts.overwrite,
-          },
-          io,
-        ),
-      );
-    });
+    .action((opts) => run("sweep plan", async () => (await import("./sweep.js")).sweepPlanCommand(opts, io)));
 
   sweep
     .command("run")
@@ -422,20 +372,9 @@ Examples:
   JOB_COMPLETION_INDEX=7 fleetsim sweep run /sweep
   sbatch --array=0-99 --wrap 'fleetsim sweep run /shared/sweep-dir'`,
     )
-    .action(async (dir, opts) => {
-      exitCode = await guarded(io, "sweep run", async () =>
-        (await import("./sweep.js")).sweepRunCommand(
-          {
-            dir,
-            index: opts.index,
-            executor: opts.executor,
-            parallel: opts.parallel,
-            timeoutSeconds: opts.timeoutSeconds,
-          },
-          io,
-        ),
-      );
-    });
+    .action((dir, opts) =>
+      run("sweep run", async () => (await import("./sweep.js")).sweepRunCommand({ dir, ...opts }, io)),
+    );
 
   sweep
     .command("merge")
@@ -446,16 +385,14 @@ Examples:
       "directory for sweep.csv, recommendation.json/.csv, recommendations/ and compare.html",
       "./fleetsim-sweep",
     )
-    .option("--overwrite", "replace fleetsim's own files in a non-empty output directory", false)
+    .addOption(overwriteOutputOption())
     .option(
       "--allow-missing",
       "merge the points that have results instead of refusing when some have none",
       false,
     )
     .option("--compare-top <n>", "best-ranked points on the comparison page", intOption("--compare-top"), 8)
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(tableFormatOption())
     .addHelpText(
       "after",
       `
@@ -467,21 +404,9 @@ Examples:
   fleetsim sweep merge sweep-dir -o sweep-out
   fleetsim sweep merge sweep-dir -o sweep-out --overwrite --allow-missing`,
     )
-    .action(async (dir, opts) => {
-      exitCode = await guarded(io, "sweep merge", async () =>
-        (await import("./sweep.js")).sweepMergeCommand(
-          {
-            dir,
-            output: opts.output,
-            overwrite: opts.overwrite,
-            allowMissing: opts.allowMissing,
-            compareTop: opts.compareTop,
-            format: opts.format,
-          },
-          io,
-        ),
-      );
-    });
+    .action((dir, opts) =>
+      run("sweep merge", async () => (await import("./sweep.js")).sweepMergeCommand({ dir, ...opts }, io)),
+    );
 
   sweep
     .command("k8s")
@@ -516,24 +441,9 @@ Examples:
   fleetsim sweep k8s sweep-dir --image registry.example/fleetsim:0.1.0 --parallelism 100 > job.yaml
   fleetsim sweep k8s sweep-dir --image fleetsim:0.1.0 --parallelism 8 --dockerfile Dockerfile --claim sweeps --sub-path team/sweep-dir`,
     )
-    .action(async (dir, opts) => {
-      exitCode = await guarded(io, "sweep k8s", async () =>
-        (await import("./sweep.js")).sweepK8sCommand(
-          {
-            dir,
-            image: opts.image,
-            parallelism: opts.parallelism,
-            claim: opts.claim,
-            subPath: opts.subPath,
-            name: opts.name,
-            namespace: opts.namespace,
-            retries: opts.retries,
-            dockerfile: opts.dockerfile,
-          },
-          io,
-        ),
-      );
-    });
+    .action((dir, opts) =>
+      run("sweep k8s", async () => (await import("./sweep.js")).sweepK8sCommand({ dir, ...opts }, io)),
+    );
 
   program
     .command("estimate")
@@ -567,9 +477,7 @@ Examples:
       "read an AIConfigurator-format perf-data tree instead of the built-in tables",
     )
     .option("--enable-eplb", "price MoE layers with balanced expert load (engine.enable_eplb)")
-    .addOption(
-      new Option("--format <format>", "stdout form").choices(["table", "json"] as const).default("table"),
-    )
+    .addOption(tableFormatOption())
     .addHelpText(
       "after",
       `
@@ -579,30 +487,14 @@ Examples:
   fleetsim estimate --model Qwen/Qwen3-32B --hardware b200_sxm --prefill-tokens 2048 --prefix 8192 --format json
   fleetsim estimate --model deepseek-ai/DeepSeek-V3 --hardware h200_sxm --tensor 8 --moe-tensor 8 --batch 32 --context 2048 --backend trtllm --op-tables backend`,
     )
-    .action(async (opts) => {
-      exitCode = await guarded(io, "estimate", async () =>
+    .action((opts) =>
+      run("estimate", async () =>
         (await import("./estimate.js")).estimateCommand(
-          {
-            model: opts.model,
-            hardware: opts.hardware,
-            backend: opts.backend,
-            opTables: opts.opTables,
-            tensor: opts.tensor,
-            pipeline: opts.pipeline,
-            moeTensor: opts.moeTensor,
-            moeExpert: opts.moeExpert,
-            prefillTokens: opts.prefillTokens,
-            prefix: opts.prefix,
-            batch: opts.batch,
-            context: opts.context,
-            perfDatabase: opts.perfDatabase,
-            enableEplb: opts.enableEplb === true,
-            format: opts.format,
-          },
+          { ...opts, enableEplb: opts.enableEplb === true },
           io,
         ),
-      );
-    });
+      ),
+    );
 
   program
     .command("convert")
@@ -643,23 +535,7 @@ Examples:
     --history traces/toolagent-history.jsonl --replay traces/toolagent-replay.jsonl
   fleetsim convert --input trace.jsonl.gz --output out.jsonl --trace-block-size 256 --start-unix-ms 0`,
     )
-    .action(async (opts) => {
-      exitCode = await guarded(io, "convert", async () =>
-        (await import("./convert.js")).convertCommand(
-          {
-            input: opts.input,
-            output: opts.output,
-            traceBlockSize: opts.traceBlockSize,
-            splitAtSeconds: opts.splitAtSeconds,
-            history: opts.history,
-            replay: opts.replay,
-            startUnixMs: opts.startUnixMs,
-            requestIdPrefix: opts.requestIdPrefix,
-          },
-          io,
-        ),
-      );
-    });
+    .action((opts) => run("convert", async () => (await import("./convert.js")).convertCommand(opts, io)));
 
   program
     .command("validate")
@@ -682,14 +558,7 @@ Examples:
   fleetsim validate --stack dynamo -c prediction.yaml --set router.policy=kv_router --set planner.policy=enabled
   fleetsim validate -c prediction.yaml --format json | jq .run.workers`,
     )
-    .action(async (opts) => {
-      exitCode = await guarded(io, "validate", async () =>
-        (await import("./validate.js")).validateCommand(
-          { config: opts.config, set: opts.set, stack: opts.stack, format: opts.format },
-          io,
-        ),
-      );
-    });
+    .action((opts) => run("validate", async () => (await import("./validate.js")).validateCommand(opts, io)));
 
   program
     .command("worker")
@@ -720,19 +589,11 @@ Examples:
   fleetsim worker --redis redis://queue.internal:6379 --concurrency 2
   fleetsim sweep run sweep-dir --executor redis://queue.internal:6379`,
     )
-    .action(async (opts) => {
-      exitCode = await guarded(io, "worker", async () =>
-        (await import("./worker.js")).workerCommand(
-          {
-            redis: opts.redis,
-            concurrency: opts.concurrency,
-            lockSeconds: opts.lockSeconds,
-            ownsProcess: deps.ownsProcess,
-          },
-          io,
-        ),
-      );
-    });
+    .action((opts) =>
+      run("worker", async () =>
+        (await import("./worker.js")).workerCommand({ ...opts, ownsProcess: deps.ownsProcess }, io),
+      ),
+    );
 
   program
     .command("schema")
@@ -751,14 +612,11 @@ Examples:
   fleetsim schema | jq '.properties.router'
   fleetsim schema --prediction -o prediction.schema.json`,
     )
-    .action(async (opts) => {
-      exitCode = await guarded(io, "schema", async () =>
-        (await import("./schema.js")).schemaCommand(
-          { output: opts.output, version: VERSION, prediction: opts.prediction },
-          io,
-        ),
-      );
-    });
+    .action((opts) =>
+      run("schema", async () =>
+        (await import("./schema.js")).schemaCommand({ ...opts, version: VERSION }, io),
+      ),
+    );
 
   // Commander answers `--help` before it looks the command up, so `fleetsim frob --help` would
   // print the top-level help and exit 0: without the flag it reports the unknown command (exit 2).

@@ -16,7 +16,7 @@ import { StopSignals } from "../resources/stopSignals.js";
 import { RunSupervisor } from "../resources/supervisor.js";
 import { type Replay, ReplayAborted } from "../sim/replay.js";
 import { type ExecutorSpec, parseExecutor } from "../sweep/executor.js";
-import { ExitCode, Interrupted } from "./exitCodes.js";
+import { ExitCode, releasingOnStop } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
 import { startupProbeLine } from "./startupProbe.js";
 import type { Streams } from "./streams.js";
@@ -83,22 +83,14 @@ export async function predictCommand(opts: PredictOptions, io: Streams): Promise
     progress?.stop();
     process.exit(signal === "SIGTERM" ? ExitCode.Terminated : ExitCode.Interrupted);
   }).install();
-  try {
+  const stoppedBy = (err: unknown): boolean => err instanceof ReplayAborted || err instanceof OutputCancelled;
+  await releasingOnStop(signals, lock, stoppedBy, async () => {
     // Re-checked under the lock: a run that held it may have filled the directory meanwhile.
     checkOutputDir(opts.outputDir, opts.overwrite);
     await predictLocked(opts, executor, io, spec, startedMs, signals, (p) => {
       progress = p;
     });
-  } catch (err) {
-    const stopSignal = signals.stopped;
-    if (stopSignal !== null && (err instanceof ReplayAborted || err instanceof OutputCancelled)) {
-      throw new Interrupted(stopSignal);
-    }
-    throw err;
-  } finally {
-    signals.uninstall();
-    lock.release();
-  }
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import { renderRanking } from "../recommend/result.js";
 import { checkOutputDir, OutputCancelled, OutputDirLock, writeOutputs } from "../report/outputDir.js";
 import { StopSignals } from "../resources/stopSignals.js";
 import { parseExecutor } from "../sweep/executor.js";
-import { ExitCode, Interrupted } from "./exitCodes.js";
+import { ExitCode, releasingOnStop } from "./exitCodes.js";
 import type { Streams } from "./streams.js";
 
 export interface RecommendCommandOptions {
@@ -36,7 +36,9 @@ export async function recommendCommand(opts: RecommendCommandOptions, io: Stream
   }).install();
   signals.onStop(() => abort.abort());
   const cancelled = (): boolean => signals.stopped !== null;
-  try {
+  const stoppedBy = (err: unknown): boolean =>
+    err instanceof RecommendAborted || err instanceof OutputCancelled;
+  return releasingOnStop(signals, lock, stoppedBy, async () => {
     checkOutputDir(opts.outputDir, opts.overwrite);
     const outcome = await runRecommendation(
       {
@@ -68,14 +70,5 @@ export async function recommendCommand(opts: RecommendCommandOptions, io: Stream
       io.err("fleetsim: error: no candidate was feasible; see recommendation.json for the reasons\n");
     }
     return outcome.exitCode;
-  } catch (err) {
-    const stopSignal = signals.stopped;
-    if (stopSignal !== null && (err instanceof RecommendAborted || err instanceof OutputCancelled)) {
-      throw new Interrupted(stopSignal);
-    }
-    throw err;
-  } finally {
-    signals.uninstall();
-    lock.release();
-  }
+  });
 }

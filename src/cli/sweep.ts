@@ -176,15 +176,7 @@ export interface SweepK8sOptions {
 export async function sweepK8sCommand(opts: SweepK8sOptions, io: Streams): Promise<void> {
   const manifest = readManifest(opts.dir, VERSION);
   const { dockerfile, jobYaml } = await import("../shard/k8s.js");
-  const yaml = jobYaml(manifest, {
-    image: opts.image,
-    parallelism: opts.parallelism,
-    claim: opts.claim,
-    subPath: opts.subPath,
-    name: opts.name ?? null,
-    namespace: opts.namespace ?? null,
-    retries: opts.retries,
-  });
+  const yaml = jobYaml(manifest, { ...opts, name: opts.name ?? null, namespace: opts.namespace ?? null });
   if (opts.dockerfile !== undefined) {
     await writeOutputFile(opts.dockerfile, dockerfile(VERSION));
     io.err(`Saved Dockerfile to: ${opts.dockerfile}\n`);

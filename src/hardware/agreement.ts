@@ -1,5 +1,6 @@
 import type { KvDtype, WeightDtype } from "./dtypes.js";
-import type { OpPerfTables } from "./perfTables.js";
+import type { AttentionHeads, OpPerfTables } from "./perfTables.js";
+import type { MoeShape } from "./sol.js";
 import type { OpTableData } from "./tableData.js";
 
 /**
@@ -101,12 +102,13 @@ export function agreementQueries(data: OpTableData): AgreementQuery[] {
   for (const h of [...heads].sort()) {
     const [n, kv, hd] = h.split("/").map(Number);
     for (const kvDtype of kvDtypes) {
+      const query: AttentionHeads = { numHeads: n, numKvHeads: kv, headDim: hd, kvDtype };
       for (const b of AGREEMENT_DECODE_BATCH) {
         for (const len of AGREEMENT_DECODE_KV) {
           out.push({
             kind: "generation",
             label: `decode ${n}/${kv}/${hd} ${kvDtype} batch=${b} kv=${len}`,
-            run: (t) => t.generationAttention(b, len, n, kv, hd, kvDtype),
+            run: (t) => t.generationAttention(query, b, len),
           });
         }
       }
@@ -116,7 +118,7 @@ export function agreementQueries(data: OpTableData): AgreementQuery[] {
             out.push({
               kind: "context",
               label: `prefill ${n}/${kv}/${hd} ${kvDtype} batch=${b} isl=${isl} prefix=${prefix}`,
-              run: (t) => t.contextAttention(b, isl, prefix, n, kv, hd, kvDtype),
+              run: (t) => t.contextAttention(query, b, isl, prefix),
             });
           }
         }
@@ -127,11 +129,20 @@ export function agreementQueries(data: OpTableData): AgreementQuery[] {
   for (const layer of AGREEMENT_MOE) {
     for (const [tp, ep] of AGREEMENT_MOE_SPLITS) {
       for (const dtype of moeDtypes) {
+        const shape: MoeShape = {
+          dtype,
+          hiddenSize: layer.hidden,
+          interSize: layer.inter,
+          topK: layer.topK,
+          numExperts: layer.experts,
+          moeTp: tp,
+          moeEp: ep,
+        };
         for (const m of AGREEMENT_M) {
           out.push({
             kind: "moe",
             label: `${layer.name} MoE ${dtype} tp${tp} ep${ep} tokens=${m}`,
-            run: (t) => t.moe(dtype, m, layer.hidden, layer.inter, layer.topK, layer.experts, tp, ep),
+            run: (t) => t.moe(shape, m),
           });
         }
       }

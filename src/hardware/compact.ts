@@ -83,8 +83,7 @@ function toUnionTokens(tables: MoeTable[], parquet: () => OpPerfTables): MoeTabl
     reference ??= parquet();
     const r = reference;
     const beyond = union.filter((x) => x > (own.at(-1) ?? 0));
-    const latency = (x: number): number =>
-      r.moe(t.dtype, x, t.hiddenSize, t.interSize, t.topK, t.numExperts, t.moeTp, t.moeEp);
+    const latency = (x: number): number => r.moe(t, x);
     return {
       ...t,
       grid: { axes: [[...own, ...beyond]], latencyMs: [...t.grid.latencyMs, ...beyond.map(latency)] },

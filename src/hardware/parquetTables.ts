@@ -34,13 +34,9 @@ export async function loadParquetTableData(
  * tables fall back). A memory variant (`variants.ts`) reads its base system's tree.
  */
 export async function loadParquetTables(
-  dir: string,
-  gpu: string,
-  version?: string,
-  balancedMoe = false,
-  backend: TableBackend = "vllm",
+  ...args: Parameters<typeof loadParquetTablesWithProvenance>
 ): Promise<OpPerfTables> {
-  return (await loadParquetTablesWithProvenance(dir, gpu, version, balancedMoe, backend)).tables;
+  return (await loadParquetTablesWithProvenance(...args)).tables;
 }
 
 /** `loadParquetTables`, with what the tables it read were measured on (as the compact loader). */

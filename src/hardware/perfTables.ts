@@ -1,4 +1,5 @@
 import type { KvDtype, WeightDtype } from "./dtypes.js";
+import type { MoeShape } from "./sol.js";
 
 /**
  * Latency (milliseconds) of single operations on one GPU, as measured on silicon (AIConfigurator
@@ -7,6 +8,19 @@ import type { KvDtype, WeightDtype } from "./dtypes.js";
  * `scripts/calibrate.ts`) and the raw parquet tree (`engine.perf_database`).
  * Every query is for shapes as ONE GPU sees them (already divided by tensor parallelism).
  */
+/**
+ * The attention heads one GPU holds and the KV cache's dtype: what prices an attention kernel
+ * besides its batch and lengths, as one object that a caller builds once.
+ */
+export interface AttentionHeads {
+  /** Query heads per GPU. */
+  readonly numHeads: number;
+  /** KV heads per GPU (`numHeads` for MHA). */
+  readonly numKvHeads: number;
+  readonly headDim: number;
+  readonly kvDtype: KvDtype;
+}
+
 export interface OpPerfTables {
   /** GPU id, e.g. `h200_sxm`. */
   readonly gpu: string;
@@ -16,37 +30,13 @@ export interface OpPerfTables {
   hasGemm(dtype: WeightDtype): boolean;
   /**
    * Prefill attention for `batch` requests each computing `newTokens` query tokens over
-   * `prefix + newTokens` keys (causal), with `numHeads` query and `numKvHeads` KV heads per GPU.
+   * `prefix + newTokens` keys (causal).
    */
-  contextAttention(
-    batch: number,
-    newTokens: number,
-    prefix: number,
-    numHeads: number,
-    numKvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-  ): number;
+  contextAttention(heads: AttentionHeads, batch: number, newTokens: number, prefix: number): number;
   /** Decode attention: `batch` requests, one query token each over `kvLength` cached tokens. */
-  generationAttention(
-    batch: number,
-    kvLength: number,
-    numHeads: number,
-    numKvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-  ): number;
+  generationAttention(heads: AttentionHeads, batch: number, kvLength: number): number;
   /** All-reduce of `messageBytes` (BF16 activations) across `numGpus` GPUs (vLLM custom all-reduce, CUDA graph). */
   allReduce(numGpus: number, messageBytes: number): number;
-  /** Fused MoE layer: `numTokens` tokens routed to `topK` of `numExperts` experts. */
-  moe(
-    dtype: WeightDtype,
-    numTokens: number,
-    hiddenSize: number,
-    expertIntermediateSize: number,
-    topK: number,
-    numExperts: number,
-    moeTp: number,
-    moeEp: number,
-  ): number;
+  /** Fused MoE layer of `shape`: `numTokens` tokens routed to `topK` of `numExperts` experts. */
+  moe(shape: MoeShape, numTokens: number): number;
 }

@@ -47,18 +47,32 @@ function attentionRooflineMs(spec: GpuSpec, ops: number, bytes: number, kvDtype:
   return Math.max(math, mem);
 }
 
+/**
+ * A fused MoE layer as one GPU runs it, all but the token count: one object, so that the tables,
+ * their variants and the roofline take the eight numbers alike (a measured `MoeTable` is one).
+ */
+export interface MoeShape {
+  readonly dtype: WeightDtype;
+  readonly hiddenSize: number;
+  /** Each expert's intermediate size (before the MoE tensor split). */
+  readonly interSize: number;
+  readonly topK: number;
+  readonly numExperts: number;
+  readonly moeTp: number;
+  readonly moeEp: number;
+}
+
 /** Gated (3-GEMM) MoE MLP; router ignored; even workload (AIC `MoE.get_sol`). */
-export function moeSolMs(
-  spec: GpuSpec,
-  dtype: WeightDtype,
-  tokens: number,
-  hidden: number,
-  inter: number,
-  topK: number,
-  experts: number,
-  tp: number,
-  ep: number,
-): number {
+export function moeSolMs(spec: GpuSpec, shape: MoeShape, tokens: number): number {
+  const {
+    dtype,
+    hiddenSize: hidden,
+    interSize: inter,
+    topK,
+    numExperts: experts,
+    moeTp: tp,
+    moeEp: ep,
+  } = shape;
   const gemms = 3;
   const total = tokens * topK;
   const ops = (total * hidden * inter * gemms * 2) / ep / tp;

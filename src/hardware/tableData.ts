@@ -1,6 +1,7 @@
 import type { KvDtype, WeightDtype } from "./dtypes.js";
 import { HardwareError } from "./errors.js";
-import type { GridRules } from "./grid.js";
+import type { AxisRule, GridRules } from "./grid.js";
+import type { MoeShape } from "./sol.js";
 
 /**
  * The measured op tables of one GPU as plain, JSON-able data — the common input of both
@@ -33,14 +34,7 @@ export interface AllReduceTable {
 }
 
 /** Fused MoE of one shape (unsharded hidden/expert sizes + MoE parallelism). Axis: [num tokens]. */
-export interface MoeTable {
-  readonly dtype: WeightDtype;
-  readonly hiddenSize: number;
-  readonly interSize: number;
-  readonly topK: number;
-  readonly numExperts: number;
-  readonly moeTp: number;
-  readonly moeEp: number;
+export interface MoeTable extends MoeShape {
   readonly grid: GridData;
 }
 
@@ -108,17 +102,18 @@ export const KV_DTYPES: readonly KvDtype[] = ["bfloat16", "fp8"];
  */
 export const DEFAULT_MOE_DISTRIBUTION = "power_law_1.2";
 
+/** Log-log, clamped below the first knot, proportional above the last (bound by a rate there). */
+const LOG_PROPORTIONAL: AxisRule = { log: true, values: "log", below: "clamp", above: "proportional" };
+/** Linear, clamped below the first knot, extended linearly above the last. */
+const LIN_EXTEND: AxisRule = { log: false, values: "lin", below: "clamp", above: "extend" };
+
 /**
  * GEMM: log-log in m, n and k; beyond the largest measured m/n/k the latency grows in proportion
  * (linear in FLOPs and in weight bytes); below the smallest, held. Holes filled along m, then k,
  * then n.
  */
 export const GEMM_RULES: GridRules = {
-  axes: [
-    { log: true, values: "log", below: "clamp", above: "proportional" },
-    { log: true, values: "log", below: "clamp", above: "proportional" },
-    { log: true, values: "log", below: "clamp", above: "proportional" },
-  ],
+  axes: [LOG_PROPORTIONAL, LOG_PROPORTIONAL, LOG_PROPORTIONAL],
   fillOrder: [0, 2, 1],
 };
 
@@ -131,7 +126,7 @@ export const GEMM_RULES: GridRules = {
  */
 export const CONTEXT_RULES: GridRules = {
   axes: [
-    { log: false, values: "lin", below: "clamp", above: "extend" },
+    LIN_EXTEND,
     { log: false, values: "lin", below: "clamp", above: "proportional" },
     { log: false, values: "sqrt", below: "clamp", above: "sqrt" },
   ],
@@ -144,17 +139,13 @@ export const CONTEXT_RULES: GridRules = {
  * along kv first (AIC's z = sequence length), then batch, then heads.
  */
 export const GENERATION_RULES: GridRules = {
-  axes: [
-    { log: false, values: "lin", below: "clamp", above: "extend" },
-    { log: false, values: "lin", below: "clamp", above: "extend" },
-    { log: false, values: "lin", below: "clamp", above: "extend" },
-  ],
+  axes: [LIN_EXTEND, LIN_EXTEND, LIN_EXTEND],
   fillOrder: [2, 1, 0],
 };
 
 /** All-reduce over message size: log-log; beyond the largest message, proportional (bandwidth-bound). */
 export const ALLREDUCE_RULES: GridRules = {
-  axes: [{ log: true, values: "log", below: "clamp", above: "proportional" }],
+  axes: [LOG_PROPORTIONAL],
   fillOrder: [0],
 };
 

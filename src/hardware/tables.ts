@@ -3,8 +3,8 @@ import { HardwareError } from "./errors.js";
 import type { GpuSpec } from "./gpu.js";
 import { Grid, type GridRules } from "./grid.js";
 import { storedGrid } from "./gridCache.js";
-import type { OpPerfTables } from "./perfTables.js";
-import { gemmSolMs, generationAttentionSolMs, moeSolMs } from "./sol.js";
+import type { AttentionHeads, OpPerfTables } from "./perfTables.js";
+import { gemmSolMs, generationAttentionSolMs, type MoeShape, moeSolMs } from "./sol.js";
 import {
   ALLREDUCE_RULES,
   type AttentionGroup,
@@ -45,15 +45,23 @@ interface MoeEntry {
 }
 
 interface MoeRoute {
-  readonly dtype: WeightDtype;
-  readonly hidden: number;
-  readonly inter: number;
-  readonly topK: number;
-  readonly experts: number;
-  readonly tp: number;
-  readonly ep: number;
+  readonly shape: MoeShape;
   readonly entry: MoeEntry;
   readonly exact: boolean;
+}
+
+type AttnKind = "context" | "generation";
+
+function sameMoeShape(a: MoeShape, b: MoeShape): boolean {
+  return (
+    a.dtype === b.dtype &&
+    a.hiddenSize === b.hiddenSize &&
+    a.interSize === b.interSize &&
+    a.topK === b.topK &&
+    a.numExperts === b.numExperts &&
+    a.moeTp === b.moeTp &&
+    a.moeEp === b.moeEp
+  );
 }
 
 function describeGroups(groups: readonly AttentionGroup[]): string {
@@ -219,34 +227,15 @@ export class InterpolatedTables implements OpPerfTables {
     return g.get().at3(m, n, k);
   }
 
-  contextAttention(
-    batch: number,
-    newTokens: number,
-    prefix: number,
-    numHeads: number,
-    numKvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-  ): number {
+  contextAttention(heads: AttentionHeads, batch: number, newTokens: number, prefix: number): number {
+    const { numHeads, numKvHeads } = heads;
     if (!(batch > 0 && newTokens > 0 && numHeads > 0)) return 0;
     const p = Math.max(prefix, 0);
     const full = newTokens + p;
     const kvKey = numKvHeads === numHeads ? 0 : numKvHeads;
-    const g = this.ctx.get(attnKey(kvDtype, headDim, kvKey));
+    const g = this.ctx.get(attnKey(heads.kvDtype, heads.headDim, kvKey));
     const base =
-      g !== undefined
-        ? g.get().at3(numHeads, batch, full)
-        : this.routed(
-            this.ctxRoutes,
-            this.ctx,
-            "context",
-            numHeads,
-            numKvHeads,
-            headDim,
-            kvDtype,
-            batch,
-            full,
-          );
+      g !== undefined ? g.get().at3(numHeads, batch, full) : this.routed("context", heads, batch, full);
     if (p === 0) return base;
     // AIC: the table has no prefix axis; time the full causal attention over prefix + new tokens
     // and keep the share of the (full² − prefix²) score matrix the new tokens compute.
@@ -254,29 +243,13 @@ export class InterpolatedTables implements OpPerfTables {
     return base * (1 - r * r);
   }
 
-  generationAttention(
-    batch: number,
-    kvLength: number,
-    numHeads: number,
-    numKvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-  ): number {
+  generationAttention(heads: AttentionHeads, batch: number, kvLength: number): number {
+    const { numHeads, numKvHeads } = heads;
     if (!(batch > 0 && numHeads > 0)) return 0;
     const kvKey = numKvHeads === numHeads ? 0 : numKvHeads;
-    const g = this.gen.get(attnKey(kvDtype, headDim, kvKey));
+    const g = this.gen.get(attnKey(heads.kvDtype, heads.headDim, kvKey));
     if (g !== undefined) return g.get().at3(numHeads, batch, kvLength);
-    return this.routed(
-      this.genRoutes,
-      this.gen,
-      "generation",
-      numHeads,
-      numKvHeads,
-      headDim,
-      kvDtype,
-      batch,
-      kvLength,
-    );
+    return this.routed("generation", heads, batch, kvLength);
   }
 
   allReduce(numGpus: number, messageBytes: number): number {
@@ -302,105 +275,38 @@ export class InterpolatedTables implements OpPerfTables {
     return g.get().at1(messageBytes / 2) * scale;
   }
 
-  moe(
-    dtype: WeightDtype,
-    numTokens: number,
-    hiddenSize: number,
-    expertIntermediateSize: number,
-    topK: number,
-    numExperts: number,
-    moeTp: number,
-    moeEp: number,
-  ): number {
+  moe(shape: MoeShape, numTokens: number): number {
     if (!(numTokens > 0)) return 0;
     let r = this.lastMoe;
-    if (
-      r === undefined ||
-      r.dtype !== dtype ||
-      r.hidden !== hiddenSize ||
-      r.inter !== expertIntermediateSize ||
-      r.topK !== topK ||
-      r.experts !== numExperts ||
-      r.tp !== moeTp ||
-      r.ep !== moeEp
-    ) {
-      r = this.moeRoute(dtype, hiddenSize, expertIntermediateSize, topK, numExperts, moeTp, moeEp);
+    if (r === undefined || !sameMoeShape(r.shape, shape)) {
+      r = this.moeRoute(shape);
       this.lastMoe = r;
     }
     const lat = this.moeCurve(r.entry, numTokens);
     if (r.exact) return lat;
     const t = r.entry.table;
-    const solRef = moeSolMs(
-      this.spec,
-      dtype,
-      numTokens,
-      t.hiddenSize,
-      t.interSize,
-      t.topK,
-      t.numExperts,
-      t.moeTp,
-      t.moeEp,
-    );
-    const solQ = moeSolMs(
-      this.spec,
-      dtype,
-      numTokens,
-      hiddenSize,
-      expertIntermediateSize,
-      topK,
-      numExperts,
-      moeTp,
-      moeEp,
-    );
+    const solRef = moeSolMs(this.spec, t, numTokens);
+    const solQ = moeSolMs(this.spec, shape, numTokens);
     return (lat * solQ) / solRef;
   }
 
   /** Latency of a measured MoE shape; above the largest token count AIC's utilisation rule. */
   private moeCurve(e: MoeEntry, tokens: number): number {
     if (tokens <= e.maxTokens) return e.grid.at1(tokens);
-    const t = e.table;
-    const solMax = moeSolMs(
-      this.spec,
-      t.dtype,
-      e.maxTokens,
-      t.hiddenSize,
-      t.interSize,
-      t.topK,
-      t.numExperts,
-      t.moeTp,
-      t.moeEp,
-    );
-    const solQ = moeSolMs(
-      this.spec,
-      t.dtype,
-      tokens,
-      t.hiddenSize,
-      t.interSize,
-      t.topK,
-      t.numExperts,
-      t.moeTp,
-      t.moeEp,
-    );
+    const solMax = moeSolMs(this.spec, e.table, e.maxTokens);
+    const solQ = moeSolMs(this.spec, e.table, tokens);
     const util = Math.max(Math.min(1, solMax / e.maxLatency), 1e-8);
     return solQ / util;
   }
 
-  private moeRoute(
-    dtype: WeightDtype,
-    hidden: number,
-    inter: number,
-    topK: number,
-    experts: number,
-    tp: number,
-    ep: number,
-  ): MoeRoute {
-    const key = [dtype, hidden, inter, topK, experts, tp, ep].join("|");
+  private moeRoute(q: MoeShape): MoeRoute {
+    const key = [q.dtype, q.hiddenSize, q.interSize, q.topK, q.numExperts, q.moeTp, q.moeEp].join("|");
     const cached = this.moeRoutes.get(key);
     if (cached !== undefined) return cached;
-    const same = this.moeEntries.filter((e) => e.table.dtype === dtype);
+    const same = this.moeEntries.filter((e) => e.table.dtype === q.dtype);
     if (same.length === 0) {
       const have = [...new Set(this.moeEntries.map((e) => e.table.dtype))].join(", ");
-      throw new HardwareError(`no ${dtype} MoE table for ${this.gpu} (measured: ${have || "none"})`);
+      throw new HardwareError(`no ${q.dtype} MoE table for ${this.gpu} (measured: ${have || "none"})`);
     }
     const l = (a: number, b: number): number => Math.abs(Math.log(a / b));
     let best = same[0];
@@ -409,17 +315,19 @@ export class InterpolatedTables implements OpPerfTables {
       const t = e.table;
       // Nearest shape: per-GPU expert GEMM size, routing and experts per rank weigh most.
       const d =
-        l(t.hiddenSize, hidden) +
-        l(t.interSize / t.moeTp, inter / tp) +
-        l(t.topK, topK) +
-        l(t.numExperts / t.moeEp, experts / ep) +
-        0.1 * (l(t.moeTp, tp) + l(t.moeEp, ep));
+        l(t.hiddenSize, q.hiddenSize) +
+        l(t.interSize / t.moeTp, q.interSize / q.moeTp) +
+        l(t.topK, q.topK) +
+        l(t.numExperts / t.moeEp, q.numExperts / q.moeEp) +
+        0.1 * (l(t.moeTp, q.moeTp) + l(t.moeEp, q.moeEp));
       if (d < bestD) {
         bestD = d;
         best = e;
       }
     }
-    const route: MoeRoute = { dtype, hidden, inter, topK, experts, tp, ep, entry: best, exact: bestD === 0 };
+    // A copy: the caller's object is not ours to keep.
+    const own: MoeShape = { ...q };
+    const route: MoeRoute = { shape: own, entry: best, exact: bestD === 0 };
     this.moeRoutes.set(key, route);
     return route;
   }
@@ -429,35 +337,23 @@ export class InterpolatedTables implements OpPerfTables {
    * × head-dim ratio), and for GQA the nearest measured KV-head count, queried with the same
    * heads-per-KV-head ratio and scaled by the KV-head ratio (attention work is linear in heads).
    */
-  private routed(
-    routes: Map<number, AttnRoute>,
-    grids: Map<number, LazyGrid>,
-    kind: "context" | "generation",
-    heads: number,
-    kvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-    batch: number,
-    seq: number,
-  ): number {
-    const k = attnKey(kvDtype, headDim, heads === kvHeads ? 0 : kvHeads);
+  private routed(kind: AttnKind, query: AttentionHeads, batch: number, seq: number): number {
+    const routes = kind === "context" ? this.ctxRoutes : this.genRoutes;
+    const heads = query.numHeads;
+    const kvHeads = query.numKvHeads;
+    const k = attnKey(query.kvDtype, query.headDim, heads === kvHeads ? 0 : kvHeads);
     const key = k * 2 + (heads === kvHeads ? 1 : 0);
     let route = k < 0 ? undefined : routes.get(key);
     if (route === undefined) {
-      route = this.attnRoute(grids, kind, heads, kvHeads, headDim, kvDtype);
+      route = this.attnRoute(kind, query);
       if (k >= 0) routes.set(key, route);
     }
     return route.grid.at3(heads * route.headRatio, batch, seq) * route.scale;
   }
 
-  private attnRoute(
-    grids: Map<number, LazyGrid>,
-    kind: "context" | "generation",
-    heads: number,
-    kvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-  ): AttnRoute {
+  private attnRoute(kind: AttnKind, query: AttentionHeads): AttnRoute {
+    const grids = kind === "context" ? this.ctx : this.gen;
+    const { numHeads: heads, numKvHeads: kvHeads, headDim, kvDtype } = query;
     const groups = kind === "context" ? this.data.contextAttention : this.data.generationAttention;
     const fail = (why: string): HardwareError =>
       new HardwareError(

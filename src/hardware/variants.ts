@@ -9,10 +9,10 @@
  *   closest architecture. Their timing is an estimate, never a measurement: every run on one is
  *   labelled `estimated` (`hardwareData`, catalog.ts).
  */
-import type { KvDtype, WeightDtype } from "./dtypes.js";
+import type { WeightDtype } from "./dtypes.js";
 import type { GpuSpec } from "./gpu.js";
-import type { OpPerfTables } from "./perfTables.js";
-import { gemmSolMs, generationAttentionSolMs, moeSolMs } from "./sol.js";
+import type { AttentionHeads, OpPerfTables } from "./perfTables.js";
+import { gemmSolMs, generationAttentionSolMs, type MoeShape, moeSolMs } from "./sol.js";
 
 /** The datasheet figures an estimated system replaces in its base's spec. */
 type DatasheetFields =
@@ -145,33 +145,19 @@ export class RooflineRescaledTables implements OpPerfTables {
       : (ms * gemmSolMs(this.spec, dtype, m, n, k)) / gemmSolMs(this.baseSpec, dtype, m, n, k);
   }
 
-  contextAttention(
-    batch: number,
-    newTokens: number,
-    prefix: number,
-    numHeads: number,
-    numKvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-  ): number {
+  contextAttention(heads: AttentionHeads, batch: number, newTokens: number, prefix: number): number {
     // Prefill attention is compute-bound: it scales with the tensor-core FLOP/s (a memory variant
     // keeps its base's latency).
-    const ms = this.base.contextAttention(batch, newTokens, prefix, numHeads, numKvHeads, headDim, kvDtype);
+    const ms = this.base.contextAttention(heads, batch, newTokens, prefix);
     return this.baseSpec.bf16Flops === this.spec.bf16Flops
       ? ms
       : (ms * this.baseSpec.bf16Flops) / this.spec.bf16Flops;
   }
 
-  generationAttention(
-    batch: number,
-    kvLength: number,
-    numHeads: number,
-    numKvHeads: number,
-    headDim: number,
-    kvDtype: KvDtype,
-  ): number {
-    const ms = this.base.generationAttention(batch, kvLength, numHeads, numKvHeads, headDim, kvDtype);
+  generationAttention(heads: AttentionHeads, batch: number, kvLength: number): number {
+    const ms = this.base.generationAttention(heads, batch, kvLength);
     if (ms === 0) return 0;
+    const { numHeads, numKvHeads, headDim, kvDtype } = heads;
     const sol = (s: GpuSpec): number =>
       generationAttentionSolMs(s, batch, kvLength, numHeads, numKvHeads, headDim, kvDtype);
     return (ms * sol(this.spec)) / sol(this.baseSpec);
@@ -196,29 +182,9 @@ export class RooflineRescaledTables implements OpPerfTables {
     return (measured * ((numGpus - 1) / numGpus) * (n / (n - 1)) * this.spec.intraNodeBandwidth) / link;
   }
 
-  moe(
-    dtype: WeightDtype,
-    numTokens: number,
-    hiddenSize: number,
-    expertIntermediateSize: number,
-    topK: number,
-    numExperts: number,
-    moeTp: number,
-    moeEp: number,
-  ): number {
-    const ms = this.base.moe(
-      dtype,
-      numTokens,
-      hiddenSize,
-      expertIntermediateSize,
-      topK,
-      numExperts,
-      moeTp,
-      moeEp,
-    );
+  moe(shape: MoeShape, numTokens: number): number {
+    const ms = this.base.moe(shape, numTokens);
     if (ms === 0) return 0;
-    const sol = (s: GpuSpec): number =>
-      moeSolMs(s, dtype, numTokens, hiddenSize, expertIntermediateSize, topK, numExperts, moeTp, moeEp);
-    return (ms * sol(this.spec)) / sol(this.baseSpec);
+    return (ms * moeSolMs(this.spec, shape, numTokens)) / moeSolMs(this.baseSpec, shape, numTokens);
   }
 }

@@ -8,7 +8,7 @@ import {
 } from "../util/rowWindow.js";
 import type { DDSketch } from "./ddsketch.js";
 import { type DistStats, sketchStats } from "./distribution.js";
-import { GapExtremes, GapRuns, HeldGaps } from "./tokenGaps.js";
+import { type GapDistribution, GapExtremes, GapRuns, HeldGaps } from "./tokenGaps.js";
 
 /** Terminal status of a request (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs` `terminal_status`). */
 export const Terminal = {
@@ -325,30 +325,33 @@ export class Collector implements RowStore {
     if (held === null) return this.gaps;
     const view = this.gaps.snapshot();
     held.unfoldLive(view);
-    held.completed.applyTo(view.itl, view.perUserThroughput);
+    held.completed.applyTo(view.sketch("itl"), view.sketch("throughput"));
     return view;
   }
 
   /** ITL sketch (ms) of the gaps folded so far: bins, count, min, max (`itlStats` has the moments). */
   get itl(): DDSketch {
-    return this.gapView().itl;
+    return this.gapView().sketch("itl");
   }
 
   /** Per-user output throughput sketch (tokens/s), as `itl`. */
   get perUserThroughput(): DDSketch {
-    return this.gapView().perUserThroughput;
+    return this.gapView().sketch("throughput");
   }
 
   /** ITL statistics (ms): percentiles from the sketch, mean and std from the exact moments. */
   itlStats(): DistStats {
-    const view = this.gapView();
-    return sketchStats(view.itl, view.itlMoments);
+    return this.gapStats("itl");
   }
 
   /** Per-user output throughput statistics (tokens/s), as `itlStats`. */
   perUserThroughputStats(): DistStats {
+    return this.gapStats("throughput");
+  }
+
+  private gapStats(of: GapDistribution): DistStats {
     const view = this.gapView();
-    return sketchStats(view.perUserThroughput, view.throughputMoments);
+    return sketchStats(view.sketch(of), view.moments(of));
   }
 
   onArrival(req: number, t: number): void {

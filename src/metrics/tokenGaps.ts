@@ -16,6 +16,9 @@ import { ExactMoments } from "./exactSum.js";
  * out (a negative count to `foldManyAtKeys`) if it ends without completing; min and max then come
  * from completed requests only (`GapExtremes.applyTo`).
  */
+/** The two distributions a token gap feeds: ITL, and per-user output throughput. */
+export type GapDistribution = "itl" | "throughput";
+
 export class GapRuns {
   private itlSketch = new DDSketch();
   private throughputSketch = new DDSketch();
@@ -38,31 +41,19 @@ export class GapRuns {
   private readonly pendingThroughputKey = new Int32Array(PENDING);
   private readonly pendingCount = new Float64Array(PENDING);
 
-  /** ITL sketch (ms), every gap folded so far included; its own moments are not kept (`itlMoments`). */
-  get itl(): DDSketch {
-    this.apply();
-    return this.itlSketch;
-  }
-
   /**
-   * Per-user output throughput sketch (tokens/s, 1000 / gap for gaps > 0), every gap so far
-   * included; its own moments are not kept (`throughputMoments`).
+   * The ITL sketch (ms) or the per-user output throughput sketch (tokens/s, 1000 / gap for gaps > 0),
+   * every gap folded so far included; its own moments are not kept (`moments`).
    */
-  get perUserThroughput(): DDSketch {
+  sketch(of: GapDistribution): DDSketch {
     this.apply();
-    return this.throughputSketch;
+    return of === "itl" ? this.itlSketch : this.throughputSketch;
   }
 
-  /** Exact count, mean and variance of the ITL gaps folded so far. */
-  get itlMoments(): ExactMoments {
+  /** Exact count, mean and variance of the ITL gaps or of the per-user throughputs folded so far. */
+  moments(of: GapDistribution): ExactMoments {
     this.apply();
-    return this.itlSums;
-  }
-
-  /** Exact count, mean and variance of the per-user throughputs (1000 / gap, gaps > 0) so far. */
-  get throughputMoments(): ExactMoments {
-    this.apply();
-    return this.throughputSums;
+    return of === "itl" ? this.itlSums : this.throughputSums;
   }
 
   /** An independent copy (a view that takes live requests' gaps out without touching this one). */

@@ -5,26 +5,16 @@
  * Lookups are case-insensitive, as the Hub's ids are.
  */
 import type { KvDtype, WeightDtype } from "../hardware/dtypes.js";
-import type { MlaSpec, ModelArchitecture, MoeSpec } from "./architecture.js";
+import type { ModelArchitecture } from "./architecture.js";
 import catalogJson from "./catalog.json" with { type: "json" };
 import { unsupportedArchitectureError } from "./hfConfig.js";
 import { dtypeBytes, isJsonObject } from "./quant.js";
 
 /** Architecture fields shared by every id that names the same checkpoint family. */
-export interface CatalogArchitecture {
-  readonly architecture: string;
-  readonly numLayers: number;
-  readonly hiddenSize: number;
-  readonly numHeads: number;
-  readonly numKvHeads: number;
-  readonly headDim: number;
-  readonly intermediateSize: number;
-  readonly vocabSize: number;
-  readonly tieWordEmbeddings: boolean;
-  readonly moe: MoeSpec | null;
-  readonly mla: MlaSpec | null;
-  readonly maxContextLength: number | null;
-}
+export type CatalogArchitecture = Omit<
+  ModelArchitecture,
+  "id" | "weightDtype" | "kvDtype" | "kvFromCheckpoint" | "weightBytes" | "source"
+>;
 
 /** An architecture fleetsim cannot price; kept so the id resolves and then fails clearly. */
 export interface CatalogUnsupported {

@@ -181,6 +181,12 @@ export function unsupportedReason(architecture: string, text: JsonObject): strin
   return undefined;
 }
 
+/** Families whose every layer is MoE without shared experts: the keys of their expert count and size. */
+const EVERY_LAYER_MOE_KEYS = new Map<string, { readonly experts: string; readonly inter: string }>([
+  ["MixtralForCausalLM", { experts: "num_local_experts", inter: "intermediate_size" }],
+  ["Qwen3MoeForCausalLM", { experts: "num_experts", inter: "moe_intermediate_size" }],
+]);
+
 function moeSpec(
   id: string,
   source: string,
@@ -188,20 +194,12 @@ function moeSpec(
   text: JsonObject,
   numLayers: number,
 ): MoeSpec | null {
-  if (architecture === "MixtralForCausalLM") {
+  const keys = EVERY_LAYER_MOE_KEYS.get(architecture);
+  if (keys !== undefined) {
     return {
-      numExperts: positiveInt(id, source, text, "num_local_experts"),
+      numExperts: positiveInt(id, source, text, keys.experts),
       topK: positiveInt(id, source, text, "num_experts_per_tok"),
-      expertIntermediateSize: positiveInt(id, source, text, "intermediate_size"),
-      moeLayers: numLayers,
-      sharedIntermediateSize: 0,
-    };
-  }
-  if (architecture === "Qwen3MoeForCausalLM") {
-    return {
-      numExperts: positiveInt(id, source, text, "num_experts"),
-      topK: positiveInt(id, source, text, "num_experts_per_tok"),
-      expertIntermediateSize: positiveInt(id, source, text, "moe_intermediate_size"),
+      expertIntermediateSize: positiveInt(id, source, text, keys.inter),
       moeLayers: numLayers,
       sharedIntermediateSize: 0,
     };

@@ -8,9 +8,10 @@
  * 4. a ModelError listing the ids the catalog knows.
  * Never a network call: fleetsim must run on air-gapped hosts.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { isDirectory, isFile } from "../util/fsRead.js";
 import type { ModelArchitecture } from "./architecture.js";
 import { catalogIds, lookupCatalog } from "./catalog.js";
 import { ModelError } from "./errors.js";
@@ -96,7 +97,7 @@ function hfCacheSnapshot(id: string, cacheDir: string): string | undefined {
   if (isAbsolute(id) || id.startsWith(".") || !id.includes("/")) return undefined;
   const folder = `models--${id.split("/").join("--")}`;
   let repoDir = join(cacheDir, folder);
-  if (!isDir(repoDir)) {
+  if (!isDirectory(repoDir)) {
     const match = listDir(cacheDir).find((name) => name.toLowerCase() === folder.toLowerCase());
     if (match === undefined) return undefined;
     repoDir = join(cacheDir, match);
@@ -134,22 +135,6 @@ function listDir(path: string): string[] {
     return readdirSync(path);
   } catch {
     return [];
-  }
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDir(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }
 

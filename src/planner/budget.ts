@@ -117,13 +117,10 @@ export function proportionalClampPair(
 }
 
 /**
- * Fit a bounded proposal into the band without changing its directions: each returned component lies
- * between its current and proposed counts, and in an opposing rebalance (one up, one down) both legs move
- * or neither does, so a width mismatch can never execute only the donor's removal. Returns the current pair
- * when nothing fits. Only the shorter component range is enumerated; for each value the closest in-band
- * point of the other component is the only candidate that can minimise the distance score.
+ * What the two pair guards take, as upstream orders it: the current and proposed (prefill, decode)
+ * counts, each pool's GPUs per replica, the band (-1: unbounded) and each pool's minimum replicas.
  */
-export function fitDirectionalBudgetPair(
+type PairBudgetArgs = [
   cp: number,
   cd: number,
   pp: number,
@@ -134,6 +131,17 @@ export function fitDirectionalBudgetPair(
   maxGpus: number,
   pmin: number,
   dmin: number,
+];
+
+/**
+ * Fit a bounded proposal into the band without changing its directions: each returned component lies
+ * between its current and proposed counts, and in an opposing rebalance (one up, one down) both legs move
+ * or neither does, so a width mismatch can never execute only the donor's removal. Returns the current pair
+ * when nothing fits. Only the shorter component range is enumerated; for each value the closest in-band
+ * point of the other component is the only candidate that can minimise the distance score.
+ */
+export function fitDirectionalBudgetPair(
+  ...[cp, cd, pp, pd, pg, dg, minGpus, maxGpus, pmin, dmin]: PairBudgetArgs
 ): [number, number] {
   if (pg <= 0 || dg <= 0) return [pp, pd];
 
@@ -256,16 +264,7 @@ export function guardSingleScalingBudget(
  * legs are fitted together. The tolerance here depends on the ceiling alone (as upstream does).
  */
 export function guardDisaggScalingBudget(
-  cp: number,
-  cd: number,
-  pp: number,
-  pd: number,
-  pg: number,
-  dg: number,
-  minGpus: number,
-  maxGpus: number,
-  pmin: number,
-  dmin: number,
+  ...[cp, cd, pp, pd, pg, dg, minGpus, maxGpus, pmin, dmin]: PairBudgetArgs
 ): GuardResult<[number, number]> {
   if (pg <= 0 || dg <= 0) {
     return { value: proportionalClampPair(pp, pd, pg, dg, minGpus, maxGpus, pmin, dmin), reason: null };
@@ -305,4 +304,72 @@ export function guardDisaggScalingBudget(
   if (!between(cp, pp, np) || !between(cd, pd, nd)) return { value: current, reason: HOLD };
   if (!inBand(np * pg + nd * dg, minGpus, maxGpus, tolerance)) return { value: current, reason: HOLD };
   return { value: [np, nd], reason: null };
+}
+
+/** A (prefill, decode) pair: counts, GPUs per replica or minimum replicas; or a band (min, max GPUs). */
+type Pair = readonly [number, number];
+
+/**
+ * Endpoint recovery: a pool below its minimum replicas is explicit runtime policy, reconciled from the
+ * proposal raised to the minimums even if that needs a donor the scaling signal did not nominate; null
+ * when both pools hold their minimums.
+ */
+function recoverMinimums(
+  current: Pair,
+  proposed: Pair,
+  gpu: Pair,
+  band: Pair,
+  mins: Pair,
+): [number, number] | null {
+  const [pmin, dmin] = mins;
+  if (current[0] >= pmin && current[1] >= dmin) return null;
+  const [p, d] = proposed;
+  return proportionalClampPair(
+    Math.max(p, pmin),
+    Math.max(d, dmin),
+    gpu[0],
+    gpu[1],
+    band[0],
+    band[1],
+    pmin,
+    dmin,
+  );
+}
+
+/**
+ * Fit a bounded disagg target under the hard ceiling only: `min_gpu_budget` guards real scale-downs and
+ * must never inflate a throughput bound. Endpoint recovery may pick a donor; otherwise the fit keeps each
+ * pool's direction. Both loops' wrappers (throughputScaling.ts, loadScaling/budget.ts) end here.
+ */
+export function fitPairUnderCeiling(
+  current: Pair,
+  proposed: Pair,
+  gpu: Pair,
+  maxGpus: number,
+  mins: Pair,
+): [number, number] {
+  const [cp, cd] = current;
+  const [p, d] = proposed;
+  return (
+    recoverMinimums(current, proposed, gpu, [-1, maxGpus], mins) ??
+    fitDirectionalBudgetPair(cp, cd, p, d, gpu[0], gpu[1], -1, maxGpus, mins[0], mins[1])
+  );
+}
+
+/**
+ * The full band (`band`: min and max GPUs) for a disagg throughput or load decision: endpoint recovery
+ * reconciles (may pick a donor), anything else goes through the direction-preserving guard.
+ */
+export function guardPairBudget(
+  current: Pair,
+  proposed: Pair,
+  gpu: Pair,
+  band: Pair,
+  mins: Pair,
+): GuardResult<[number, number]> {
+  const recovered = recoverMinimums(current, proposed, gpu, band, mins);
+  if (recovered !== null) return { value: recovered, reason: RECONCILE };
+  const [cp, cd] = current;
+  const [p, d] = proposed;
+  return guardDisaggScalingBudget(cp, cd, p, d, gpu[0], gpu[1], band[0], band[1], mins[0], mins[1]);
 }

@@ -8,12 +8,7 @@
  * to the current ready count, never to the previous bound).
  */
 
-import {
-  fitDirectionalBudgetPair,
-  guardDisaggScalingBudget,
-  guardSingleScalingBudget,
-  proportionalClampPair,
-} from "./budget.js";
+import { fitPairUnderCeiling, guardPairBudget, guardSingleScalingBudget } from "./budget.js";
 import { resolveMinEndpoint } from "./loadScaling/types.js";
 import type { CapacityRequest, CapacityRole, EngineCapacity } from "./throughputCapacity.js";
 import type { PlannerMode, PlannerSettings, ScalingDecision } from "./types.js";
@@ -139,67 +134,6 @@ export function capThroughputReplicas(desired: number, current: number, cap: num
   return Math.min(Math.max(desired, Math.max(0, current - cap)), current + cap);
 }
 
-/**
- * Fit a bounded disagg target under the hard ceiling only: `min_gpu_budget` guards real scale-downs and
- * must never inflate a persisted bound. Endpoint recovery (a pool below its minimum) is explicit policy
- * and may pick a donor; otherwise the fit keeps each pool's direction.
- */
-function fitDisaggThroughputCeiling(
-  current: readonly [number, number],
-  proposed: readonly [number, number],
-  gpu: readonly [number, number],
-  maxGpus: number,
-  mins: readonly [number, number],
-): [number, number] {
-  const [cp, cd] = current;
-  const [p, d] = proposed;
-  const [pmin, dmin] = mins;
-  if (cp < pmin || cd < dmin) {
-    return proportionalClampPair(
-      Math.max(p, pmin),
-      Math.max(d, dmin),
-      gpu[0],
-      gpu[1],
-      -1,
-      maxGpus,
-      pmin,
-      dmin,
-    );
-  }
-  return fitDirectionalBudgetPair(cp, cd, p, d, gpu[0], gpu[1], -1, maxGpus, pmin, dmin);
-}
-
-/**
- * The full band for a disagg throughput or load decision: endpoint recovery reconciles (may pick a
- * donor), anything else goes through the direction-preserving guard.
- */
-function applyDisaggScalingBudget(
-  current: readonly [number, number],
-  proposed: readonly [number, number],
-  gpu: readonly [number, number],
-  minGpus: number,
-  maxGpus: number,
-  mins: readonly [number, number],
-): { value: [number, number]; reason: "gpu_budget_guard_hold" | "gpu_budget_reconcile" | null } {
-  const [cp, cd] = current;
-  const [p, d] = proposed;
-  const [pmin, dmin] = mins;
-  if (cp < pmin || cd < dmin) {
-    const value = proportionalClampPair(
-      Math.max(p, pmin),
-      Math.max(d, dmin),
-      gpu[0],
-      gpu[1],
-      minGpus,
-      maxGpus,
-      pmin,
-      dmin,
-    );
-    return { value, reason: "gpu_budget_reconcile" };
-  }
-  return guardDisaggScalingBudget(cp, cd, p, d, gpu[0], gpu[1], minGpus, maxGpus, pmin, dmin);
-}
-
 /** One throughput observation (`ai-dynamo/dynamo@4d3f672:components/src/dynamo/planner/core/throughput_scaling.py`). */
 export function advanceThroughput(inputs: ThroughputInputs): ThroughputOutcome {
   const { settings, demandRps: demand } = inputs;
@@ -294,7 +228,7 @@ function advanceDisagg(inputs: ThroughputInputs, demand: number): ThroughputOutc
     Math.max(capThroughputReplicas(target[0], current[0], cap), mins[0]),
     Math.max(capThroughputReplicas(target[1], current[1], cap), mins[1]),
   ];
-  const fitted = fitDisaggThroughputCeiling(current, bounded, gpu, settings.maxGpuBudget, mins);
+  const fitted = fitPairUnderCeiling(current, bounded, gpu, settings.maxGpuBudget, mins);
   // The ceiling alone turned a wanted move into no move at all.
   const budgetHeld = samePair(fitted, current) && !samePair(bounded, current);
 
@@ -313,14 +247,7 @@ function advanceDisagg(inputs: ThroughputInputs, demand: number): ThroughputOutc
     return disagg(null, lowerBound, reasonP, reasonD, "set_lower_bound");
   }
 
-  const guarded = applyDisaggScalingBudget(
-    current,
-    fitted,
-    gpu,
-    settings.minGpuBudget,
-    settings.maxGpuBudget,
-    mins,
-  );
+  const guarded = guardPairBudget(current, fitted, gpu, [settings.minGpuBudget, settings.maxGpuBudget], mins);
   const [np, nd] = guarded.value;
   if (np === current[0] && nd === current[1]) {
     // Keep the not-ready per-role reasons: relabelling them would hide why the tick held.

@@ -152,24 +152,15 @@ export class CandidateBuilder {
     }
     const usedGpus = specGpus(spec);
     const { min, max } = this.opts.budget;
-    if (usedGpus > max) {
-      return {
-        ok: false,
-        usedGpus,
-        status: "infeasible",
-        category: "gpu_budget",
-        reason: `uses ${usedGpus} GPUs, above optimization.constraints.max_candidate_gpus=${max}`,
-      };
-    }
-    if (min !== null && usedGpus < min) {
-      return {
-        ok: false,
-        usedGpus,
-        status: "infeasible",
-        category: "gpu_budget",
-        reason: `uses ${usedGpus} GPUs, below optimization.constraints.min_candidate_gpus=${min}`,
-      };
-    }
+    const outside = (side: string, key: string, bound: number): Resolved => ({
+      ok: false,
+      usedGpus,
+      status: "infeasible",
+      category: "gpu_budget",
+      reason: `uses ${usedGpus} GPUs, ${side} optimization.constraints.${key}=${bound}`,
+    });
+    if (usedGpus > max) return outside("above", "max_candidate_gpus", max);
+    if (min !== null && usedGpus < min) return outside("below", "min_candidate_gpus", min);
     return { ok: true, spec, usedGpus };
   }
 

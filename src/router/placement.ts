@@ -167,18 +167,17 @@ export class KvPlacement implements Placement, KvRouting {
     return slot;
   }
 
-  onDispatched(
-    slot: number,
-    req: number,
-    hashes: Float64Array,
-    offset: number,
-    count: number,
-    isl: number,
-    now: number,
-    predictedPrefillMs: number,
-  ): void {
-    this.router.addRequest(slot, req, hashes, offset, count, isl, now, predictedPrefillMs);
-  }
+  /** Hands the dispatch to the router as is (one closure per policy, none per request). */
+  readonly onDispatched: KvRouting["onDispatched"] = (
+    slot,
+    req,
+    hashes,
+    offset,
+    count,
+    isl,
+    now,
+    prefillMs,
+  ) => this.router.addRequest(slot, req, hashes, offset, count, isl, now, prefillMs);
 
   onPrefillCompleted(slot: number, req: number, now: number): void {
     this.router.markPrefillCompleted(slot, req, now);

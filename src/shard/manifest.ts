@@ -8,13 +8,13 @@
  * edited manifest is refused rather than run.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod";
 import type { Mapping } from "../config/mapping.js";
 import type { Stack } from "../config/runSpec.js";
 import { Optimization } from "../config/schema/recommend.js";
 import { stableLine } from "../report/json.js";
+import { readTextFile } from "../util/fsRead.js";
 import { UserError } from "../util/userError.js";
 import type { InputFile } from "./inputs.js";
 
@@ -103,22 +103,19 @@ export function withManifestHash(body: ManifestBody): Manifest {
  */
 export function loadManifest(dir: string, version: string): LoadedManifest {
   const path = join(dir, MANIFEST_FILE);
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") {
+  const text = readTextFile(path);
+  if (typeof text !== "string") {
+    if (text.code === "ENOENT") {
       throw new SweepDirError(
         `${dir} is not a sweep directory: no ${MANIFEST_FILE} (run fleetsim sweep plan -c SWEEP.yaml -o ${dir})`,
       );
     }
-    if (code === "EISDIR") {
+    if (text.code === "EISDIR") {
       throw new SweepDirError(
         `${path} is a folder, not a sweep manifest; plan the sweep again (fleetsim sweep plan)`,
       );
     }
-    throw new SweepDirError(`cannot read ${path}: ${(err as Error).message}`);
+    throw new SweepDirError(`cannot read ${path}: ${text.message}`);
   }
   let doc: unknown;
   try {

@@ -24,6 +24,7 @@ import {
   type WorkloadSize,
 } from "../resources/preflight.js";
 import { warmupTraceFiles } from "../traffic/warmupTraceFiles.js";
+import { isFile } from "../util/fsRead.js";
 import { UserError } from "../util/userError.js";
 import { copyInput, fileSha256, INPUTS_DIR, type InputFile } from "./inputs.js";
 import {
@@ -322,14 +323,6 @@ class InputTable {
     const i = this.files.push({ path, sha256, bytes }) - 1;
     this.byPath.set(file, i);
     return i;
-  }
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
   }
 }
 

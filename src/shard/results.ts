@@ -10,23 +10,14 @@
  * rename instead, after the same check. A killed worker leaves at most a temporary, which no
  * reader takes for a result.
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-} from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as z from "zod";
 import { HOST_TIME_KEYS } from "../output/summary.js";
 import { stableStringify } from "../report/json.js";
 import { writeFully } from "../report/outputDir.js";
 import type { Prediction } from "../report/prediction.js";
+import { readTextFile } from "../util/fsRead.js";
 
 export const RESULT_SCHEMA = "fleetsim.sweep-result.v1";
 
@@ -121,12 +112,11 @@ export type ReadResult =
 
 export function readResult(dir: string, hash: string): ReadResult {
   const path = resultPath(dir, hash);
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { ok: false, missing: true };
-    return { ok: false, missing: false, problem: (err as Error).message };
+  const text = readTextFile(path);
+  if (typeof text !== "string") {
+    return text.code === "ENOENT"
+      ? { ok: false, missing: true }
+      : { ok: false, missing: false, problem: text.message };
   }
   let doc: unknown;
   try {

@@ -10,7 +10,7 @@
  */
 import type { SweepExecutor } from "./executor.js";
 import { firstNonPlain } from "./plainData.js";
-import { checkOptions } from "./pool.js";
+import { checkSweepStart } from "./pool.js";
 import { describeError } from "./protocol.js";
 import type { PoolSweepOptions, SweepOutcome, SweepResult, SweepTask } from "./types.js";
 
@@ -23,9 +23,7 @@ export class InlineExecutor implements SweepExecutor {
   constructor(private readonly load: () => Promise<SweepTask<never, unknown, never>>) {}
 
   async sweep<O>(jobs: readonly unknown[], opts: PoolSweepOptions): Promise<SweepOutcome<O>> {
-    checkOptions(opts);
-    if (this.closed) throw new Error("inline executor: already closed");
-    if (this.running) throw new Error("inline executor: a sweep is already running");
+    checkSweepStart("inline executor", opts, this.closed, this.running);
     this.running = true;
     const t0 = performance.now();
     const deadline = t0 + opts.timeoutMs;

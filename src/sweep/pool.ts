@@ -49,6 +49,18 @@ interface Sweep {
   readonly done: (outcome: SweepOutcome<unknown>) => void;
 }
 
+/** Refuses a sweep an executor cannot start: bad options, the executor closed, or a sweep running. */
+export function checkSweepStart(
+  executor: string,
+  opts: PoolSweepOptions,
+  closed: boolean,
+  running: boolean,
+): void {
+  checkOptions(opts);
+  if (closed) throw new Error(`${executor}: already closed`);
+  if (running) throw new Error(`${executor}: a sweep is already running`);
+}
+
 export function checkOptions(opts: PoolSweepOptions): void {
   if (!(Number.isInteger(opts.maxParallel) && opts.maxParallel >= 1)) {
     throw new RangeError(`maxParallel must be a positive integer, got ${opts.maxParallel}`);
@@ -93,9 +105,7 @@ export class SweepPool implements SweepExecutor {
    * sweep already running.
    */
   sweep<O>(jobs: readonly unknown[], opts: PoolSweepOptions): Promise<SweepOutcome<O>> {
-    checkOptions(opts);
-    if (this.closed) throw new Error("sweep pool: already closed");
-    if (this.current !== null) throw new Error("sweep pool: a sweep is already running");
+    checkSweepStart("sweep pool", opts, this.closed, this.current !== null);
     return new Promise((resolve) => {
       this.start(jobs, opts, resolve as (outcome: SweepOutcome<unknown>) => void);
     });

@@ -14,7 +14,7 @@ import { packageVersion } from "../util/packageRoot.js";
 import { UserError } from "../util/userError.js";
 import type { SweepExecutor } from "./executor.js";
 import { firstNonPlain } from "./plainData.js";
-import { checkOptions } from "./pool.js";
+import { checkSweepStart } from "./pool.js";
 import {
   decodeValue,
   encodeValue,
@@ -84,9 +84,7 @@ export class RedisExecutor implements SweepExecutor {
   }
 
   async sweep<O>(jobs: readonly unknown[], opts: PoolSweepOptions): Promise<SweepOutcome<O>> {
-    checkOptions(opts);
-    if (this.closed) throw new Error("redis executor: already closed");
-    if (this.running) throw new Error("redis executor: a sweep is already running");
+    checkSweepStart("redis executor", opts, this.closed, this.running);
     this.running = true;
     const t0 = performance.now();
     try {

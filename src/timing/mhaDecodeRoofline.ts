@@ -14,7 +14,7 @@
 
 import type { KvDtype } from "../hardware/dtypes.js";
 import type { GpuSpec } from "../hardware/gpu.js";
-import type { OpPerfTables } from "../hardware/perfTables.js";
+import type { AttentionHeads, OpPerfTables } from "../hardware/perfTables.js";
 
 export interface DecodeRoofline {
   /** A kernel's cost with (almost) nothing cached, ms. */
@@ -42,7 +42,8 @@ export function mhaDecodeRoofline(
 ): DecodeRoofline | null {
   if (kvHeads !== heads || heads <= 0) return null;
   const bytesPerToken = 2 * kvHeads * headDim * (kvDtype === "fp8" ? 1 : 2);
-  const at = (b: number, l: number) => tables.generationAttention(b, l, heads, kvHeads, headDim, kvDtype);
+  const query: AttentionHeads = { numHeads: heads, numKvHeads: kvHeads, headDim, kvDtype };
+  const at = (b: number, l: number) => tables.generationAttention(query, b, l);
   let broken = false;
   for (const b of PROBE_BATCHES)
     for (const l of PROBE_LENGTHS)

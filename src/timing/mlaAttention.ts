@@ -18,7 +18,7 @@
 
 import type { KvDtype } from "../hardware/dtypes.js";
 import type { GpuSpec } from "../hardware/gpu.js";
-import type { OpPerfTables } from "../hardware/perfTables.js";
+import type { AttentionHeads, OpPerfTables } from "../hardware/perfTables.js";
 import { generationAttentionSolMs, mlaGenerationSolMs } from "../hardware/sol.js";
 import type { MlaSpec } from "../model/architecture.js";
 
@@ -31,6 +31,9 @@ export class MlaAttention {
   private readonly prefillScale: number;
   private readonly latentDim: number;
   private readonly refKvHeads: number;
+  /** The MHA kernel prefill is priced on, and the GQA kernel decode borrows utilisation from. */
+  private readonly prefillHeads: AttentionHeads;
+  private readonly decodeHeads: AttentionHeads;
 
   constructor(
     private readonly mla: MlaSpec,
@@ -43,34 +46,21 @@ export class MlaAttention {
     this.prefillScale = (mla.qkNopeHeadDim + mla.qkRopeHeadDim + mla.vHeadDim) / (2 * TABLE_HEAD_DIM);
     this.latentDim = mla.kvLoraRank + mla.qkRopeHeadDim;
     this.refKvHeads = Math.max(1, Math.floor(heads / REFERENCE_GQA_RATIO));
+    // The up-projected K/V are BF16 whatever the cache holds, so the BF16 kernel runs.
+    this.prefillHeads = { numHeads: heads, numKvHeads: heads, headDim: TABLE_HEAD_DIM, kvDtype: "bfloat16" };
+    this.decodeHeads = { numHeads: heads, numKvHeads: this.refKvHeads, headDim: TABLE_HEAD_DIM, kvDtype };
   }
 
   /** One layer's prefill attention: `rows` requests × `newTokens` over `prefix` cached tokens. */
   prefillMs(rows: number, newTokens: number, prefix: number): number {
-    // The up-projected K/V are BF16 whatever the cache holds, so the BF16 kernel runs.
-    const mha = this.tables.contextAttention(
-      rows,
-      newTokens,
-      prefix,
-      this.heads,
-      this.heads,
-      TABLE_HEAD_DIM,
-      "bfloat16",
-    );
+    const mha = this.tables.contextAttention(this.prefillHeads, rows, newTokens, prefix);
     return mha * this.prefillScale;
   }
 
   /** One layer's absorbed decode attention: `batch` requests over `context` cached tokens. */
   decodeMs(batch: number, context: number): number {
     const h = this.heads;
-    const measured = this.tables.generationAttention(
-      batch,
-      context,
-      h,
-      this.refKvHeads,
-      TABLE_HEAD_DIM,
-      this.kvDtype,
-    );
+    const measured = this.tables.generationAttention(this.decodeHeads, batch, context);
     if (measured === 0) return 0;
     const refSol = generationAttentionSolMs(
       this.gpu,

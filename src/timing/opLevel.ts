@@ -1,6 +1,7 @@
 import type { WeightDtype } from "../hardware/dtypes.js";
 import type { GpuSpec } from "../hardware/gpu.js";
-import type { OpPerfTables } from "../hardware/perfTables.js";
+import type { AttentionHeads, OpPerfTables } from "../hardware/perfTables.js";
+import type { MoeShape } from "../hardware/sol.js";
 import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import { type DecodeRoofline, mhaDecodeRoofline, rooflineDecodeMs } from "./mhaDecodeRoofline.js";
@@ -123,6 +124,8 @@ export class OpLevelTiming implements TimingModel {
   private readonly numLayers: number;
   private readonly headsPerGpu: number;
   private readonly kvHeadsPerGpu: number;
+  /** The attention heads one GPU holds, as the tables price them (built once). */
+  private readonly heads: AttentionHeads;
   private readonly hiddenBytesPerToken: number;
   private readonly logitsN: number;
   private readonly tokenCostCache = new Map<number, number>();
@@ -144,6 +147,8 @@ export class OpLevelTiming implements TimingModel {
   private readonly mlaDecodeGemmCache = new Map<number, number>();
   /** Layers with routed experts (every layer for Mixtral/Qwen3-MoE; DeepSeek's after the dense ones). */
   private readonly moeLayers: number;
+  /** The MoE layer as the tables price it, built once (null: a dense model). */
+  private readonly moeShape: MoeShape | null;
   private readonly draftLayerCache = new Map<number, number>();
   /** MHA only, where the op tables' decode-attention grid breaks the HBM bound (timing/mhaDecodeRoofline.ts). */
   private readonly decodeRoofline: DecodeRoofline | null;
@@ -169,6 +174,12 @@ export class OpLevelTiming implements TimingModel {
     this.headsPerGpu = model.numHeads / tp;
     // KV heads are replicated when there are fewer of them than tensor-parallel ranks.
     this.kvHeadsPerGpu = Math.max(1, Math.floor(model.numKvHeads / tp));
+    this.heads = {
+      numHeads: this.headsPerGpu,
+      numKvHeads: this.kvHeadsPerGpu,
+      headDim: model.headDim,
+      kvDtype: model.kvDtype,
+    };
     this.hiddenBytesPerToken = h * 2;
     this.logitsN = Math.floor(model.vocabSize / tp);
     const L = model.numLayers;
@@ -176,6 +187,18 @@ export class OpLevelTiming implements TimingModel {
     const w = linearGemmDtype(model.weightDtype, blockFp8Kernel, tables);
     const mla = model.mla;
     this.moeLayers = model.moe === null ? 0 : model.moe.moeLayers;
+    this.moeShape =
+      model.moe === null
+        ? null
+        : {
+            dtype: model.weightDtype,
+            hiddenSize: h,
+            interSize: model.moe.expertIntermediateSize,
+            topK: model.moe.topK,
+            numExperts: model.moe.numExperts,
+            moeTp: parallel.moeTensor,
+            moeEp: parallel.moeExpert,
+          };
     this.qkNormMs =
       mla === null && qkNormKernel === "separate" && QK_NORM_ARCHITECTURES.has(model.architecture)
         ? L * QK_NORM_MS_PER_LAYER
@@ -393,29 +416,30 @@ export class OpLevelTiming implements TimingModel {
 
   /** Per-op breakdown of a prefill pass (for `fleetsim estimate`; not on the hot path). */
   explainPrefill(batchCount: number, newTokensPerRequest: number, prefix: number): PassEstimate {
+    const attention = this.prefillAttention(batchCount, newTokensPerRequest, prefix);
     const tokens = batchCount * newTokensPerRequest;
-    const ops = this.tokenOps(tokens);
-    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batchCount) });
-    ops.push(...this.gemmOps(this.mlaPrefillGemms, tokens));
-    ops.push({
-      name: "context_attention",
-      repeat: this.numLayers,
-      latencyMs: this.numLayers * this.prefillAttention(batchCount, newTokensPerRequest, prefix),
-    });
-    return finish(ops, this.hostMs(batchCount));
+    return this.explain(batchCount, tokens, this.mlaPrefillGemms, "context_attention", attention);
   }
 
   /** Per-op breakdown of a decode pass. */
   explainDecode(batch: number, context: number): PassEstimate {
-    const ops = this.tokenOps(batch);
-    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(batch) });
-    ops.push(...this.gemmOps(this.mlaDecodeGemms, batch));
-    ops.push({
-      name: "generation_attention",
-      repeat: this.numLayers,
-      latencyMs: this.numLayers * this.decodeAttention(batch, context),
-    });
-    return finish(ops, this.hostMs(batch));
+    const attention = this.decodeAttention(batch, context);
+    return this.explain(batch, batch, this.mlaDecodeGemms, "generation_attention", attention);
+  }
+
+  /** A pass of `rows` sequences and `tokens` tokens, op by op; `attentionMs` is one layer's attention. */
+  private explain(
+    rows: number,
+    tokens: number,
+    mlaGemms: GemmOp[],
+    attention: string,
+    attentionMs: number,
+  ): PassEstimate {
+    const ops = this.tokenOps(tokens);
+    ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(rows) });
+    ops.push(...this.gemmOps(mlaGemms, tokens));
+    ops.push({ name: attention, repeat: this.numLayers, latencyMs: this.numLayers * attentionMs });
+    return finish(ops, this.hostMs(rows));
   }
 
   /** Host time of a pass over `sequences` sequences. */
@@ -426,17 +450,8 @@ export class OpLevelTiming implements TimingModel {
   /** Prefill attention of one layer: `rows` requests × `newTokens` over `prefix`. */
   private prefillAttention(rows: number, newTokens: number, prefix: number): number {
     if (this.mla !== null) return this.mla.prefillMs(rows, newTokens, prefix);
-    const m = this.model;
     return (
-      this.tables.contextAttention(
-        rows,
-        newTokens,
-        prefix,
-        this.headsPerGpu,
-        this.kvHeadsPerGpu,
-        m.headDim,
-        m.kvDtype,
-      ) + PREFILL_ATTENTION_FIXED_MS_PER_LAYER
+      this.tables.contextAttention(this.heads, rows, newTokens, prefix) + PREFILL_ATTENTION_FIXED_MS_PER_LAYER
     );
   }
 
@@ -454,16 +469,8 @@ export class OpLevelTiming implements TimingModel {
   }
 
   private generationAttention(batch: number, context: number): number {
-    const m = this.model;
     if (this.decodeRoofline !== null) return rooflineDecodeMs(this.decodeRoofline, batch, context);
-    return this.tables.generationAttention(
-      batch,
-      context,
-      this.headsPerGpu,
-      this.kvHeadsPerGpu,
-      m.headDim,
-      m.kvDtype,
-    );
+    return this.tables.generationAttention(this.heads, batch, context);
   }
 
   /** MLA's KV up-projection of `tokens` prefill tokens, all layers (0 without MLA). */
@@ -539,20 +546,9 @@ export class OpLevelTiming implements TimingModel {
 
   /** One MoE layer's fused experts for `tokens` tokens of each attention-DP rank. */
   private moeLayerMs(tokens: number): number {
-    const moe = this.model.moe!;
-    const p = this.parallel;
-    return this.tables.moe(
-      this.model.weightDtype,
-      // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
-      // balanced (each rank is priced on its own batch).
-      tokens * p.attentionData,
-      this.model.hiddenSize,
-      moe.expertIntermediateSize,
-      moe.topK,
-      moe.numExperts,
-      p.moeTensor,
-      p.moeExpert,
-    );
+    // Every attention-DP rank's tokens go through the shared experts; ranks are assumed
+    // balanced (each rank is priced on its own batch).
+    return this.tables.moe(this.moeShape!, tokens * this.parallel.attentionData);
   }
 
   private logits(rows: number): number {

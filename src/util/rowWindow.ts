@@ -68,49 +68,34 @@ function powerOfTwoAtLeast(n: number): number {
   return c;
 }
 
-/** `relayout` for one Float64 column: a new array of `capacity` filled with `empty`, live rows moved. */
-export function relayoutF64(
-  old: Float64Array,
+/**
+ * `relayout` for one typed column: a new array of `capacity` filled with `empty` (default 0), live rows
+ * moved. The window grows rarely (doubling), so one body serves every element type.
+ */
+type RelayoutColumn<A> = (
+  old: A,
   first: number,
   end: number,
   oldMask: number,
   capacity: number,
-  empty: number,
-): Float64Array {
-  const next = new Float64Array(capacity);
-  if (empty !== 0) next.fill(empty);
-  const mask = capacity - 1;
-  for (let r = first; r < end; r++) next[r & mask] = old[r & oldMask];
-  return next;
+  empty?: number,
+) => A;
+
+function relayoutOf<A extends Float64Array | Int32Array | Uint8Array>(
+  Make: new (length: number) => A,
+): RelayoutColumn<A> {
+  return (old, first, end, oldMask, capacity, empty = 0) => {
+    const next = new Make(capacity);
+    if (empty !== 0) next.fill(empty);
+    const mask = capacity - 1;
+    for (let r = first; r < end; r++) next[r & mask] = old[r & oldMask];
+    return next;
+  };
 }
 
-export function relayoutI32(
-  old: Int32Array,
-  first: number,
-  end: number,
-  oldMask: number,
-  capacity: number,
-  empty: number,
-): Int32Array {
-  const next = new Int32Array(capacity);
-  if (empty !== 0) next.fill(empty);
-  const mask = capacity - 1;
-  for (let r = first; r < end; r++) next[r & mask] = old[r & oldMask];
-  return next;
-}
-
-export function relayoutU8(
-  old: Uint8Array,
-  first: number,
-  end: number,
-  oldMask: number,
-  capacity: number,
-): Uint8Array {
-  const next = new Uint8Array(capacity);
-  const mask = capacity - 1;
-  for (let r = first; r < end; r++) next[r & mask] = old[r & oldMask];
-  return next;
-}
+export const relayoutF64: RelayoutColumn<Float64Array> = relayoutOf<Float64Array>(Float64Array);
+export const relayoutI32: RelayoutColumn<Int32Array> = relayoutOf<Int32Array>(Int32Array);
+export const relayoutU8: RelayoutColumn<Uint8Array> = relayoutOf<Uint8Array>(Uint8Array);
 
 export function relayoutArray<T>(
   old: T[],

@@ -262,8 +262,14 @@ describe("compact MoE tables with shapes measured to different token counts", ()
     // the shorter shape) and extends past the last one by the same rule; between knots it
     // interpolates, as every compact grid does.
     for (const tokens of [1, 16, 256, 1024, 4096, 8192, 20000]) {
-      const want = reference.moe("fp8", tokens, 4096, 1536, 8, 64, 1, 1);
-      const got = compact.moe("fp8", tokens, 4096, 1536, 8, 64, 1, 1);
+      const want = reference.moe(
+        { dtype: "fp8", hiddenSize: 4096, interSize: 1536, topK: 8, numExperts: 64, moeTp: 1, moeEp: 1 },
+        tokens,
+      );
+      const got = compact.moe(
+        { dtype: "fp8", hiddenSize: 4096, interSize: 1536, topK: 8, numExperts: 64, moeTp: 1, moeEp: 1 },
+        tokens,
+      );
       expect(Math.abs(got / want - 1)).toBeLessThan(0.01);
     }
   });

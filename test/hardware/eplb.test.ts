@@ -33,7 +33,11 @@ describe("balanced MoE tables", () => {
 
   it("prices an MoE layer on the balanced rows only when asked", () => {
     // Qwen3-30B-A3B's expert shape on H200, BF16, TP1/EP1, 4,096 tokens.
-    const q = (t: ReturnType<typeof loadCompactTables>) => t.moe("bfloat16", 4096, 2048, 768, 8, 128, 1, 1);
+    const q = (t: ReturnType<typeof loadCompactTables>) =>
+      t.moe(
+        { dtype: "bfloat16", hiddenSize: 2048, interSize: 768, topK: 8, numExperts: 128, moeTp: 1, moeEp: 1 },
+        4096,
+      );
     const natural = q(loadCompactTables("h200_sxm"));
     const balanced = q(loadCompactTables("h200_sxm", true));
     // Measured (perf-data h200_sxm vllm moe_perf.parquet): power_law_1.2 0.857 ms, balanced 0.691 ms.

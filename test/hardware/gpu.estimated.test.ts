@@ -49,11 +49,13 @@ describe("tables rescaled by the roofline", () => {
     const flops = 989e12 / 148e12;
     const big = (t: typeof h200) => t.gemm("bfloat16", 8192, 8192, 8192);
     expect(big(h20) / big(h200)).toBeCloseTo(flops, 6);
-    const ctx = (t: typeof h200) => t.contextAttention(1, 4096, 0, 32, 8, 128, "bfloat16");
+    const ctx = (t: typeof h200) =>
+      t.contextAttention({ numHeads: 32, numKvHeads: 8, headDim: 128, kvDtype: "bfloat16" }, 1, 4096, 0);
     expect(ctx(h20) / ctx(h200)).toBeCloseTo(flops, 6);
     const small = (t: typeof h200) => t.gemm("bfloat16", 1, 28672, 4096);
     expect(small(h20) / small(h200)).toBeCloseTo(4.8 / 4.0, 3);
-    const decode = (t: typeof h200) => t.generationAttention(64, 4096, 32, 8, 128, "bfloat16");
+    const decode = (t: typeof h200) =>
+      t.generationAttention({ numHeads: 32, numKvHeads: 8, headDim: 128, kvDtype: "bfloat16" }, 64, 4096);
     expect(decode(h20) / decode(h200)).toBeCloseTo(4.8 / 4.0, 3);
   });
 

@@ -34,10 +34,13 @@ describe("GPU memory variants", () => {
   });
 
   it("slows decode attention by the bandwidth ratio; prefill attention and all-reduce are unchanged", () => {
-    const g = (t: typeof base) => t.generationAttention(64, 4096, 8, 1, 128, "bfloat16");
+    const g = (t: typeof base) =>
+      t.generationAttention({ numHeads: 8, numKvHeads: 1, headDim: 128, kvDtype: "bfloat16" }, 64, 4096);
     expect(g(v40) / g(base)).toBeCloseTo(RATIO, 3);
-    expect(v40.contextAttention(1, 2048, 0, 8, 1, 128, "bfloat16")).toBe(
-      base.contextAttention(1, 2048, 0, 8, 1, 128, "bfloat16"),
+    expect(
+      v40.contextAttention({ numHeads: 8, numKvHeads: 1, headDim: 128, kvDtype: "bfloat16" }, 1, 2048, 0),
+    ).toBe(
+      base.contextAttention({ numHeads: 8, numKvHeads: 1, headDim: 128, kvDtype: "bfloat16" }, 1, 2048, 0),
     );
     expect(v40.allReduce(8, 1 << 20)).toBe(base.allReduce(8, 1 << 20));
   });

@@ -28,12 +28,14 @@ describe("grid store", () => {
       const heads = g.kvHeads === 0 ? 32 : g.kvHeads * 4;
       out.push(
         tables.generationAttention(
+          {
+            numHeads: heads,
+            numKvHeads: g.kvHeads === 0 ? heads : g.kvHeads,
+            headDim: g.headDim,
+            kvDtype: g.kvDtype,
+          },
           64,
           4096,
-          heads,
-          g.kvHeads === 0 ? heads : g.kvHeads,
-          g.headDim,
-          g.kvDtype,
         ),
       );
     }
@@ -41,13 +43,15 @@ describe("grid store", () => {
       const heads = g.kvHeads === 0 ? 32 : g.kvHeads * 4;
       out.push(
         tables.contextAttention(
+          {
+            numHeads: heads,
+            numKvHeads: g.kvHeads === 0 ? heads : g.kvHeads,
+            headDim: g.headDim,
+            kvDtype: g.kvDtype,
+          },
           2,
           1000,
           200,
-          heads,
-          g.kvHeads === 0 ? heads : g.kvHeads,
-          g.headDim,
-          g.kvDtype,
         ),
       );
     }

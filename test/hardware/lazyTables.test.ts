@@ -35,9 +35,13 @@ describe("op tables built on first query answer as the eagerly built grids", () 
         [64, 4096],
         [256, 30_000],
       ]) {
-        expect(tables.generationAttention(batch, kv, heads, kvHeads, g.headDim, g.kvDtype)).toBe(
-          eager.generationAttention[i].at3(heads, batch, kv),
-        );
+        expect(
+          tables.generationAttention(
+            { numHeads: heads, numKvHeads: kvHeads, headDim: g.headDim, kvDtype: g.kvDtype },
+            batch,
+            kv,
+          ),
+        ).toBe(eager.generationAttention[i].at3(heads, batch, kv));
       }
     }
   });

@@ -110,7 +110,12 @@ describe("MLA attention from the GQA tables", () => {
   const mla = new MlaAttention(V3.mla!, h200, tables, 16, "fp8");
 
   it("prices prefill as the MHA kernel scaled by its (qk + v) / 256 width", () => {
-    const mha = tables.contextAttention(2, 2048, 0, 16, 16, 128, "bfloat16");
+    const mha = tables.contextAttention(
+      { numHeads: 16, numKvHeads: 16, headDim: 128, kvDtype: "bfloat16" },
+      2,
+      2048,
+      0,
+    );
     expect(mla.prefillMs(2, 2048, 0)).toBeCloseTo(mha * 1.25, 9);
   });
 
@@ -122,7 +127,11 @@ describe("MLA attention from the GQA tables", () => {
     expect(b / a).toBeLessThan(2.2);
     // The latent (576 values, 1 byte) is far smaller than Llama-70B's 8 KV heads × 128 × 2: MLA
     // decode reads less per token than GQA with the same query heads.
-    const gqa = tables.generationAttention(64, 8192, 16, 2, 128, "fp8");
+    const gqa = tables.generationAttention(
+      { numHeads: 16, numKvHeads: 2, headDim: 128, kvDtype: "fp8" },
+      64,
+      8192,
+    );
     expect(a).toBeGreaterThan(0);
     expect(a).toBeLessThan(gqa * 2);
   });

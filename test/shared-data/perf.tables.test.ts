@@ -12,7 +12,7 @@ import { HardwareError } from "../../src/hardware/errors.js";
 import type { GpuSpec } from "../../src/hardware/gpu.js";
 import { type PerfRows, readPerfRows } from "../../src/hardware/parquetData.js";
 import { loadParquetTables } from "../../src/hardware/parquetTables.js";
-import type { OpPerfTables } from "../../src/hardware/perfTables.js";
+import type { AttentionHeads, OpPerfTables } from "../../src/hardware/perfTables.js";
 import { gemmSolMs, generationAttentionSolMs } from "../../src/hardware/sol.js";
 import { PERF_DATA } from "./data.js";
 
@@ -25,6 +25,13 @@ function sample<T>(xs: readonly T[], n: number): T[] {
 }
 
 const num = (v: unknown): number => v as number;
+/** The attention heads of a query, in the order the tables once took them. */
+const attn = (numHeads: number, numKvHeads: number, headDim: number, kvDtype: KvDtype): AttentionHeads => ({
+  numHeads,
+  numKvHeads,
+  headDim,
+  kvDtype,
+});
 
 describe(`op tables on ${GPU}`, () => {
   let rows: PerfRows;
@@ -68,15 +75,13 @@ describe(`op tables on ${GPU}`, () => {
   it("attention, all-reduce and MoE: exact hits return the measured latency", () => {
     const full = (r: PerfRows["contextAttention"][number]): boolean => num(r["window_size"]) === 0;
     for (const r of sample(rows.contextAttention.filter(full), 500)) {
-      const args = [
+      const heads = attn(
         num(r["num_heads"]),
         num(r["num_key_value_heads"]),
         num(r["head_dim"]),
         r["kv_cache_dtype"] as KvDtype,
-      ] as const;
-      expect(parquet.contextAttention(num(r["batch_size"]), num(r["isl"]), 0, ...args)).toBe(
-        num(r["latency"]),
       );
+      expect(parquet.contextAttention(heads, num(r["batch_size"]), num(r["isl"]), 0)).toBe(num(r["latency"]));
     }
     for (const r of sample(rows.generationAttention.filter(full), 500)) {
       const [b, kv, h, nkv, hd, dt] = [
@@ -88,7 +93,7 @@ describe(`op tables on ${GPU}`, () => {
         r["kv_cache_dtype"] as KvDtype,
       ];
       const expected = Math.max(num(r["latency"]), generationAttentionSolMs(spec, b, kv, h, nkv, hd, dt));
-      expect(parquet.generationAttention(b, kv, h, nkv, hd, dt)).toBe(expected);
+      expect(parquet.generationAttention(attn(h, nkv, hd, dt), b, kv)).toBe(expected);
     }
     for (const r of rows.customAllReduce.filter((x) => x["backend"] === "vllm_graph")) {
       // message_size counts BF16 elements; the interface takes bytes.
@@ -104,14 +109,16 @@ describe(`op tables on ${GPU}`, () => {
     );
     for (const r of moe) {
       const got = parquet.moe(
-        r["moe_dtype"] as WeightDtype,
+        {
+          dtype: r["moe_dtype"] as WeightDtype,
+          hiddenSize: num(r["hidden_size"]),
+          interSize: num(r["inter_size"]),
+          topK: num(r["topk"]),
+          numExperts: num(r["num_experts"]),
+          moeTp: num(r["moe_tp_size"]),
+          moeEp: num(r["moe_ep_size"]),
+        },
         num(r["num_tokens"]),
-        num(r["hidden_size"]),
-        num(r["inter_size"]),
-        num(r["topk"]),
-        num(r["num_experts"]),
-        num(r["moe_tp_size"]),
-        num(r["moe_ep_size"]),
       );
       expect(got).toBe(num(r["latency"]));
     }
@@ -143,36 +150,41 @@ describe(`op tables on ${GPU}`, () => {
       [1023, 2047],
       [4095, 8191],
     ]) {
-      const va = parquet.generationAttention(16, a, 32, 8, 128, "bfloat16");
-      const vb = parquet.generationAttention(16, b, 32, 8, 128, "bfloat16");
-      const mid = parquet.generationAttention(16, 3000, 32, 8, 128, "bfloat16");
+      const va = parquet.generationAttention(attn(32, 8, 128, "bfloat16"), 16, a);
+      const vb = parquet.generationAttention(attn(32, 8, 128, "bfloat16"), 16, b);
+      const mid = parquet.generationAttention(attn(32, 8, 128, "bfloat16"), 16, 3000);
       if (a === 1023) {
         expect(mid).toBeGreaterThan(vb);
       } else {
         expect(mid).toBeLessThan(va);
       }
     }
-    const p1 = parquet.contextAttention(1, 4096, 0, 32, 8, 128, "bfloat16");
-    const p2 = parquet.contextAttention(1, 6144, 0, 32, 8, 128, "bfloat16");
-    const pm = parquet.contextAttention(1, 5000, 0, 32, 8, 128, "bfloat16");
+    const p1 = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 1, 4096, 0);
+    const p2 = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 1, 6144, 0);
+    const pm = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 1, 5000, 0);
     expect(pm).toBeGreaterThan(p1);
     expect(pm).toBeLessThan(p2);
   });
 
   it("prefix: full causal attention over prefix + new tokens, keeping the new rows' share (AIC)", () => {
-    const full = parquet.contextAttention(2, 8192, 0, 32, 8, 128, "bfloat16");
-    const withPrefix = parquet.contextAttention(2, 4096, 4096, 32, 8, 128, "bfloat16");
+    const full = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 2, 8192, 0);
+    const withPrefix = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 2, 4096, 4096);
     expect(withPrefix).toBeCloseTo(full * (1 - 0.25), 12);
-    const shortAlone = parquet.contextAttention(2, 4096, 0, 32, 8, 128, "bfloat16");
+    const shortAlone = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 2, 4096, 0);
     expect(withPrefix).toBeGreaterThan(shortAlone);
   });
 
   it("degenerate queries cost nothing; one GPU needs no all-reduce", () => {
     expect(parquet.gemm("bfloat16", 0, 4096, 4096)).toBe(0);
-    expect(parquet.contextAttention(1, 0, 100, 32, 8, 128, "bfloat16")).toBe(0);
-    expect(parquet.generationAttention(0, 100, 32, 8, 128, "bfloat16")).toBe(0);
+    expect(parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 1, 0, 100)).toBe(0);
+    expect(parquet.generationAttention(attn(32, 8, 128, "bfloat16"), 0, 100)).toBe(0);
     expect(parquet.allReduce(1, 1 << 20)).toBe(0);
-    expect(parquet.moe("bfloat16", 0, 2048, 768, 8, 128, 1, 1)).toBe(0);
+    expect(
+      parquet.moe(
+        { dtype: "bfloat16", hiddenSize: 2048, interSize: 768, topK: 8, numExperts: 128, moeTp: 1, moeEp: 1 },
+        0,
+      ),
+    ).toBe(0);
   });
 
   it("extrapolates beyond the grid instead of clamping", () => {
@@ -185,8 +197,8 @@ describe(`op tables on ${GPU}`, () => {
       12,
     );
     // Prefill longer than the longest measured isl keeps growing superlinearly.
-    const a = parquet.contextAttention(1, 16384, 0, 32, 8, 128, "bfloat16");
-    const b = parquet.contextAttention(1, 32768, 0, 32, 8, 128, "bfloat16");
+    const a = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 1, 16384, 0);
+    const b = parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 1, 32768, 0);
     expect(b / a).toBeGreaterThan(3);
     // All-reduce across two nodes is slower than within one.
     expect(parquet.allReduce(16, 1 << 24)).toBeGreaterThan(parquet.allReduce(8, 1 << 24));
@@ -194,13 +206,19 @@ describe(`op tables on ${GPU}`, () => {
 
   it("answers unmeasured head configurations and MoE shapes from the nearest measured one", () => {
     // 40 heads / 5 KV heads: nearest measured KV-head count is 4 → 32/4 (same GQA ratio) × 5/4.
-    const routed = parquet.generationAttention(8, 4096, 40, 5, 128, "bfloat16");
-    const ref = parquet.generationAttention(8, 4096, 32, 4, 128, "bfloat16");
+    const routed = parquet.generationAttention(attn(40, 5, 128, "bfloat16"), 8, 4096);
+    const ref = parquet.generationAttention(attn(32, 4, 128, "bfloat16"), 8, 4096);
     expect(routed).toBeCloseTo((ref * 5) / 4, 12);
     // Head dim 96 (unmeasured) → nearest measured 128, × 96/128.
-    const hd96 = parquet.contextAttention(1, 2048, 0, 32, 8, 96, "bfloat16");
-    expect(hd96).toBeCloseTo((parquet.contextAttention(1, 2048, 0, 32, 8, 128, "bfloat16") * 96) / 128, 12);
-    const moe = parquet.moe("bfloat16", 256, 2048, 1024, 8, 128, 1, 1);
+    const hd96 = parquet.contextAttention(attn(32, 8, 96, "bfloat16"), 1, 2048, 0);
+    expect(hd96).toBeCloseTo(
+      (parquet.contextAttention(attn(32, 8, 128, "bfloat16"), 1, 2048, 0) * 96) / 128,
+      12,
+    );
+    const moe = parquet.moe(
+      { dtype: "bfloat16", hiddenSize: 2048, interSize: 1024, topK: 8, numExperts: 128, moeTp: 1, moeEp: 1 },
+      256,
+    );
     expect(moe).toBeGreaterThan(0);
     expect(Number.isFinite(moe)).toBe(true);
   });
@@ -208,7 +226,7 @@ describe(`op tables on ${GPU}`, () => {
   it("reports unanswerable queries as HardwareError", () => {
     expect(() => parquet.allReduce(3, 1024)).toThrow(HardwareError);
     expect(() => parquet.gemm("nvfp4" as WeightDtype, 1, 1024, 1024)).toThrow(HardwareError);
-    expect(() => parquet.generationAttention(1, 128, 8, 16, 128, "bfloat16")).toThrow(HardwareError);
+    expect(() => parquet.generationAttention(attn(8, 16, 128, "bfloat16"), 1, 128)).toThrow(HardwareError);
   });
 
   it("queries are fast (typed-array grids, no allocation)", () => {
@@ -217,7 +235,7 @@ describe(`op tables on ${GPU}`, () => {
     const n = 200_000;
     for (let i = 0; i < n; i++) {
       acc += compact.gemm("bfloat16", 1 + (i % 8000), 6144, 4096);
-      acc += compact.generationAttention(1 + (i % 200), 100 + i, 32, 8, 128, "bfloat16");
+      acc += compact.generationAttention(attn(32, 8, 128, "bfloat16"), 1 + (i % 200), 100 + i);
     }
     const perQuery = ((performance.now() - t0) * 1000) / (2 * n);
     console.log(`op-table query: ${perQuery.toFixed(3)} µs`);

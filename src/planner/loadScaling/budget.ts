@@ -5,11 +5,10 @@
  */
 
 import {
-  fitDirectionalBudgetPair,
+  fitPairUnderCeiling,
   type GuardResult,
-  guardDisaggScalingBudget,
+  guardPairBudget,
   guardSingleScalingBudget,
-  proportionalClampPair,
 } from "../budget.js";
 import type { EngineCapabilities, PlannerSettings } from "../types.js";
 
@@ -41,6 +40,12 @@ export interface DisaggPools {
   readonly decodeMin: number;
 }
 
+/** The pools' (prefill, decode) GPUs per replica, or null when a pool's capabilities are unknown. */
+function gpuPair(pools: DisaggPools): [number, number] | null {
+  if (pools.prefillCaps === null || pools.decodeCaps === null) return null;
+  return [pools.prefillCaps.gpuCostPerReplica, pools.decodeCaps.gpuCostPerReplica];
+}
+
 /**
  * Full band for a disagg proposal. A pool below its endpoint minimum is explicit runtime policy and is
  * reconciled even if that needs a donor the scaling signal did not nominate.
@@ -51,35 +56,11 @@ export function applyDisaggScalingBudget(
   p: number,
   d: number,
 ): GuardResult<[number, number]> {
-  if (pools.prefillCaps === null || pools.decodeCaps === null) return { value: [p, d], reason: null };
-  const pg = pools.prefillCaps.gpuCostPerReplica;
-  const dg = pools.decodeCaps.gpuCostPerReplica;
-  const { prefillMin: pmin, decodeMin: dmin } = pools;
-  if (pools.currentPrefill < pmin || pools.currentDecode < dmin) {
-    const value = proportionalClampPair(
-      Math.max(p, pmin),
-      Math.max(d, dmin),
-      pg,
-      dg,
-      s.minGpuBudget,
-      s.maxGpuBudget,
-      pmin,
-      dmin,
-    );
-    return { value, reason: "gpu_budget_reconcile" };
-  }
-  return guardDisaggScalingBudget(
-    pools.currentPrefill,
-    pools.currentDecode,
-    p,
-    d,
-    pg,
-    dg,
-    s.minGpuBudget,
-    s.maxGpuBudget,
-    pmin,
-    dmin,
-  );
+  const gpu = gpuPair(pools);
+  if (gpu === null) return { value: [p, d], reason: null };
+  const current = [pools.currentPrefill, pools.currentDecode] as const;
+  const mins = [pools.prefillMin, pools.decodeMin] as const;
+  return guardPairBudget(current, [p, d], gpu, [s.minGpuBudget, s.maxGpuBudget], mins);
 }
 
 /**
@@ -92,32 +73,8 @@ export function fitDisaggThroughputCeiling(
   p: number,
   d: number,
 ): [number, number] {
-  if (pools.prefillCaps === null || pools.decodeCaps === null) return [p, d];
-  const pg = pools.prefillCaps.gpuCostPerReplica;
-  const dg = pools.decodeCaps.gpuCostPerReplica;
-  const { prefillMin: pmin, decodeMin: dmin } = pools;
-  if (pools.currentPrefill < pmin || pools.currentDecode < dmin) {
-    return proportionalClampPair(
-      Math.max(p, pmin),
-      Math.max(d, dmin),
-      pg,
-      dg,
-      -1,
-      s.maxGpuBudget,
-      pmin,
-      dmin,
-    );
-  }
-  return fitDirectionalBudgetPair(
-    pools.currentPrefill,
-    pools.currentDecode,
-    p,
-    d,
-    pg,
-    dg,
-    -1,
-    s.maxGpuBudget,
-    pmin,
-    dmin,
-  );
+  const gpu = gpuPair(pools);
+  if (gpu === null) return [p, d];
+  const current = [pools.currentPrefill, pools.currentDecode] as const;
+  return fitPairUnderCeiling(current, [p, d], gpu, s.maxGpuBudget, [pools.prefillMin, pools.decodeMin]);
 }

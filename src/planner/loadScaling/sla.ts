@@ -7,7 +7,13 @@
  */
 
 import type { QueryPerfModel } from "../perfModel/index.js";
-import { estimateQueuedPrefillTimeS, estimateScheduledDecodeItlS, queryGroups } from "../perfModel/query.js";
+import {
+  type DecodeQuery,
+  estimateQueuedPrefillTimeS,
+  estimateScheduledDecodeItlS,
+  type PrefillQuery,
+  queryGroups,
+} from "../perfModel/query.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../types.js";
 import type { LoadReason, RoleDecision } from "./types.js";
 
@@ -26,6 +32,48 @@ interface Scan {
   readonly estimates: number[];
   canScaleDown: boolean;
   refused: boolean;
+}
+
+/** What one group says of a scale-down: still possible, unknown (no estimate), or refused by the SLA. */
+type Veto = "ok" | "unknown" | "refused";
+
+/**
+ * Walks the forward-pass groups: each group's estimate (ms, null: none) joins the scan, and until a group
+ * rules a scale-down out, `veto` judges it with the survivor's share of the removed worker's load.
+ */
+function scanGroups(
+  fpms: readonly ForwardPassMetrics[],
+  ctx: SlaContext,
+  estimateMs: (group: readonly ForwardPassMetrics[]) => number | null,
+  veto: (group: readonly ForwardPassMetrics[]) => Veto,
+): Scan {
+  const scan: Scan = { estimates: [], canScaleDown: ctx.n > 1, refused: false };
+  for (const group of queryGroups(fpms, ctx.groupAttentionDp)) {
+    const est = estimateMs(group);
+    if (est !== null) scan.estimates.push(est);
+    if (!scan.canScaleDown) continue;
+    const v = veto(group);
+    if (v === "ok") continue;
+    scan.canScaleDown = false;
+    if (v === "refused") scan.refused = true;
+  }
+  return scan;
+}
+
+/** `scanGroups` over the queued-prefill TTFT estimate (ms) of `mbt` batched tokens per pass. */
+function prefillScan(
+  model: QueryPerfModel,
+  mbt: number,
+  fpms: readonly ForwardPassMetrics[],
+  ctx: SlaContext,
+  veto: (group: readonly ForwardPassMetrics[], base: PrefillQuery) => Veto,
+): Scan {
+  const base: PrefillQuery = { maxNumBatchedTokens: mbt, kvHitRate: ctx.kvHitRate };
+  const estimateMs = (group: readonly ForwardPassMetrics[]): number | null => {
+    const est = estimateQueuedPrefillTimeS(model, group, base);
+    return est === null ? null : est * 1000;
+  };
+  return scanGroups(fpms, ctx, estimateMs, (group) => veto(group, base));
 }
 
 function sensitivity(ctx: SlaContext): number {
@@ -60,6 +108,17 @@ function scaleDecision(scan: Scan, slaMs: number, ctx: SlaContext): RoleDecision
   return { desired, reason: scan.refused ? "scale_down_refused_consolidation" : reason, estimateMs };
 }
 
+/**
+ * A disaggregated role's SLA decision: from its perf model (null or short of data: no decision), its
+ * engine's limits, the recent forward passes and the scaling context.
+ */
+type DisaggSlaDecision = (
+  model: QueryPerfModel | null,
+  caps: EngineCapabilities | null,
+  fpms: readonly ForwardPassMetrics[],
+  ctx: SlaContext,
+) => RoleDecision;
+
 function unavailable(): RoleDecision {
   return { desired: null, reason: "insufficient_data", estimateMs: null };
 }
@@ -69,61 +128,36 @@ function unavailable(): RoleDecision {
  * (`t_own`, queue scaled by 0) does not shrink with more workers, so sensitivity applies only to the
  * queue-side budget `(SLA − t_own)·sens`.
  */
-export function prefillSlaDecision(
-  model: QueryPerfModel | null,
-  caps: EngineCapabilities | null,
-  fpms: readonly ForwardPassMetrics[],
-  ctx: SlaContext,
-): RoleDecision {
+export const prefillSlaDecision: DisaggSlaDecision = (model, caps, fpms, ctx) => {
   if (model === null || !model.hasSufficientData() || ctx.n === 0) return unavailable();
   const mbt = caps?.maxNumBatchedTokens ?? 0;
   if (!(mbt > 0)) return unavailable();
   const ttft = ctx.settings.ttftMs;
   const sens = sensitivity(ctx);
   const c = consolidation(ctx.n);
-  const base = { maxNumBatchedTokens: mbt, kvHitRate: ctx.kvHitRate };
-  const scan: Scan = { estimates: [], canScaleDown: ctx.n > 1, refused: false };
-  for (const group of queryGroups(fpms, ctx.groupAttentionDp)) {
-    const est = estimateQueuedPrefillTimeS(model, group, base);
-    if (est !== null) scan.estimates.push(est * 1000);
-    if (!scan.canScaleDown) continue;
+  const scan = prefillScan(model, mbt, fpms, ctx, (group, base) => {
     const own = estimateQueuedPrefillTimeS(model, group, { ...base, queueScale: 0 });
-    if (own === null) {
-      scan.canScaleDown = false;
-      continue;
-    }
+    if (own === null) return "unknown";
     const ownMs = own * 1000;
     const budgetMs = (ttft - ownMs) * sens;
-    if (budgetMs <= 0) {
-      // The next request alone already breaks the SLA: losing a worker can only make it worse.
-      scan.canScaleDown = false;
-      scan.refused = true;
-      continue;
-    }
+    // The next request alone already breaks the SLA: losing a worker can only make it worse.
+    if (budgetMs <= 0) return "refused";
     const post = estimateQueuedPrefillTimeS(model, group, { ...base, queueScale: c });
-    if (post === null) scan.canScaleDown = false;
-    else if (post * 1000 - ownMs >= budgetMs) {
-      scan.canScaleDown = false;
-      scan.refused = true;
-    }
-  }
+    if (post === null) return "unknown";
+    return post * 1000 - ownMs >= budgetMs ? "refused" : "ok";
+  });
   return scaleDecision(scan, ttft, ctx);
-}
+};
 
 /**
  * Disagg decode: ITL of the next pass incl. queued decode and one new request, over the accept length.
  * Scale-down must keep the survivor's KV within the cache (past it the engine queues / evicts, a regime
  * the regression cannot model) and its ITL under `SLA·sens`.
  */
-export function decodeSlaDecision(
-  model: QueryPerfModel | null,
-  caps: EngineCapabilities | null,
-  fpms: readonly ForwardPassMetrics[],
-  ctx: SlaContext,
-): RoleDecision {
+export const decodeSlaDecision: DisaggSlaDecision = (model, caps, fpms, ctx) => {
   if (model === null || !model.hasSufficientData() || ctx.n === 0) return unavailable();
   return decodeScan(model, caps?.maxKvTokens ?? 0, fpms, ctx, false);
-}
+};
 
 /** Agg prefill (TTFT with decode riding along); a vetoed scale-down returns N so decode cannot force it. */
 export function aggPrefillSlaDecision(
@@ -135,26 +169,15 @@ export function aggPrefillSlaDecision(
   const ttft = ctx.settings.ttftMs;
   const sens = sensitivity(ctx);
   const c = consolidation(ctx.n);
-  const base = { maxNumBatchedTokens: mbt, kvHitRate: ctx.kvHitRate };
-  // After consolidation the survivor inherits scheduled and queued decode of the removed worker too.
-  const post = { ...base, decodeScale: c, includeQueuedDecode: true };
-  const scan: Scan = { estimates: [], canScaleDown: ctx.n > 1, refused: false };
-  for (const group of queryGroups(fpms, ctx.groupAttentionDp)) {
-    const est = estimateQueuedPrefillTimeS(model, group, base);
-    if (est !== null) scan.estimates.push(est * 1000);
-    if (!scan.canScaleDown) continue;
+  const scan = prefillScan(model, mbt, fpms, ctx, (group, base) => {
+    // After consolidation the survivor inherits scheduled and queued decode of the removed worker too.
+    const post = { ...base, decodeScale: c, includeQueuedDecode: true };
     const own = estimateQueuedPrefillTimeS(model, group, { ...post, queueScale: 0 });
     const after = estimateQueuedPrefillTimeS(model, group, { ...post, queueScale: c });
-    if (own === null || after === null) {
-      scan.canScaleDown = false;
-      continue;
-    }
+    if (own === null || after === null) return "unknown";
     const budgetMs = (ttft - own * 1000) * sens;
-    if (budgetMs <= 0 || after * 1000 - own * 1000 >= budgetMs) {
-      scan.canScaleDown = false;
-      scan.refused = true;
-    }
-  }
+    return budgetMs <= 0 || after * 1000 - own * 1000 >= budgetMs ? "refused" : "ok";
+  });
   return vetoKeepsCurrent(scaleDecision(scan, ttft, ctx), ctx.n);
 }
 
@@ -183,30 +206,28 @@ function decodeScan(
   const sens = sensitivity(ctx);
   const c = consolidation(ctx.n);
   const acc = ctx.acceptLength;
-  const scan: Scan = { estimates: [], canScaleDown: ctx.n > 1, refused: false };
-  for (const group of queryGroups(fpms, ctx.groupAttentionDp)) {
-    const est = estimateScheduledDecodeItlS(model, group, { includeQueuedDecode: true });
-    if (est !== null) scan.estimates.push((est * 1000) / acc);
-    if (!scan.canScaleDown) continue;
-    const kv =
-      maxField(group, (f) => f.sumDecodeKvTokens) +
-      maxField(group, (f) => f.sumQueuedDecodeKvTokens) +
-      (agg ? maxField(group, (f) => f.sumQueuedPrefillTokens) : 0);
-    if (maxKv > 0 && Math.trunc(kv * c) >= maxKv) {
-      scan.canScaleDown = false;
-      scan.refused = true;
-      continue;
-    }
-    const after = estimateScheduledDecodeItlS(model, group, {
-      decodeScale: c,
-      includeQueuedDecode: true,
-      includeQueuedPrefillAsKv: agg,
-    });
-    if (after === null) scan.canScaleDown = false;
-    else if ((after * 1000) / acc >= itl * sens) {
-      scan.canScaleDown = false;
-      scan.refused = true;
-    }
-  }
+  const itlMs = (group: readonly ForwardPassMetrics[], opts: DecodeQuery): number | null => {
+    const est = estimateScheduledDecodeItlS(model, group, opts);
+    return est === null ? null : (est * 1000) / acc;
+  };
+  const scan = scanGroups(
+    fpms,
+    ctx,
+    (group) => itlMs(group, { includeQueuedDecode: true }),
+    (group) => {
+      const kv =
+        maxField(group, (f) => f.sumDecodeKvTokens) +
+        maxField(group, (f) => f.sumQueuedDecodeKvTokens) +
+        (agg ? maxField(group, (f) => f.sumQueuedPrefillTokens) : 0);
+      if (maxKv > 0 && Math.trunc(kv * c) >= maxKv) return "refused";
+      const after = itlMs(group, {
+        decodeScale: c,
+        includeQueuedDecode: true,
+        includeQueuedPrefillAsKv: agg,
+      });
+      if (after === null) return "unknown";
+      return after >= itl * sens ? "refused" : "ok";
+    },
+  );
   return scaleDecision(scan, itl, ctx);
 }

@@ -70,12 +70,12 @@ export function buildChartSections(model: ReportModel): ChartSection[] {
   const ctx: Ctx = { unit, endX: x(model.durationMs, unit), model };
   const sections: ChartSection[] = [
     { title: "Fleet", charts: present([replicasChart(ctx), gpusChart(ctx)]) },
-    { title: "Latency", charts: present([ttftChart(ctx), itlChart(ctx)]) },
+    { title: "Latency", charts: present([latencyChart(ctx, "ttft"), latencyChart(ctx, "itl")]) },
     {
       title: "Throughput and load",
       charts: present([throughputChart(ctx), slaChart(ctx), ...loadCharts(ctx)]),
     },
-    { title: "Workers", charts: present([queueDepthChart(ctx), kvUtilizationChart(ctx)]) },
+    { title: "Workers", charts: present(WORKER_CHARTS.map((c) => workerChart(ctx, c))) },
   ];
   return sections.filter((s) => s.charts.length > 0);
 }
@@ -268,28 +268,18 @@ function latencyView(t: Timeline, kind: "ttft" | "itl"): LatencyView | null {
   return fine === null ? null : { intervalMs: t.intervalMs, tMs: t.tMs, p: fine, samples: null };
 }
 
-function ttftChart(ctx: Ctx): ChartSpec | null {
-  const t = ctx.model.timeline;
-  const view = t === null ? null : latencyView(t, "ttft");
-  if (view === null) return null;
-  return percentileChart(ctx, view, {
-    id: "ttft",
-    title: "Time to first token",
-    what: "TTFT of requests whose first token came in each bucket",
-    sla: ctx.model.sla.ttftMs,
-  });
-}
+/** What each latency chart says of itself; the SLA line is the Planner's target of that latency. */
+const LATENCY_CHARTS = {
+  ttft: { title: "Time to first token", what: "TTFT of requests whose first token came in each bucket" },
+  itl: { title: "Inter-token latency", what: "Mean ITL per request, of requests completed in each bucket" },
+} as const;
 
-function itlChart(ctx: Ctx): ChartSpec | null {
+function latencyChart(ctx: Ctx, kind: "ttft" | "itl"): ChartSpec | null {
   const t = ctx.model.timeline;
-  const view = t === null ? null : latencyView(t, "itl");
+  const view = t === null ? null : latencyView(t, kind);
   if (view === null) return null;
-  return percentileChart(ctx, view, {
-    id: "itl",
-    title: "Inter-token latency",
-    what: "Mean ITL per request, of requests completed in each bucket",
-    sla: ctx.model.sla.itlMs,
-  });
+  const sla = kind === "ttft" ? ctx.model.sla.ttftMs : ctx.model.sla.itlMs;
+  return percentileChart(ctx, view, { id: kind, ...LATENCY_CHARTS[kind], sla });
 }
 
 /** `(50 s buckets, median 168 requests each)`. */
@@ -573,46 +563,44 @@ function rateOf(requests: number | null, windowMs: number): number | null {
 // ---------------------------------------------------------------------------------------------
 // Workers
 
-function queueDepthChart(ctx: Ctx): ChartSpec | null {
-  const t = ctx.model.timeline;
-  if (t === null || t.workers.length === 0) return null;
-  const series = t.workers.map((w) =>
-    line(`${w.role} ${w.workerId}`, bucketPoints(ctx, t, w.queueDepth), undefined),
-  );
-  if (!series.some(hasPoints)) return null;
-  return {
+/** A per-worker chart: its head, its y axis and the timeline column it draws. */
+interface WorkerChart extends Pick<ChartSpec, "id" | "title" | "note"> {
+  readonly yAxis: YAXisComponentOption;
+  readonly values: (w: Timeline["workers"][number]) => (number | null)[];
+}
+
+const WORKER_CHARTS: readonly WorkerChart[] = [
+  {
     id: "queue-depth",
     title: "Queue depth per worker",
     note: "Requests waiting on each worker at each bucket start (gaps: worker not provisioned).",
-    wide: false,
-    option: { ...chartOption(ctx, series, { yAxis: countAxis("requests") }), color: WORKER_COLORS },
-  };
-}
-
-function kvUtilizationChart(ctx: Ctx): ChartSpec | null {
-  const t = ctx.model.timeline;
-  if (t === null || t.workers.length === 0) return null;
-  const series = t.workers.map((w) =>
-    line(
-      `${w.role} ${w.workerId}`,
-      bucketPoints(
-        ctx,
-        t,
-        w.kvUtilization.map((u) => (u === null ? null : u * 100)),
-      ),
-      undefined,
-    ),
-  );
-  if (!series.some(hasPoints)) return null;
-  return {
+    yAxis: countAxis("requests"),
+    values: (w) => w.queueDepth,
+  },
+  {
     id: "kv-utilization",
     title: "KV cache utilization per worker",
     note: "Used KV blocks over all KV blocks of each worker, at each bucket start.",
+    yAxis: { type: "value", name: "%", min: 0, max: 100 },
+    values: (w) => w.kvUtilization.map((u) => (u === null ? null : u * 100)),
+  },
+];
+
+/** One line per worker of the chart's column at each bucket start; null when no worker has a point. */
+function workerChart(ctx: Ctx, chart: WorkerChart): ChartSpec | null {
+  const t = ctx.model.timeline;
+  if (t === null || t.workers.length === 0) return null;
+  const series = t.workers.map((w) =>
+    line(`${w.role} ${w.workerId}`, bucketPoints(ctx, t, chart.values(w)), undefined),
+  );
+  if (!series.some(hasPoints)) return null;
+  const { id, title, note, yAxis } = chart;
+  return {
+    id,
+    title,
+    note,
     wide: false,
-    option: {
-      ...chartOption(ctx, series, { yAxis: { type: "value", name: "%", min: 0, max: 100 } }),
-      color: WORKER_COLORS,
-    },
+    option: { ...chartOption(ctx, series, { yAxis }), color: WORKER_COLORS },
   };
 }
 

@@ -92,25 +92,53 @@ function points(ctx: Ctx, tMs: readonly number[], values: readonly (number | nul
   return tMs.map((at, i): Point => [x(at, ctx.unit), round(values[i] ?? null)]);
 }
 
-function chart(
-  ctx: Ctx,
-  spec: {
-    id: string;
-    title: string;
-    note: string;
-    yName: string;
-    series: LineSeriesOption[];
-    min?: number;
-    max?: number;
+/** What a comparison chart says of itself and its y axis. */
+interface ChartHead {
+  readonly id: string;
+  readonly title: string;
+  readonly note: string;
+  readonly yName: string;
+  readonly min?: number;
+  readonly max?: number;
+}
+
+/** The fleet and SLA charts' heads (the latency charts word theirs by kind). */
+const HEADS = {
+  replicas: {
+    id: "compare-replicas",
+    title: "Ready replicas",
+    note: "Ready workers of all roles at each time-series bucket start, per run.",
+    yName: "workers",
   },
-): ChartSpec | null {
-  if (!spec.series.some(hasPoints)) return null;
+  gpus: {
+    id: "compare-gpus",
+    title: "Provisioned GPUs",
+    note: "GPUs paid for at each moment (starting, ready and draining workers), per run.",
+    yName: "GPUs",
+  },
+  gpuHours: {
+    id: "compare-gpu-hours",
+    title: "GPU-hours so far",
+    note: "Provisioned GPU time accumulated from the start of each run; the last point is its gpu_hours.",
+    yName: "GPU-hours",
+  },
+  sla: {
+    id: "compare-sla",
+    title: "SLA attainment per window",
+    note: "Share of the requests completed in each window that met each run's evaluation.sla.",
+    yName: "% within SLA",
+    max: 100,
+  },
+} satisfies Record<string, ChartHead>;
+
+function chart(ctx: Ctx, spec: ChartHead, series: LineSeriesOption[]): ChartSpec | null {
+  if (!series.some(hasPoints)) return null;
   return {
     id: spec.id,
     title: spec.title,
     note: spec.note,
     wide: true,
-    option: chartOption(ctx, spec.series, {
+    option: chartOption(ctx, series, {
       yAxis: {
         type: "value",
         name: spec.yName,
@@ -129,13 +157,7 @@ function replicasChart(ctx: Ctx, runs: readonly CompareRun[]): ChartSpec | null 
     const total = t.tMs.map((_, k) => t.activeWorkers.reduce((s, w) => s + (w.counts[k] ?? 0), 0));
     return [stepLine(r.label, points(ctx, t.tMs, total), color(i))];
   });
-  return chart(ctx, {
-    id: "compare-replicas",
-    title: "Ready replicas",
-    note: "Ready workers of all roles at each time-series bucket start, per run.",
-    yName: "workers",
-    series,
-  });
+  return chart(ctx, HEADS.replicas, series);
 }
 
 /** Provisioned GPUs as each run's step function (lifecycle records where the file has them). */
@@ -149,13 +171,7 @@ function gpusChart(ctx: Ctx, runs: readonly CompareRun[]): ChartSpec | null {
     if (last[0] < end) data.push([end, last[1]]);
     return [stepLine(r.label, data, color(i))];
   });
-  return chart(ctx, {
-    id: "compare-gpus",
-    title: "Provisioned GPUs",
-    note: "GPUs paid for at each moment (starting, ready and draining workers), per run.",
-    yName: "GPUs",
-    series,
-  });
+  return chart(ctx, HEADS.gpus, series);
 }
 
 /** GPU-hours accumulated up to each moment: the integral of provisioned GPUs. */
@@ -175,13 +191,7 @@ function gpuHoursChart(ctx: Ctx, runs: readonly CompareRun[]): ChartSpec | null 
     data.push([x(end, ctx.unit), round(hours)]);
     return [line(r.label, data, color(i))];
   });
-  return chart(ctx, {
-    id: "compare-gpu-hours",
-    title: "GPU-hours so far",
-    note: "Provisioned GPU time accumulated from the start of each run; the last point is its gpu_hours.",
-    yName: "GPU-hours",
-    series,
-  });
+  return chart(ctx, HEADS.gpuHours, series);
 }
 
 function latencyOf(t: Timeline, kind: "ttft" | "itl") {
@@ -206,13 +216,13 @@ function latencyChart(ctx: Ctx, runs: readonly CompareRun[], kind: "ttft" | "itl
       },
     ];
   });
-  return chart(ctx, {
+  const head = {
     id: `compare-${kind}`,
     title: kind === "ttft" ? "Time to first token" : "Inter-token latency",
     note: `${kind === "ttft" ? "TTFT" : "Mean ITL per request"} p50 (solid) and p99 (dashed) per bucket, per run.`,
     yName: "ms",
-    series,
-  });
+  };
+  return chart(ctx, head, series);
 }
 
 /** Share of the requests completed in each window that met the run's SLA. */
@@ -223,14 +233,7 @@ function attainmentChart(ctx: Ctx, runs: readonly CompareRun[]): ChartSpec | nul
     const data = attainmentPoints(ctx, t, t.goodCompletions, t.completions);
     return [sparseAware(line(r.label, data, color(i)))];
   });
-  return chart(ctx, {
-    id: "compare-sla",
-    title: "SLA attainment per window",
-    note: "Share of the requests completed in each window that met each run's evaluation.sla.",
-    yName: "% within SLA",
-    series,
-    max: 100,
-  });
+  return chart(ctx, HEADS.sla, series);
 }
 
 function tableHtml(runs: readonly CompareRun[], rows: readonly CompareRow[]): string {

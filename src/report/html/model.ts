@@ -277,19 +277,20 @@ function readRunTraffic(t: Read<RunInfo["traffic"]>): NonNullable<RunView["traff
   return { source: what, requests: t.requests ?? null, load };
 }
 
+/** A bucketed series' time axis (bucket starts copied), or null when it has no positive interval or no buckets. */
+function bucketAxis(
+  series: { readonly interval_ms?: number; readonly t_ms?: readonly number[] } | undefined,
+): { intervalMs: number; tMs: number[] } | null {
+  const intervalMs = series?.interval_ms;
+  const tMs = series?.t_ms;
+  if (intervalMs === undefined || intervalMs <= 0 || tMs === undefined || tMs.length === 0) return null;
+  return { intervalMs, tMs: [...tMs] };
+}
+
 function readTimeline(ts: Read<TimeseriesReport> | undefined): Timeline | null {
-  const intervalMs = ts?.interval_ms;
-  const tMs = ts?.t_ms;
-  if (
-    ts === undefined ||
-    intervalMs === undefined ||
-    intervalMs <= 0 ||
-    tMs === undefined ||
-    tMs.length === 0
-  ) {
-    return null;
-  }
-  const n = tMs.length;
+  const axis = bucketAxis(ts);
+  if (ts === undefined || axis === null) return null;
+  const n = axis.tMs.length;
   const activeWorkers: Timeline["activeWorkers"] = [];
   for (const role of ROLES) {
     const counts = aligned(ts.active_workers?.[role], n);
@@ -304,8 +305,7 @@ function readTimeline(ts: Read<TimeseriesReport> | undefined): Timeline | null {
     workers.push({ role: w.role, workerId: w.worker_id, queueDepth, kvUtilization });
   }
   return {
-    intervalMs,
-    tMs: [...tMs],
+    ...axis,
     arrivals: aligned(ts.arrivals, n),
     completions: aligned(ts.completions, n),
     outputTokens: aligned(ts.output_tokens, n),
@@ -320,21 +320,11 @@ function readTimeline(ts: Read<TimeseriesReport> | undefined): Timeline | null {
 }
 
 function readLatency(l: Read<TimeseriesReport["latency"]> | undefined): LatencyBuckets | null {
-  const intervalMs = l?.interval_ms;
-  const tMs = l?.t_ms;
-  if (
-    l === undefined ||
-    intervalMs === undefined ||
-    intervalMs <= 0 ||
-    tMs === undefined ||
-    tMs.length === 0
-  ) {
-    return null;
-  }
-  const n = tMs.length;
+  const axis = bucketAxis(l);
+  if (l === undefined || axis === null) return null;
+  const n = axis.tMs.length;
   return {
-    intervalMs,
-    tMs: [...tMs],
+    ...axis,
     ttft: readPercentiles(l.ttft_ms, n),
     ttftSamples: aligned(l.ttft_samples, n),
     itl: readPercentiles(l.itl_ms, n),

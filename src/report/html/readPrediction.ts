@@ -1,5 +1,4 @@
 /** Reading a prediction.json for the report, with errors that name the file and the position. */
-import { readFileSync } from "node:fs";
 import type * as z from "zod";
 import {
   contractBreach,
@@ -8,6 +7,7 @@ import {
   predictionReadSchema,
   type ReadPrediction,
 } from "../../output/read.js";
+import { readTextFile } from "../../util/fsRead.js";
 import { UserError } from "../../util/userError.js";
 
 /** The file cannot be used: missing, unreadable, not JSON, or not a prediction (exit 2). */
@@ -21,16 +21,14 @@ export class PredictionFileError extends UserError {}
  * the reference's prediction.json). A byte-order mark is read past, as for configs and traces.
  */
 export function readPredictionFile(path: string, note?: (line: string) => void): ReadPrediction {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new PredictionFileError(`${path}: no such file`);
-    if (code === "EISDIR") throw new PredictionFileError(`${path} is a directory, not a prediction.json`);
-    throw new PredictionFileError(`cannot read ${path}: ${(err as Error).message}`);
+  const read = readTextFile(path);
+  if (typeof read !== "string") {
+    if (read.code === "ENOENT") throw new PredictionFileError(`${path}: no such file`);
+    if (read.code === "EISDIR")
+      throw new PredictionFileError(`${path} is a directory, not a prediction.json`);
+    throw new PredictionFileError(`cannot read ${path}: ${read.message}`);
   }
+  const text = read.charCodeAt(0) === 0xfeff ? read.slice(1) : read;
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -124,48 +122,39 @@ export function jsonSyntaxError(text: string): { offset: number; message: string
     }
     fail('a closing "');
   };
+  /** An object's or array's items after its opening bracket, through `close`. */
+  const items = (close: "}" | "]", item: () => void): void => {
+    i++;
+    skipSpace();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      item();
+      skipSpace();
+      if (text[i] === ",") i++;
+      else if (text[i] === close) {
+        i++;
+        return;
+      } else fail(`',' or '${close}'`);
+    }
+  };
+  const member = (): void => {
+    skipSpace();
+    if (text[i] !== '"') fail("a property name in double quotes");
+    string();
+    skipSpace();
+    if (text[i] !== ":") fail("':'");
+    i++;
+    value();
+  };
   const value = (): void => {
     skipSpace();
     const c = text[i];
-    if (c === "{") {
-      i++;
-      skipSpace();
-      if (text[i] === "}") {
-        i++;
-        return;
-      }
-      for (;;) {
-        skipSpace();
-        if (text[i] !== '"') fail("a property name in double quotes");
-        string();
-        skipSpace();
-        if (text[i] !== ":") fail("':'");
-        i++;
-        value();
-        skipSpace();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") {
-          i++;
-          return;
-        } else fail("',' or '}'");
-      }
-    }
-    if (c === "[") {
-      i++;
-      skipSpace();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        skipSpace();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") {
-          i++;
-          return;
-        } else fail("',' or ']'");
-      }
+    if (c === "{" || c === "[") {
+      items(c === "{" ? "}" : "]", c === "{" ? member : value);
+      return;
     }
     if (c === '"') {
       string();

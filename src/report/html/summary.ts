@@ -220,17 +220,18 @@ const DISTRIBUTIONS: { key: string; label: string }[] = [
   { key: "tpot_ms", label: "Time per output token (ms)" },
   { key: "output_token_throughput_per_user", label: "Output tokens/s per user" },
 ];
+/** The summary's statistics by key prefix; the median is labelled as the percentile it is. */
 const STATS: { prefix: string; label: string }[] = [
-  { prefix: "mean", label: "mean" },
-  { prefix: "min", label: "min" },
-  { prefix: "median", label: "p50" },
-  { prefix: "p75", label: "p75" },
-  { prefix: "p90", label: "p90" },
-  { prefix: "p95", label: "p95" },
-  { prefix: "p99", label: "p99" },
-  { prefix: "max", label: "max" },
-  { prefix: "std", label: "std" },
-];
+  "mean",
+  "min",
+  "median",
+  "p75",
+  "p90",
+  "p95",
+  "p99",
+  "max",
+  "std",
+].map((prefix) => ({ prefix, label: prefix === "median" ? "p50" : prefix }));
 
 /** What a retune score measures, per objective (seed 003 "Scoring and Outcomes", docs/retune.md). */
 const OBJECTIVE_UNITS: Record<string, { what: string; unit: string; better: "higher" | "lower" }> = {

@@ -23,7 +23,7 @@
  */
 import { basename } from "node:path";
 import { readJsonlLines } from "../jsonlReader.js";
-import { describeValue, TraceError } from "../traceError.js";
+import { describeValue, parseJsonObject, TraceError } from "../traceError.js";
 import { DYNAMO_TRACE_SCHEMA } from "./record.js";
 import { AtomicJsonlWriter } from "./writer.js";
 
@@ -140,20 +140,7 @@ class RowReader {
   ) {}
 
   read(text: string, line: number): MooncakeRequest {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      throw new TraceError(
-        this.file,
-        line,
-        `invalid JSON: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      throw new TraceError(this.file, line, `expected a JSON object, got ${describeValue(parsed)}`);
-    }
-    const r = parsed as Row;
+    const r = parseJsonObject(this.file, line, text) as Row;
     const err = (field: string, detail: string) => new TraceError(this.file, line, detail, field);
 
     const hashIds = r["hash_ids"];

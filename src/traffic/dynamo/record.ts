@@ -26,7 +26,7 @@
  * (`model`, `input_tokens`, `ttft_ms`, …) are ignored: `replay.input_length` is the prompt.
  */
 
-import { describeValue, TraceError } from "../traceError.js";
+import { describeValue, parseJsonObject, TraceError } from "../traceError.js";
 import { hashKey, rawHashTokens } from "./hashes.js";
 
 export const DYNAMO_TRACE_SCHEMA = "dynamo.request.trace.v1";
@@ -62,19 +62,7 @@ export interface RowPosition {
 
 /** Parses one non-blank line; null when it is valid JSON but not a `request_end` record. */
 export function parseDynamoLine(text: string, at: RowPosition): DynamoRequestRow | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new TraceError(
-      at.file,
-      at.line,
-      `invalid JSON: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  if (!isObject(parsed)) {
-    throw new TraceError(at.file, at.line, `expected a JSON object, got ${describeValue(parsed)}`);
-  }
+  const parsed = parseJsonObject(at.file, at.line, text) as Json;
   const wrapped = isObject(parsed["event"]);
   const record = wrapped ? (parsed["event"] as Json) : parsed;
   const f = new Fields(at, wrapped ? "event." : "");
