@@ -42,9 +42,9 @@ export { STALL_TICKS } from "./scalingTicks.js";
 
 /**
  * The discrete-event replay (aisimulate.md §5.2, mocker.md §4.2): the clock, the event heap,
- * the client side (request and response overhead, timeouts, arrivals of later turns) and the
- * scaling ticks, driving a cluster (cluster/: an aggregated pool, or a prefill pool handing
- * requests to a decode pool).
+ * the client side (request and response overhead, timeouts, arrivals of later turns:
+ * sim/requestLifecycle.ts) and the scaling ticks (sim/scalingTicks.ts), driving a cluster
+ * (cluster/: an aggregated pool, or a prefill pool handing requests to a decode pool).
  *
  * At each timestamp, in this fixed order: pass completions (tokens, terminals, prefill hand-offs;
  * a terminal may make the next session turn ready), worker startups, transfer completions (the
@@ -311,7 +311,7 @@ export class Replay implements ClusterHost {
         case EventKind.RouterReach:
           this.lifecycle.reachRouter(id, t);
           break;
-        default:
+        case EventKind.ScalingTick:
           this.tickDue = true;
       }
     }
