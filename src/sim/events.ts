@@ -1,4 +1,4 @@
-import { eventOrder, Phase } from "./eventHeap.js";
+import { eventOrder, phaseOfOrder } from "./eventHeap.js";
 
 /**
  * The kinds of event the replay's queues carry. An event is stored as two numbers beside its
@@ -24,68 +24,40 @@ export const EventKind = {
   /** A worker's pass ends: its tokens, terminals and prefill hand-offs are delivered. */
   PassEnd: 0,
   /** A starting worker becomes ready. */
-  WorkerReady: 1,
+  WorkerReady: 2,
   /** A request's KV lands on its decode worker (the prefill side frees it). */
-  TransferEnd: 2,
+  TransferEnd: 4,
   /** A request's host-tier KV load (docs/offload.md) lands. */
-  HostLoadEnd: 3,
+  HostLoadEnd: 5,
   /** The client sends a request (its arrival). */
-  ClientSend: 4,
+  ClientSend: 6,
   /** A sent request reaches the router, `client.overhead.request_ms` later (docs/client.md). */
-  RouterReach: 5,
+  RouterReach: 7,
   /** The scaling policy ticks. */
-  ScalingTick: 6,
+  ScalingTick: 10,
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
 
-const WORKER_READY_ORDER = eventOrder(Phase.WorkerReady, 0);
-const TRANSFER_ORDER = eventOrder(Phase.TransferComplete, 0);
-const ARRIVAL_ORDER = eventOrder(Phase.Arrival, 0);
-const SCALING_ORDER = eventOrder(Phase.Scaling, 0);
+// A kind's value is its phase (sim/eventHeap.ts `Phase`) × 2, plus 1 for the kind whose payload is
+// negated: encoding and decoding are arithmetic, without a table or a branch per kind (they run
+// for every pass end).
 
-/** The phase each kind sorts in at its timestamp. */
-function phaseOf(kind: EventKind): number {
-  switch (kind) {
-    case EventKind.PassEnd:
-      return Phase.PassCompletion;
-    case EventKind.WorkerReady:
-      return Phase.WorkerReady;
-    case EventKind.TransferEnd:
-    case EventKind.HostLoadEnd:
-      return Phase.TransferComplete;
-    case EventKind.ClientSend:
-    case EventKind.RouterReach:
-      return Phase.Arrival;
-    default:
-      return Phase.Scaling;
-  }
-}
-
-/** Whether a kind's payload is the negative −(id + 1) that tells it from the other kind of its order. */
-function isNegated(kind: EventKind): boolean {
-  return kind === EventKind.HostLoadEnd || kind === EventKind.RouterReach;
-}
-
-/** The order key of a `kind` event with stable id `orderId` (worker key, row or session; see EventKind). */
+/** The order key of a `kind` event with stable id `orderId` (worker key, row or session; 0 for a tick). */
 export function encodeOrder(kind: EventKind, orderId: number): number {
-  return kind === EventKind.ScalingTick ? SCALING_ORDER : eventOrder(phaseOf(kind), orderId);
+  return eventOrder(kind >> 1, orderId);
 }
 
-/** The payload of a `kind` event about `id` (worker key or row; 0 for a scaling tick). */
+/** The payload of a `kind` event about `id` (worker key or row; 0 for a tick). */
 export function encodePayload(kind: EventKind, id: number): number {
-  if (kind === EventKind.ScalingTick) return 0;
-  return isNegated(kind) ? -id - 1 : id;
+  return (kind & 1) === 0 ? id : -id - 1;
 }
 
 /** The kind of a queued event, from its order key and payload. */
 export function decodeKind(order: number, payload: number): EventKind {
-  if (order < TRANSFER_ORDER) return order < WORKER_READY_ORDER ? EventKind.PassEnd : EventKind.WorkerReady;
-  if (order < ARRIVAL_ORDER) return payload < 0 ? EventKind.HostLoadEnd : EventKind.TransferEnd;
-  if (order < SCALING_ORDER) return payload < 0 ? EventKind.RouterReach : EventKind.ClientSend;
-  return EventKind.ScalingTick;
+  return (2 * phaseOfOrder(order) + (payload < 0 ? 1 : 0)) as EventKind;
 }
 
 /** What a `kind` event is about: the worker key or row `encodePayload` was given (0 for a tick). */
 export function decodePayload(kind: EventKind, payload: number): number {
-  return isNegated(kind) ? -payload - 1 : payload;
+  return (kind & 1) === 0 ? payload : -payload - 1;
 }

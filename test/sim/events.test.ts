@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { POOL_ID_SPAN, poolOfWorkerKey, workerKey, workerOfWorkerKey } from "../../src/cluster/host.js";
+import { Phase } from "../../src/sim/eventHeap.js";
 import { EventQueue } from "../../src/sim/eventQueue.js";
 import { decodeKind, decodePayload, EventKind, encodeOrder, encodePayload } from "../../src/sim/events.js";
 
@@ -33,6 +34,16 @@ const CASES: readonly { kind: EventKind; ids: readonly (readonly [number, number
 describe("sim/events", () => {
   it("names every kind once", () => {
     expect(CASES.map((c) => c.kind).sort()).toEqual(Object.values(EventKind).sort());
+  });
+
+  it("a kind's value is its phase × 2 (+ 1 when its payload is negated)", () => {
+    expect(EventKind.PassEnd >> 1).toBe(Phase.PassCompletion);
+    expect(EventKind.WorkerReady >> 1).toBe(Phase.WorkerReady);
+    expect(EventKind.TransferEnd >> 1).toBe(Phase.TransferComplete);
+    expect(EventKind.HostLoadEnd >> 1).toBe(Phase.TransferComplete);
+    expect(EventKind.ClientSend >> 1).toBe(Phase.Arrival);
+    expect(EventKind.RouterReach >> 1).toBe(Phase.Arrival);
+    expect(EventKind.ScalingTick >> 1).toBe(Phase.Scaling);
   });
 
   it.each(CASES)("kind $kind round-trips at its edge ids", ({ kind, ids }) => {
