@@ -259,13 +259,24 @@ export class Replay implements ClusterHost {
   private processTimestamp(t: number): boolean {
     const cluster = this.cluster;
     const life = this.lifecycle;
+    const events = this.events;
+    const passHeaps = events.passHeaps;
     do {
-      this.deliverEvents(t);
+      // Pass completions first (their phase is the first), pool by pool; only `drive` adds more.
+      for (let q = 0; q < passHeaps.length; q++) {
+        const passes = passHeaps[q];
+        while (passes.peekTime() === t) {
+          const workerKey = decodePayload(EventKind.PassEnd, passes.peekPayload());
+          passes.pop();
+          cluster.completePass(workerKey, t);
+        }
+      }
+      if (events.heap.peekTime() === t) this.deliverEvents(t);
       // Timeouts after everything else of their timestamp: a request finished at its deadline is finished.
       if (life.nextDeadline() === t) life.expire(t);
       cluster.drive(t);
       // Scaling ticks run last, so the policy sees a settled timestamp (aisimulate.md §5.2).
-      if (this.tickDue && this.events.nextTime() !== t) {
+      if (this.tickDue && events.nextTime() !== t) {
         this.tickDue = false;
         const scaling = this.scaling!;
         scaling.tick(t);
@@ -273,23 +284,13 @@ export class Replay implements ClusterHost {
         this.invariants?.afterTick(t);
         if (scaling.work !== null) return true;
       }
-    } while (this.events.nextTime() === t || this.tickDue || life.nextDeadline() === t);
+    } while (events.nextTime() === t || this.tickDue || life.nextDeadline() === t);
     return false;
   }
 
-  /** Delivers the events queued at `t`: pass completions first, pool by pool, then the rest in phase order. */
+  /** Delivers the events at `t` other than pass completions, in phase order, each to what it concerns. */
   private deliverEvents(t: number): void {
     const cluster = this.cluster;
-    const passHeaps = this.events.passHeaps;
-    // Only `drive` adds pass completions, so none at t appears while these are delivered.
-    for (let q = 0; q < passHeaps.length; q++) {
-      const passes = passHeaps[q];
-      while (passes.peekTime() === t) {
-        const workerKey = decodePayload(EventKind.PassEnd, passes.peekPayload());
-        passes.pop();
-        cluster.completePass(workerKey, t);
-      }
-    }
     const heap = this.events.heap;
     while (heap.peekTime() === t) {
       const kind = decodeKind(heap.peekOrder(), heap.peekPayload());
