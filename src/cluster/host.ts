@@ -48,3 +48,18 @@ export interface ClusterHost {
 
 /** Pool id × POOL_ID_SPAN + worker id: the payload of a pass-completion or worker-ready event. */
 export const POOL_ID_SPAN = 1 << 20;
+
+/** The key of worker `worker` (< POOL_ID_SPAN) of pool `pool`: what pass ends and worker startups carry. */
+export function workerKey(pool: number, worker: number): number {
+  return pool * POOL_ID_SPAN + worker;
+}
+
+/** The pool id of a worker key. */
+export function poolOfWorkerKey(key: number): number {
+  return (key / POOL_ID_SPAN) | 0;
+}
+
+/** The worker id, within its pool, of a worker key. */
+export function workerOfWorkerKey(key: number): number {
+  return key % POOL_ID_SPAN;
+}

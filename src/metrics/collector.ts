@@ -161,7 +161,7 @@ const NO_ADMISSIONS: AdmissionRecord[] = [];
 /**
  * Records what happens to each live request, as columns at slot `req & mask` of the run's row
  * window (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`): a request's row is copied to the run's
- * `RequestLog` when the replay releases it (sim/replay.ts), and latency distributions are derived
+ * `RequestLog` when the replay releases it (sim/requestLifecycle.ts), and latency distributions are derived
  * once at the end from that log (`summary.ts`).
  *
  * Token gaps go into the streaming ITL and per-user sketches and their exact moment sums once per

@@ -1,6 +1,6 @@
 /**
  * Every request's final state, in row order: the collector's columns of a row are appended here
- * when the replay releases it (sim/replay.ts), and the summary and the time series are computed
+ * when the replay releases it (sim/requestLifecycle.ts), and the summary and the time series are computed
  * from this log at the end (`summary.ts`, `timeline.ts`) by scans over it, never from whole-run
  * arrays.
  *

@@ -24,3 +24,8 @@ const ID_SPAN = 2 ** 40;
 export function eventOrder(phase: number, stableId: number): number {
   return phase * ID_SPAN + stableId;
 }
+
+/** The phase of an order key (`eventOrder`'s inverse, first half). */
+export function phaseOfOrder(order: number): number {
+  return Math.floor(order / ID_SPAN);
+}

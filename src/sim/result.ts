@@ -1,3 +1,4 @@
+import type { Cluster } from "../cluster/cluster.js";
 import type { LifecycleOperation, PoolName } from "../cluster/lifecycle.js";
 import type { Collector } from "../metrics/collector.js";
 import type { RequestCapture } from "../metrics/requestCapture.js";
@@ -64,4 +65,50 @@ export interface ReplayStall {
   readonly pool: PoolName;
   /** Requests waiting for a worker of that pool when the run stopped. */
   readonly waiting: number;
+}
+
+/** What the replay knows at its end, beside the cluster's own counters (`replayResult`). */
+export type ReplayEnd = Pick<
+  ReplayResult,
+  | "collector"
+  | "requests"
+  | "capture"
+  | "workload"
+  | "peakLiveRequests"
+  | "endTimeMs"
+  | "wallTimeMs"
+  | "timeline"
+  | "stalled"
+>;
+
+/** The result of a finished replay: what it knows, and what the cluster counted over the run. */
+export function replayResult(cluster: Cluster, end: ReplayEnd): ReplayResult {
+  let preemptions = 0;
+  for (const e of cluster.engines) preemptions += e.preemptions;
+  const prefill = cluster.prefillPool;
+  const decode = cluster.decodePool;
+  return {
+    collector: end.collector,
+    requests: end.requests,
+    capture: end.capture,
+    workload: end.workload,
+    peakLiveRequests: end.peakLiveRequests,
+    endTimeMs: end.endTimeMs,
+    prefillWorkerSeconds: prefill === null ? 0 : prefill.workerSeconds,
+    decodeWorkerSeconds: decode.workerSeconds,
+    prefillGpusPerWorker: prefill === null ? 0 : prefill.spec.gpusPerWorker,
+    decodeGpusPerWorker: decode.spec.gpusPerWorker,
+    wallTimeMs: end.wallTimeMs,
+    preemptions,
+    committedPrefillTokens: cluster.prefillTokensComputed,
+    passes: cluster.passes,
+    passesInRuns: cluster.passesInRuns,
+    speculation: (decode.spec.speculation ?? null) === null ? null : { ...cluster.speculation },
+    disaggregated: prefill !== null,
+    lifecycleOperations: cluster.lifecycle.operations,
+    timeline: end.timeline,
+    stalled: end.stalled,
+    kvOffload: cluster.front.hostOffloadReport(),
+    g3Offload: cluster.front.diskOffloadReport(end.endTimeMs),
+  };
 }
