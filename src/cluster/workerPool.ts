@@ -322,10 +322,8 @@ export class WorkerPool {
 
   /** A starting worker is cancelled: gone at once. */
   cancelStarting(w: number, nowMs: number): void {
-    this.accrue(nowMs);
-    this.state[w] = WorkerState.Removed;
     this.startingCount--;
-    this.provisioned--;
+    this.retire(w, nowMs);
   }
 
   /** A ready worker stops taking requests; it is removed once it holds nothing. */
@@ -345,9 +343,14 @@ export class WorkerPool {
   }
 
   remove(w: number, nowMs: number): void {
+    this.drainingCount--;
+    this.retire(w, nowMs);
+  }
+
+  /** Worker `w` is gone at `nowMs`: its GPU time stops accruing. */
+  private retire(w: number, nowMs: number): void {
     this.accrue(nowMs);
     this.state[w] = WorkerState.Removed;
-    this.drainingCount--;
     this.provisioned--;
   }
 

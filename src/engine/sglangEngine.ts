@@ -32,6 +32,7 @@
  */
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
+import { takeEntry } from "../util/mapTake.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
 import type { SglangEngineConfig } from "./engineConfig.js";
 import type { KvEventListener } from "./kvBlockPool.js";
@@ -815,9 +816,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   releaseHeld(req: number): void {
-    const s = this.held.get(req);
+    const s = takeEntry(this.held, req);
     if (s === undefined) throw new Error(`internal: no KV held for request ${req}`);
-    this.held.delete(req);
     this.finish(s);
     this.events.flush();
   }
@@ -833,13 +833,10 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       this.abort(this.running.splice(i, 1)[0]);
       return true;
     }
-    const h = this.held.get(req);
-    if (h !== undefined) {
-      this.held.delete(req);
-      this.abort(h);
-      return true;
-    }
-    return false;
+    const h = takeEntry(this.held, req);
+    if (h === undefined) return false;
+    this.abort(h);
+    return true;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { mixBlockHash } from "../util/blockHashTable.js";
+import { takeEntry } from "../util/mapTake.js";
 import { outputBlockHash } from "../util/outputBlockHash.js";
 import { BlockBoundaries } from "./blockBoundaries.js";
 import { blocksToCompletion, clampOutputToCache, toCompletionBlocks } from "./capacityPolicy.js";
@@ -735,9 +736,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
    * (cancelled during its load).
    */
   completeLoad(req: number): boolean {
-    const s = this.loading.get(req);
+    const s = takeEntry(this.loading, req);
     if (s === undefined) return false;
-    this.loading.delete(req);
     const from = s.numComputed;
     s.numComputed = from + s.loadedBlocks * this.config.blockSize;
     s.loadedBlocks = 0;
@@ -748,9 +748,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
 
   /** Prefill role: frees the KV held for a request whose transfer completed (leaf first). */
   releaseHeld(req: number): void {
-    const s = this.held.get(req);
+    const s = takeEntry(this.held, req);
     if (s === undefined) throw new Error(`internal: no KV held for request ${req}`);
-    this.held.delete(req);
     this.releaseBlocks(s);
   }
 
@@ -791,9 +790,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.releaseHeld(req);
       return true;
     }
-    const loading = this.loading.get(req);
+    const loading = takeEntry(this.loading, req);
     if (loading !== undefined) {
-      this.loading.delete(req);
       this.releaseBlocks(loading);
       return true;
     }

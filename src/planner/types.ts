@@ -10,6 +10,7 @@ import type {
   LoadPredictorFields,
   RetunePlannerField,
 } from "../knobs/planner.js";
+import type { RETUNE_OBJECTIVES } from "../output/run.js";
 
 export type {
   LoadPredictorFields,
@@ -41,14 +42,7 @@ export interface PlannerSettings extends KnobSettings, DerivedPlannerSettings, F
 }
 
 /** `planner.retune.objective` (seed 003 "Scoring and Outcomes"). */
-export type RetuneObjective =
-  | "Goodput"
-  | "GoodputPerGPU"
-  | "Throughput"
-  | "ThroughputPerGPU"
-  | "ThroughputPerUser"
-  | "TTFT"
-  | "E2ELatency";
+export type RetuneObjective = (typeof RETUNE_OBJECTIVES)[number];
 
 /** The Planner fields of one value of a Planner dimension (a preset sets two). */
 export type RetunePlannerPoint = Readonly<Partial<Pick<PlannerSettings, RetunePlannerField>>>;

@@ -5,8 +5,10 @@
  */
 
 /** The outcome of one job. `timeout`: the sweep's wall-clock bound passed before it finished. */
-export type SweepResult<O> =
-  | { readonly status: "ok"; readonly value: O }
+export type SweepResult<O> = { readonly status: "ok"; readonly value: O } | SweepFailure;
+
+/** A job that did not finish: it failed, or the sweep's wall-clock bound passed first. */
+export type SweepFailure =
   | { readonly status: "failed"; readonly error: string }
   | { readonly status: "timeout" };
 

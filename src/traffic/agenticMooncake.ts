@@ -14,7 +14,7 @@
  * Timestamps shift so the earliest one of any row is 0, as the reference normalizes them.
  */
 import { type AgenticNodes, buildAgenticTable } from "./agenticGraph.js";
-import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
+import { TraceColumns } from "./columns.js";
 import { readJsonlLines } from "./jsonlReader.js";
 import type { MooncakeLoadOptions } from "./mooncake/index.js";
 import { MooncakeRowParser } from "./mooncake/row.js";
@@ -29,13 +29,7 @@ export async function loadAgenticMooncakeTrace(
 ): Promise<RequestTable> {
   const T = opts.traceBlockSize;
   const E = opts.engineBlockSize;
-  const timestamp = new GrowableF64();
-  const delay = new GrowableF64();
-  const inputLength = new GrowableI32();
-  const outputLength = new GrowableI32();
-  const ids = new GrowableU32(1 << 16);
-  const idOffsets = new GrowableI32();
-  idOffsets.push(0);
+  const { timestamp, delay, inputLength, outputLength, ids, idOffsets } = new TraceColumns();
   const sessionIds: (string | null)[] = [];
   const nodes: AgenticNodes = { path, ids: [], lines: [], waitFor: [] };
   const rowById = new Map<string, number>();

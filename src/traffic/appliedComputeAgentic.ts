@@ -17,7 +17,7 @@
  * timestamps: the format replays under `concurrency` load only (config rule).
  */
 import { hashPrompts } from "./blockHashes.js";
-import { GrowableF64, GrowableI32, GrowableU32 } from "./columns.js";
+import { GrowableI32, TraceColumns } from "./columns.js";
 import { readJsonlLines } from "./jsonlReader.js";
 import type { MooncakeLoadOptions } from "./mooncake/index.js";
 import type { RequestTable } from "./requests.js";
@@ -104,14 +104,7 @@ function readSession(path: string, line: number, text: string): Session {
 export async function loadAppliedComputeAgenticTrace(path: string, opts: LoadOptions): Promise<RequestTable> {
   const T = opts.traceBlockSize;
   const E = opts.engineBlockSize;
-  const inputLength = new GrowableI32();
-  const outputLength = new GrowableI32();
-  const session = new GrowableI32();
-  const turn = new GrowableI32();
-  const delay = new GrowableF64();
-  const ids = new GrowableU32(1 << 16);
-  const idOffsets = new GrowableI32();
-  idOffsets.push(0);
+  const { inputLength, outputLength, session, turn, delay, ids, idOffsets } = new TraceColumns();
   const sessionIds: string[] = [];
   const sessionFirstRow = new GrowableI32();
   // The next unused hash id, over the whole file (the reference's `next_unique_hash`, from 1).

@@ -54,3 +54,21 @@ export class GrowableU32 {
     this.data[this.length++] = v;
   }
 }
+
+/**
+ * The row columns a trace loader fills: arrival, lengths, session and turn, the delay after the
+ * previous turn, and every row's trace hash ids (row r's at `ids[idOffsets[r] .. idOffsets[r + 1])`).
+ */
+export class TraceColumns {
+  readonly timestamp = new GrowableF64();
+  readonly delay = new GrowableF64();
+  readonly inputLength = new GrowableI32();
+  readonly outputLength = new GrowableI32();
+  readonly session = new GrowableI32();
+  readonly turn = new GrowableI32();
+  readonly ids = new GrowableU32(1 << 16);
+  readonly idOffsets = new GrowableI32();
+  constructor() {
+    this.idOffsets.push(0);
+  }
+}

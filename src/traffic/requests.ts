@@ -47,3 +47,46 @@ export interface RequestDependencies {
   readonly waitOffsets: Int32Array;
   readonly waitRows: Int32Array;
 }
+
+/** The row columns of a table with sessions, blocks' offsets included (see `sessionTable`). */
+export type SessionRows = Pick<
+  RequestTable,
+  | "timestampMs"
+  | "inputLength"
+  | "outputLength"
+  | "session"
+  | "turn"
+  | "delayAfterPreviousMs"
+  | "nextTurnRow"
+  | "blockOffsets"
+>;
+
+/** Zeroed row columns for `count` rows, to fill in place. */
+export function sessionRows(count: number): SessionRows {
+  return {
+    timestampMs: new Float64Array(count),
+    inputLength: new Int32Array(count),
+    outputLength: new Int32Array(count),
+    session: new Int32Array(count),
+    turn: new Int32Array(count),
+    delayAfterPreviousMs: new Float64Array(count),
+    nextTurnRow: new Int32Array(count),
+    blockOffsets: new Int32Array(count + 1),
+  };
+}
+
+/** A table of sessions without dependencies: its rows, their prompts' hashes and its sessions. */
+export function sessionTable(
+  rows: SessionRows,
+  rest: Pick<
+    RequestTable,
+    "blockHashes" | "engineBlockSize" | "requestIds" | "sessionIds" | "sessionFirstRow"
+  >,
+): RequestTable {
+  return {
+    ...rows,
+    ...rest,
+    count: rows.inputLength.length,
+    sessionCount: rest.sessionFirstRow.length,
+  };
+}

@@ -4,7 +4,7 @@
  * they chain in row order, so a session's first kept row becomes its first turn. Timestamps shift
  * so the earliest first turn starts at 0, the invariant every loader keeps (traffic/requests.ts).
  */
-import type { RequestTable } from "./requests.js";
+import { type RequestTable, sessionRows, sessionTable } from "./requests.js";
 
 /**
  * `rows` must be strictly increasing row indices. `needTimestamps` (open-loop load): every session's
@@ -21,14 +21,11 @@ export function selectRows(
   if ((table.dependencies ?? null) !== null)
     throw new RangeError("rows: a table with dependencies cannot be cut");
   const n = rows.length;
-  const timestampMs = new Float64Array(n);
-  const inputLength = new Int32Array(n);
-  const outputLength = new Int32Array(n);
-  const session = new Int32Array(n);
-  const turn = new Int32Array(n);
-  const delayAfterPreviousMs = new Float64Array(n);
-  const nextTurnRow = new Int32Array(n).fill(-1);
-  const blockOffsets = new Int32Array(n + 1);
+  const selected = sessionRows(n);
+  const { timestampMs, inputLength, outputLength, session, turn, delayAfterPreviousMs, nextTurnRow } =
+    selected;
+  const { blockOffsets } = selected;
+  nextTurnRow.fill(-1);
   const requestIds: (string | null)[] = new Array<string | null>(n);
   const sessionIds: (string | null)[] = [];
   const firstRows: number[] = [];
@@ -72,23 +69,13 @@ export function selectRows(
   }
   const sessionFirstRow = Int32Array.from(firstRows);
   normalizeStarts(timestampMs, sessionFirstRow);
-  return {
-    count: n,
-    timestampMs,
-    inputLength,
-    outputLength,
-    session,
-    turn,
-    delayAfterPreviousMs,
-    blockOffsets,
+  return sessionTable(selected, {
     blockHashes,
     engineBlockSize: table.engineBlockSize,
     requestIds,
     sessionIds,
-    sessionCount: firstRows.length,
     sessionFirstRow,
-    nextTurnRow,
-  };
+  });
 }
 
 function checkRows(rows: readonly number[], count: number): void {

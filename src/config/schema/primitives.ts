@@ -8,20 +8,7 @@
 import * as z from "zod";
 import { AT_KEY, PATH } from "../../util/schemaValues.js";
 
-export {
-  AT_KEY,
-  describeValue,
-  fail,
-  failAtKey,
-  fraction,
-  int,
-  nonNegInt,
-  nonNegNum,
-  PATH,
-  posInt,
-  posNum,
-  up,
-} from "../../util/schemaValues.js";
+export * from "../../util/schemaValues.js";
 
 /** `'a', 'b' or 'c'` */
 export function orList(values: readonly unknown[]): string {

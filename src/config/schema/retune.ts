@@ -18,6 +18,7 @@ import {
   RETUNE_PRESET_GROUPS,
   type RetunePresetGroup,
 } from "../../knobs/planner.js";
+import { RETUNE_OBJECTIVES } from "../../output/run.js";
 import { LOAD_PREDICTOR_PRESETS, RETUNE_PRESETS } from "../../planner/retune/presets.js";
 import type {
   LoadPredictorCandidate,
@@ -41,16 +42,6 @@ import {
 } from "./primitives.js";
 import { DEFAULT_KEYWORD, type KnobSpec, knobDomain, parseInto, presetGroup } from "./retuneDomains.js";
 import { ROUTER_DEFAULT_DOMAINS } from "./retunePresets.js";
-
-export const RETUNE_OBJECTIVES = [
-  "Goodput",
-  "GoodputPerGPU",
-  "Throughput",
-  "ThroughputPerGPU",
-  "ThroughputPerUser",
-  "TTFT",
-  "E2ELatency",
-] as const satisfies readonly RetuneObjective[];
 
 /** Objectives ranked lowest first (seed 003 "Scoring and Outcomes"). */
 export const MINIMIZED_OBJECTIVES: ReadonlySet<RetuneObjective> = new Set(["TTFT", "E2ELatency"]);

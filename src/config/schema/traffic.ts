@@ -284,24 +284,26 @@ const Load = z
           ...(load.warmup_sessions !== undefined ? { warmup_sessions: load.warmup_sessions } : {}),
         };
       case "poisson":
-        return {
-          type: load.type,
-          requests_per_second: load.requests_per_second ?? null,
-          sessions_per_second: load.sessions_per_second ?? null,
-          stages: load.stages ?? null,
-          seed: load.seed ?? 42,
-        };
+        return { type: load.type, ...openLoopRates(load), seed: load.seed ?? 42 };
       case "constant_rate":
-        return {
-          type: load.type,
-          requests_per_second: load.requests_per_second ?? null,
-          sessions_per_second: load.sessions_per_second ?? null,
-          stages: load.stages ?? null,
-        };
+        return { type: load.type, ...openLoopRates(load) };
       case "trace_timestamps":
         return { type: load.type, speedup: load.speedup ?? 1.0 };
     }
   });
+
+/** The rates and stages of an open-loop load (`poisson`, `constant_rate`), null where unset. */
+function openLoopRates<S>(load: {
+  readonly requests_per_second?: number | undefined;
+  readonly sessions_per_second?: number | undefined;
+  readonly stages?: S | undefined;
+}) {
+  return {
+    requests_per_second: load.requests_per_second ?? null,
+    sessions_per_second: load.sessions_per_second ?? null,
+    stages: load.stages ?? null,
+  };
+}
 
 const Stop = z.strictObject({
   requests: posInt().optional(),

@@ -18,6 +18,8 @@
  *    active Planner could apply.
  * 10. `advisory` with `advisory: true`, else `applied`.
  */
+
+import type { SweepFailure } from "../../sweep/types.js";
 import type { LoadPredictorFields, RetuneSettings } from "../types.js";
 import type { RetuneCandidate } from "./grid.js";
 import {
@@ -49,10 +51,7 @@ import { launchTickS, type RetuneWindow } from "./windows.js";
 export type RetuneOutcome = "applied" | "kept" | "advisory" | "busy" | "stale" | "timeout" | "failed";
 
 /** One candidate replay's result. */
-export type CandidateResult =
-  | { readonly status: "ok"; readonly summary: CandidateSummary }
-  | { readonly status: "failed"; readonly error: string }
-  | { readonly status: "timeout" };
+export type CandidateResult = { readonly status: "ok"; readonly summary: CandidateSummary } | SweepFailure;
 
 /** What a finished sweep hands back. */
 export interface SweepReport {

@@ -8,7 +8,7 @@
  * the 1-based line and the field.
  */
 import { hashPrompts, type PackedBlockHashes } from "../blockHashes.js";
-import { GrowableF64, GrowableI32, GrowableU32 } from "../columns.js";
+import { GrowableI32, TraceColumns } from "../columns.js";
 import { readJsonlLines } from "../jsonlReader.js";
 import type { RequestTable } from "../requests.js";
 import { TraceError } from "../traceError.js";
@@ -78,17 +78,9 @@ export async function readMooncakeRows(path: string, opts: MooncakeLoadOptions):
     throw new RangeError(`engineBlockSize must be a positive integer, got ${E}`);
   const requireTimestamps = opts.requireTimestamps ?? true;
 
-  const timestamp = new GrowableF64();
-  const inputLength = new GrowableI32();
-  const outputLength = new GrowableI32();
-  const session = new GrowableI32();
-  const turn = new GrowableI32();
-  const delay = new GrowableF64();
+  const { timestamp, inputLength, outputLength, session, turn, delay, ids, idOffsets } = new TraceColumns();
   const nextTurnRow = new GrowableI32();
   const lines = new GrowableI32();
-  const ids = new GrowableU32(1 << 16);
-  const idOffsets = new GrowableI32();
-  idOffsets.push(0);
   const requestIds: (string | null)[] = [];
   const sessionIds: (string | null)[] = [];
   const sessionFirstRow = new GrowableI32();

@@ -23,7 +23,7 @@
  */
 import { Prng } from "../../util/prng.js";
 import { checkLengthSpec, LengthSampler, type LengthSpec, MAX_LENGTH } from "../lengthDistribution.js";
-import type { RequestTable } from "../requests.js";
+import { type RequestTable, sessionRows, sessionTable } from "../requests.js";
 import { GROUP_VALUE_BASE, SEQUENCE_HASH_SEED, UniqueIds, writeChain } from "./hashes.js";
 
 export interface SyntheticSessionOptions {
@@ -59,10 +59,10 @@ export function makeSessionTable(opts: SyntheticSessionOptions): RequestTable {
   const rng = new Prng(opts.seed);
   const newIn = new LengthSampler(opts.newInput, rng);
   const out = new LengthSampler(opts.output, rng);
-  const inputLength = new Int32Array(count);
-  const outputLength = new Int32Array(count);
+  const rows = sessionRows(count);
+  const { timestampMs, inputLength, outputLength, session, turn, delayAfterPreviousMs, nextTurnRow } = rows;
+  const { blockOffsets } = rows;
   const group = new Int32Array(S);
-  const blockOffsets = new Int32Array(count + 1);
   let total = 0;
   for (let s = 0; s < S; s++) {
     group[s] = sharing ? rng.nextIntInclusive(0, opts.prefixGroups - 1) : -1;
@@ -101,11 +101,7 @@ export function makeSessionTable(opts: SyntheticSessionOptions): RequestTable {
     }
   }
 
-  const timestampMs = new Float64Array(count).fill(Number.NaN);
-  const session = new Int32Array(count);
-  const turn = new Int32Array(count);
-  const delayAfterPreviousMs = new Float64Array(count);
-  const nextTurnRow = new Int32Array(count);
+  timestampMs.fill(Number.NaN);
   const sessionFirstRow = new Int32Array(S);
   const sessionIds: string[] = new Array<string>(S);
   for (let s = 0; s < S; s++) {
@@ -120,23 +116,13 @@ export function makeSessionTable(opts: SyntheticSessionOptions): RequestTable {
       nextTurnRow[r] = k === T - 1 ? -1 : r + 1;
     }
   }
-  return {
-    count,
-    timestampMs,
-    inputLength,
-    outputLength,
-    session,
-    turn,
-    delayAfterPreviousMs,
-    blockOffsets,
+  return sessionTable(rows, {
     blockHashes,
     engineBlockSize: E,
     requestIds: new Array<string | null>(count).fill(null),
     sessionIds,
-    sessionCount: S,
     sessionFirstRow,
-    nextTurnRow,
-  };
+  });
 }
 
 /** Group each session drew (−1 without sharing), replaying the draws (tests, diagnostics). */
