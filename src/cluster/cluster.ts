@@ -5,7 +5,7 @@ import { type Collector, Terminal } from "../metrics/collector.js";
 import type { SampledPoolSource } from "../metrics/timeline.js";
 import type { RouterCostParameters } from "../router/placement.js";
 import type { RequestSource } from "../traffic/requestSource.js";
-import { type ClusterHost, POOL_ID_SPAN } from "./host.js";
+import { type ClusterHost, poolOfWorkerKey, workerKey, workerOfWorkerKey } from "./host.js";
 import { type DrainRule, LifecycleLog, scaleDown, scaleUp } from "./lifecycle.js";
 import { type WorkerPool, WorkerState } from "./workerPool.js";
 
@@ -76,7 +76,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   /** Cancellations waiting in `cancelAtPassEnd`: the run is not over while an engine still holds one. */
   private deferredCancels = 0;
   /**
-   * Workers (pool id · POOL_ID_SPAN + worker) whose next pass is a plain decode pass: `drive`
+   * Workers (their keys, `workerKey(pool id, worker)`) whose next pass is a plain decode pass: `drive`
    * gives them their runs after every other worker started its pass.
    */
   private readonly runCandidates: number[] = [];
@@ -249,7 +249,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
    */
   private runDecodes(payload: number, t: number): void {
     const pool = this.poolOf(payload);
-    const w = payload - pool.id * POOL_ID_SPAN;
+    const w = workerOfWorkerKey(payload);
     const engine = pool.engines[w];
     const window = this.host.runWindow(this.runBlockingPools(pool));
     let start = t;
@@ -294,7 +294,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
         const candidates = this.runCandidates;
         if (!this.host.runsIndependent && candidates.length > 0)
           this.startQueuedPlainPass(candidates.pop()!, t);
-        candidates.push(pool.id * POOL_ID_SPAN + w);
+        candidates.push(workerKey(pool.id, w));
         continue;
       }
       let progressed = false;
@@ -321,7 +321,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       busy[w] = 1;
       pool.passesRun[w]++;
       this.passes++;
-      this.host.schedulePassEnd(t + duration, pool.id * POOL_ID_SPAN + w);
+      this.host.schedulePassEnd(t + duration, workerKey(pool.id, w));
     }
   }
 
@@ -366,7 +366,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   /** A run candidate's plain pass, started and queued like any other (it commutes with every other start at `t`). */
   private startQueuedPlainPass(payload: number, t: number): void {
     const pool = this.poolOf(payload);
-    const w = payload - pool.id * POOL_ID_SPAN;
+    const w = workerOfWorkerKey(payload);
     const duration = pool.engines[w].startPass(t);
     pool.busy[w] = 1;
     this.passes++;
@@ -374,12 +374,12 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   }
 
   private poolOf(payload: number): WorkerPool {
-    return payload >= POOL_ID_SPAN ? this.pools[1] : this.front;
+    return poolOfWorkerKey(payload) === 0 ? this.front : this.pools[1];
   }
 
   completePass(payload: number, t: number): void {
     const pool = this.poolOf(payload);
-    const w = payload - pool.id * POOL_ID_SPAN;
+    const w = workerOfWorkerKey(payload);
     pool.busy[w] = 0;
     pool.dirty[w] = 1;
     const D = pool.ranksPerWorker;
@@ -487,7 +487,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   /** A started worker finished its startup delay. */
   workerReady(payload: number, t: number): void {
     const pool = this.poolOf(payload);
-    const w = payload - pool.id * POOL_ID_SPAN;
+    const w = workerOfWorkerKey(payload);
     if (pool.state[w] !== WorkerState.Starting) return; // cancelled meanwhile
     pool.markReady(w);
     this.lifecycle.record(pool, t, "startup_complete", [[w, "worker_ready"]]);
@@ -507,9 +507,9 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     if (target === current) return;
     if (target > current) {
       const host = this.host;
-      const base = pool.id * POOL_ID_SPAN;
+      const id = pool.id;
       const transitions = scaleUp(pool, target, t, (w, readyAtMs) =>
-        host.scheduleWorkerReady(readyAtMs, base + w),
+        host.scheduleWorkerReady(readyAtMs, workerKey(id, w)),
       );
       this.lifecycle.record(pool, t, "scale_up", transitions);
       this.releasePending(pool, t);
