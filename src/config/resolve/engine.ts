@@ -4,7 +4,6 @@
  * the KV hand-off. Refusals of valid config that fleetsim cannot price live here too.
  */
 
-import { statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import type { SpeculationSpec } from "../../engine/speculation.js";
 import { gpuSpec } from "../../hardware/catalog.js";
@@ -15,6 +14,7 @@ import { ModelError } from "../../model/errors.js";
 import { defaultKvCapacityBlocks, kvBytesPerToken } from "../../model/memory.js";
 import { resolveModel } from "../../model/resolve.js";
 import { configuredMoeParallelism, resolveMoeParallelism } from "../../model/weights.js";
+import { isDirectory } from "../../util/fsRead.js";
 import type { WorkerRole } from "../../util/workerRole.js";
 import { defaultAsyncScheduling } from "../asyncScheduling.js";
 import { BACKEND_DEFAULTS, type Backend, roleBlockSize, roleMemoryFraction } from "../backends.js";
@@ -611,12 +611,4 @@ function resolveContextLength(
     return undefined;
   }
   return found.value;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
