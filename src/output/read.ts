@@ -118,3 +118,27 @@ export function missingSections(doc: Record<string, unknown>): string[] {
     .filter(([key, field]) => !(field instanceof z.ZodOptional) && !(key in doc))
     .map(([key]) => key);
 }
+
+/** Top-level keys of aisimulate's flat engine-stack prediction.json that are not summary keys. */
+const FLAT_LAYOUT_SECTIONS: ReadonlySet<string> = new Set([
+  "per_request",
+  "details",
+  "memory_diagnostics",
+  "power_diagnostics",
+]);
+
+/**
+ * aisimulate's engine stack writes its summary keys at the top level of prediction.json, beside
+ * `per_request`, `details` and its diagnostics (its `ReplayReport` serialized flat:
+ * `ai-dynamo/aisimulate@73f0fb9:python/aisimulate/src/aisimulate/runner.py`). Such a document,
+ * nested as fleetsim reads predictions (`{summary, per_request}`), or null when `doc` is not one:
+ * an object without a `summary` key whose `num_requests` is a number.
+ */
+export function nestFlatLayout(doc: unknown): Record<string, unknown> | null {
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return null;
+  const flat = doc as Record<string, unknown>;
+  if ("summary" in flat || typeof flat["num_requests"] !== "number") return null;
+  const summary: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(flat)) if (!FLAT_LAYOUT_SECTIONS.has(key)) summary[key] = value;
+  return "per_request" in flat ? { summary, per_request: flat["per_request"] } : { summary };
+}

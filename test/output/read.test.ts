@@ -168,3 +168,47 @@ describe("a prediction.json that breaks the output contract (exit 2, the key nam
     expect(existsSync(join(dir, "report.html"))).toBe(true);
   });
 });
+
+describe("aisimulate's flat engine-stack layout", () => {
+  /** What the reference's engine stack writes: the summary keys at the top level, beside its sections. */
+  function flatReference(): Record<string, unknown> {
+    const { summary } = golden("kv-router") as { summary: Record<string, unknown> };
+    return { ...summary, per_request: null, details: { memory: {} }, memory_diagnostics: { aggregated: {} } };
+  }
+
+  it("reads as its summary, with a note; report and compare render it", async () => {
+    const dir = tempDir("fleetsim-read-");
+    const file = join(dir, "prediction.json");
+    const flat = flatReference();
+    writeFileSync(file, JSON.stringify(flat));
+    const notes: string[] = [];
+    const read = readPredictionFile(file, (line) => notes.push(line));
+    expect(read.summary?.["mean_ttft_ms"]).toBe(flat["mean_ttft_ms"]);
+    expect(read.summary).not.toHaveProperty("memory_diagnostics");
+    expect(notes[0]).toBe(
+      `${file} is aisimulate's engine-stack layout (its summary keys at the top level): read as its summary`,
+    );
+    const report = await cli("report", file, "-o", join(dir, "report.html"));
+    expect(report.code).toBe(0);
+    expect(existsSync(join(dir, "report.html"))).toBe(true);
+    const other = join(dir, "fleetsim.json");
+    writeFileSync(other, JSON.stringify(golden("kv-router")));
+    const compare = await cli("compare", file, other);
+    expect(compare.code).toBe(0);
+    expect(compare.out).toContain("TTFT mean (ms)");
+  });
+
+  it("is held to the contract like any summary", () => {
+    const file = join(tempDir("fleetsim-read-"), "prediction.json");
+    writeFileSync(file, JSON.stringify({ ...flatReference(), mean_ttft_ms: null }));
+    expect(() => readPredictionFile(file)).toThrow(
+      `${file} breaks the prediction.json contract at summary.mean_ttft_ms: expected number, received null`,
+    );
+  });
+
+  it("a document that is neither layout is still refused", () => {
+    const file = join(tempDir("fleetsim-read-"), "prediction.json");
+    writeFileSync(file, JSON.stringify({ num_requests: "10" }));
+    expect(() => readPredictionFile(file)).toThrow("is not a fleetsim prediction.json");
+  });
+});

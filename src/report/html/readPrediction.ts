@@ -3,6 +3,7 @@ import type * as z from "zod";
 import {
   contractBreach,
   missingSections,
+  nestFlatLayout,
   predictionFileSchema,
   predictionReadSchema,
   type ReadPrediction,
@@ -38,6 +39,13 @@ export function readPredictionFile(path: string, note?: (line: string) => void):
     throw new PredictionFileError(
       `${path}: invalid JSON at line ${line}, column ${column}: ${found.message}`,
     );
+  }
+  const nested = nestFlatLayout(doc);
+  if (nested !== null) {
+    note?.(
+      `${path} is aisimulate's engine-stack layout (its summary keys at the top level): read as its summary`,
+    );
+    doc = nested;
   }
   const identity = predictionFileSchema.safeParse(doc);
   if (!identity.success) {
