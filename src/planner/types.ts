@@ -140,6 +140,32 @@ export interface ForwardPassMetrics {
   readonly varQueuedDecodeKvTokens: number;
 }
 
+/** An FPM of engine `workerId` with every counter 0 (an idle heartbeat), then `fields` over it. */
+export function forwardPassMetrics(
+  workerId: number,
+  fields: Partial<ForwardPassMetrics> = {},
+): ForwardPassMetrics {
+  return {
+    workerId,
+    dpRank: 0,
+    wallTimeS: 0,
+    numPrefillRequests: 0,
+    sumPrefillTokens: 0,
+    varPrefillLength: 0,
+    sumPrefillKvTokens: 0,
+    numDecodeRequests: 0,
+    sumDecodeKvTokens: 0,
+    varDecodeKvTokens: 0,
+    numQueuedPrefill: 0,
+    sumQueuedPrefillTokens: 0,
+    varQueuedPrefillLength: 0,
+    numQueuedDecode: 0,
+    sumQueuedDecodeKvTokens: 0,
+    varQueuedDecodeKvTokens: 0,
+    ...fields,
+  };
+}
+
 /** Offered load and completed-request shapes over a window (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`, `ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py` merge rules). */
 export interface TrafficObservation {
   readonly durationS: number;

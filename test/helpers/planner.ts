@@ -4,11 +4,12 @@ import {
   DecodeRegressionModel,
   type RegressionOptions,
 } from "../../src/planner/perfModel/index.js";
-import type {
-  EngineCapabilities,
-  ForwardPassMetrics,
-  PlannerSettings,
-  WorkerCounts,
+import {
+  type EngineCapabilities,
+  type ForwardPassMetrics,
+  forwardPassMetrics,
+  type PlannerSettings,
+  type WorkerCounts,
 } from "../../src/planner/types.js";
 
 /**
@@ -64,25 +65,7 @@ export function engineCaps(over: Partial<EngineCapabilities> = {}): EngineCapabi
 
 /** An FPM with every counter 0 (an idle heartbeat unless `wallTimeS` is set). */
 export function forwardPass(workerId: number, over: Partial<ForwardPassMetrics> = {}): ForwardPassMetrics {
-  return {
-    workerId,
-    dpRank: 0,
-    wallTimeS: 0,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...over,
-  };
+  return forwardPassMetrics(workerId, over);
 }
 
 /** Ready workers per pool, no scaling in flight and no expected counts. */

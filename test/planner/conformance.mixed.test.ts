@@ -190,6 +190,15 @@ const ISL = 100;
 const OSL = 2;
 /** 360 req/s: prefill engine 45 rps (MBT 4500 / isl 100, one 1-s pass) ⇒ 8 replicas. */
 const DEMAND_RPS = 360;
+/** 180 s of traffic at DEMAND_RPS, ISL/OSL as above, no KV hit rate, no speculation. */
+const TRAFFIC_180S = {
+  durationS: 180,
+  numReq: DEMAND_RPS * 180,
+  isl: ISL,
+  osl: OSL,
+  kvHitRate: null,
+  acceptLength: 1,
+};
 
 function coreRow(
   row: Row,
@@ -216,17 +225,7 @@ function coreRow(
   expect(scheduled.runThroughputScaling).toBe(row.raw !== null);
   return core.tick({
     nowS,
-    traffic:
-      row.raw === null
-        ? null
-        : {
-            durationS: 180,
-            numReq: DEMAND_RPS * 180,
-            isl: ISL,
-            osl: OSL,
-            kvHitRate: null,
-            acceptLength: 1,
-          },
+    traffic: row.raw === null ? null : TRAFFIC_180S,
     workers: counts(cp, cd),
     fpmPrefill: idle(cp, 0),
     fpmDecode: idle(cd, 1000),
@@ -283,14 +282,7 @@ describe("mixed rows through one combined PlannerCore.tick (SLA target, 1 s per 
       bootstrap: constantBootstrap(),
       warmup: null,
     });
-    const traffic = {
-      durationS: 180,
-      numReq: DEMAND_RPS * 180,
-      isl: ISL,
-      osl: OSL,
-      kvHitRate: null,
-      acceptLength: 1,
-    };
+    const traffic = TRAFFIC_180S;
     const first = core.tick({
       nowS: 180,
       traffic,

@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import type { TimingModel } from "../../timing/timingModel.js";
-import type { EngineCapabilities, ForwardPassMetrics } from "../types.js";
+import { type EngineCapabilities, type ForwardPassMetrics, forwardPassMetrics } from "../types.js";
 
 export type BootstrapTiming = Pick<TimingModel, "prefillMs" | "decodeMs">;
 
@@ -42,25 +42,7 @@ function positiveOr(v: number | null, fallback: number): number {
 }
 
 function fpm(wallTimeS: number, fields: Partial<ForwardPassMetrics>): ForwardPassMetrics {
-  return {
-    workerId: 0,
-    dpRank: 0,
-    wallTimeS,
-    numPrefillRequests: 0,
-    sumPrefillTokens: 0,
-    varPrefillLength: 0,
-    sumPrefillKvTokens: 0,
-    numDecodeRequests: 0,
-    sumDecodeKvTokens: 0,
-    varDecodeKvTokens: 0,
-    numQueuedPrefill: 0,
-    sumQueuedPrefillTokens: 0,
-    varQueuedPrefillLength: 0,
-    numQueuedDecode: 0,
-    sumQueuedDecodeKvTokens: 0,
-    varQueuedDecodeKvTokens: 0,
-    ...fields,
-  };
+  return forwardPassMetrics(0, { wallTimeS, ...fields });
 }
 
 /**
