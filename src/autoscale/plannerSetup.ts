@@ -15,6 +15,7 @@ import type { WarmupWindow } from "../planner/predictors/series.js";
 import { extractMetricsFromMooncake } from "../planner/trafficWindows.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../planner/types.js";
 import { createTimingModel, type RoleTimings } from "../timing/index.js";
+import { PassShape } from "../timing/passShape.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import type { DynamoRequests } from "../traffic/dynamo/index.js";
 import { TraceError } from "../traffic/traceError.js";
@@ -225,9 +226,12 @@ function verifyingDecode(timing: TimingModel, role: WorkerRoleSpec): BootstrapTi
   const spec = role.speculation ?? null;
   if (spec === null) return timing;
   const k = spec.numSpeculativeTokens;
+  // A verify pass: no prefill half; every sequence verifies its K drafts.
+  const pass = new PassShape();
   return {
     prefillMs: (count, isl, prefix) => timing.prefillMs(count, isl, prefix),
-    decodeMs: (batch, kv, ctx, total) => timing.passMs(0, 0, 0, batch, kv, ctx, total, batch, batch * k),
+    decodeMs: (batch, kv, ctx, total) =>
+      timing.passMs(pass.setDecode(batch, kv, ctx, total).setDrafts(batch, batch * k)),
   };
 }
 

@@ -188,27 +188,32 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
 
   /** Routes an arrived request to a ready worker of the front pool. */
   private dispatch(row: number, t: number): void {
-    const collector = this.collector;
     const source = this.source;
     const pool = this.front;
-    const placement = pool.placement;
-    const hashes = source.hashes(row);
-    const offset = source.hashStart(row);
-    const count = source.hashCount(row);
-    const isl = source.inputLength(row);
-    const slot = placement.choose(hashes, offset, count, isl, t);
-    const overlapTokens = placement.lastOverlapBlocks * pool.spec.blockSize;
+    const slot = pool.chooseSlot(source, row, t);
+    const overlapTokens = pool.lastOverlapTokens();
     const w = pool.workerOf(slot);
-    collector.onDispatch(row, t, w, pool.rankOf(slot), overlapTokens);
+    this.collector.onDispatch(row, t, w, pool.rankOf(slot), overlapTokens);
+    const isl = source.inputLength(row);
     const routing = pool.kvRouting;
     if (routing !== null) {
       const predicted = routing.wantsPrefillPrediction
         ? pool.timing.prefillMs(1, isl, Math.min(overlapTokens, isl))
         : Number.NaN;
-      routing.onDispatched(slot, row, hashes, offset, count, isl, t, predicted);
+      pool.noteDispatched(source, row, slot, t, predicted);
     }
     const output = Math.min(this.frontOutputCap, source.outputLength(row));
-    pool.engines[slot].enqueue(makeSequence(row, isl, output, hashes, offset, count, this.maxModelLen));
+    const hashes = source.hashes(row);
+    const sequence = makeSequence(
+      row,
+      isl,
+      output,
+      hashes,
+      source.hashStart(row),
+      source.hashCount(row),
+      this.maxModelLen,
+    );
+    pool.engines[slot].enqueue(sequence);
     pool.dirty[w] = 1;
   }
 

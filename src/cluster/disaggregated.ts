@@ -186,21 +186,11 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
 
   private routeHandoff(row: number, t: number): void {
     const back = this.back;
-    const handoff = this.handoff;
     const source = this.source;
-    const hashes = source.hashes(row);
-    const offset = source.hashStart(row);
-    const count = source.hashCount(row);
     const isl = source.inputLength(row);
-    const slot = back.placement.choose(hashes, offset, count, isl, t);
+    const slot = back.chooseSlot(source, row, t);
     this.decodeSlotOf[row & this.mask] = slot;
-    handoff.onDecodeRouted(
-      row,
-      t,
-      back.workerOf(slot),
-      back.rankOf(slot),
-      back.placement.lastOverlapBlocks * back.spec.blockSize,
-    );
+    this.handoff.onDecodeRouted(row, t, back.workerOf(slot), back.rankOf(slot), back.lastOverlapTokens());
     const seq = this.sequenceOf(row);
     if (Math.ceil(isl / back.spec.blockSize) > back.spec.numGpuBlocks) {
       // The prompt can never fit on the decode worker: reject rather than wait forever (destination
@@ -212,7 +202,7 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     // The decode router counts the request from its choice on (the reference's add_request at
     // selection), also while the hand-off waits for KV capacity there: it is in flight on that
     // worker, which keeps it even if the worker starts draining meanwhile.
-    back.kvRouting?.onDispatched(slot, row, hashes, offset, count, isl, t, Number.NaN);
+    back.noteDispatched(source, row, slot, t, Number.NaN);
     this.handoffSeq[row & this.mask] = seq;
     const queue = this.reservationQueue(slot);
     if (queue.length === 0 && this.reserve(seq, slot, t)) return;

@@ -8,6 +8,7 @@ import type { AdmissionObserver, EngineHostOffload, WorkerEngine } from "../engi
 import type { G3OffloadReport, KvOffloadReport } from "../output/kvOffload.js";
 import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
+import type { RequestSource } from "../traffic/requestSource.js";
 import type { WorkerRole } from "../util/workerRole.js";
 
 /** Lifecycle of a worker (`ai-dynamo/aisimulate@bbdd237:crates/core/src/replay/agg.rs`): starting → ready → draining → removed. */
@@ -225,36 +226,62 @@ export class WorkerPool {
     return true;
   }
 
+  /** The slot the pool's placement picks for request `row` of `source` at `t` (by its prompt blocks). */
+  chooseSlot(source: RequestSource, row: number, t: number): number {
+    const hashes = source.hashes(row);
+    return this.placement.choose(
+      hashes,
+      source.hashStart(row),
+      source.hashCount(row),
+      source.inputLength(row),
+      t,
+    );
+  }
+
+  /** Prompt tokens the slot chosen last already held, per the placement's index (0 without one). */
+  lastOverlapTokens(): number {
+    return this.placement.lastOverlapBlocks * this.spec.blockSize;
+  }
+
+  /** Tells a load-aware router that request `row` now counts on `slot` (nothing under round robin). */
+  noteDispatched(
+    source: RequestSource,
+    row: number,
+    slot: number,
+    t: number,
+    predictedPrefillMs: number,
+  ): void {
+    this.kvRouting?.onDispatched(
+      slot,
+      row,
+      source.hashes(row),
+      source.hashStart(row),
+      source.hashCount(row),
+      source.inputLength(row),
+      t,
+      predictedPrefillMs,
+    );
+  }
+
   /** What the pool's host tiers did (prediction.json `kv_offload`); null without offload. */
   hostOffloadReport(): KvOffloadReport | null {
     const h = this.spec.hostOffload;
     if (h == null) return null;
-    let stored = 0;
-    let evicted = 0;
-    let loads = 0;
-    let loaded = 0;
-    let waitMs = 0;
-    let resident = 0;
-    for (const t of this.hostTiers) {
-      stored += t.storedBlocks;
-      evicted += t.evictedBlocks;
-      loads += t.loads;
-      loaded += t.loadedBlocks;
-      waitMs += t.loadWaitMs;
-      resident += t.residentBlocks;
-    }
+    const sum = (of: (t: HostKvTier) => number): number => sumOver(this.hostTiers, of);
+    const loads = sum((t) => t.loads);
+    const loaded = sum((t) => t.loadedBlocks);
     return {
       scope: h.scope,
       tiers: this.hostTiers.length,
       host_blocks_per_tier: h.numHostBlocks,
-      stored_blocks: stored,
-      evicted_blocks: evicted,
+      stored_blocks: sum((t) => t.storedBlocks),
+      evicted_blocks: sum((t) => t.evictedBlocks),
       loads,
       loaded_blocks: loaded,
       loaded_tokens: loaded * this.spec.blockSize,
       loaded_bytes_per_gpu: loaded * h.bytesPerBlock,
-      mean_load_ms: loads === 0 ? 0 : waitMs / loads,
-      resident_blocks: resident,
+      mean_load_ms: loads === 0 ? 0 : sum((t) => t.loadWaitMs) / loads,
+      resident_blocks: sum((t) => t.residentBlocks),
     };
   }
 
@@ -262,53 +289,23 @@ export class WorkerPool {
   diskOffloadReport(endMs: number): G3OffloadReport | null {
     const d = this.spec.hostOffload?.disk;
     if (d == null) return null;
-    const io = (): DiskIoStats => ({
-      submitted_jobs: 0,
-      completed_jobs: 0,
-      cancelled_jobs: 0,
-      completed_bytes: 0,
-      transfer_ms: 0,
-    });
-    const read = io();
-    const write = io();
-    const add = (into: DiskIoStats, x: DiskIoStats): void => {
-      into.submitted_jobs += x.submitted_jobs;
-      into.completed_jobs += x.completed_jobs;
-      into.cancelled_jobs += x.cancelled_jobs;
-      into.completed_bytes += x.completed_bytes;
-      into.transfer_ms += x.transfer_ms;
-    };
-    let probes = 0;
-    let hits = 0;
-    let pending = 0;
-    let evictions = 0;
-    let resident = 0;
-    let pendingBlocks = 0;
-    let cross = 0;
-    for (const t of this.diskTiers) {
-      add(read, t.readStatsAt(endMs));
-      add(write, t.writeStatsAt(endMs));
-      probes += t.lookupProbes;
-      hits += t.lookupHits;
-      pending += t.lookupPending;
-      evictions += t.evictions;
-      resident += t.residentBlocks;
-      pendingBlocks += t.pendingBlocksAt(endMs);
-      cross += t.crossWorkerReadBlocks;
-    }
+    const sum = (of: (t: DiskKvTier) => number): number => sumOver(this.diskTiers, of);
+    const reads = this.diskTiers.map((t) => t.readStatsAt(endMs));
+    const writes = this.diskTiers.map((t) => t.writeStatsAt(endMs));
+    const pendingBlocks = sum((t) => t.pendingBlocksAt(endMs));
     return {
       scope: d.scope,
       tiers: this.diskTiers.length,
       g3_blocks_per_tier: d.numBlocks,
-      lookup_probes: probes,
-      lookup_hits: hits,
-      lookup_pending: pending,
-      read,
-      write,
-      evictions,
-      resident_blocks: resident - pendingBlocks,
+      lookup_probes: sum((t) => t.lookupProbes),
+      lookup_hits: sum((t) => t.lookupHits),
+      lookup_pending: sum((t) => t.lookupPending),
+      read: addDiskIo(reads),
+      write: addDiskIo(writes),
+      evictions: sum((t) => t.evictions),
+      resident_blocks: sum((t) => t.residentBlocks) - pendingBlocks,
       pending_blocks: pendingBlocks,
-      cross_worker_read_blocks: cross,
+      cross_worker_read_blocks: sum((t) => t.crossWorkerReadBlocks),
     };
   }
 
@@ -373,4 +370,22 @@ export class WorkerPool {
   rankOf(slot: number): number {
     return slot % this.ranksPerWorker;
   }
+}
+
+function sumOver<T>(items: readonly T[], of: (item: T) => number): number {
+  let total = 0;
+  for (const item of items) total += of(item);
+  return total;
+}
+
+/** The disk tiers' I/O of one direction, added field by field. */
+function addDiskIo(parts: readonly DiskIoStats[]): DiskIoStats {
+  const total = (of: (x: DiskIoStats) => number): number => sumOver(parts, of);
+  return {
+    submitted_jobs: total((x) => x.submitted_jobs),
+    completed_jobs: total((x) => x.completed_jobs),
+    cancelled_jobs: total((x) => x.cancelled_jobs),
+    completed_bytes: total((x) => x.completed_bytes),
+    transfer_ms: total((x) => x.transfer_ms),
+  };
 }

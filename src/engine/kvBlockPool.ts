@@ -31,9 +31,6 @@ const NEXT = 2;
 const REFS = 3;
 const STRIDE = 4;
 
-/** Records made when a pool is built; they double as blocks are first handed out. */
-const INITIAL_RECORDS = 1024;
-
 /** `records` copied into records for `blocks` blocks, the new ones blank (no hash, no links, no references). */
 function blankRecords(records: Float64Array, blocks: number): Float64Array {
   const rec = new Float64Array(blocks * STRIDE);
@@ -45,6 +42,9 @@ function blankRecords(records: Float64Array, blocks: number): Float64Array {
   }
   return rec;
 }
+
+/** Records made when a pool is built; they double as blocks are first handed out. */
+const INITIAL_RECORDS = 1024;
 
 export class KvBlockPool {
   readonly capacity: number;

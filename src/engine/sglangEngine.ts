@@ -30,6 +30,8 @@
  * its burst emitted; the rejected drafts' pages go back to the free list. Mixed chunk is off while
  * speculating, as SGLang turns it off (a config rule refuses the pair).
  */
+
+import { PassShape } from "../timing/passShape.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { takeEntry } from "../util/mapTake.js";
@@ -89,6 +91,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   readonly pool: KvCacheView;
   readonly cache: RadixCache;
   readonly stats = new PassStats();
+  /** The shape of the pass being priced, refilled for every pass. */
+  private readonly passShape = new PassShape();
   /**
    * Whether this pass may form a prefill batch: false while `prefill_decode_interval` defers
    * prefill after a prefill pass (the cluster counts the passes, `Cluster.prefillNotDeferred`), as
@@ -363,19 +367,17 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     const decodeBatch = cfg.role === "prefill" ? 0 : stats.numDecodeRequests;
     const totalKv = cfg.numGpuBlocks * this.page;
     const kvTokens = stats.sumDecodeKvTokens;
-    return pricePass(
-      this.timing,
-      batch,
-      this.prefillIslSum,
-      stats.sumPrefillKvTokens,
-      decodeBatch,
-      Math.min(kvTokens, totalKv),
-      decodeBatch > 0 ? Math.floor(kvTokens / decodeBatch) : 0,
-      totalKv,
+    const pass = this.passShape
+      .setPrefillSums(batch, this.prefillIslSum, stats.sumPrefillKvTokens)
+      .setDecode(
+        decodeBatch,
+        Math.min(kvTokens, totalKv),
+        decodeBatch > 0 ? Math.floor(kvTokens / decodeBatch) : 0,
+        totalKv,
+      )
       // The sequences that verified drafts and the drafts they verified (counted as emitted).
-      stats.specDrafts,
-      stats.specDraftTokens,
-    );
+      .setDrafts(stats.specDrafts, stats.specDraftTokens);
+    return pricePass(this.timing, pass);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { PassShape } from "../timing/passShape.js";
 import type { TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { mixBlockHash } from "../util/blockHashTable.js";
@@ -54,6 +55,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   lastPassProgressed = false;
   /** Forward-pass metrics of the latest pass (what the Planner observes). */
   readonly stats = new PassStats();
+  /** The shape of the pass being priced, refilled for every pass. */
+  private readonly passShape = new PassShape();
   /** Σ length and Σ length² of the requests in `waiting` (kept incrementally: queues can be long). */
   private waitingTokens = 0;
   private waitingTokensSq = 0;
@@ -471,18 +474,29 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const activeKv = stats.sumDecodeKvTokens;
     // A prefill worker's one token rides its prefill pass: no decode time (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`).
     const decodeBatch = cfg.role === "prefill" ? 0 : stats.numDecodeRequests;
-    return pricePass(
-      this.timing,
-      this.prefillCount,
-      this.prefillIslSum,
-      this.prefillPrefixSum,
-      decodeBatch,
-      activeKv,
-      decodeBatch > 0 ? activeKv / decodeBatch : 0,
-      cfg.numGpuBlocks * cfg.blockSize,
-      this.draftSequences,
-      this.draftTokens,
-    );
+    const pass = this.passShape
+      .setPrefillSums(this.prefillCount, this.prefillIslSum, this.prefillPrefixSum)
+      .setDecode(
+        decodeBatch,
+        activeKv,
+        decodeBatch > 0 ? activeKv / decodeBatch : 0,
+        cfg.numGpuBlocks * cfg.blockSize,
+      )
+      .setDrafts(this.draftSequences, this.draftTokens);
+    return pricePass(this.timing, pass);
+  }
+
+  /** Copies the running requests' rows into `runRows` (grown when short); returns their Σ sequence length. */
+  private captureRunRows(batch: number): number {
+    const running = this.running;
+    if (this.runRows.length < batch) this.runRows = new Int32Array(Math.max(batch, 2 * this.runRows.length));
+    const rows = this.runRows;
+    let activeKv = 0;
+    for (let i = 0; i < batch; i++) {
+      rows[i] = running[i].req;
+      activeKv += running[i].length;
+    }
+    return activeKv;
   }
 
   /**
@@ -506,17 +520,16 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const cfg = this.config;
     const running = this.running;
     const batch = running.length;
-    let activeKv = 0;
-    for (let i = 0; i < batch; i++) activeKv += running[i].length;
-    if (this.runRows.length < batch) this.runRows = new Int32Array(Math.max(batch, 2 * this.runRows.length));
+    let activeKv = this.captureRunRows(batch);
     const rows = this.runRows;
-    for (let i = 0; i < batch; i++) rows[i] = running[i].req;
     const bs = cfg.blockSize;
     const boundaries = this.boundaries;
     if (!boundaries.plan(running, batch, bs, cfg.prefixCaching)) return 0;
     const { allocStart, allocRows, fillStart, fillRows } = boundaries;
     const pool = this.pool;
     const totalKv = cfg.numGpuBlocks * bs;
+    // A plain decode pass: no prefill half, no drafts; the decode half is set pass by pass.
+    const plainPass = this.passShape.setPrefillSums(0, 0, 0).setDrafts(0, 0);
     const { limitMs, capMs, deadlineMs, responseMs } = window;
     let ends = this.runEnds;
     let t = now;
@@ -527,7 +540,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       const r = passes % bs;
       // Blocks this pass allocates; more than the pool can give means a preemption: not plain.
       if (allocStart[r + 1] - allocStart[r] > pool.availableBlocks) break;
-      const ms = this.timing.passMs(0, 0, 0, batch, activeKv, activeKv / batch, totalKv);
+      const ms = this.timing.passMs(plainPass.setDecode(batch, activeKv, activeKv / batch, totalKv));
       if (!(ms >= 0) || !Number.isFinite(ms)) {
         throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
       }

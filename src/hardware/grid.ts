@@ -25,10 +25,13 @@ export interface AxisRule {
   readonly log: boolean;
   /** Interpolate ln(latency), √latency or latency along this axis. */
   readonly values: ValueSpace;
+  /** Below the first measured point of the axis. */
   readonly below: Extrapolation;
+  /** Above the last measured point. */
   readonly above: Extrapolation;
 }
 
+/** How one table is read: a rule per axis and the order in which its holes are filled. */
 export interface GridRules {
   /** One rule per axis. */
   readonly axes: readonly AxisRule[];

@@ -147,6 +147,11 @@ export class DDSketch {
       m2 += delta * (value - mean);
       total += value;
     }
+    this.setMoments(n, mean, m2, total);
+  }
+
+  /** Stores the Welford state after a batch of steps taken on local copies. */
+  private setMoments(n: number, mean: number, m2: number, total: number): void {
     this.n = n;
     this.wMean = mean;
     this.wM2 = m2;
@@ -205,14 +210,8 @@ export class DDSketch {
       totalA += va;
       totalB += vb;
     }
-    a.n = na;
-    a.wMean = meanA;
-    a.wM2 = m2A;
-    a.total = totalA;
-    b.n = nb;
-    b.wMean = meanB;
-    b.wM2 = m2B;
-    b.total = totalB;
+    a.setMoments(na, meanA, m2A, totalA);
+    b.setMoments(nb, meanB, m2B, totalB);
   }
 
   /**

@@ -14,7 +14,7 @@
  */
 
 /** Growth above this share of the stretch's arrivals (and at least `MIN_GROWTH` requests) is saturation. */
-export const GROWTH_SHARE = 0.05;
+const GROWTH_SHARE = 0.05;
 export const MIN_GROWTH = 10;
 /** Fewer buckets with arrivals than this: too short to tell. */
 export const MIN_BUCKETS = 8;

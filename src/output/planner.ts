@@ -11,6 +11,15 @@ import { retuneEventSchema } from "./retune.js";
 const PLANNER_COMPONENTS = ["agg", "prefill", "decode"] as const;
 const plannerModeSchema = z.enum(["agg", "disagg"]);
 
+/** What a lifecycle operation does to one worker, in the order a worker goes through them. */
+export const LIFECYCLE_TRANSITIONS = [
+  "worker_starting",
+  "worker_ready",
+  "worker_draining",
+  "worker_removed",
+] as const;
+export type LifecycleTransition = (typeof LIFECYCLE_TRANSITIONS)[number];
+
 /** One replica change (`ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py` `ScalingEvent`). */
 export const scalingEventSchema = z.strictObject({
   at_s: z.number(),
@@ -20,14 +29,6 @@ export const scalingEventSchema = z.strictObject({
   reason: z.enum(["scale_up", "scale_down"]),
 });
 export type ScalingEvent = z.infer<typeof scalingEventSchema>;
-
-export const LIFECYCLE_TRANSITIONS = [
-  "worker_starting",
-  "worker_ready",
-  "worker_draining",
-  "worker_removed",
-] as const;
-export type LifecycleTransition = (typeof LIFECYCLE_TRANSITIONS)[number];
 
 /** One lifecycle operation: what a scaling action (or a completed startup/drain) did to workers. */
 export const lifecycleOperationSchema = z.strictObject({

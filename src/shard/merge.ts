@@ -44,6 +44,7 @@ export interface MergeOptions {
   readonly compareTop: number;
 }
 
+/** What a merge wrote (the files, the ranked rows) and how many points it had or lacked. */
 export interface MergeOutcome {
   readonly files: readonly OutputFile[];
   readonly rows: readonly RankedRow[];

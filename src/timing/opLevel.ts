@@ -6,6 +6,7 @@ import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import { type DecodeRoofline, mhaDecodeRoofline, rooflineDecodeMs } from "./mhaDecodeRoofline.js";
 import { MlaAttention } from "./mlaAttention.js";
+import type { PassShape } from "./passShape.js";
 import type { TimingModel } from "./timingModel.js";
 import type { BlockFp8Kernel, DraftKind, QkNormKernel } from "./timingSpec.js";
 
@@ -376,26 +377,17 @@ export class OpLevelTiming implements TimingModel {
    * attention kernels and the per-pass overhead are added. The reference prices the halves as two
    * passes and adds them, which reads the weights twice (docs/timing.md, "Mixed passes").
    */
-  passMs(
-    prefillCount: number,
-    meanIsl: number,
-    meanPrefix: number,
-    decodeBatch: number,
-    activeKvTokens: number,
-    meanContext: number,
-    totalKvTokens: number,
-    draftSequences = 0,
-    draftTokens = 0,
-  ): number {
+  passMs(pass: Readonly<PassShape>): number {
+    const { prefillCount, meanIsl, meanPrefix, meanContext, draftSequences, draftTokens } = pass;
     const perRequestNew = prefillCount > 0 && meanIsl > meanPrefix ? meanIsl - meanPrefix : 0;
     const prefillRows = perRequestNew > 0 ? prefillCount : 0;
-    const decodeRows = Math.max(decodeBatch, 0);
+    const decodeRows = Math.max(pass.decodeBatch, 0);
     // Drafts ride decoding sequences only.
     const drafts = decodeRows > 0 && draftSequences > 0 && draftTokens > 0 ? draftTokens : 0;
     if (prefillRows === 0 && decodeRows === 0) return 0;
     if (prefillRows === 0) {
       return drafts === 0
-        ? this.decodeMs(decodeRows, activeKvTokens, meanContext, totalKvTokens)
+        ? this.decodeMs(decodeRows, pass.activeKvTokens, meanContext, pass.totalKvTokens)
         : this.verifyMs(decodeRows, meanContext, draftSequences, drafts);
     }
     const L = this.numLayers;

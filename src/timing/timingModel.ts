@@ -1,6 +1,8 @@
+import type { PassShape } from "./passShape.js";
+
 /**
  * Forward-pass latency provider (`ai-dynamo/aisimulate@a71c2e8:crates/core/src/engine/timing.rs`, `ai-dynamo/aisimulate@4c80077:crates/core/src/engine/common/perf_model.rs`). The scheduler prices every
- * pass with `passMs(...)`: the reference's closed forms (polynomial, fixed) add
+ * pass with `passMs(shape)`: the reference's closed forms (polynomial, fixed) add
  * `prefillMs(...) + decodeMs(...)`; the op-level model prices a mixed pass as one forward pass
  * (docs/timing.md, "Mixed passes").
  */
@@ -21,25 +23,15 @@ export interface TimingModel {
    */
   decodeMs(batch: number, activeKvTokens: number, meanContext: number, totalKvTokens: number): number;
   /**
-   * One pass that prefills `prefillCount` requests and decodes `decodeBatch` others (arguments as
-   * for `prefillMs` and `decodeMs`; 0 counts mean that half is empty).
+   * One pass that prefills `pass.prefillCount` requests and decodes `pass.decodeBatch` others
+   * (see `PassShape`; a 0 count means that half is empty).
    *
-   * With speculative decoding (docs/speculation.md), `draftSequences` of the decoding requests
-   * verify `draftTokens` draft tokens in all besides their one real token: the pass carries
-   * `decodeBatch + draftTokens` decode positions. Omitted or 0: no speculation, and the pass costs
-   * exactly what it costs without these arguments.
+   * With speculative decoding (docs/speculation.md), `pass.draftSequences` of the decoding
+   * requests verify `pass.draftTokens` draft tokens in all besides their one real token: the pass
+   * carries `decodeBatch + draftTokens` decode positions. With 0 drafts the pass costs exactly
+   * what it costs without speculation.
    */
-  passMs(
-    prefillCount: number,
-    meanIsl: number,
-    meanPrefix: number,
-    decodeBatch: number,
-    activeKvTokens: number,
-    meanContext: number,
-    totalKvTokens: number,
-    draftSequences?: number,
-    draftTokens?: number,
-  ): number;
+  passMs(pass: Readonly<PassShape>): number;
 }
 
 /**
@@ -57,20 +49,12 @@ export abstract class AdditiveTiming implements TimingModel {
     totalKvTokens: number,
   ): number;
 
-  passMs(
-    prefillCount: number,
-    meanIsl: number,
-    meanPrefix: number,
-    decodeBatch: number,
-    activeKvTokens: number,
-    meanContext: number,
-    totalKvTokens: number,
-    _draftSequences = 0,
-    _draftTokens = 0,
-  ): number {
-    const prefill = prefillCount > 0 ? this.prefillMs(prefillCount, meanIsl, meanPrefix) : 0;
+  passMs(pass: Readonly<PassShape>): number {
+    const prefill =
+      pass.prefillCount > 0 ? this.prefillMs(pass.prefillCount, pass.meanIsl, pass.meanPrefix) : 0;
+    const batch = pass.decodeBatch;
     const decode =
-      decodeBatch > 0 ? this.decodeMs(decodeBatch, activeKvTokens, meanContext, totalKvTokens) : 0;
+      batch > 0 ? this.decodeMs(batch, pass.activeKvTokens, pass.meanContext, pass.totalKvTokens) : 0;
     return prefill + decode;
   }
 }

@@ -28,13 +28,7 @@ export function absorbA(h: number, k: number): number {
 
 // murmur3 fmix32 with the word count folded in.
 export function finishA(h: number, words: number): number {
-  h ^= words;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h | 0;
+  return avalanche(h ^ words, 16, 0x85ebca6b, 0xc2b2ae35);
 }
 
 // xxhash32 tail step (h += k·P3; h = rotl(h, 17)·P4).
@@ -46,11 +40,17 @@ export function absorbB(h: number, k: number): number {
 
 // xxhash32 avalanche with the word count folded in.
 export function finishB(h: number, words: number): number {
-  h = (h + Math.imul(words, 0x9e3779b1)) | 0;
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x85ebca77);
+  return avalanche((h + Math.imul(words, 0x9e3779b1)) | 0, 15, 0x85ebca77, 0xc2b2ae3d);
+}
+
+// The final mix both hashes share: xor-shift by `firstShift`, multiply, xor-shift 13, multiply,
+// xor-shift 16 (murmur3's fmix32 and xxhash32's avalanche differ only in the first shift and
+// the two multipliers).
+function avalanche(h: number, firstShift: number, m1: number, m2: number): number {
+  h ^= h >>> firstShift;
+  h = Math.imul(h, m1);
   h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae3d);
+  h = Math.imul(h, m2);
   h ^= h >>> 16;
   return h | 0;
 }

@@ -55,28 +55,15 @@ export class BlockHashTable {
 
   /** Entry index of `key`, or -1. */
   find(key: number): number {
-    const keys = this.keys;
-    const mask = this.mask;
-    let i = mixBlockHash(key) & mask;
-    for (;;) {
-      const k = keys[i];
-      if (k === key) return i;
-      if (k === EMPTY) return -1;
-      i = (i + 1) & mask;
-    }
+    const i = this.slotOf(key);
+    return this.keys[i] === key ? i : -1;
   }
 
   /** Entry index of `key`, inserted (with a zero payload) when absent. */
   insert(key: number): number {
     const keys = this.keys;
-    const mask = this.mask;
-    let i = mixBlockHash(key) & mask;
-    for (;;) {
-      const k = keys[i];
-      if (k === key) return i;
-      if (k === EMPTY) break;
-      i = (i + 1) & mask;
-    }
+    const i = this.slotOf(key);
+    if (keys[i] === key) return i;
     if ((this.count + 1) * 2 > keys.length) {
       this.rehash(keys.length * 2, this.strideWords, false);
       return this.insert(key);
@@ -84,6 +71,18 @@ export class BlockHashTable {
     keys[i] = key;
     this.count++;
     return i;
+  }
+
+  /** The slot holding `key`, or the empty slot that ends its probe run (where it would go). */
+  private slotOf(key: number): number {
+    const keys = this.keys;
+    const mask = this.mask;
+    let i = mixBlockHash(key) & mask;
+    for (;;) {
+      const k = keys[i];
+      if (k === key || k === EMPTY) return i;
+      i = (i + 1) & mask;
+    }
   }
 
   /** Removes entry `i`: later entries of its probe run shift back into the hole. */

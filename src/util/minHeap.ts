@@ -39,19 +39,14 @@ export class MinHeap {
     let i = this.n++;
     const times = this.times;
     const orders = this.orders;
-    const payloads = this.payloads;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const pt = times[parent];
       if (pt < time || (pt === time && orders[parent] <= order)) break;
-      times[i] = pt;
-      orders[i] = orders[parent];
-      payloads[i] = payloads[parent];
+      this.move(parent, i);
       i = parent;
     }
-    times[i] = time;
-    orders[i] = order;
-    payloads[i] = payload;
+    this.place(i, time, order, payload);
   }
 
   /** Removes the earliest event; read it first with the peek methods. */
@@ -60,10 +55,9 @@ export class MinHeap {
     if (n === 0) return;
     const times = this.times;
     const orders = this.orders;
-    const payloads = this.payloads;
     const time = times[n];
     const order = orders[n];
-    const payload = payloads[n];
+    const payload = this.payloads[n];
     let i = 0;
     for (;;) {
       const left = 2 * i + 1;
@@ -78,14 +72,23 @@ export class MinHeap {
       }
       const ct = times[child];
       if (ct > time || (ct === time && orders[child] >= order)) break;
-      times[i] = ct;
-      orders[i] = orders[child];
-      payloads[i] = payloads[child];
+      this.move(child, i);
       i = child;
     }
-    times[i] = time;
-    orders[i] = order;
-    payloads[i] = payload;
+    this.place(i, time, order, payload);
+  }
+
+  /** Copies entry `from` into slot `to` (a sift step). */
+  private move(from: number, to: number): void {
+    this.times[to] = this.times[from];
+    this.orders[to] = this.orders[from];
+    this.payloads[to] = this.payloads[from];
+  }
+
+  private place(i: number, time: number, order: number, payload: number): void {
+    this.times[i] = time;
+    this.orders[i] = order;
+    this.payloads[i] = payload;
   }
 
   private grow(): void {

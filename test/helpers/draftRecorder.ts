@@ -1,5 +1,6 @@
 import type { SpeculationSpec } from "../../src/engine/speculation.js";
-import { AdditiveTiming, type TimingModel } from "../../src/timing/timingModel.js";
+import type { PassShape } from "../../src/timing/passShape.js";
+import { AdditiveTiming } from "../../src/timing/timingModel.js";
 
 /** A speculation profile with one conditional rate per draft position (K = the rates' count). */
 export const speculationSpec = (rates: number[], seed = 42): SpeculationSpec => ({
@@ -18,8 +19,8 @@ export class DraftRecorder extends AdditiveTiming {
   decodeMs(batch: number): number {
     return batch > 0 ? 2 : 0;
   }
-  override passMs(...args: Parameters<TimingModel["passMs"]>): number {
-    this.drafts.push([args[7] ?? 0, args[8] ?? 0]);
-    return super.passMs(...args);
+  override passMs(pass: Readonly<PassShape>): number {
+    this.drafts.push([pass.draftSequences, pass.draftTokens]);
+    return super.passMs(pass);
   }
 }

@@ -11,6 +11,7 @@ import { FixedTiming } from "../../src/timing/fixed.js";
 import { OpLevelTiming } from "../../src/timing/opLevel.js";
 import { PolynomialTiming } from "../../src/timing/polynomial.js";
 import type { TimingModel } from "../../src/timing/timingModel.js";
+import { passOf } from "../helpers/passShape.js";
 
 function opLevel(model: string, gpu: string, tensor: number, perSequenceMs = 0): OpLevelTiming {
   const arch = resolveModel(model);
@@ -40,9 +41,11 @@ describe.each(IMPLEMENTATIONS)("TimingModel contract: %s", (_name, make) => {
   it("an empty pass costs nothing, and an empty half adds nothing", () => {
     expect(t.prefillMs(0, 0, 0)).toBe(0);
     expect(t.decodeMs(0, 0, 0, TOTAL_KV)).toBe(0);
-    expect(t.passMs(0, 0, 0, 0, 0, 0, TOTAL_KV)).toBe(0);
-    expect(t.passMs(2, 1000, 0, 0, 0, 0, TOTAL_KV)).toBe(t.prefillMs(2, 1000, 0));
-    expect(t.passMs(0, 0, 0, 16, 16 * 700, 700, TOTAL_KV)).toBe(t.decodeMs(16, 16 * 700, 700, TOTAL_KV));
+    expect(t.passMs(passOf(0, 0, 0, 0, 0, 0, TOTAL_KV))).toBe(0);
+    expect(t.passMs(passOf(2, 1000, 0, 0, 0, 0, TOTAL_KV))).toBe(t.prefillMs(2, 1000, 0));
+    expect(t.passMs(passOf(0, 0, 0, 16, 16 * 700, 700, TOTAL_KV))).toBe(
+      t.decodeMs(16, 16 * 700, 700, TOTAL_KV),
+    );
   });
 
   it("a fully cached prompt has no prefill cost (fixed timing charges any non-empty batch, as the reference's)", () => {
@@ -89,7 +92,7 @@ describe.each(IMPLEMENTATIONS)("TimingModel contract: %s", (_name, make) => {
     ]) {
       const prefill = t.prefillMs(count, isl, 0);
       const decode = t.decodeMs(batch, batch * ctx, ctx, TOTAL_KV);
-      const mixed = t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV);
+      const mixed = t.passMs(passOf(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV));
       expect(mixed).toBeGreaterThanOrEqual(Math.max(prefill, decode) - 1e-9);
       expect(mixed).toBeLessThanOrEqual(prefill + decode + 1e-9);
     }
@@ -100,30 +103,30 @@ describe.each(IMPLEMENTATIONS)("TimingModel contract: %s", (_name, make) => {
       [0, 0, 32, 800],
       [1, 1024, 16, 2000],
     ]) {
-      const plain = t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV);
-      expect(t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, 0, 0)).toBe(plain);
-      expect(t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, batch, 0)).toBe(plain);
+      const plain = t.passMs(passOf(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV));
+      expect(t.passMs(passOf(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, 0, 0))).toBe(plain);
+      expect(t.passMs(passOf(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, batch, 0))).toBe(plain);
       let last = plain;
       for (const k of [1, 3, 5]) {
-        const verify = t.passMs(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, batch, batch * k);
+        const verify = t.passMs(passOf(count, isl, 0, batch, batch * ctx, ctx, TOTAL_KV, batch, batch * k));
         expect(Number.isFinite(verify) && verify >= last - 1e-9, `${k} drafts`).toBe(true);
         last = verify;
       }
     }
     // A prefill-only pass carries no drafts.
-    expect(t.passMs(1, 1024, 0, 0, 0, 0, TOTAL_KV, 4, 12)).toBe(t.prefillMs(1, 1024, 0));
+    expect(t.passMs(passOf(1, 1024, 0, 0, 0, 0, TOTAL_KV, 4, 12))).toBe(t.prefillMs(1, 1024, 0));
   });
 
   it("is a pure function: the same query gives the same answer", () => {
     const a = [
       t.prefillMs(2, 3000, 100),
       t.decodeMs(50, 50 * 900, 900, TOTAL_KV),
-      t.passMs(1, 700, 0, 9, 9000, 1000, TOTAL_KV),
+      t.passMs(passOf(1, 700, 0, 9, 9000, 1000, TOTAL_KV)),
     ];
     const b = [
       t.prefillMs(2, 3000, 100),
       t.decodeMs(50, 50 * 900, 900, TOTAL_KV),
-      t.passMs(1, 700, 0, 9, 9000, 1000, TOTAL_KV),
+      t.passMs(passOf(1, 700, 0, 9, 9000, 1000, TOTAL_KV)),
     ];
     expect(b).toEqual(a);
   });

@@ -15,6 +15,7 @@ import { createTimingModel } from "../../src/timing/index.js";
 import { OpLevelTiming } from "../../src/timing/opLevel.js";
 import { aggregatedRole, issueAt, loadError, loadYaml } from "../helpers/configHelpers.js";
 import { engineYaml } from "../helpers/configYaml.js";
+import { passOf } from "../helpers/passShape.js";
 
 const ENGINE = (timing: string, scheduler = "") =>
   `${engineYaml({
@@ -42,9 +43,10 @@ describe("host overhead", () => {
     expect(host.prefillMs(2, 1000, 0) - bare.prefillMs(2, 1000, 0)).toBeCloseTo(0.5 + 2 * 0.05, 9);
     // A mixed pass counts both halves' sequences once.
     expect(
-      host.passMs(2, 1000, 0, 30, 30 * 500, 500, 1e6) - bare.passMs(2, 1000, 0, 30, 30 * 500, 500, 1e6),
+      host.passMs(passOf(2, 1000, 0, 30, 30 * 500, 500, 1e6)) -
+        bare.passMs(passOf(2, 1000, 0, 30, 30 * 500, 500, 1e6)),
     ).toBeCloseTo(0.5 + 32 * 0.05, 9);
-    expect(host.passMs(0, 0, 0, 0, 0, 0, 1e6)).toBe(0);
+    expect(host.passMs(passOf(0, 0, 0, 0, 0, 0, 1e6))).toBe(0);
   });
 
   it("defaults: fitted per-sequence cost without async scheduling, none with it; explicit fields win", () => {

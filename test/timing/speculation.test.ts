@@ -13,6 +13,7 @@ import { FixedTiming } from "../../src/timing/fixed.js";
 import { OpLevelTiming } from "../../src/timing/opLevel.js";
 import { PolynomialTiming } from "../../src/timing/polynomial.js";
 import type { DraftKind } from "../../src/timing/timingSpec.js";
+import { passOf } from "../helpers/passShape.js";
 
 const KV = 1 << 20;
 const HOST = { perPassMs: 0.02, perSequenceMs: 0.05 };
@@ -38,7 +39,7 @@ describe.each([
       [16, 2000, 3],
       [64, 4000, 5],
     ]) {
-      const verify = ngram.passMs(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch * k);
+      const verify = ngram.passMs(passOf(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch * k));
       const rows = batch * (k + 1);
       const asDecode = ngram.decodeMs(rows, rows * ctx, ctx, KV) - HOST.perSequenceMs * (rows - batch);
       expect(verify).toBeCloseTo(asDecode, 9);
@@ -51,29 +52,29 @@ describe.each([
 
   it("mtp: the ngram price plus K draft steps, each well under a whole forward pass", () => {
     const [batch, ctx, k] = [16, 2000, 3];
-    const ng = ngram.passMs(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch * k);
-    const mt = mtp.passMs(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch * k);
+    const ng = ngram.passMs(passOf(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch * k));
+    const mt = mtp.passMs(passOf(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch * k));
     const plain = ngram.decodeMs(batch, batch * ctx, ctx, KV);
     expect(mt).toBeGreaterThan(ng);
     expect(mt - ng).toBeLessThan((k * plain) / 4);
     // Draft steps scale with the drafts per sequence: 1 draft step is a third of 3.
     const one =
-      mtp.passMs(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch) -
-      ngram.passMs(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch);
+      mtp.passMs(passOf(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch)) -
+      ngram.passMs(passOf(0, 0, 0, batch, batch * ctx, ctx, KV, batch, batch));
     expect(one * 3).toBeCloseTo(mt - ng, 9);
   });
 
   it("a mixed pass verifies drafts inside the one forward pass", () => {
-    const mixed = ngram.passMs(1, 1024, 0, 16, 16 * 800, 800, KV);
-    const verify = ngram.passMs(1, 1024, 0, 16, 16 * 800, 800, KV, 16, 48);
+    const mixed = ngram.passMs(passOf(1, 1024, 0, 16, 16 * 800, 800, KV));
+    const verify = ngram.passMs(passOf(1, 1024, 0, 16, 16 * 800, 800, KV, 16, 48));
     expect(verify).toBeGreaterThan(mixed);
-    expect(verify - mixed).toBeLessThan(ngram.passMs(0, 0, 0, 16, 16 * 800, 800, KV, 16, 48));
+    expect(verify - mixed).toBeLessThan(ngram.passMs(passOf(0, 0, 0, 16, 16 * 800, 800, KV, 16, 48)));
   });
 
   it("without a drafter (speculation off) draft arguments price as ngram's", () => {
     const off = timing(model, null, tensor);
-    expect(off.passMs(0, 0, 0, 8, 8000, 1000, KV, 8, 16)).toBe(
-      ngram.passMs(0, 0, 0, 8, 8000, 1000, KV, 8, 16),
+    expect(off.passMs(passOf(0, 0, 0, 8, 8000, 1000, KV, 8, 16))).toBe(
+      ngram.passMs(passOf(0, 0, 0, 8, 8000, 1000, KV, 8, 16)),
     );
   });
 });
@@ -81,9 +82,11 @@ describe.each([
 describe("closed forms", () => {
   it("polynomial and fixed price a verify pass as its plain decode pass (the mocker's rule)", () => {
     for (const t of [new PolynomialTiming(), new FixedTiming(10, 3)]) {
-      expect(t.passMs(0, 0, 0, 16, 16_000, 1000, KV, 16, 48)).toBe(t.passMs(0, 0, 0, 16, 16_000, 1000, KV));
-      expect(t.passMs(2, 512, 0, 16, 16_000, 1000, KV, 16, 48)).toBe(
-        t.passMs(2, 512, 0, 16, 16_000, 1000, KV),
+      expect(t.passMs(passOf(0, 0, 0, 16, 16_000, 1000, KV, 16, 48))).toBe(
+        t.passMs(passOf(0, 0, 0, 16, 16_000, 1000, KV)),
+      );
+      expect(t.passMs(passOf(2, 512, 0, 16, 16_000, 1000, KV, 16, 48))).toBe(
+        t.passMs(passOf(2, 512, 0, 16, 16_000, 1000, KV)),
       );
     }
   });

@@ -16,12 +16,16 @@
  */
 import { solveLasso } from "./lasso.js";
 
-const CHANGEPOINT_RANGE = 0.8;
-const MAX_CHANGEPOINTS = 25;
-const CHANGEPOINT_PRIOR_SCALE = 0.05;
-const TREND_PRIOR_SD = 5;
-const SEASONALITY_PRIOR_SD = 10;
-const SIGMA_PRIOR_SD = 0.5;
+/** Prophet's defaults (its constructor's keyword arguments, and the fixed priors of its Stan model). */
+const PROPHET = {
+  changepointRange: 0.8,
+  nChangepoints: 25,
+  changepointPriorScale: 0.05,
+  /** Prior sd of the trend's slope k and offset m. */
+  trendPriorSd: 5,
+  seasonalityPriorScale: 10,
+  sigmaPriorSd: 0.5,
+} as const;
 /** Floor on σ² in scaled units: an exact fit would otherwise drive σ → 0 and stall the iteration. */
 const SIGMA2_FLOOR = 1e-12;
 const MAX_OUTER = 100;
@@ -42,8 +46,8 @@ function roundHalfEven(x: number): number {
 
 /** Changepoint positions as indices into the window (Prophet `set_changepoints`). */
 export function changepointIndices(n: number): number[] {
-  const histSize = Math.floor(n * CHANGEPOINT_RANGE);
-  const count = Math.min(MAX_CHANGEPOINTS, histSize - 1);
+  const histSize = Math.floor(n * PROPHET.changepointRange);
+  const count = Math.min(PROPHET.nChangepoints, histSize - 1);
   if (count <= 0) return [];
   const out: number[] = [];
   for (let i = 1; i <= count; i++) out.push(roundHalfEven((i * (histSize - 1)) / count));
@@ -156,10 +160,10 @@ function mapEstimate(
   const gram = cols.map((a) => cols.map((b) => dotCols(a, b)));
   const g = cols.map((c) => dotCols(c, ys));
   const priorPrecision = cols.map((_, j) =>
-    j >= nb ? 0 : 1 / (j < 2 ? TREND_PRIOR_SD : SEASONALITY_PRIOR_SD) ** 2,
+    j >= nb ? 0 : 1 / (j < 2 ? PROPHET.trendPriorSd : PROPHET.seasonalityPriorScale) ** 2,
   );
   const l1 = cols.map((_, j) => j >= nb);
-  const sigmaPrecision = 1 / (SIGMA_PRIOR_SD * SIGMA_PRIOR_SD);
+  const sigmaPrecision = 1 / (PROPHET.sigmaPriorSd * PROPHET.sigmaPriorSd);
   const sseOf = (z: readonly number[]): number => {
     let sse = 0;
     for (let i = 0; i < n; i++) {
@@ -177,7 +181,7 @@ function mapEstimate(
   let sigma2 = 1;
   for (let outer = 0; outer < MAX_OUTER; outer++) {
     const q = gram.map((row, a) => row.map((v, b) => (a === b ? v + sigma2 * priorPrecision[a] : v)));
-    z = solveLasso(q, g, l1, sigma2 / CHANGEPOINT_PRIOR_SCALE, z);
+    z = solveLasso(q, g, l1, sigma2 / PROPHET.changepointPriorScale, z);
     // argmin over σ² of the σ terms: a·σ⁴ + n·σ² − SSE = 0 with a = 1/0.5².
     const sse = sseOf(z);
     const next = Math.max(
@@ -190,7 +194,7 @@ function mapEstimate(
   }
   let prior = (sigma2 * sigmaPrecision) / 2;
   for (let j = 0; j < k; j++)
-    prior += l1[j] ? Math.abs(z[j]) / CHANGEPOINT_PRIOR_SCALE : (z[j] * z[j] * priorPrecision[j]) / 2;
+    prior += l1[j] ? Math.abs(z[j]) / PROPHET.changepointPriorScale : (z[j] * z[j] * priorPrecision[j]) / 2;
   const objective = (n / 2) * Math.log(sigma2) + sseOf(z) / (2 * sigma2) + prior;
   return { beta: z.slice(0, nb), delta: z.slice(nb, nb + nh), sigma2, objective };
 }

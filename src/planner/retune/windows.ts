@@ -112,6 +112,7 @@ export interface WindowMembershipCounts {
   readonly historyRequests: number;
 }
 
+/** What `selectWindowRows` decided for one window: its rows, its history rows, the counts and bounds. */
 export interface WindowMembership {
   /** Row indices of the window's requests, in column order. */
   readonly window: readonly number[];
