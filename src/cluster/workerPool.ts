@@ -114,6 +114,7 @@ export class WorkerPool {
         prefixCaching: spec.prefixCaching,
         maxModelLen: spec.maxModelLen,
         asyncScheduling: spec.asyncScheduling,
+        firstTokenAtPrefill: spec.firstTokenAtPrefill === true,
         chunkedPrefill: spec.chunkedPrefill ?? true,
         hostOffload: this.hostOffloadFor(w * this.ranksPerWorker + r),
         speculation: spec.speculation ?? null,

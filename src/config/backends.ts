@@ -117,6 +117,14 @@ function checkRole(role: RoleConfig, backend: Backend, ctx: z.RefinementCtx, at:
       "host_offload",
     ]);
   }
+  if (role.timing.first_token !== undefined && backend === "sglang") {
+    // SGLang's prefill batch is a pass of its own that emits its requests' first tokens.
+    failAtKey(ctx, `${PATH} is only valid with engine.backend 'vllm' or 'trtllm'`, [
+      ...at,
+      "timing",
+      "first_token",
+    ]);
+  }
   if (role.scheduler.prefill_schedule_interval !== 1 && backend !== "vllm") {
     // The reference: "vLLM attn-DP only: admit prefill every N-th pass" (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py`).
     fail(

@@ -51,6 +51,8 @@ export interface WorkerRoleSpec {
   readonly maxSequences: number;
   /** vLLM `--async-scheduling`: arrivals join one pass later while passes run back to back. */
   readonly asyncScheduling: boolean;
+  /** `timing.first_token: prefill`: a request is not priced in the decode half of the pass that completes its prefill (vLLM core). Absent = false. */
+  readonly firstTokenAtPrefill?: true;
   /** `engine.enable_chunked_prefill`: false = a prompt is prefilled in one pass or waits. Absent = true. */
   readonly chunkedPrefill?: boolean;
   /**

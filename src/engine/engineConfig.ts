@@ -30,6 +30,13 @@ export interface EngineConfig {
    */
   readonly asyncScheduling?: boolean;
   /**
+   * `timing.first_token: prefill` (vLLM core only): a request whose prefill completes in a pass is
+   * not priced in that pass's decode half, as the reference prices it; its first token still comes
+   * at the pass end. Default false: it is priced as one more decode row (docs/timing.md "First
+   * token").
+   */
+  readonly firstTokenAtPrefill?: boolean;
+  /**
    * vLLM `enable_chunked_prefill` (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`): false = a waiting request whose prompt to
    * compute exceeds the pass's remaining token budget stops admission (it waits for a pass with
    * room), and one longer than `maxBatchedTokens` can never run: rejected. Absent = true.

@@ -34,6 +34,8 @@ export class Sequence {
   readonly outputHashes: number[] = [];
   /** Serial of the engine's latest started pass when the request was queued (async scheduling). */
   queuedAfterPass = 0;
+  /** Serial of the pass that completed its latest prefill (prompt or recompute); 0 = none yet. */
+  prefillDonePass = 0;
   /** Draft tokens this sequence verifies in the pass being formed (speculative decoding; 0 = none). */
   drafts = 0;
   /** SGLang: the deepest radix node of its cached prefix that it locks (-1 = none), that prefix's pages, and its private pages. */

@@ -67,6 +67,9 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   /** Whether the pass being formed preempted, and the drafts its sequences verify (count, tokens). */
   private preemptedInPass = false;
   private draftSequences = 0;
+  /** The decode half as the pass is priced: `stats`' decode batch less, with `firstTokenAtPrefill`, the requests that prefilled in it. */
+  private pricedDecodeRequests = 0;
+  private pricedDecodeKv = 0;
   private draftTokens = 0;
   /** Passes started so far, and when the latest one ends (async scheduling's visibility rule). */
   private passSerial = 0;
@@ -187,7 +190,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.preemptedInPass || budget < cfg.maxBatchedTokens || this.pendingSignals > 0;
     stats.numPrefillRequests = this.prefillCount;
     stats.sumPrefillKvTokens = this.prefillPrefixSum;
-    return this.endPass(now, this.passDurationMs(stats), stats);
+    return this.endPass(now, this.passDurationMs(), stats);
   }
 
   /**
@@ -405,6 +408,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     let finishing = 0;
     let ready = 0;
     let activeKv = 0;
+    // With `firstTokenAtPrefill`, the ready requests that prefilled in this pass, and their KV.
+    const atPrefill = this.config.firstTokenAtPrefill === true;
+    let prefilledReady = 0;
+    let prefilledKv = 0;
     let write = 0;
     for (let r = 0; r < running.length; r++) {
       const s = running[r];
@@ -423,6 +430,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       ready++;
       activeKv += len;
       stats.sumDecodeKvTokensSq += len * len;
+      if (atPrefill && s.prefillDonePass === this.passSerial) {
+        prefilledReady++;
+        prefilledKv += len;
+      }
       if (s.drafts > 0) {
         if (this.emitBurst(s)) finishing++;
         else running[write++] = s;
@@ -449,6 +460,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     this.blocksFreedAtPassEnd = activeBeforeEmit - this.pool.activeBlocks;
     stats.numDecodeRequests = ready;
     stats.sumDecodeKvTokens = activeKv;
+    this.pricedDecodeRequests = ready - prefilledReady;
+    this.pricedDecodeKv = activeKv - prefilledKv;
   }
 
   /**
@@ -468,12 +481,12 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     }
   }
 
-  /** The duration of the pass formed (`stats` holds its decode batch), from the timing model. */
-  private passDurationMs(stats: PassStats): number {
+  /** The duration of the pass formed (its decode half as `emitTokens` priced it), from the timing model. */
+  private passDurationMs(): number {
     const cfg = this.config;
-    const activeKv = stats.sumDecodeKvTokens;
+    const activeKv = this.pricedDecodeKv;
     // A prefill worker's one token rides its prefill pass: no decode time (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`).
-    const decodeBatch = cfg.role === "prefill" ? 0 : stats.numDecodeRequests;
+    const decodeBatch = cfg.role === "prefill" ? 0 : this.pricedDecodeRequests;
     const pass = this.passShape
       .setPrefillSums(this.prefillCount, this.prefillIslSum, this.prefillPrefixSum)
       .setDecode(
@@ -676,6 +689,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     if (before < s.prefillTarget) {
       // Positions below the length at admission are prefill work (prompt, or recompute).
       const chunk = Math.min(desired, s.prefillTarget - before);
+      if (chunk === s.prefillTarget - before) s.prefillDonePass = this.passSerial;
       this.stats.sumPrefillTokens += chunk;
       this.stats.sumPrefillTokensSq += chunk * chunk;
       this.prefillCount++;

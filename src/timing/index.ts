@@ -3,6 +3,7 @@ import { FixedTiming } from "./fixed.js";
 import { resolveHostOverhead } from "./hostOverhead.js";
 import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
+import { SplitPassTiming } from "./splitPasses.js";
 import type { TimingModel } from "./timingModel.js";
 import { blockFp8KernelOf, qkNormKernelOf, type TimedRole, type TimingSpec } from "./timingSpec.js";
 
@@ -31,7 +32,7 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
               balancedMoe,
               wanted,
             );
-      return new OpLevelTiming(
+      const model = new OpLevelTiming(
         spec.model,
         spec.gpu,
         tables,
@@ -49,6 +50,7 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
         provenance.backend === backend ? "measured" : blockFp8KernelOf(backend),
         qkNormKernelOf(backend),
       );
+      return spec.mixedPasses === "additive" ? new SplitPassTiming(model) : model;
     }
   }
 }

@@ -25,9 +25,15 @@ export class PassShape {
 
   /** Sets the prefill half from the batch's sums; the means are integer divisions, as both scheduler cores take them. */
   setPrefillSums(count: number, islSum: number, prefixSum: number): this {
+    return count > 0
+      ? this.setPrefill(count, Math.floor(islSum / count), Math.floor(prefixSum / count))
+      : this.setPrefill(0, 0, 0);
+  }
+
+  setPrefill(count: number, meanIsl: number, meanPrefix: number): this {
     this.prefillCount = count;
-    this.meanIsl = count > 0 ? Math.floor(islSum / count) : 0;
-    this.meanPrefix = count > 0 ? Math.floor(prefixSum / count) : 0;
+    this.meanIsl = meanIsl;
+    this.meanPrefix = meanPrefix;
     return this;
   }
 

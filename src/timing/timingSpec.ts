@@ -28,6 +28,8 @@ export type TimingSpec =
        * tables (docs/backends.md "Timing").
        */
       readonly opTables?: "backend";
+      /** `timing.mixed_passes: additive`: a mixed pass costs a prefill pass plus a decode pass (absent: one pass). */
+      readonly mixedPasses?: "additive";
     };
 
 /**

@@ -235,14 +235,16 @@ const YAML_ONLY: readonly (readonly [reason: string, paths: readonly string[]])[
       "engine.workers.<role>.timing.fpm_parquet_path",
       "engine.workers.<role>.timing.host_overhead",
       "engine.workers.<role>.timing.op_tables",
+      "engine.workers.<role>.timing.mixed_passes",
       "engine.workers.<role>.kv_cache.bytes_per_token",
       "engine.workers.<role>.kv_cache.capacity.cuda_graph_reserved_bytes",
       "engine.workers.<role>.kv_cache.capacity.bytes",
     ],
   ],
   [
-    "engine features MockEngineArgs has no field for (speculation, context parallelism, scheduler extensions, KV offload tiers, other backends)",
+    "engine features MockEngineArgs has no field for (first-token pricing, speculation, context parallelism, scheduler extensions, KV offload tiers, other backends)",
     [
+      "engine.workers.<role>.timing.first_token",
       "engine.speculation",
       "engine.nextn",
       "engine.nextn_accepted",

@@ -57,6 +57,7 @@ const WORKER_ROLE: Sources<WorkerRoleSpec> = {
   maxBatchedTokens: [`${R}.scheduler.max_batched_tokens`],
   maxSequences: [`${R}.scheduler.max_sequences`],
   asyncScheduling: [`${R}.scheduler.async_scheduling`, "engine.backend_version"],
+  firstTokenAtPrefill: [`${R}.timing.first_token`],
   chunkedPrefill: ["engine.enable_chunked_prefill"],
   prefillScheduleInterval: [`${R}.scheduler.prefill_schedule_interval`],
   prefillDecodeInterval: [`${R}.scheduler.prefill_decode_interval`],

@@ -239,6 +239,7 @@ function resolveRole(
     maxBatchedTokens: role.scheduler.max_batched_tokens,
     maxSequences: role.scheduler.max_sequences,
     asyncScheduling: role.scheduler.async_scheduling ?? ctx.asyncScheduling,
+    ...(role.timing.first_token === "prefill" ? { firstTokenAtPrefill: true as const } : {}),
     chunkedPrefill: ctx.chunkedPrefill,
     prefillScheduleInterval: role.scheduler.prefill_schedule_interval,
     // Only when set: specs of other runs stay as they were.
@@ -506,6 +507,7 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
         hostOverhead,
         balancedMoe: ctx.balancedMoe,
         ...(t.op_tables === "backend" ? { opTables: "backend" as const } : {}),
+        ...(t.mixed_passes === "additive" ? { mixedPasses: "additive" as const } : {}),
       };
     }
   }

@@ -256,12 +256,32 @@ const Timing = z
      * "Timing"): `vllm` (default) or `backend`, that backend's own AIConfigurator tables.
      */
     op_tables: z.enum(["vllm", "backend"]).optional(),
+    /**
+     * fleetsim extension: how a pass that prefills some requests and decodes others is priced
+     * (docs/timing.md "Mixed passes"): `one_pass` (default) or `additive`, a prefill pass plus a
+     * decode pass, as the reference prices it.
+     */
+    mixed_passes: z.enum(["one_pass", "additive"]).optional(),
+    /**
+     * fleetsim extension: whether a request whose prefill completes in a pass is priced as one
+     * more row of that pass's decode half (`decode_step`, default) or not (`prefill`, as the
+     * reference prices it); docs/timing.md "First token". vLLM and TensorRT-LLM roles only.
+     */
+    first_token: z.enum(["decode_step", "prefill"]).optional(),
   })
   .superRefine((t, ctx) => {
     const allowed = {
-      default: ["type", "forward_model", "fpm_parquet_path", "host_overhead", "op_tables"],
-      fixed: ["type", "prefill_ms", "decode_ms"],
-      polynomial: ["type"],
+      default: [
+        "type",
+        "forward_model",
+        "fpm_parquet_path",
+        "host_overhead",
+        "op_tables",
+        "mixed_passes",
+        "first_token",
+      ],
+      fixed: ["type", "prefill_ms", "decode_ms", "first_token"],
+      polynomial: ["type", "first_token"],
     }[t.type];
     const rejected = presentExcept(t, allowed);
     if (rejected.length > 0) {
@@ -275,19 +295,23 @@ const Timing = z
     }
   })
   .transform((t) => {
+    // Only when set (fleetsim extensions: an effective config without them reads as the reference's).
+    const firstToken = t.first_token === undefined ? {} : { first_token: t.first_token };
     switch (t.type) {
       case "fixed":
-        return { type: t.type, prefill_ms: t.prefill_ms!, decode_ms: t.decode_ms! };
+        return { type: t.type, prefill_ms: t.prefill_ms!, decode_ms: t.decode_ms!, ...firstToken };
       case "polynomial":
-        return { type: t.type };
+        return { type: t.type, ...firstToken };
       case "default":
         return {
           type: t.type,
           forward_model: t.forward_model ?? "op_level",
           fpm_parquet_path: t.fpm_parquet_path,
           host_overhead: t.host_overhead,
-          // Absent: the vLLM tables (a fleetsim extension: an effective config without it reads as the reference's).
+          // Absent: the vLLM tables.
           ...(t.op_tables === undefined ? {} : { op_tables: t.op_tables }),
+          ...(t.mixed_passes === undefined ? {} : { mixed_passes: t.mixed_passes }),
+          ...firstToken,
         };
     }
   });
