@@ -19,9 +19,12 @@ export function buildPrediction(
   planner: PlannerReport | null = null,
 ): Prediction {
   const perRequest = capturePerRequest ? buildPerRequest(result) : null;
-  const summary = buildSummary(result, spec.sla);
+  const built = buildSummary(result, spec.sla);
+  const summary = { ...built, ...costKeys(spec, built), ...referenceSummaryKeys(spec) };
   return {
-    summary: { ...summary, ...costKeys(spec, summary), ...referenceSummaryKeys(spec) },
+    // The engine stack's layout (docs/output.md "Layout"): the summary keys at the top level too.
+    ...(spec.stack === "engine" ? summary : {}),
+    summary,
     planner,
     per_request: perRequest,
     coverage: {

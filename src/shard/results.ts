@@ -44,7 +44,11 @@ export function resultPath(dir: string, hash: string): string {
 export function deterministicPrediction(prediction: Prediction): Record<string, unknown> {
   const doc = structuredClone(prediction) as unknown as Record<string, unknown>;
   const summary = doc["summary"] as Record<string, unknown>;
-  for (const key of HOST_TIME_KEYS) delete summary[key];
+  for (const key of HOST_TIME_KEYS) {
+    delete summary[key];
+    // The engine stack's top-level copy (docs/output.md "Layout").
+    delete doc[key];
+  }
   const planner = doc["planner"] as { retune_events?: { sweep_wall_s: number | null }[] } | undefined;
   for (const e of planner?.retune_events ?? []) e.sweep_wall_s = null;
   return doc;

@@ -141,6 +141,10 @@ export const HOST_TIME_PATHS: readonly string[] = [
   "summary.wall_time_ms",
   "summary.processed_tokens_per_s",
   "summary.processed_output_tokens_per_s",
+  // The engine stack's top-level copies of the summary (docs/output.md "Layout").
+  "wall_time_ms",
+  "processed_tokens_per_s",
+  "processed_output_tokens_per_s",
   "planner.retune_events[*].sweep_wall_s",
 ];
 

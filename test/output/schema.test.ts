@@ -31,6 +31,8 @@ function golden(name: string): { [key: string]: Json } {
   const doc = JSON.parse(readFileSync(goldenPath(c), "utf8")) as { [key: string]: Json };
   const summary = doc["summary"] as { [key: string]: Json };
   for (const k of HOST_TIME_KEYS) summary[k] = 1.5;
+  // An engine-stack run writes the summary's keys at the top level as well (docs/output.md "Layout").
+  if ("num_requests" in doc) for (const k of HOST_TIME_KEYS) doc[k] = 1.5;
   const planner = doc["planner"] as { retune_events?: { [key: string]: Json }[] } | null;
   for (const e of planner?.retune_events ?? []) e["sweep_wall_s"] = 0.5;
   return doc;
@@ -236,6 +238,30 @@ describe("prediction.json contract (src/output/)", () => {
     const badEnum = base() as unknown as { planner: { scaling_events: { [key: string]: unknown }[] } };
     badEnum.planner.scaling_events[0]["reason"] = "scale_sideways";
     expect(issues(badEnum)).toEqual(["planner.scaling_events.0.reason: invalid_value"]);
+  });
+
+  it("an engine-stack run writes every summary key at the top level too, equal to the summary's; a Dynamo-stack run does not", () => {
+    const engine = golden("aggregated");
+    const summary = engine["summary"] as { [key: string]: Json };
+    expect(Object.keys(summary).length).toBeGreaterThan(80);
+    for (const [key, value] of Object.entries(summary)) expect(engine[key], key).toEqual(value);
+    const dynamo = golden("seed-aggregated-planner");
+    expect(Object.keys(dynamo).sort()).toEqual([
+      "coverage",
+      "per_request",
+      "planner",
+      "run",
+      "summary",
+      "timeseries",
+    ]);
+    const issues = (doc: unknown) =>
+      (predictionSchema.safeParse(doc).error?.issues ?? []).map((i) => `${i.path.join(".")}: ${i.message}`);
+    const differs = golden("aggregated");
+    differs["mean_ttft_ms"] = 1e9;
+    expect(issues(differs)).toEqual(["mean_ttft_ms: differs from summary.mean_ttft_ms"]);
+    const partial = golden("aggregated");
+    delete partial["num_requests"];
+    expect(issues(partial)).toEqual(["num_requests: missing beside summary.num_requests"]);
   });
 
   it("the records built outside the writers (retune decisions, worker lifecycle) are the contract's types", () => {
