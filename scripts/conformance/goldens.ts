@@ -73,7 +73,7 @@ export interface GoldenFile {
   readonly widened: Record<string, number>;
   /**
    * The same tolerances for fleetsim under the reference's conventions (docs/conformance.md
-   * "Reproducing the reference's numbers"): what is left when Known differences 2, 8 and 9 are
+   * "Reproducing the reference's numbers"): what is left when Known differences 2, 3, 8 and 9 are
    * switched off. Absent in goldens written before the harness ran that comparison.
    */
   readonly conventionsWidened?: Record<string, number>;

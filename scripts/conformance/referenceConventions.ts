@@ -7,9 +7,10 @@
  *   src/config/asyncScheduling.ts; docs/conformance.md, Known differences 11).
  * - `referenceConventionSets`: that, and the reference's pricing where fleetsim keeps its own on
  *   the fidelity benchmark's evidence (docs/conformance.md "Reproducing the reference's numbers"):
- *   the first token priced at prefill (Known differences 2), no host time outside kernels (8) and
- *   mixed passes as a prefill pass plus a decode pass (9), each on the backends whose reference
- *   core prices so (`CONVENTIONS`). The harness runs fleetsim both ways: a divergence that closes
+ *   the first token priced at prefill (Known differences 2), context attention beyond the tables
+ *   extrapolated as a square (3), no host time outside kernels (8) and mixed passes as a prefill
+ *   pass plus a decode pass (9), each on the backends whose reference core prices so
+ *   (`CONVENTIONS`). The harness runs fleetsim both ways: a divergence that closes
  *   under these conventions is one of those differences.
  */
 import { parse } from "yaml";
@@ -71,6 +72,8 @@ export function referenceConventionSets(configYaml: string): string[] {
     if (conventions.firstToken) out.push(...set(`${at}.first_token`, "prefill"));
     // The op-level model's rules: nothing to switch on fixed or polynomial timing.
     if ((engine.workers?.[r]?.timing?.type ?? "default") !== "default") continue;
+    // The reference's op-level estimator, shared by every backend.
+    out.push(...set(`${at}.context_attention_extrapolation`, "quadratic"));
     if (conventions.noHostTime)
       out.push(...set(`${at}.host_overhead`, "{per_pass_ms: 0, per_sequence_ms: 0}"));
     if (conventions.additive) out.push(...set(`${at}.mixed_passes`, "additive"));

@@ -5,7 +5,7 @@ import { gpuSpec, knownGpuIds, tableSystem } from "./catalog.js";
 import { type CompactJson, decodeCompact } from "./compact.js";
 import { HardwareError } from "./errors.js";
 import type { OpPerfTables } from "./perfTables.js";
-import { moeDistributionOf } from "./tableData.js";
+import { type ContextExtrapolation, moeDistributionOf } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
 import { RooflineRescaledTables } from "./variants.js";
 
@@ -75,21 +75,23 @@ export function loadCompactTables(
   gpu: string,
   balancedMoe = false,
   backend: TableBackend = "vllm",
+  contextBeyond: ContextExtrapolation = "sqrt",
 ): OpPerfTables {
-  return loadCompactTablesWithProvenance(gpu, balancedMoe, backend).tables;
+  return loadCompactTablesWithProvenance(gpu, balancedMoe, backend, contextBeyond).tables;
 }
 
 export function loadCompactTablesWithProvenance(
   gpu: string,
   balancedMoe = false,
   backend: TableBackend = "vllm",
+  contextBeyond: ContextExtrapolation = "sqrt",
 ): { tables: OpPerfTables; provenance: TableProvenance } {
   const measured = tableSystem(gpu);
   const source = hasCompactTables(measured, backend) ? backend : "vllm";
   const data = moeDistributionOf(decodeCompact(readCompactJson(measured, source)), balancedMoe, gpu);
   // The committed tables of this build: their built grids may be kept between runs.
   const scope = `compact|${source}|${measured}|${data.perfDataVersion}|${gpu}|${balancedMoe ? "balanced" : "measured"}`;
-  const tables = buildOpPerfTables(data, gpuSpec(measured), scope);
+  const tables = buildOpPerfTables(data, gpuSpec(measured), scope, contextBeyond);
   return {
     tables: measured === gpu ? tables : new RooflineRescaledTables(tables, gpuSpec(measured), gpuSpec(gpu)),
     provenance: provenanceOf(data),

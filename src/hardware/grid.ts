@@ -15,7 +15,9 @@ export type Extrapolation =
   /** Edge value × x / x_edge: linear in the work along this axis (FLOPs, bytes). */
   | "proportional"
   /** Continue the edge segment linearly in x and √value (AIC's rule for attention sequence length). */
-  | "sqrt";
+  | "sqrt"
+  /** Edge value × (x / x_edge)²: quadratic in the axis (the reference's rule for attention beyond its longest measured sequence). */
+  | "quadratic";
 
 /** Space in which values are interpolated along an axis. */
 export type ValueSpace = "lin" | "log" | "sqrt";
@@ -43,6 +45,7 @@ const CLAMP = 0;
 const EXTEND = 1;
 const PROPORTIONAL = 2;
 const SQRT = 3;
+const QUADRATIC = 4;
 
 function modeCode(e: Extrapolation): number {
   switch (e) {
@@ -54,6 +57,8 @@ function modeCode(e: Extrapolation): number {
       return PROPORTIONAL;
     case "sqrt":
       return SQRT;
+    case "quadratic":
+      return QUADRATIC;
   }
 }
 
@@ -231,11 +236,12 @@ export class Grid {
         return;
       }
     }
-    if (mode === CLAMP || mode === PROPORTIONAL) {
+    if (mode === CLAMP || mode === PROPORTIONAL || mode === QUADRATIC) {
       const e = x < kn[0] ? 0 : n - 1;
       this.child(d, off + e * st);
       const v = res[d + 1];
-      res[d] = mode === CLAMP ? v : (v * x) / kn[e];
+      const r = x / kn[e];
+      res[d] = mode === CLAMP ? v : mode === PROPORTIONAL ? v * r : v * r * r;
       return;
     }
     this.child(d, off + i * st);
@@ -296,6 +302,8 @@ export class Grid {
             const vb = vals[base + b * st];
             if (above === PROPORTIONAL) {
               v = (vb * kn[j]) / kn[b];
+            } else if (above === QUADRATIC) {
+              v = vb * (kn[j] / kn[b]) ** 2;
             } else if (present.length === 1) {
               v = vb;
             } else {

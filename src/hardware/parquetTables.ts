@@ -6,7 +6,7 @@ import type { GpuSpec } from "./gpu.js";
 import { readPerfRows, toTableData } from "./parquetData.js";
 import type { OpPerfTables } from "./perfTables.js";
 import { parseSystemYaml } from "./systemSpec.js";
-import { moeDistributionOf, type OpTableData } from "./tableData.js";
+import { type ContextExtrapolation, moeDistributionOf, type OpTableData } from "./tableData.js";
 import { buildOpPerfTables } from "./tables.js";
 import { GPU_VARIANTS, RooflineRescaledTables, variantSpec } from "./variants.js";
 
@@ -46,11 +46,12 @@ export async function loadParquetTablesWithProvenance(
   version?: string,
   balancedMoe = false,
   backend: TableBackend = "vllm",
+  contextBeyond: ContextExtrapolation = "sqrt",
 ): Promise<{ tables: OpPerfTables; provenance: TableProvenance }> {
   const measured = tableSystem(gpu);
   const source = backend !== "vllm" && existsSync(join(dir, measured, backend)) ? backend : "vllm";
   const { data, spec } = await loadParquetTableData(dir, measured, version, source);
-  const tables = buildOpPerfTables(moeDistributionOf(data, balancedMoe, gpu), spec);
+  const tables = buildOpPerfTables(moeDistributionOf(data, balancedMoe, gpu), spec, null, contextBeyond);
   // A memory variant reads its base system's tree and rescales it (variants.ts).
   return {
     provenance: provenanceOf(data),

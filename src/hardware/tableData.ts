@@ -124,14 +124,26 @@ export const GEMM_RULES: GridRules = {
  * `sqrt_y_value` rule. Holes (large batch × long isl, never measured) are filled along batch
  * first, as AIC's `extrapolate_data_grid` does (z = batch).
  */
-export const CONTEXT_RULES: GridRules = {
-  axes: [
-    LIN_EXTEND,
-    { log: false, values: "lin", below: "clamp", above: "proportional" },
-    { log: false, values: "sqrt", below: "clamp", above: "sqrt" },
-  ],
-  fillOrder: [1, 2, 0],
-};
+export const CONTEXT_RULES: GridRules = contextRules("sqrt");
+
+/**
+ * How context attention is extrapolated beyond the longest measured sequence: `sqrt` continues the
+ * last segment in √latency (AIC's `sqrt_y_value`, fleetsim's default); `quadratic` scales the last
+ * measured point by (length / measured length)², the reference's rule (`timing.context_attention_extrapolation`,
+ * docs/timing.md "Beyond the tables").
+ */
+export type ContextExtrapolation = "sqrt" | "quadratic";
+
+export function contextRules(beyond: ContextExtrapolation): GridRules {
+  return {
+    axes: [
+      LIN_EXTEND,
+      { log: false, values: "lin", below: "clamp", above: "proportional" },
+      { log: false, values: "sqrt", below: "clamp", above: beyond },
+    ],
+    fillOrder: [1, 2, 0],
+  };
+}
 
 /**
  * Generation attention over [heads, batch, kv length]: linear in all three (AIC's bilinear over

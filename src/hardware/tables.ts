@@ -9,6 +9,8 @@ import {
   ALLREDUCE_RULES,
   type AttentionGroup,
   CONTEXT_RULES,
+  type ContextExtrapolation,
+  contextRules,
   GEMM_RULES,
   GENERATION_RULES,
   type GridData,
@@ -114,7 +116,8 @@ function generationGrid(spec: GpuSpec, g: AttentionGroup): Grid {
   return grid;
 }
 
-const contextGrid = (g: AttentionGroup): Grid => new Grid(g.grid.axes, g.grid.latencyMs, CONTEXT_RULES);
+const contextGrid = (g: AttentionGroup, rules: GridRules = CONTEXT_RULES): Grid =>
+  new Grid(g.grid.axes, g.grid.latencyMs, rules);
 const allReduceGrid = (grid: GridData): Grid => new Grid(grid.axes, grid.latencyMs, ALLREDUCE_RULES);
 export const moeGrid = (t: MoeTable): Grid => new Grid(t.grid.axes, t.grid.latencyMs, MOE_RULES);
 
@@ -122,7 +125,7 @@ export const moeGrid = (t: MoeTable): Grid => new Grid(t.grid.axes, t.grid.laten
 export function buildGrids(data: OpTableData, spec: GpuSpec): Grids {
   return {
     gemm: data.gemm.map((g) => gemmGrid(spec, g.dtype, g.grid)),
-    contextAttention: data.contextAttention.map(contextGrid),
+    contextAttention: data.contextAttention.map((g) => contextGrid(g)),
     generationAttention: data.generationAttention.map((g) => generationGrid(spec, g)),
     allReduce: data.allReduce.map((t) => allReduceGrid(t.grid)),
     moe: data.moe.map(moeGrid),
@@ -171,6 +174,8 @@ export class InterpolatedTables implements OpPerfTables {
     private readonly data: OpTableData,
     private readonly spec: GpuSpec,
     private readonly cacheScope: string | null = null,
+    /** Context attention beyond the longest measured sequence (tableData.ts `contextRules`). */
+    contextBeyond: ContextExtrapolation = "sqrt",
   ) {
     this.gpu = data.gpu;
     // The same grids as buildGrids(data, spec), each built on its first query.
@@ -181,11 +186,14 @@ export class InterpolatedTables implements OpPerfTables {
         gemmGrid(spec, g.dtype, g.grid),
       );
     }
+    const ctxRules = contextRules(contextBeyond);
+    // The default rule keeps its historical store key; another rule is another grid.
+    const ctxName = contextBeyond === "sqrt" ? "context" : `context-${contextBeyond}`;
     for (const g of data.contextAttention) {
       const key = attnKey(g.kvDtype, g.headDim, g.kvHeads);
       this.ctx.set(
         key,
-        lazy(`context|${key}`, CONTEXT_RULES, () => contextGrid(g)),
+        lazy(`${ctxName}|${key}`, ctxRules, () => contextGrid(g, ctxRules)),
       );
     }
     for (const g of data.generationAttention) {
@@ -385,6 +393,7 @@ export function buildOpPerfTables(
   data: OpTableData,
   spec: GpuSpec,
   cacheScope: string | null = null,
+  contextBeyond: ContextExtrapolation = "sqrt",
 ): OpPerfTables {
-  return new InterpolatedTables(data, spec, cacheScope);
+  return new InterpolatedTables(data, spec, cacheScope, contextBeyond);
 }

@@ -21,9 +21,10 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
       const balancedMoe = spec.balancedMoe === true && spec.model.moe !== null;
       const backend = role.backend ?? "vllm";
       const wanted = spec.opTables === "backend" ? backend : "vllm";
+      const contextBeyond = spec.contextExtrapolation ?? "sqrt";
       const { tables, provenance } =
         spec.perfDatabase === null
-          ? loadCompactTablesWithProvenance(spec.gpu.id, balancedMoe, wanted)
+          ? loadCompactTablesWithProvenance(spec.gpu.id, balancedMoe, wanted, contextBeyond)
           : // The parquet reader loads only for a perf database (start-up, docs/performance.md).
             await (await import("../hardware/parquetTables.js")).loadParquetTablesWithProvenance(
               spec.perfDatabase,
@@ -31,6 +32,7 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
               undefined,
               balancedMoe,
               wanted,
+              contextBeyond,
             );
       const model = new OpLevelTiming(
         spec.model,

@@ -30,6 +30,8 @@ export type TimingSpec =
       readonly opTables?: "backend";
       /** `timing.mixed_passes: additive`: a mixed pass costs a prefill pass plus a decode pass (absent: one pass). */
       readonly mixedPasses?: "additive";
+      /** `timing.context_attention_extrapolation: quadratic`: the reference's rule beyond the tables' longest sequence (absent: √). */
+      readonly contextExtrapolation?: "quadratic";
     };
 
 /**

@@ -109,7 +109,7 @@ describe("fleetsim against the reference's golden fixtures", () => {
     });
   }
 
-  // With Known differences 2, 8 and 9 switched off (docs/conformance.md "Reproducing the
+  // With Known differences 2, 3, 8 and 9 switched off (docs/conformance.md "Reproducing the
   // reference's numbers"), what is left of each golden's divergence is held to its own band.
   for (const g of goldens.filter((g) => g.conventionsWidened !== undefined)) {
     it(`${g.case}, under the reference's conventions`, async () => {

@@ -29,7 +29,7 @@ describe("referenceSchedulerSets", () => {
 });
 
 describe("referenceConventionSets", () => {
-  it("adds first-token pricing to every vLLM or TRT-LLM role, and op-level pricing rules to default-timing roles", () => {
+  it("adds first-token pricing to every vLLM or TRT-LLM role, and the op-level rules of each backend to default-timing roles", () => {
     expect(
       referenceConventionSets("engine:\n  workers:\n    aggregated:\n      timing: {type: default}\n"),
     ).toEqual([
@@ -37,6 +37,8 @@ describe("referenceConventionSets", () => {
       "engine.workers.aggregated.scheduler.async_scheduling=false",
       "--set",
       "engine.workers.aggregated.timing.first_token=prefill",
+      "--set",
+      "engine.workers.aggregated.timing.context_attention_extrapolation=quadratic",
       "--set",
       "engine.workers.aggregated.timing.host_overhead={per_pass_ms: 0, per_sequence_ms: 0}",
       "--set",
@@ -49,9 +51,13 @@ describe("referenceConventionSets", () => {
       "--set",
       "engine.workers.aggregated.timing.first_token=prefill",
       "--set",
+      "engine.workers.aggregated.timing.context_attention_extrapolation=quadratic",
+      "--set",
       "engine.workers.aggregated.timing.mixed_passes=additive",
     ]);
     expect(referenceConventionSets("engine: {backend: sglang}\n")).toEqual([
+      "--set",
+      "engine.workers.aggregated.timing.context_attention_extrapolation=quadratic",
       "--set",
       "engine.workers.aggregated.timing.host_overhead={per_pass_ms: 0, per_sequence_ms: 0}",
     ]);

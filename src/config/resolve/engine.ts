@@ -508,6 +508,9 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
         balancedMoe: ctx.balancedMoe,
         ...(t.op_tables === "backend" ? { opTables: "backend" as const } : {}),
         ...(t.mixed_passes === "additive" ? { mixedPasses: "additive" as const } : {}),
+        ...(t.context_attention_extrapolation === "quadratic"
+          ? { contextExtrapolation: "quadratic" as const }
+          : {}),
       };
     }
   }

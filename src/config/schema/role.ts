@@ -263,6 +263,12 @@ const Timing = z
      */
     mixed_passes: z.enum(["one_pass", "additive"]).optional(),
     /**
+     * fleetsim extension: context attention beyond the op tables' longest measured sequence
+     * (docs/timing.md "Beyond the tables"): `sqrt` (default, AIConfigurator's rule) or `quadratic`,
+     * the reference's.
+     */
+    context_attention_extrapolation: z.enum(["sqrt", "quadratic"]).optional(),
+    /**
      * fleetsim extension: whether a request whose prefill completes in a pass is priced as one
      * more row of that pass's decode half (`decode_step`, default) or not (`prefill`, as the
      * reference prices it); docs/timing.md "First token". vLLM and TensorRT-LLM roles only.
@@ -278,6 +284,7 @@ const Timing = z
         "host_overhead",
         "op_tables",
         "mixed_passes",
+        "context_attention_extrapolation",
         "first_token",
       ],
       fixed: ["type", "prefill_ms", "decode_ms", "first_token"],
@@ -311,6 +318,9 @@ const Timing = z
           // Absent: the vLLM tables.
           ...(t.op_tables === undefined ? {} : { op_tables: t.op_tables }),
           ...(t.mixed_passes === undefined ? {} : { mixed_passes: t.mixed_passes }),
+          ...(t.context_attention_extrapolation === undefined
+            ? {}
+            : { context_attention_extrapolation: t.context_attention_extrapolation }),
           ...firstToken,
         };
     }
