@@ -8,7 +8,8 @@
  *   kv_bytes = capacity · memory_fraction − non_kv            (vLLM: fraction of TOTAL memory)
  *   kv_bytes = (capacity − non_kv) · memory_fraction          (TRT-LLM: fraction of FREE memory)
  *   kv_bytes = (capacity − resident) · memory_fraction − weights − cuda_graph_reserved
- *                                                             (SGLang; activations not deducted)
+ *                                                             (SGLang; activations not deducted;
+ *                                                              resident = 1.2 · other_mem + nccl_mem)
  *   tokens   = floor(kv_bytes / kv_bytes_per_token);  blocks = floor(tokens / block_size)
  *
  * Every quantity is per GPU (one TP shard of one pipeline stage).
@@ -41,6 +42,14 @@ export const ACTIVATION_COEFFICIENTS: Readonly<Record<"LLAMA" | "MOE", Readonly<
   LLAMA: { 1: 11, 2: 6.5, 4: 5, 8: 5 },
   MOE: { 1: 22, 2: 13, 4: 10, 8: 10 },
 };
+
+/**
+ * An SGLang role's runtime overhead as a multiple of the system's `other_mem`: the reference's
+ * memory estimate reports `runtime_overhead_bytes` = ⌊1.2 × other_mem⌋ for SGLang roles (4,509,715,660
+ * bytes on H100 and H200, whose other_mem is 3.5 GiB) and other_mem itself for vLLM and TRT-LLM
+ * roles (its `--detail memory`, `npm run conformance`; docs/conformance.md "KV capacity").
+ */
+export const SGLANG_RUNTIME_OVERHEAD_FACTOR = 1.2;
 
 /** `BaseBackend.MIN_ACTIVATION_BYTES`: the activation estimate is clamped from below. */
 export const MIN_ACTIVATION_BYTES = 70 * 1024 * 1024;
@@ -148,12 +157,14 @@ export function defaultKvCapacityBlocks(input: KvCapacityInput): KvCapacity {
 
   const weightsBytes = weightBreakdown(model, input).perGpuBytes;
   const activationsBytes = activationBytes(model, input.tensor, maxNumTokens);
-  const runtimeOverheadBytes = gpu.otherMemBytes;
+  const rule = input.memoryRule ?? "of_total";
+  const runtimeOverheadBytes =
+    rule === "sglang" ? Math.floor(gpu.otherMemBytes * SGLANG_RUNTIME_OVERHEAD_FACTOR) : gpu.otherMemBytes;
   const commOverheadBytes = ncclBytes(model, gpu, input.tensor);
   const nonKvBytes =
     weightsBytes + activationsBytes + runtimeOverheadBytes + commOverheadBytes + cudaGraphReservedBytes;
   const capacityBytes = gpu.memCapacityBytes;
-  const budget = kvBudget(input.memoryRule ?? "of_total", {
+  const budget = kvBudget(rule, {
     capacityBytes,
     memoryFraction,
     nonKvBytes,
