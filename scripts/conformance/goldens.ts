@@ -25,6 +25,13 @@ export const REFERENCE_GOLDEN_DIR = join(
   "reference",
 );
 
+/**
+ * The largest |relative difference| of a request's TTFT or E2E that counts as equal: float
+ * rounding (the reference evaluates the polynomial timing in another order: 1.3e-6 at most on
+ * `timing-polynomial`), not a scheduling or pricing difference.
+ */
+export const EXACT = 1e-5;
+
 /** Per-request records are kept for runs of at most this many requests. */
 const MAX_REQUESTS = 400;
 
@@ -64,6 +71,15 @@ export interface GoldenFile {
   readonly scalingEvents: ScalingEvent[] | null;
   /** Request by request: the median |relative difference| of TTFT and E2E allowed (toleranceFor). */
   readonly requestBands?: { readonly ttftMedian: number; readonly e2eMedian: number };
+  /**
+   * The same bands with fleetsim under the reference's conventions (absent in older goldens), and
+   * whether every request's TTFT and E2E then equals the reference's (to 1e-9, relative).
+   */
+  readonly conventionsRequestBands?: {
+    readonly ttftMedian: number;
+    readonly e2eMedian: number;
+    readonly exact: boolean;
+  };
   /**
    * Summary keys of the reference that fleetsim did not write when the golden was made
    * (docs/conformance.md "Known differences"): the test accepts their absence, and only theirs.
@@ -109,6 +125,7 @@ export function goldenOf(
   measured: ReadonlyArray<{ key: string; diff: number | null; fleetsim: number | null }>,
   perRequest: PerRequestReport | null,
   conventions: ReadonlyArray<{ key: string; diff: number | null }> = [],
+  conventionsPerRequest: PerRequestReport | null = null,
 ): GoldenFile {
   const summary: Record<string, number> = {};
   for (const [k, v] of Object.entries(summaryOf(prediction)))
@@ -143,6 +160,18 @@ export function goldenOf(
           requestBands: {
             ttftMedian: toleranceFor(perRequest.ttft.medianAbs),
             e2eMedian: toleranceFor(perRequest.e2e.medianAbs),
+          },
+        }
+      : {}),
+    ...(kept !== null && conventionsPerRequest !== null
+      ? {
+          conventionsRequestBands: {
+            ttftMedian: toleranceFor(conventionsPerRequest.ttft.medianAbs),
+            e2eMedian: toleranceFor(conventionsPerRequest.e2e.medianAbs),
+            exact:
+              conventionsPerRequest.onlyReference === 0 &&
+              conventionsPerRequest.ttft.maxAbs <= EXACT &&
+              conventionsPerRequest.e2e.maxAbs <= EXACT,
           },
         }
       : {}),

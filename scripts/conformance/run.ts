@@ -218,6 +218,8 @@ export interface CaseResult {
   readonly requestKeys: KeyReport | null;
   readonly coverageKeys: KeyReport | null;
   readonly perRequest: PerRequestReport | null;
+  /** The same, with fleetsim under the reference's conventions. */
+  readonly conventionPerRequest: PerRequestReport | null;
   readonly planner: PlannerReport | null;
   /** KV capacity per role in blocks: [reference, fleetsim] (engine stack only). */
   readonly kvBlocks: Record<string, [number | null, number | null]> | null;
@@ -254,6 +256,7 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
   let requestKeys: KeyReport | null = null;
   let coverageKeys: KeyReport | null = null;
   let perRequest: PerRequestReport | null = null;
+  let conventionPerRequest: PerRequestReport | null = null;
   let planner: PlannerReport | null = null;
   let kvBlocks: CaseResult["kvBlocks"] = null;
   if (ref.prediction !== null && fs.prediction !== null) {
@@ -273,6 +276,11 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
     if (ref.requests !== null && fs.requests !== null && ref.requests.length > 0 && fs.requests.length > 0) {
       requestKeys = compareKeys(ref.requests[0]!, fs.requests[0]!);
       perRequest = comparePerRequest(requestRecords(ref.requests), requestRecords(fs.requests));
+      if (conventions.requests !== null && conventions.requests.length > 0)
+        conventionPerRequest = comparePerRequest(
+          requestRecords(ref.requests),
+          requestRecords(conventions.requests),
+        );
     }
     const rp = ref.prediction["planner"] as Record<string, unknown> | null | undefined;
     const fp = fs.prediction["planner"] as Record<string, unknown> | null | undefined;
@@ -293,12 +301,21 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
     requestKeys,
     coverageKeys,
     perRequest,
+    conventionPerRequest,
     planner,
     kvBlocks,
   };
   const golden =
     c.golden === true && ref.prediction !== null
-      ? goldenOf(c, ref.prediction, ref.requests, metrics, perRequest, conventionMetrics)
+      ? goldenOf(
+          c,
+          ref.prediction,
+          ref.requests,
+          metrics,
+          perRequest,
+          conventionMetrics,
+          conventionPerRequest,
+        )
       : null;
   const mark = caseAgrees(result) ? "agrees" : "DIVERGES";
   console.log(
@@ -535,16 +552,18 @@ function renderDocument(
       "",
       "### Request by request",
       "",
-      "Matched by `uuid`; |relative difference| of each request's TTFT and E2E: median, p90, max, and the share within 2 %.",
+      "Matched by `uuid`; |relative difference| of each request's TTFT and E2E: median, p90, max, and the share within 2 %; the last two columns: the shares within 2 % with fleetsim under the reference's conventions.",
       "",
-      "| configuration | requests | TTFT median | TTFT p90 | TTFT max | TTFT within 2 % | E2E median | E2E p90 | E2E max | E2E within 2 % |",
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| configuration | requests | TTFT median | TTFT p90 | TTFT max | TTFT within 2 % | E2E median | E2E p90 | E2E max | E2E within 2 % | TTFT within 2 %, conventions | E2E within 2 %, conventions |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     );
     const p = (v: number) => `${(v * 100).toFixed(2)} %`;
     for (const r of perReq) {
       const q = r.perRequest!;
+      const c = r.conventionPerRequest;
+      const conv = c === null ? "— | —" : `${p(c.ttft.withinShare)} | ${p(c.e2e.withinShare)}`;
       lines.push(
-        `| ${r.id} | ${q.matched} | ${p(q.ttft.medianAbs)} | ${p(q.ttft.p90Abs)} | ${p(q.ttft.maxAbs)} | ${p(q.ttft.withinShare)} | ${p(q.e2e.medianAbs)} | ${p(q.e2e.p90Abs)} | ${p(q.e2e.maxAbs)} | ${p(q.e2e.withinShare)} |`,
+        `| ${r.id} | ${q.matched} | ${p(q.ttft.medianAbs)} | ${p(q.ttft.p90Abs)} | ${p(q.ttft.maxAbs)} | ${p(q.ttft.withinShare)} | ${p(q.e2e.medianAbs)} | ${p(q.e2e.p90Abs)} | ${p(q.e2e.maxAbs)} | ${p(q.e2e.withinShare)} | ${conv} |`,
       );
     }
   }

@@ -20,7 +20,7 @@ import {
   summaryOf,
   within,
 } from "../../scripts/conformance/compare.js";
-import { type GoldenFile, REFERENCE_GOLDEN_DIR } from "../../scripts/conformance/goldens.js";
+import { EXACT, type GoldenFile, REFERENCE_GOLDEN_DIR } from "../../scripts/conformance/goldens.js";
 import {
   referenceConventionSets,
   referenceSchedulerSets,
@@ -113,9 +113,19 @@ describe("fleetsim against the reference's golden fixtures", () => {
   // reference's numbers"), what is left of each golden's divergence is held to its own band.
   for (const g of goldens.filter((g) => g.conventionsWidened !== undefined)) {
     it(`${g.case}, under the reference's conventions`, async () => {
-      const { prediction } = await runFleetsim(g, referenceConventionSets(g.config));
+      const { prediction, requests } = await runFleetsim(g, referenceConventionSets(g.config));
       const outside = outsideTolerance(g, summaryOf(prediction), g.conventionsWidened!);
       expect(outside, `${g.case}: metrics outside their tolerance`).toEqual([]);
+      const bands = g.conventionsRequestBands;
+      if (g.requests !== null && bands !== undefined) {
+        const reference = g.requests.map(([uuid, ttft, e2e]) => ({ uuid, ttft, e2e }));
+        const report = comparePerRequest(reference, requestRecords(requests));
+        expect(report.matched).toBe(reference.length);
+        expect(report.ttft.medianAbs).toBeLessThanOrEqual(bands.ttftMedian);
+        expect(report.e2e.medianAbs).toBeLessThanOrEqual(bands.e2eMedian);
+        // Where the reference's conventions reproduced every request, they must go on doing so.
+        if (bands.exact) expect(Math.max(report.ttft.maxAbs, report.e2e.maxAbs)).toBeLessThanOrEqual(EXACT);
+      }
     });
   }
 });
