@@ -23,37 +23,23 @@ const RETUNE_YAML = retuneYaml(
 describe("renderProgressLine with retune", () => {
   const extent = { requests: 1_834, simulatedMs: 110_000, estimated: true };
 
+  /** The 140-column progress line at `simulatedMs` with `done` requests and the retune state given. */
+  const lineAt = (
+    simulatedMs: number,
+    done: number,
+    retune: { sweep: { windowIndex: number; candidates: number } | null; windows: number },
+  ): string => renderProgressLine({ simulatedMs, wallMs: 2_000, done, extent, retune }, 140);
+
   it("a sweep in flight: its window of the expected ones and its candidates", () => {
-    const line = renderProgressLine(
-      {
-        simulatedMs: 35_000,
-        wallMs: 2_000,
-        done: 500,
-        extent,
-        retune: { sweep: { windowIndex: 0, candidates: 6 }, windows: 3 },
-      },
-      140,
-    );
+    const line = lineAt(35_000, 500, { sweep: { windowIndex: 0, candidates: 6 }, windows: 3 });
     expect(line).toContain("retune window 1/3: 6 candidates");
     expect(line).toContain("500/1,834 req");
   });
 
   it("between sweeps nothing is added; a window past the estimate raises the count", () => {
-    const between = renderProgressLine(
-      { simulatedMs: 50_000, wallMs: 2_000, done: 800, extent, retune: { sweep: null, windows: 3 } },
-      140,
-    );
+    const between = lineAt(50_000, 800, { sweep: null, windows: 3 });
     expect(between).not.toContain("retune");
-    const late = renderProgressLine(
-      {
-        simulatedMs: 125_000,
-        wallMs: 2_000,
-        done: 1_800,
-        extent,
-        retune: { sweep: { windowIndex: 3, candidates: 1 }, windows: 3 },
-      },
-      140,
-    );
+    const late = lineAt(125_000, 1_800, { sweep: { windowIndex: 3, candidates: 1 }, windows: 3 });
     expect(late).toContain("retune window 4/4: 1 candidate ");
   });
 

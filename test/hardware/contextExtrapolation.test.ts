@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadCompactTables } from "../../src/hardware/compactTables.js";
 import { Grid } from "../../src/hardware/grid.js";
 import { contextRules } from "../../src/hardware/tableData.js";
-import { aggregatedRole, expectIssue, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { defaultTimingWith, expectRefusedOnPolynomialTiming } from "../helpers/configHelpers.js";
 
 const HEADS = { numHeads: 32, numKvHeads: 8, headDim: 128, kvDtype: "bfloat16" } as const;
 
@@ -40,23 +39,10 @@ describe("context attention beyond the longest measured sequence (timing.context
   });
 
   it("is read from the YAML for default timing only", () => {
-    const engine = engineYaml({
-      model: "Qwen/Qwen3-8B",
-      contextLength: null,
-      blocks: 1000,
-      timing: "{type: default, context_attention_extrapolation: quadratic}",
-    });
-    const timing = aggregatedRole(loadYaml(engine)).timing;
+    const timing = defaultTimingWith(", context_attention_extrapolation: quadratic");
     expect(timing.type === "default" ? timing.contextExtrapolation : null).toBe("quadratic");
-    const sqrt = aggregatedRole(loadYaml(engine.replace("quadratic", "sqrt"))).timing;
+    const sqrt = defaultTimingWith(", context_attention_extrapolation: sqrt");
     expect(sqrt.type === "default" ? sqrt.contextExtrapolation : null).toBeUndefined();
-    expectIssue(
-      RUNNABLE_ENGINE.replace(
-        "timing: {type: polynomial}",
-        "timing: {type: polynomial, context_attention_extrapolation: quadratic}",
-      ),
-      "engine.workers.aggregated.timing",
-      "engine.workers.aggregated.timing.type='polynomial' does not accept ['context_attention_extrapolation']",
-    );
+    expectRefusedOnPolynomialTiming("context_attention_extrapolation", "quadratic");
   });
 });

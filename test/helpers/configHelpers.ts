@@ -103,6 +103,29 @@ export function expectIssue(yamlText: string, path: string, message: string): vo
   expect(err.format()).toMatch(/line \d+, column \d+/);
 }
 
+/**
+ * The aggregated role's resolved `timing` of a runnable Qwen3-8B engine whose `timing:` is
+ * `{type: default<extra>}` (`extra`: more flow-YAML keys, e.g. `, mixed_passes: additive`).
+ */
+export function defaultTimingWith(extra: string): WorkerRoleSpec["timing"] {
+  const engine = engineYaml({
+    model: "Qwen/Qwen3-8B",
+    contextLength: null,
+    blocks: 1000,
+    timing: `{type: default${extra}}`,
+  });
+  return aggregatedRole(loadYaml(engine)).timing;
+}
+
+/** A `timing` key that only default timing takes is refused on polynomial timing, at the timing's path. */
+export function expectRefusedOnPolynomialTiming(key: string, value: string): void {
+  expectIssue(
+    RUNNABLE_ENGINE.replace("timing: {type: polynomial}", `timing: {type: polynomial, ${key}: ${value}}`),
+    "engine.workers.aggregated.timing",
+    `engine.workers.aggregated.timing.type='polynomial' does not accept ['${key}']`,
+  );
+}
+
 /** The first issue at `path` (fails if there is none). */
 export function firstIssueAt(err: ConfigError, path: string): ConfigIssue {
   const issue = err.issues.find((i) => i.path === path);

@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PassShape } from "../../src/timing/passShape.js";
 import { SplitPassTiming } from "../../src/timing/splitPasses.js";
 import type { TimingModel } from "../../src/timing/timingModel.js";
-import { aggregatedRole, expectIssue, loadYaml, RUNNABLE_ENGINE } from "../helpers/configHelpers.js";
-import { engineYaml } from "../helpers/configYaml.js";
+import { defaultTimingWith, expectRefusedOnPolynomialTiming } from "../helpers/configHelpers.js";
 import { passOf } from "../helpers/passShape.js";
 
 /** A one-pass model whose mixed pass is cheaper than its halves (as the op-level model's is), recording what it priced. */
@@ -49,23 +48,10 @@ describe("timing.mixed_passes: additive (SplitPassTiming)", () => {
   });
 
   it("is read from the YAML for default timing only", () => {
-    const engine = engineYaml({
-      model: "Qwen/Qwen3-8B",
-      contextLength: null,
-      blocks: 1000,
-      timing: "{type: default, mixed_passes: additive}",
-    });
-    const timing = aggregatedRole(loadYaml(engine)).timing;
+    const timing = defaultTimingWith(", mixed_passes: additive");
     expect(timing.type === "default" ? timing.mixedPasses : null).toBe("additive");
-    const plain = aggregatedRole(loadYaml(engine.replace(", mixed_passes: additive", ""))).timing;
+    const plain = defaultTimingWith("");
     expect(plain.type === "default" ? plain.mixedPasses : null).toBeUndefined();
-    expectIssue(
-      RUNNABLE_ENGINE.replace(
-        "timing: {type: polynomial}",
-        "timing: {type: polynomial, mixed_passes: additive}",
-      ),
-      "engine.workers.aggregated.timing",
-      "engine.workers.aggregated.timing.type='polynomial' does not accept ['mixed_passes']",
-    );
+    expectRefusedOnPolynomialTiming("mixed_passes", "additive");
   });
 });
