@@ -9,7 +9,7 @@ import { configuredMoeParallelism } from "../model/weights.js";
 import { formatNumber } from "../report/formatNumber.js";
 import { stableLine } from "../report/json.js";
 import { OpLevelTiming, type PassEstimate } from "../timing/opLevel.js";
-import { blockFp8KernelOf, qkNormKernelOf } from "../timing/timingSpec.js";
+import { blockFp8KernelOf, qkNormKernelOf, sharedExpertStreamTokensOf } from "../timing/timingSpec.js";
 import { UserError } from "../util/userError.js";
 import type { Streams } from "./streams.js";
 
@@ -80,6 +80,7 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
     // As a run prices it (timing/index.ts): a backend's own tables measure its block-FP8 kernel.
     provenance.backend === opts.backend ? "measured" : blockFp8KernelOf(opts.backend),
     qkNormKernelOf(opts.backend),
+    sharedExpertStreamTokensOf(opts.backend),
   );
   const tablesLine = `${BACKEND_LABEL[provenance.backend]} ${provenance.version}`;
   const prefill =

@@ -5,7 +5,13 @@ import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
 import { SplitPassTiming } from "./splitPasses.js";
 import type { TimingModel } from "./timingModel.js";
-import { blockFp8KernelOf, qkNormKernelOf, type TimedRole, type TimingSpec } from "./timingSpec.js";
+import {
+  blockFp8KernelOf,
+  qkNormKernelOf,
+  sharedExpertStreamTokensOf,
+  type TimedRole,
+  type TimingSpec,
+} from "./timingSpec.js";
 
 export type { TimingModel } from "./timingModel.js";
 export type { TimedRole, TimingSpec } from "./timingSpec.js";
@@ -51,6 +57,7 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
         // backend's kernel rule applies (docs/models.md "Block-scaled FP8 GEMMs").
         provenance.backend === backend ? "measured" : blockFp8KernelOf(backend),
         qkNormKernelOf(backend),
+        sharedExpertStreamTokensOf(backend),
       );
       return spec.mixedPasses === "additive" ? new SplitPassTiming(model) : model;
     }

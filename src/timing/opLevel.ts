@@ -153,6 +153,9 @@ export class OpLevelTiming implements TimingModel {
   private readonly draftLayerCache = new Map<number, number>();
   /** MHA only, where the op tables' decode-attention grid breaks the HBM bound (timing/mhaDecodeRoofline.ts). */
   private readonly decodeRoofline: DecodeRoofline | null;
+  /** The shared experts' ops of one MoE layer (empty without shared experts). */
+  private readonly sharedGemms: GemmOp[] = [];
+  private sharedActBytesPerToken = 0;
 
   constructor(
     private readonly model: ModelArchitecture,
@@ -167,6 +170,11 @@ export class OpLevelTiming implements TimingModel {
     blockFp8Kernel: BlockFp8Kernel = "measured",
     /** How the backend runs a Q/K norm (timing/timingSpec.ts): separate kernels, or fused into RoPE. */
     qkNormKernel: QkNormKernel = "separate",
+    /**
+     * The largest pass (tokens) whose shared experts run on a second stream beside the routed
+     * ones (timing/timingSpec.ts `sharedExpertStreamTokensOf`); 0: never.
+     */
+    private readonly sharedExpertStreamTokens = 0,
   ) {
     const tp = parallel.tensor;
     const h = model.hiddenSize;
@@ -241,7 +249,12 @@ export class OpLevelTiming implements TimingModel {
         repeat: this.moeLayers,
       });
       const shared = model.moe.sharedIntermediateSize;
-      if (shared > 0) this.pushDenseMlp("shared_", shared / tp, this.moeLayers, w);
+      if (shared > 0) {
+        this.pushDenseMlp("shared_", shared / tp, this.moeLayers, w);
+        // The MLP's two GEMMs and its activation, just pushed.
+        this.sharedGemms.push(...this.layerGemms.slice(-2));
+        this.sharedActBytesPerToken = this.tokenMemOps[this.tokenMemOps.length - 1].bytesPerToken;
+      }
     }
   }
 
@@ -520,7 +533,7 @@ export class OpLevelTiming implements TimingModel {
     for (const g of this.layerGemms) ms += (g.repeat / L) * t.gemm(g.dtype, tokens, g.n, g.k);
     const moe = this.model.moe;
     if (moe !== null) {
-      ms += (this.moeLayers / L) * this.moeLayerMs(tokens);
+      ms += (this.moeLayers / L) * (this.moeLayerMs(tokens) - this.sharedExpertsHiddenMs(tokens));
       if (this.parallel.attentionData > 1 && this.parallel.moeExpert > 1) {
         ms += this.allToAllMs(tokens, moe.topK) / L;
       } else if (this.parallel.attentionData > 1) {
@@ -534,6 +547,23 @@ export class OpLevelTiming implements TimingModel {
     if (tp > 1) ms += 3 * t.allReduce(tp, tokens * this.hiddenBytesPerToken);
     if (this.draftLayerCache.size < 1 << 16) this.draftLayerCache.set(tokens, ms);
     return ms;
+  }
+
+  /**
+   * What one MoE layer saves when its shared experts run on a second stream beside the router and
+   * the routed experts (passes of at most `sharedExpertStreamTokens` tokens): the layer then costs
+   * the longer of the two paths, so the shorter one is hidden. 0 when the pass is larger, the model
+   * has no shared experts or the backend runs them in line.
+   */
+  private sharedExpertsHiddenMs(tokens: number): number {
+    if (this.sharedGemms.length === 0 || tokens <= 0 || tokens > this.sharedExpertStreamTokens) return 0;
+    const t = this.tables;
+    let shared = this.memOpMs(tokens * this.sharedActBytesPerToken);
+    for (const g of this.sharedGemms) shared += t.gemm(g.dtype, tokens, g.n, g.k);
+    const moe = this.model.moe!;
+    const routed =
+      t.gemm("bfloat16", tokens, moe.numExperts, this.model.hiddenSize) + this.moeLayerMs(tokens);
+    return Math.min(shared, routed);
   }
 
   /** One MoE layer's fused experts for `tokens` tokens of each attention-DP rank. */
@@ -571,6 +601,14 @@ export class OpLevelTiming implements TimingModel {
         });
       } else if (p.attentionData > 1) {
         ops.push({ name: "moe_dp_gather", repeat: this.moeLayers, latencyMs: this.dpGatherMs(tokens) });
+      }
+      const hidden = this.sharedExpertsHiddenMs(tokens);
+      if (hidden > 0) {
+        ops.push({
+          name: "shared_experts_overlap",
+          repeat: this.moeLayers,
+          latencyMs: -this.moeLayers * hidden,
+        });
       }
     }
     for (const m of this.tokenMemOps) {

@@ -80,6 +80,22 @@ export type BlockFp8Kernel = "measured" | "per-tensor";
  */
 export type QkNormKernel = "separate" | "fused";
 
+/**
+ * The largest pass, in tokens, whose MoE layers run the shared experts on a second CUDA stream,
+ * beside the router and the routed experts (0: never). vLLM does so for passes of at most
+ * `VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD` tokens, 256 by default
+ * (`vllm-project/vllm@01b747c9:vllm/model_executor/layers/fused_moe/runner/shared_experts.py`,
+ * `_determine_shared_experts_order`), which the reference's vLLM model prices as its
+ * `generation_moe_overlap` op (docs/timing.md "Shared experts beside the routed ones"). SGLang and
+ * TRT-LLM are priced without it, as the reference prices them.
+ */
+export function sharedExpertStreamTokensOf(backend: TimedRole["backend"]): number {
+  return backend === "vllm" || backend === undefined ? VLLM_SHARED_EXPERTS_STREAM_TOKENS : 0;
+}
+
+/** vLLM's default `VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD`. */
+export const VLLM_SHARED_EXPERTS_STREAM_TOKENS = 256;
+
 export function qkNormKernelOf(backend: TimedRole["backend"]): QkNormKernel {
   return backend === "trtllm" ? "fused" : "separate";
 }

@@ -13,7 +13,8 @@ import { lookupCatalog } from "../../src/model/catalog.js";
 import { architectureFromHfConfig } from "../../src/model/hfConfig.js";
 import { defaultKvCapacityBlocks, kvBytesPerToken, weightBreakdown } from "../../src/model/memory.js";
 import { MlaAttention } from "../../src/timing/mlaAttention.js";
-import { OpLevelTiming, type Parallelism } from "../../src/timing/opLevel.js";
+import { OpLevelTiming, type Parallelism, type PassEstimate } from "../../src/timing/opLevel.js";
+import { sharedExpertStreamTokensOf } from "../../src/timing/timingSpec.js";
 import { cli, predictExample, setFlags } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
@@ -219,6 +220,56 @@ describe("DeepSeek-V3's forward pass", () => {
       "logits_gemm",
       "generation_attention",
     ]);
+  });
+
+  it("on vLLM hides the shorter of the shared and routed expert paths in passes of at most 256 tokens", () => {
+    const p = par({ tensor: 8, moeTensor: 1, moeExpert: 8 });
+    const inLine = new OpLevelTiming(V3, gpuSpec("h200_sxm"), tables, p);
+    const streamed = new OpLevelTiming(
+      V3,
+      gpuSpec("h200_sxm"),
+      tables,
+      p,
+      undefined,
+      null,
+      "measured",
+      "separate",
+      sharedExpertStreamTokensOf("vllm"),
+    );
+    const ms = (e: PassEstimate, name: string) => e.ops.find((o) => o.name === name)?.latencyMs ?? 0;
+    for (const batch of [1, 32, 256]) {
+      const e = streamed.explainDecode(batch, 1024);
+      const shared = ms(e, "shared_gate_up_gemm") + ms(e, "shared_down_gemm") + ms(e, "shared_act_gate");
+      const routed = ms(e, "router_gemm") + ms(e, "moe");
+      // The MoE layers cost the longer path: the overlap line takes back the shorter one.
+      expect(ms(e, "shared_experts_overlap")).toBeCloseTo(-Math.min(shared, routed), 9);
+      expect(e.totalMs).toBeCloseTo(inLine.explainDecode(batch, 1024).totalMs - Math.min(shared, routed), 9);
+      expect(streamed.decodeMs(batch, 0, 1024, 0)).toBeCloseTo(e.totalMs, 9);
+    }
+    // Above vLLM's VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD the experts run in line.
+    expect(streamed.explainDecode(257, 1024).ops.some((o) => o.name === "shared_experts_overlap")).toBe(
+      false,
+    );
+    expect(streamed.prefillMs(1, 2048, 0)).toBe(inLine.prefillMs(1, 2048, 0));
+    expect(streamed.prefillMs(1, 200, 0)).toBeLessThan(inLine.prefillMs(1, 200, 0));
+    // SGLang and TRT-LLM are priced in line, as the reference prices them; a model without shared
+    // experts has nothing to overlap.
+    expect(sharedExpertStreamTokensOf("sglang")).toBe(0);
+    expect(sharedExpertStreamTokensOf("trtllm")).toBe(0);
+    const qwen = lookupCatalog("Qwen/Qwen3-30B-A3B")!;
+    const q = par({ tensor: 2, moeTensor: 2 });
+    const qStreamed = new OpLevelTiming(
+      qwen,
+      gpuSpec("h200_sxm"),
+      tables,
+      q,
+      undefined,
+      null,
+      "measured",
+      "separate",
+      256,
+    );
+    expect(qStreamed.decodeMs(8, 0, 1024, 0)).toBe(timing(qwen, q).decodeMs(8, 0, 1024, 0));
   });
 });
 
