@@ -142,6 +142,9 @@ describe("DeepSeek-V3's forward pass", () => {
   const tables = loadCompactTables("h200_sxm");
   const timing = (m: ModelArchitecture, p: Parallelism) =>
     new OpLevelTiming(m, gpuSpec("h200_sxm"), tables, p);
+  /** As a `vllm` role prices it: shared experts on a second stream in small passes. */
+  const streamedTiming = (m: ModelArchitecture, p: Parallelism) =>
+    new OpLevelTiming(m, gpuSpec("h200_sxm"), tables, p, undefined, null, "measured", "separate", 256);
 
   it("runs MLA projections on every layer, dense MLPs on the first three and experts on the other 58", () => {
     const ops = new Map(
@@ -224,18 +227,8 @@ describe("DeepSeek-V3's forward pass", () => {
 
   it("on vLLM hides the shorter of the shared and routed expert paths in passes of at most 256 tokens", () => {
     const p = par({ tensor: 8, moeTensor: 1, moeExpert: 8 });
-    const inLine = new OpLevelTiming(V3, gpuSpec("h200_sxm"), tables, p);
-    const streamed = new OpLevelTiming(
-      V3,
-      gpuSpec("h200_sxm"),
-      tables,
-      p,
-      undefined,
-      null,
-      "measured",
-      "separate",
-      sharedExpertStreamTokensOf("vllm"),
-    );
+    const inLine = timing(V3, p);
+    const streamed = streamedTiming(V3, p);
     const ms = (e: PassEstimate, name: string) => e.ops.find((o) => o.name === name)?.latencyMs ?? 0;
     for (const batch of [1, 32, 256]) {
       const e = streamed.explainDecode(batch, 1024);
@@ -254,21 +247,12 @@ describe("DeepSeek-V3's forward pass", () => {
     expect(streamed.prefillMs(1, 200, 0)).toBeLessThan(inLine.prefillMs(1, 200, 0));
     // SGLang and TRT-LLM are priced in line, as the reference prices them; a model without shared
     // experts has nothing to overlap.
+    expect(sharedExpertStreamTokensOf("vllm")).toBe(256);
     expect(sharedExpertStreamTokensOf("sglang")).toBe(0);
     expect(sharedExpertStreamTokensOf("trtllm")).toBe(0);
     const qwen = lookupCatalog("Qwen/Qwen3-30B-A3B")!;
     const q = par({ tensor: 2, moeTensor: 2 });
-    const qStreamed = new OpLevelTiming(
-      qwen,
-      gpuSpec("h200_sxm"),
-      tables,
-      q,
-      undefined,
-      null,
-      "measured",
-      "separate",
-      256,
-    );
+    const qStreamed = streamedTiming(qwen, q);
     expect(qStreamed.decodeMs(8, 0, 1024, 0)).toBe(timing(qwen, q).decodeMs(8, 0, 1024, 0));
   });
 });
