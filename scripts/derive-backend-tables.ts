@@ -31,27 +31,10 @@ import { compactTableData, decodeCompact, encodeCompact } from "../src/hardware/
 import { readCompactJson } from "../src/hardware/compactTables.js";
 import { readPerfRows, toTableData } from "../src/hardware/parquetData.js";
 import { buildOpPerfTables } from "../src/hardware/tables.js";
+import { AIC_DATA, aicSourceFromArgs } from "./aicSource.js";
 
-const { values } = parseArgs({
-  options: {
-    aic: { type: "string" },
-    ref: { type: "string", default: "HEAD" },
-    out: { type: "string", default: "src/hardware" },
-  },
-});
-if (values.aic === undefined) {
-  console.error(
-    "usage: derive-backend-tables.ts --aic <aiconfigurator git dir> [--ref HEAD] [--out src/hardware]",
-  );
-  process.exit(2);
-}
-const aic = resolve(values.aic);
-const ref = values.ref ?? "HEAD";
-const out = resolve(values.out ?? "src/hardware");
-const DATA = "aic-core/src/aiconfigurator_core/systems/data";
-
-const git = (args: string[]): Buffer => execFileSync("git", ["-C", aic, ...args], { maxBuffer: 1 << 30 });
-const commit = git(["rev-parse", ref]).toString().trim();
+const { commit, out, git } = aicSourceFromArgs("derive-backend-tables.ts");
+const DATA = AIC_DATA;
 
 /** Files the derivation reads, by op folder, as AIC lays them out. */
 const REQUIRED = [

@@ -337,6 +337,9 @@ interface EstimateQuery {
   system: string;
   backend: string;
   tp: number;
+  /** Expert-parallel ranks of an MoE model whose experts are not tensor-sharded (absent: its experts follow TP). */
+  moe_ep?: number;
+  moe_tp?: number;
   phase: "prefill" | "decode";
   batch: number;
   tokens: number;
@@ -348,23 +351,26 @@ interface EstimateRow extends EstimateQuery {
   error: string | null;
 }
 
-const ESTIMATE_MODELS: ReadonlyArray<{ model: string; tp: number }> = [
+const ESTIMATE_MODELS: ReadonlyArray<{ model: string; tp: number; ep?: number }> = [
   { model: "meta-llama/Meta-Llama-3.1-8B", tp: 1 },
   { model: "Qwen/Qwen3-32B", tp: 2 },
   { model: "meta-llama/Meta-Llama-3.1-70B", tp: 4 },
   { model: "Qwen/Qwen3-30B-A3B", tp: 2 },
+  // MLA (the measured module on vLLM) and shared experts, experts spread over 8 ranks.
+  { model: "deepseek-ai/DeepSeek-V3", tp: 8, ep: 8 },
 ];
 
 function estimateQueries(): EstimateQuery[] {
   const out: EstimateQuery[] = [];
-  for (const { model, tp } of ESTIMATE_MODELS)
+  for (const { model, tp, ep } of ESTIMATE_MODELS)
     for (const system of ["h200_sxm", "h100_sxm"]) {
+      const moe = ep === undefined ? {} : { moe_tp: 1, moe_ep: ep };
       for (const tokens of [128, 1024, 8192, 32768])
-        out.push({ model, system, backend: "vllm", tp, phase: "prefill", batch: 1, tokens });
+        out.push({ model, system, backend: "vllm", tp, ...moe, phase: "prefill", batch: 1, tokens });
       for (const batch of [1, 8, 64, 256])
         for (const tokens of [128, 1024, 8192, 32768]) {
           if (batch * tokens > 2_000_000) continue;
-          out.push({ model, system, backend: "vllm", tp, phase: "decode", batch, tokens });
+          out.push({ model, system, backend: "vllm", tp, ...moe, phase: "decode", batch, tokens });
         }
     }
   return out;
@@ -379,8 +385,8 @@ async function fleetsimEstimate(q: EstimateQuery): Promise<number> {
       backend: "vllm",
       tensor: q.tp,
       pipeline: 1,
-      moeTensor: q.model.includes("A3B") ? q.tp : 1,
-      moeExpert: 1,
+      moeTensor: q.moe_tp ?? (q.model.includes("A3B") ? q.tp : 1),
+      moeExpert: q.moe_ep ?? 1,
       prefillTokens: q.phase === "prefill" ? q.tokens : undefined,
       prefix: 0,
       batch: q.batch,
@@ -618,7 +624,7 @@ function renderDocument(
     for (const e of estimates) {
       const d = e.reference !== null && e.fleetsim !== null ? (e.fleetsim - e.reference) / e.reference : null;
       lines.push(
-        `| ${e.model} | ${e.system} | ${e.tp} | ${e.phase} | ${e.batch} | ${e.tokens} | ${num(e.reference)} | ${num(e.fleetsim)} | ${e.error !== null ? e.error.slice(0, 80) : pct(d)} |`,
+        `| ${e.model} | ${e.system} | ${e.tp}${e.moe_ep === undefined ? "" : ` (EP ${e.moe_ep})`} | ${e.phase} | ${e.batch} | ${e.tokens} | ${num(e.reference)} | ${num(e.fleetsim)} | ${e.error !== null ? e.error.slice(0, 80) : pct(d)} |`,
       );
     }
     const ok = estimates.filter((e) => e.reference !== null && e.fleetsim !== null);

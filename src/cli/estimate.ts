@@ -8,8 +8,8 @@ import { resolveModel } from "../model/resolve.js";
 import { configuredMoeParallelism } from "../model/weights.js";
 import { formatNumber } from "../report/formatNumber.js";
 import { stableLine } from "../report/json.js";
+import { kernelsOf } from "../timing/kernels.js";
 import { OpLevelTiming, type PassEstimate } from "../timing/opLevel.js";
-import { blockFp8KernelOf, qkNormKernelOf, sharedExpertStreamTokensOf } from "../timing/timingSpec.js";
 import { UserError } from "../util/userError.js";
 import type { Streams } from "./streams.js";
 
@@ -77,10 +77,11 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
     { tensor: opts.tensor, pipeline: opts.pipeline, attentionData: 1, ...moe },
     undefined,
     null,
-    // As a run prices it (timing/index.ts): a backend's own tables measure its block-FP8 kernel.
-    provenance.backend === opts.backend ? "measured" : blockFp8KernelOf(opts.backend),
-    qkNormKernelOf(opts.backend),
-    sharedExpertStreamTokensOf(opts.backend),
+    // As a run prices it (timing/kernels.ts).
+    kernelsOf(opts.backend, provenance.backend, model, gpu.id, opts.tensor, {
+      contextBeyond: "sqrt",
+      builtInTables: opts.perfDatabase === undefined,
+    }),
   );
   const tablesLine = `${BACKEND_LABEL[provenance.backend]} ${provenance.version}`;
   const prefill =

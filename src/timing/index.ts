@@ -1,17 +1,12 @@
 import { loadCompactTablesWithProvenance } from "../hardware/compactTables.js";
 import { FixedTiming } from "./fixed.js";
 import { resolveHostOverhead } from "./hostOverhead.js";
+import { kernelsOf } from "./kernels.js";
 import { OpLevelTiming } from "./opLevel.js";
 import { PolynomialTiming } from "./polynomial.js";
 import { SplitPassTiming } from "./splitPasses.js";
 import type { TimingModel } from "./timingModel.js";
-import {
-  blockFp8KernelOf,
-  qkNormKernelOf,
-  sharedExpertStreamTokensOf,
-  type TimedRole,
-  type TimingSpec,
-} from "./timingSpec.js";
+import type { TimedRole, TimingSpec } from "./timingSpec.js";
 
 export type { TimingModel } from "./timingModel.js";
 export type { TimedRole, TimingSpec } from "./timingSpec.js";
@@ -53,11 +48,10 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
         },
         resolveHostOverhead(spec.hostOverhead, role.asyncScheduling),
         role.speculation?.kind ?? null,
-        // A backend's own tables measure its own block-FP8 kernel; priced from vLLM's, the
-        // backend's kernel rule applies (docs/models.md "Block-scaled FP8 GEMMs").
-        provenance.backend === backend ? "measured" : blockFp8KernelOf(backend),
-        qkNormKernelOf(backend),
-        sharedExpertStreamTokensOf(backend),
+        kernelsOf(backend, provenance.backend, spec.model, spec.gpu.id, role.tensor, {
+          contextBeyond,
+          builtInTables: spec.perfDatabase === null,
+        }),
       );
       return spec.mixedPasses === "additive" ? new SplitPassTiming(model) : model;
     }

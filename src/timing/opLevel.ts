@@ -1,5 +1,6 @@
 import type { WeightDtype } from "../hardware/dtypes.js";
 import type { GpuSpec } from "../hardware/gpu.js";
+import type { MlaModuleTable } from "../hardware/mlaModule.js";
 import type { AttentionHeads, OpPerfTables } from "../hardware/perfTables.js";
 import type { MoeShape } from "../hardware/sol.js";
 import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
@@ -8,7 +9,7 @@ import { type DecodeRoofline, mhaDecodeRoofline, rooflineDecodeMs } from "./mhaD
 import { MlaAttention } from "./mlaAttention.js";
 import type { PassShape } from "./passShape.js";
 import type { TimingModel } from "./timingModel.js";
-import type { BlockFp8Kernel, DraftKind, QkNormKernel } from "./timingSpec.js";
+import type { BackendKernels, BlockFp8Kernel, DraftKind } from "./timingSpec.js";
 
 /** How one logical worker's GPUs are split (`ai-dynamo/aisimulate@6e591c7:python/aisimulate/src/aisimulate/config/engine.py` parallelism keys). */
 export interface Parallelism {
@@ -142,6 +143,11 @@ export class OpLevelTiming implements TimingModel {
   private readonly decodeAttnValues = new Float64Array(DECODE_ATTN_SLOTS);
   /** Latent attention (DeepSeek); null for MHA/GQA models. */
   private readonly mla: MlaAttention | null;
+  /**
+   * vLLM's measured MLA module (hardware/mlaModule.ts): where set, one layer's attention block
+   * (projections, kernel, absorbed products) is priced whole from it, not op by op.
+   */
+  private readonly mlaModule: MlaModuleTable | null;
   /** MLA only: GEMMs that run on prefill tokens (kv_b up-projection) or decode rows (absorbed BMMs). */
   private readonly mlaPrefillGemms: GemmOp[] = [];
   private readonly mlaDecodeGemms: GemmOp[] = [];
@@ -156,6 +162,11 @@ export class OpLevelTiming implements TimingModel {
   /** The shared experts' ops of one MoE layer (empty without shared experts). */
   private readonly sharedGemms: GemmOp[] = [];
   private sharedActBytesPerToken = 0;
+  /**
+   * The largest pass (tokens) whose shared experts run on a second stream beside the routed ones
+   * (timing/timingSpec.ts `sharedExpertStreamTokensOf`); 0: never.
+   */
+  private readonly sharedExpertStreamTokens: number;
 
   constructor(
     private readonly model: ModelArchitecture,
@@ -166,16 +177,13 @@ export class OpLevelTiming implements TimingModel {
     private readonly host: HostOverhead = { perPassMs: 0, perSequenceMs: 0 },
     /** How draft tokens are made when the worker speculates (null: it does not). */
     private readonly drafter: DraftKind | null = null,
-    /** Which cells price a block-scaled FP8 linear layer (timing/timingSpec.ts). */
-    blockFp8Kernel: BlockFp8Kernel = "measured",
-    /** How the backend runs a Q/K norm (timing/timingSpec.ts): separate kernels, or fused into RoPE. */
-    qkNormKernel: QkNormKernel = "separate",
-    /**
-     * The largest pass (tokens) whose shared experts run on a second stream beside the routed
-     * ones (timing/timingSpec.ts `sharedExpertStreamTokensOf`); 0: never.
-     */
-    private readonly sharedExpertStreamTokens = 0,
+    /** How the backend runs the kernels whose choice changes a pass's price (timing/timingSpec.ts). */
+    kernels: Partial<BackendKernels> = {},
   ) {
+    const blockFp8Kernel = kernels.blockFp8 ?? "measured";
+    const qkNormKernel = kernels.qkNorm ?? "separate";
+    this.sharedExpertStreamTokens = kernels.sharedExpertStreamTokens ?? 0;
+    this.mlaModule = model.mla === null ? null : (kernels.mlaModule ?? null);
     const tp = parallel.tensor;
     const h = model.hiddenSize;
     const hd = model.headDim;
@@ -228,7 +236,8 @@ export class OpLevelTiming implements TimingModel {
       this.layerGemms.push({ name: "proj_gemm", n: h, k: this.headsPerGpu * hd, dtype: w, repeat: L });
     } else {
       this.mla = new MlaAttention(mla, gpu, tables, this.headsPerGpu, model.kvDtype);
-      this.pushMlaGemms(mla, L, w);
+      // The measured module holds the projections: they are not priced again as GEMMs.
+      if (this.mlaModule === null) this.pushMlaGemms(mla, L, w);
     }
     // add+norm reads and writes 2 × hidden activations (residual + normed), BF16.
     this.tokenMemOps.push({
@@ -423,13 +432,15 @@ export class OpLevelTiming implements TimingModel {
   explainPrefill(batchCount: number, newTokensPerRequest: number, prefix: number): PassEstimate {
     const attention = this.prefillAttention(batchCount, newTokensPerRequest, prefix);
     const tokens = batchCount * newTokensPerRequest;
-    return this.explain(batchCount, tokens, this.mlaPrefillGemms, "context_attention", attention);
+    const name = this.mlaModule === null ? "context_attention" : "context_mla_module";
+    return this.explain(batchCount, tokens, this.mlaPrefillGemms, name, attention);
   }
 
   /** Per-op breakdown of a decode pass. */
   explainDecode(batch: number, context: number): PassEstimate {
     const attention = this.decodeAttention(batch, context);
-    return this.explain(batch, batch, this.mlaDecodeGemms, "generation_attention", attention);
+    const name = this.mlaModule === null ? "generation_attention" : "generation_mla_module";
+    return this.explain(batch, batch, this.mlaDecodeGemms, name, attention);
   }
 
   /** A pass of `rows` sequences and `tokens` tokens, op by op; `attentionMs` is one layer's attention. */
@@ -454,6 +465,7 @@ export class OpLevelTiming implements TimingModel {
 
   /** Prefill attention of one layer: `rows` requests × `newTokens` over `prefix`. */
   private prefillAttention(rows: number, newTokens: number, prefix: number): number {
+    if (this.mlaModule !== null) return this.mlaModule.prefillMs(rows, newTokens, prefix);
     if (this.mla !== null) return this.mla.prefillMs(rows, newTokens, prefix);
     return (
       this.tables.contextAttention(this.heads, rows, newTokens, prefix) + PREFILL_ATTENTION_FIXED_MS_PER_LAYER
@@ -462,7 +474,7 @@ export class OpLevelTiming implements TimingModel {
 
   /** Decode attention of one layer: `batch` requests over `context` cached tokens. */
   private decodeAttention(batch: number, context: number): number {
-    if (this.mla !== null) return this.mla.decodeMs(batch, context);
+    if (this.mla !== null && this.mlaModule === null) return this.mla.decodeMs(batch, context);
     // Integers: batch < 2^21 sequences, context < 2^31 tokens, so the key is exact.
     const key = batch * 2147483648 + context;
     const slot = (Math.imul(batch, 0x9e3779b1) ^ context) & (DECODE_ATTN_SLOTS - 1);
@@ -474,6 +486,7 @@ export class OpLevelTiming implements TimingModel {
   }
 
   private generationAttention(batch: number, context: number): number {
+    if (this.mlaModule !== null) return this.mlaModule.decodeMs(batch, context);
     if (this.decodeRoofline !== null) return rooflineDecodeMs(this.decodeRoofline, batch, context);
     return this.tables.generationAttention(this.heads, batch, context);
   }

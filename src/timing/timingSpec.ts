@@ -1,4 +1,5 @@
 import type { GpuSpec } from "../hardware/gpu.js";
+import type { MlaModuleTable } from "../hardware/mlaModule.js";
 import type { ModelArchitecture } from "../model/architecture.js";
 
 /**
@@ -69,6 +70,16 @@ export interface TimedRole {
  * slower at decode sizes. MoE experts are priced from the MoE tables either way.
  */
 export type BlockFp8Kernel = "measured" | "per-tensor";
+
+/** The backend's kernel choices that change what a pass costs (one role's, as `kernelsOf` picks them). */
+export interface BackendKernels {
+  readonly blockFp8: BlockFp8Kernel;
+  readonly qkNorm: QkNormKernel;
+  /** `sharedExpertStreamTokensOf`. */
+  readonly sharedExpertStreamTokens: number;
+  /** vLLM's measured MLA module (hardware/mlaModule.ts), where it prices the model's attention; null: the separate ops. */
+  readonly mlaModule: MlaModuleTable | null;
+}
 
 /**
  * How a backend runs a Qwen3-style per-head Q/K norm (docs/timing.md "Q/K norm"): `separate`

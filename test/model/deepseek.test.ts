@@ -144,7 +144,7 @@ describe("DeepSeek-V3's forward pass", () => {
     new OpLevelTiming(m, gpuSpec("h200_sxm"), tables, p);
   /** As a `vllm` role prices it: shared experts on a second stream in small passes. */
   const streamedTiming = (m: ModelArchitecture, p: Parallelism) =>
-    new OpLevelTiming(m, gpuSpec("h200_sxm"), tables, p, undefined, null, "measured", "separate", 256);
+    new OpLevelTiming(m, gpuSpec("h200_sxm"), tables, p, undefined, null, { sharedExpertStreamTokens: 256 });
 
   it("runs MLA projections on every layer, dense MLPs on the first three and experts on the other 58", () => {
     const ops = new Map(

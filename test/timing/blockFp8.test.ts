@@ -58,7 +58,7 @@ describe("block-scaled FP8 linear layers", () => {
 
   it("prices a per-tensor-backend decode pass as the per-tensor FP8 model and the measured one from the fp8_block cells", () => {
     const measured = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST);
-    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, "per-tensor");
+    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, { blockFp8: "per-tensor" });
     const perTensor = new OpLevelTiming(fp8Tensor, gpu, h200, TP1, NO_HOST);
     for (const batch of [1, 8, 64, 256]) {
       const args = [batch, batch * 1000, 1000, KV_TOTAL] as const;
@@ -72,7 +72,7 @@ describe("block-scaled FP8 linear layers", () => {
   it("falls back to the fp8_block cells when the tables lack a per-tensor FP8 grid", () => {
     const tables = withoutFp8(h200);
     const measured = new OpLevelTiming(fp8Block, gpu, tables, TP1, NO_HOST);
-    const deepgemm = new OpLevelTiming(fp8Block, gpu, tables, TP1, NO_HOST, null, "per-tensor");
+    const deepgemm = new OpLevelTiming(fp8Block, gpu, tables, TP1, NO_HOST, null, { blockFp8: "per-tensor" });
     expect(deepgemm.decodeMs(32, 32_000, 1000, KV_TOTAL)).toBe(measured.decodeMs(32, 32_000, 1000, KV_TOTAL));
   });
 
@@ -88,9 +88,12 @@ describe("block-scaled FP8 linear layers", () => {
     const vllm = await createTimingModel(spec, role);
     const sglang = await createTimingModel(spec, { ...role, backend: "sglang" });
     const trtllm = await createTimingModel(spec, { ...role, backend: "trtllm" });
-    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, "per-tensor");
+    const deepgemm = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, { blockFp8: "per-tensor" });
     // TRT-LLM: its own block-scale kernel at per-tensor speed, and its fused Q/K norm (timing/timingSpec.ts).
-    const trtllmKernels = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, "per-tensor", "fused");
+    const trtllmKernels = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST, null, {
+      blockFp8: "per-tensor",
+      qkNorm: "fused",
+    });
     const measured = new OpLevelTiming(fp8Block, gpu, h200, TP1, NO_HOST);
     expect(sglang.decodeMs(16, 16_000, 1000, KV_TOTAL)).toBe(deepgemm.decodeMs(16, 16_000, 1000, KV_TOTAL));
     expect(trtllm.decodeMs(16, 16_000, 1000, KV_TOTAL)).toBe(

@@ -16,16 +16,9 @@ const H200 = loadCompactTables("h200_sxm");
 const par = (tensor: number) => ({ tensor, pipeline: 1, attentionData: 1, moeTensor: 1, moeExpert: 1 });
 
 function timing(id: string, tensor: number, backend: "vllm" | "sglang" | "trtllm" = "vllm"): OpLevelTiming {
-  return new OpLevelTiming(
-    lookupCatalog(id)!,
-    gpuSpec("h200_sxm"),
-    H200,
-    par(tensor),
-    undefined,
-    null,
-    "measured",
-    qkNormKernelOf(backend),
-  );
+  return new OpLevelTiming(lookupCatalog(id)!, gpuSpec("h200_sxm"), H200, par(tensor), undefined, null, {
+    qkNorm: qkNormKernelOf(backend),
+  });
 }
 
 const qkNorm = (t: OpLevelTiming, batch: number, context: number) =>
