@@ -40,9 +40,9 @@ export interface MlaModuleFileJson {
 }
 
 /** Type-only reference: makes `tsc` ship the JSON next to the compiled module. */
-export type CommittedMlaModule = typeof import("./calibration/vllm-mla-module.json", {
-  with: { type: "json" },
-});
+export type CommittedMlaModule = [
+  typeof import("./calibration/vllm-mla-module.json", { with: { type: "json" }}),
+];
 
 let file: MlaModuleFileJson | null = null;
 
