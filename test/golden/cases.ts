@@ -106,10 +106,16 @@ export const GOLDEN_CASES: readonly GoldenCase[] = [
   {
     name: "seed-aggregated-advisory",
     about:
-      'examples/seed-aggregated.yaml in advisory mode (seed 000 "Replay in advisory mode"): recommended_scaling_events, no applied change, on the conversation fixture stopped at 300 s',
+      'examples/seed-aggregated.yaml in advisory mode (seed 000 "Replay in advisory mode"), 3 workers on a 3-GPU budget (with the seed\'s 2 the Planner holds all along): recommended_scaling_events, no applied change, on the conversation fixture stopped at 300 s',
     config: "examples/seed-aggregated.yaml",
     stack: "dynamo",
-    sets: [CONVERSATION_FIXTURE, "traffic.stop.max_virtual_time_seconds=300", "planner.advisory=true"],
+    sets: [
+      CONVERSATION_FIXTURE,
+      "traffic.stop.max_virtual_time_seconds=300",
+      "planner.advisory=true",
+      "engine.workers.aggregated.parallelism.replicas=3",
+      "planner.max_num_gpus=3",
+    ],
   },
   {
     name: "retune-router",

@@ -6,7 +6,6 @@ import {
   PrefillRegressionModel,
   type RegressionOptions,
 } from "../../src/planner/perfModel/index.js";
-import { fitOls } from "../../src/planner/perfModel/ols.js";
 import { clampKvHitRate, estimateQueuedPrefillTimeS } from "../../src/planner/perfModel/query.js";
 import { MovingAverage } from "../../src/planner/perfModel/samples.js";
 import type { ForwardPassMetrics } from "../../src/planner/types.js";
@@ -41,46 +40,6 @@ function ttft(m: PrefillRegressionModel, queued: number, mbt: number, h?: number
     kvHitRate: h,
   });
 }
-
-describe("OLS (sklearn LinearRegression semantics)", () => {
-  it("recovers a noiseless 1-D line exactly", () => {
-    const xs = [[500], [1000], [1500], [2000], [2500]];
-    const fit = fitOls(
-      xs,
-      xs.map(([t]) => 0.001 * t + 0.002),
-      1,
-    );
-    expect(fit?.coef[0]).toBeCloseTo(0.001, 14);
-    expect(fit?.intercept).toBeCloseTo(0.002, 12);
-  });
-
-  it("recovers a noiseless 2-D plane exactly", () => {
-    const xs: number[][] = [];
-    for (const a of [100, 700, 1900, 4000]) for (const b of [0, 5000, 12000]) xs.push([a, b + a / 3]);
-    const ys = xs.map(([a, b]) => 0.002 + 3e-5 * a + 7e-7 * b);
-    const fit = fitOls(xs, ys, 2);
-    expect(fit).not.toBeNull();
-    expect(fit!.coef[0] / 3e-5).toBeCloseTo(1, 10);
-    expect(fit!.coef[1] / 7e-7).toBeCloseTo(1, 10);
-    expect(fit!.intercept / 0.002).toBeCloseTo(1, 9);
-  });
-
-  it("gives the minimum-norm solution for collinear features and zero slope for constant ones", () => {
-    // kv = 200·n, y = 0.0205·n + 0.001: min-norm β ∥ (1, 200) with β·(1, 200) = 0.0205.
-    const xs = [5, 10, 15, 20, 25].map((n) => [n, 200 * n]);
-    const fit = fitOls(
-      xs,
-      xs.map(([n]) => 0.0205 * n + 0.001),
-      2,
-    );
-    expect(fit!.coef[0]).toBeCloseTo(0.0205 / 40001, 12);
-    expect(fit!.coef[1]).toBeCloseTo((200 * 0.0205) / 40001, 12);
-    expect(fit!.intercept).toBeCloseTo(0.001, 12);
-    const flat = fitOls([[3], [3], [3]], [1, 2, 6], 1);
-    expect(flat).toEqual({ intercept: 3, coef: [0] });
-    expect(fitOls([], [], 1)).toBeNull();
-  });
-});
 
 describe("moving average", () => {
   it("skips leading zeros, then keeps a fixed window including later zeros", () => {
@@ -155,14 +114,17 @@ describe("PrefillRegressionModel (test_load_based_scaling.py)", () => {
     ]);
   });
 
-  it("rejects a fit with a negative coefficient (model not ready) and floors predictions at 1e-6 s", () => {
+  it("is not ready when time falls with load, holds a negative intercept at 0 and floors predictions at 1e-6 s", () => {
     const inverted = trainedPrefill([500, 1000, 1500], (t) => 3 - 0.001 * t);
     expect(inverted.hasSufficientData()).toBe(true);
     expect(inverted.forwardPassS(1000)).toBeNull();
     expect(ttft(inverted, 1000, 2048)).toBeNull();
     const offset = trainedPrefill([1000, 2000, 3000], (t) => 0.001 * t - 0.5);
+    // OLS would say −0.5 s + 1 ms per token; the fit holds the intercept at 0 and refits the slope
+    // through the origin: Σty / Σt² = 11,000 / 14e6 s per token.
+    expect(offset.coefficients()?.intercept).toBe(0);
     expect(offset.forwardPassS(0)).toBe(MIN_PREDICTION_S);
-    expect(offset.forwardPassS(1000)).toBeCloseTo(0.5, 12);
+    expect(offset.forwardPassS(1000)).toBeCloseTo((1000 * 11_000) / 14e6, 12);
   });
 
   it("refits lazily after new samples", () => {
@@ -232,7 +194,10 @@ describe("bucketed retirement", () => {
     expect(m.numObservations).toBe(8);
     add(350, 1800, 0.5);
     expect(m.numObservations).toBe(8);
-    const xs = m.retainedSamples().map((s) => s.x.join(","));
+    const xs = m
+      .stores()
+      .mixed.retainedSamples()
+      .map((s) => s.x.join(","));
     expect(xs.filter((x) => x === "100,500")).toHaveLength(4);
     expect(xs).toContain("350,1800");
   });
@@ -267,7 +232,7 @@ describe("DecodeRegressionModel", () => {
     expect(m.maxObservedKv).toBe(3000);
   });
 
-  it("clips a negative request coefficient to 0 (intercept kept) but the agg model rejects it", () => {
+  it("holds a negative slope at 0 and refits the rest (decode and agg mixed alike)", () => {
     const pts = [
       [10, 1000],
       [20, 1000],
@@ -281,13 +246,28 @@ describe("DecodeRegressionModel", () => {
     const agg = new AggRegressionModel(opts(50, 3, 16));
     for (const [n, kv] of pts) {
       dec.addObservation(fpm({ numDecodeRequests: n, sumDecodeKvTokens: kv, wallTimeS: wall(n, kv) }));
-      agg.addObservation(fpm({ sumPrefillTokens: n, sumDecodeKvTokens: kv, wallTimeS: wall(n, kv) }));
+      agg.addObservation(
+        fpm({ sumPrefillTokens: n, numDecodeRequests: 1, sumDecodeKvTokens: kv, wallTimeS: wall(n, kv) }),
+      );
     }
-    expect(dec.coefficients()?.coef[0]).toBe(0);
-    expect(dec.forwardPassS(0, 0, 40, 2000)).toBeCloseTo(0.01 + 0.02, 12);
-    expect(dec.forwardPassS(0, 0, 1, 2000)).toBeCloseTo(0.03, 12);
-    expect(agg.hasSufficientData()).toBe(true);
-    expect(agg.forwardPassS(10, 0, 0, 2000)).toBeNull();
+    // The best fit with the request (prefill) slope at 0: y = a + b·kv by least squares over the points.
+    const kvs = pts.map(([, kv]) => kv);
+    const ys = pts.map(([n, kv]) => wall(n, kv));
+    const mk = kvs.reduce((s, k) => s + k, 0) / kvs.length;
+    const my = ys.reduce((s, y) => s + y, 0) / ys.length;
+    const b =
+      kvs.reduce((s, k, i) => s + (k - mk) * (ys[i] - my), 0) / kvs.reduce((s, k) => s + (k - mk) ** 2, 0);
+    const a = my - b * mk;
+    for (const m of [dec, agg.stores().mixed]) {
+      const fit = m.coefficients()!;
+      expect(fit.coef[0]).toBe(0);
+      expect(fit.coef[1]).toBeCloseTo(b, 15);
+      expect(fit.intercept).toBeCloseTo(a, 12);
+    }
+    // The estimate no longer depends on the request count.
+    expect(dec.forwardPassS(0, 0, 40, 2000)).toBeCloseTo(a + 2000 * b, 12);
+    expect(dec.forwardPassS(0, 0, 1, 2000)).toBeCloseTo(a + 2000 * b, 12);
+    expect(agg.forwardPassS(10, 0, 1, 2000)).toBeCloseTo(agg.forwardPassS(40, 0, 1, 2000)!, 12);
   });
 });
 
@@ -300,5 +280,53 @@ describe("AggRegressionModel", () => {
     expect(m.avgPrefillTokens).toBe(1500);
     expect(m.avgNumPrefill).toBe(1.5);
     expect(m.avgNumDecode).toBe(25);
+  });
+});
+
+describe("AggRegressionModel's workload kinds", () => {
+  const decodeOnly = (n: number, kv: number) =>
+    fpm({ numDecodeRequests: n, sumDecodeKvTokens: kv, wallTimeS: 0.003 + 1e-4 * n + 2e-5 * kv });
+  const prefillOnly = (t: number) => prefillSample(t, 0.004 + 3e-5 * t);
+  const mixed = (t: number, kv: number) =>
+    fpm({
+      sumPrefillTokens: t,
+      numPrefillRequests: 1,
+      numDecodeRequests: 4,
+      sumDecodeKvTokens: kv,
+      wallTimeS: 0.005 + 4e-5 * t + 1e-5 * kv,
+    });
+
+  it("prices each pass with the store of its kind, ready on its own (as the reference's AIS regression)", () => {
+    const m = new AggRegressionModel(opts(50, 3, 16));
+    // The bootstrap's benchmark passes are prefill-only and decode-only.
+    m.loadBenchmarkFpms([prefillOnly(1000), prefillOnly(2000), prefillOnly(4000)]);
+    m.loadBenchmarkFpms([decodeOnly(8, 8000), decodeOnly(16, 40000), decodeOnly(32, 20000)]);
+    expect(m.hasSufficientData()).toBe(true);
+    expect(m.forwardPassS(3000, 1, 0, 0)).toBeCloseTo(0.004 + 0.09, 12);
+    expect(m.forwardPassS(0, 0, 10, 10000)).toBeCloseTo(0.003 + 0.001 + 0.2, 12);
+    // A mixed pass waits for mixed passes observed live.
+    expect(m.forwardPassS(3000, 1, 10, 10000)).toBeNull();
+    m.addObservation(mixed(1000, 5000));
+    m.addObservation(mixed(2000, 20000));
+    expect(m.forwardPassS(3000, 1, 10, 10000)).toBeNull();
+    m.addObservation(mixed(4000, 10000));
+    expect(m.stores().mixed.numObservations).toBe(3);
+    expect(m.forwardPassS(3000, 1, 10, 10000)).toBeCloseTo(0.005 + 0.12 + 0.1, 12);
+    expect(m.stores().prefill.numObservations).toBe(3);
+    expect(m.stores().decode.numObservations).toBe(3);
+    // An empty pass costs nothing; idle heartbeats (wall 0) feed the averages only.
+    expect(m.forwardPassS(0, 0, 0, 0)).toBe(0);
+    m.addObservation(fpm({ numDecodeRequests: 2, sumDecodeKvTokens: 100, wallTimeS: 0 }));
+    expect(m.numObservations).toBe(9);
+  });
+
+  it("is not ready before any store holds load_min_observations passes", () => {
+    const m = new AggRegressionModel(opts(50, 3, 16));
+    m.addObservation(mixed(1000, 5000));
+    m.addObservation(decodeOnly(8, 8000));
+    m.addObservation(prefillOnly(1000));
+    m.addObservation(mixed(2000, 6000));
+    expect(m.numObservations).toBe(4);
+    expect(m.hasSufficientData()).toBe(false);
   });
 });

@@ -13,11 +13,16 @@ import { loadYaml, RUNNABLE_ENGINE } from "../../helpers/configHelpers.js";
 
 const T0 = 1_760_000_000_000;
 
-/** Dynamo request rows from `fromS` to `toS` (seconds after T0), one every `gapMs`, a 2 s recorded latency. */
+/**
+ * Dynamo request rows from `fromS` to `toS` (seconds after T0), one every `gapMs`, a 2 s recorded
+ * latency. Prompts of 1–3k tokens and 2 s load ticks: an aggregated worker's SLA estimates need
+ * `load_min_observations` mixed (prefill + decode) passes observed live (docs/planner.md "Perf
+ * model"), so the inner Planners of a 30 s window act, and differ, only when mixed passes come often.
+ */
 function dynamoRows(fromS: number, toS: number, gapMs: number, idPrefix: string): string {
   const lines: string[] = [];
   for (let i = 0, t = fromS * 1000; t < toS * 1000; i++, t += gapMs) {
-    const blocks = 4 + (i % 9);
+    const blocks = 16 + (i % 33);
     const group = Math.floor(i / 5) % 7;
     const hashes = Array.from({ length: blocks }, (_, b) => (b < 3 ? group * 1000 + b : i * 100 + b));
     // Bursty: every other 10 s the rate doubles (a second request 10 ms later).
@@ -68,7 +73,7 @@ planner:
   enable_throughput_scaling: true
   enable_load_scaling: true
   throughput_adjustment_interval_seconds: 10
-  load_adjustment_interval_seconds: 5
+  load_adjustment_interval_seconds: 2
   load_predictor_warmup_trace: history.jsonl
 ${retune ?? ""}evaluation:
   sla: {ttft_ms: 1500, itl_ms: 50}
@@ -127,7 +132,7 @@ describe("retune with autoscaling on (seed 000 Scenario 2)", () => {
     const a = applied[0];
     const at = (ms: number) => all.find((t) => t.at_ms === ms)?.retune_planner_fields;
     const decidedMs = a.decided_at_s * 1000;
-    const nextMs = decidedMs + 5000;
+    const nextMs = decidedMs + 2000;
     for (const [k, v] of Object.entries(a.planner_changes)) {
       expect(at(decidedMs)?.[k]).toEqual(a.previous.planner[k]);
       expect(at(nextMs)?.[k]).toEqual(v);
