@@ -162,9 +162,9 @@ async function runSide(tool: Tool, c: ConformanceCase, dir: string): Promise<Sid
     "json",
   ];
   if (c.perRequest) argv.push("--capture-per-request");
-  // The reference's engine stack reports its KV capacity estimate per role with `--detail memory`
-  // (its Dynamo stack does not export one); the summary is the same with or without it.
-  if (tool === "reference" && c.stack === "engine") argv.push("--detail", "memory");
+  // Both engine stacks report their KV capacity estimate per role with `--detail memory` (the
+  // reference's Dynamo stack does not export one); the summary is the same with or without it.
+  if (c.stack === "engine") argv.push("--detail", "memory");
   const config = readFileSync(join(dir, "config.yaml"), "utf8");
   if (tool === "fleetsim") argv.push(...referenceSchedulerSets(config));
   if (tool === "fleetsim-conventions") argv.push(...referenceConventionSets(config));
@@ -266,8 +266,7 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
     metrics = compareSummaries(rs, fss);
     if (conventions.prediction !== null)
       conventionMetrics = compareSummaries(rs, summaryOf(conventions.prediction));
-    // `details` is there because the harness asked for it (`--detail memory`), not by default.
-    topKeys = compareKeys(ref.prediction, fs.prediction, new Set([...Object.keys(rs), "details"]));
+    topKeys = compareKeys(ref.prediction, fs.prediction, new Set(Object.keys(rs)));
     summaryKeys = compareKeys(rs, fss);
     const rc = ref.prediction["coverage"];
     const fc = fs.prediction["coverage"];

@@ -6,6 +6,7 @@ import {
   Option,
 } from "@commander-js/extra-typings";
 import { ConfigError } from "../config/errors.js";
+import { DETAIL_SECTIONS, type DetailSection, parseDetailSections } from "../output/detailSections.js";
 import { ResourceLimited, ResourceRefusal, SupervisorTimeout } from "../resources/errors.js";
 import type { ResourceHooks } from "../resources/runtime.js";
 import { DEFAULT_CONVERT_BLOCK_SIZE, DEFAULT_ORIGIN_UNIX_MS } from "../traffic/dynamo/convert.js";
@@ -73,6 +74,17 @@ function positiveNumber(name: string): (value: string) => number {
   };
 }
 
+/** Parses `--detail SECTIONS` (docs/output.md "Details"). */
+function detailOption(value: string): DetailSection[] {
+  const parsed = parseDetailSections(value);
+  if (!Array.isArray(parsed)) {
+    throw new InvalidArgumentError(
+      `--detail: unknown section '${parsed.unknown}' (choose from ${[...DETAIL_SECTIONS, "all"].join(", ")}, comma-separated)`,
+    );
+  }
+  return parsed;
+}
+
 /** Parses a finite, non-negative number of seconds. */
 function secondsOption(name: string): (value: string) => number {
   return (value) => {
@@ -133,6 +145,11 @@ Examples:
     .addOption(overwriteOutputOption())
     .option("--capture-per-request", "write requests.jsonl and fill per_request in prediction.json", false)
     .option("--html", "also write report.html, a self-contained HTML report (docs/report.md)", false)
+    .option(
+      "--detail <sections>",
+      "evidence blocks to add: comma-separated summary,memory,time,energy,source, or all; fleetsim writes memory, and lists the others under details.skipped (docs/output.md)",
+      detailOption,
+    )
     .addOption(tableFormatOption())
     .addOption(stackOption())
     .option("--online", "wall-clock paced replay: rejected, fleetsim replays offline only", false)
@@ -153,6 +170,7 @@ Examples:
   fleetsim predict -c prediction.yaml --set engine.workers.aggregated.parallelism.replicas=4 --overwrite
   fleetsim predict -c prediction.yaml --set 'traffic.load={type: constant_rate, requests_per_second: 8}'
   fleetsim predict -c prediction.yaml --format json --capture-per-request --output-dir out/
+  fleetsim predict -c prediction.yaml --detail memory --output-dir out/        # + each role's KV sizing
   fleetsim predict --stack dynamo -c examples/seed-aggregated.yaml --html --output-dir out/ --overwrite   # + out/report.html`,
     )
     .action(async (opts) => {

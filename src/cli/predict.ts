@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { type loadConfig, loadConfigWithNotes } from "../config/load.js";
 import type { Stack } from "../config/runSpec.js";
+import type { DetailSection } from "../output/detailSections.js";
 import { runPrediction } from "../pipeline/run.js";
 import { stableLine, stableStringify } from "../report/json.js";
 import {
@@ -30,6 +31,8 @@ export interface PredictOptions {
   readonly capturePerRequest: boolean;
   /** `--html`: also write report.html (docs/report.md). */
   readonly html?: boolean;
+  /** `--detail SECTIONS` (docs/output.md "Details"); absent or empty: none. */
+  readonly detail?: readonly DetailSection[];
   readonly format: "table" | "json";
   readonly stack: Stack;
   /** `--progress` (default `auto`: a bar on a TTY stderr, not with `--format json`). */
@@ -191,7 +194,13 @@ async function predictLocked(
     progress?.stop();
     setProgress(null);
   }
-  const { prediction } = outcome;
+  const prediction =
+    opts.detail === undefined || opts.detail.length === 0
+      ? outcome.prediction
+      : (await import("../report/details.js")).withDetails(outcome.prediction, spec, opts.detail);
+  for (const [section, why] of Object.entries(prediction.details?.skipped ?? {})) {
+    io.err(`fleetsim: note: --detail ${section}: ${why}; listed under details.skipped\n`);
+  }
   const outputs: OutputFile[] = [{ name: "prediction.json", chunks: [stableStringify(prediction), "\n"] }];
   // The monitor's last sample is taken with prediction.json serialized: its peak includes it.
   await supervisor.stopMonitor();

@@ -7,6 +7,7 @@
 import type { CapacityPolicy } from "../engine/capacityPolicy.js";
 import type { SglangSpec } from "../engine/engineConfig.js";
 import type { SpeculationSpec } from "../engine/speculation.js";
+import type { KvCapacityBreakdown } from "../model/memory.js";
 import type { PlannerSettings } from "../planner/types.js";
 import type { TimingSpec } from "../timing/timingSpec.js";
 import type { WekaTimestampBasis } from "../traffic/weka.js";
@@ -72,8 +73,12 @@ export interface WorkerRoleSpec {
   readonly prefixCaching: boolean;
   /** KV capacity in blocks per attention-DP rank. */
   readonly numGpuBlocks: number;
-  /** True when `numGpuBlocks` is the memory estimate (`kv_cache.capacity.type: default`); absent when configured. */
-  readonly kvCapacityEstimated?: true;
+  /**
+   * The memory estimate `numGpuBlocks` comes from (`kv_cache.capacity.type: default`: weights,
+   * activations, overheads and the KV budget per rank; `--detail memory` reports it); absent when
+   * the capacity is configured.
+   */
+  readonly kvCapacityEstimate?: KvCapacityBreakdown;
   readonly timing: TimingSpec;
   readonly startupSeconds: number;
   /** The role's GPU system id (its own `hardware` or `engine.hardware`); absent in specs built in code. */

@@ -14,6 +14,7 @@
  *
  * Every quantity is per GPU (one TP shard of one pipeline stage).
  */
+import type { KvDtype } from "../hardware/dtypes.js";
 import type { GpuSpec } from "../hardware/gpu.js";
 import type { ModelArchitecture } from "./architecture.js";
 import { ModelError } from "./errors.js";
@@ -139,6 +140,8 @@ export interface KvCapacityBreakdown {
   /** capacity · fraction − non_kv, floored to whole bytes for reporting. */
   readonly kvBudgetBytes: number;
   readonly kvBytesPerToken: number;
+  /** The KV cache's element type. */
+  readonly kvDtype: KvDtype;
   readonly tokens: number;
   readonly blockSize: number;
   readonly blocks: number;
@@ -187,6 +190,7 @@ export function defaultKvCapacityBlocks(input: KvCapacityInput): KvCapacity {
     nonKvBytes,
     kvBudgetBytes: Math.floor(budget),
     kvBytesPerToken: perToken,
+    kvDtype: model.kvDtype,
     tokens,
     blockSize,
     blocks,

@@ -4,6 +4,7 @@
  * the writers build come. An unknown key or a missing required key fails `predictionSchema`.
  */
 import * as z from "zod";
+import { detailsSchema, memoryDiagnosticsSchema } from "./details.js";
 import { g3OffloadSchema, kvOffloadSchema } from "./kvOffload.js";
 import { perRequestRecordSchema } from "./perRequest.js";
 import { plannerReportSchema } from "./planner.js";
@@ -53,6 +54,10 @@ export const predictionSchema = z
     /** fleetsim extension, only with a host KV tier: what it did (docs/offload.md). */
     kv_offload: kvOffloadSchema.optional(),
     g3_offload: g3OffloadSchema.optional(),
+    /** Only with `--detail` (docs/output.md "Details"). */
+    details: detailsSchema.optional(),
+    /** Only with `--detail memory` on the engine stack: each role's KV capacity estimate. */
+    memory_diagnostics: memoryDiagnosticsSchema.optional(),
   })
   .superRefine((doc, ctx) => {
     // The flat keys are the summary's, all or none: never a second, different summary.

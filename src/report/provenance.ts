@@ -18,7 +18,7 @@ export function referenceSummaryKeys(spec: RunSpec): ReferenceSummaryKeys {
   const precision: Record<string, KvCachePrecision> = {};
   for (const [name, role] of roles) {
     const t = role.timing;
-    if (t.type !== "default" || role.kvCapacityEstimated !== true) continue;
+    if (t.type !== "default" || role.kvCapacityEstimate === undefined) continue;
     precision[name] = {
       dtype: t.model.kvDtype,
       source: t.model.kvFromCheckpoint ? "checkpoint" : "aisimulate_policy",

@@ -64,7 +64,7 @@ const WORKER_ROLE: Sources<WorkerRoleSpec> = {
   blockSize: [`${R}.kv_cache.block_size`, `${R}.sglang.page_size`],
   prefixCaching: [`${R}.kv_cache.prefix_caching`],
   numGpuBlocks: [whole(`${R}.kv_cache.capacity`), "engine.wideep_num_slots"],
-  kvCapacityEstimated: [`${R}.kv_cache.capacity.type`],
+  kvCapacityEstimate: [`${R}.kv_cache.capacity.type`],
   timing: [whole(`${R}.timing`), "engine.perf_database", "engine.enable_eplb", "engine.wideep_num_slots"],
   startupSeconds: [`${R}.startup_seconds`],
   hardware: [`${R}.hardware`, "engine.hardware"],

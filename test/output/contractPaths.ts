@@ -8,9 +8,11 @@ type Node = { [key: string]: unknown };
 
 const isObj = (v: unknown): v is Node => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** The branches of a JSON Schema node (`anyOf` expanded). */
+/** The branches of a JSON Schema node (`anyOf` and `oneOf`, a discriminated union, expanded). */
 function branches(s: Node): Node[] {
-  return Array.isArray(s["anyOf"]) ? (s["anyOf"] as Node[]).flatMap(branches) : [s];
+  for (const key of ["anyOf", "oneOf"])
+    if (Array.isArray(s[key])) return (s[key] as Node[]).flatMap(branches);
+  return [s];
 }
 
 const join = (path: string, key: string): string => (path === "" ? key : `${path}.${key}`);

@@ -77,7 +77,36 @@ const KIND_PATHS: Record<string, readonly string[]> = {
  * candidate, an applied Planner change, a predictor pre-sweep (`retune.predictors`) or
  * `retune.planner`. A new schema key must be written by a golden run or be listed here.
  */
+/** The keys of one role's `--detail memory` estimate (src/output/details.ts). */
+const ROLE_MEMORY_FIELDS = [
+  "estimated_num_gpu_blocks",
+  "kv_size_per_token_bytes",
+  "kvcache_quant_mode",
+  "memory_breakdown",
+  "memory_breakdown.activations_bytes",
+  "memory_breakdown.comm_overhead_bytes",
+  "memory_breakdown.cuda_graph_reserved_bytes",
+  "memory_breakdown.runtime_overhead_bytes",
+  "memory_breakdown.weights_bytes",
+  "scheduler_block_size_tokens",
+  "scope",
+  "source",
+  "stage",
+  "status",
+  "tolerance_adjusted",
+  "total_gpu_capacity_bytes",
+  "total_kv_size_bytes",
+  "total_kv_size_tokens",
+  "unavailable_reason",
+];
+
 const NOT_IN_ANY_RUN = [
+  // Only with --detail memory on the engine stack (memory_diagnostics), or a role without an
+  // estimate beside one with it (test/cli/detail.test.ts checks both against the schema).
+  "details.sections.memory.roles.*.unavailable_reason",
+  "memory_diagnostics",
+  "memory_diagnostics.*",
+  ...ROLE_MEMORY_FIELDS.map((f) => `memory_diagnostics.*.${f}`),
   // Present only with kv_cache.host_offload / g3_offload (test/cli/offload.test.ts checks their keys).
   "g3_offload",
   "g3_offload.cross_worker_read_blocks",
@@ -152,7 +181,10 @@ const NOT_IN_ANY_RUN = [
   ),
 ];
 
-/** The disaggregated golden config with `--capture-per-request`: prediction.json and requests.jsonl. */
+/**
+ * The disaggregated golden config with `--capture-per-request` and `--detail all`: prediction.json
+ * and requests.jsonl.
+ */
 async function perRequestRun(): Promise<{ doc: unknown; lines: unknown[] }> {
   const out = join(tempDir("fleetsim-output-schema-"), "out");
   const config = join(ROOT, "test/golden/configs/disaggregated.yaml");
@@ -165,6 +197,8 @@ async function perRequestRun(): Promise<{ doc: unknown; lines: unknown[] }> {
     "--output-dir",
     out,
     "--capture-per-request",
+    "--detail",
+    "all",
   );
   if (r.code !== 0) throw new Error(r.err);
   const doc = JSON.parse(readFileSync(join(out, "prediction.json"), "utf8")) as unknown;

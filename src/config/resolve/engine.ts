@@ -11,7 +11,7 @@ import { HardwareError } from "../../hardware/errors.js";
 import type { GpuSpec } from "../../hardware/gpu.js";
 import type { ModelArchitecture } from "../../model/architecture.js";
 import { ModelError } from "../../model/errors.js";
-import { defaultKvCapacityBlocks, kvBytesPerToken } from "../../model/memory.js";
+import { defaultKvCapacityBlocks, type KvCapacityBreakdown, kvBytesPerToken } from "../../model/memory.js";
 import { resolveModel } from "../../model/resolve.js";
 import { configuredMoeParallelism, resolveMoeParallelism } from "../../model/weights.js";
 import { isDirectory } from "../../util/fsRead.js";
@@ -219,10 +219,10 @@ function resolveRole(
   // Before the capacity, which sizes the slots' weights.
   if (!expertSlotsFitRole(role, path, ctx)) return undefined;
   const timing = resolveTiming(role, path, ctx);
-  const numGpuBlocks = resolveCapacity(role, path, ctx);
+  const capacity = resolveCapacity(role, path, ctx);
   const hostOffload = resolveHostOffload(role, path, ctx);
   if (!parallelismFitsModel(role, path, ctx)) return undefined;
-  if (timing === undefined || numGpuBlocks === undefined || hostOffload === undefined) return undefined;
+  if (timing === undefined || capacity === undefined || hostOffload === undefined) return undefined;
   const p = role.parallelism;
   const moe = moeSharding(p, ctx);
   const blockSize = roleBlockSize(role, ctx.backend);
@@ -248,8 +248,8 @@ function resolveRole(
       : {}),
     blockSize,
     prefixCaching: role.kv_cache.prefix_caching,
-    numGpuBlocks,
-    ...(role.kv_cache.capacity.type === "default" ? { kvCapacityEstimated: true as const } : {}),
+    numGpuBlocks: capacity.blocks,
+    ...(capacity.estimate === null ? {} : { kvCapacityEstimate: capacity.estimate }),
     timing,
     startupSeconds: role.startup_seconds,
     hardware: role.hardware ?? ctx.engineHardware,
@@ -516,7 +516,12 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
   }
 }
 
-function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number | undefined {
+/** KV blocks per rank, with the memory estimate they come from (null: configured). */
+function resolveCapacity(
+  role: RoleConfig,
+  path: Path,
+  ctx: RoleContext,
+): { readonly blocks: number; readonly estimate: KvCapacityBreakdown | null } | undefined {
   const kv = role.kv_cache;
   const capacity = kv.capacity;
   if (capacity.type === "default") {
@@ -525,7 +530,7 @@ function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number
     if (model === null || gpu === null) return undefined;
     const p = role.parallelism;
     try {
-      return defaultKvCapacityBlocks({
+      const estimate = defaultKvCapacityBlocks({
         model,
         gpu,
         tensor: p.tensor,
@@ -540,14 +545,15 @@ function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number
         memoryRule: BACKEND_DEFAULTS[ctx.backend].memoryRule,
         maxNumTokens: role.scheduler.max_batched_tokens,
         cudaGraphReservedBytes: capacity.cuda_graph_reserved_bytes ?? 0,
-      }).blocks;
+      });
+      return { blocks: estimate.blocks, estimate: estimate.breakdown };
     } catch (err) {
       if (!(err instanceof ModelError)) throw err;
       ctx.report([...path, "kv_cache", "capacity"], err.message);
       return undefined;
     }
   }
-  if (capacity.blocks !== undefined) return capacity.blocks;
+  if (capacity.blocks !== undefined) return { blocks: capacity.blocks, estimate: null };
   // Schema guarantees bytes with an explicit block size and a numeric bytes_per_token here.
   const bytesPerToken = kv.bytes_per_token as number;
   const blockSize = roleBlockSize(role, ctx.backend);
@@ -560,7 +566,7 @@ function resolveCapacity(role: RoleConfig, path: Path, ctx: RoleContext): number
     );
     return undefined;
   }
-  return blocks;
+  return { blocks, estimate: null };
 }
 
 const BYTES_PER_TOKEN: Path = ["engine", "kv_transfer", "bytes_per_token"];
