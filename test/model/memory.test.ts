@@ -168,6 +168,7 @@ describe("defaultKvCapacityBlocks", () => {
       nonKvBytes: 39_551_762_432,
       kvBudgetBytes: 96_706_075_033,
       kvBytesPerToken: 131_072,
+      kvDtype: "fp8",
       tokens: 737_808,
       blockSize: 64,
       blocks: 11_528,
