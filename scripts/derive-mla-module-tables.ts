@@ -1,5 +1,5 @@
 /**
- * Derives `src/hardware/calibration/vllm-mla-module.json`, vLLM's whole-module MLA timings
+ * Derives `src/hardware/calibration/mla/vllm.json`, vLLM's whole-module MLA timings
  * (src/hardware/mlaModule.ts), from AIConfigurator's published perf data
  * (`aic-core/src/aiconfigurator_core/systems/data/<gpu>/mla/vllm/0.24.0/mla_{generation,context}_module_perf.parquet`).
  *
@@ -122,9 +122,9 @@ try {
     note: "Derived by scripts/derive-mla-module-tables.ts; ms per layer; read by src/hardware/mlaModule.ts.",
     gpus,
   };
-  const dir = join(out, "calibration");
+  const dir = join(out, "calibration", "mla");
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, "vllm-mla-module.json");
+  const file = join(dir, "vllm.json");
   writeFileSync(file, `${JSON.stringify(table)}\n`);
   // Keep the file as the project's formatter writes it, so `biome check` stays clean.
   execFileSync(resolve("node_modules/.bin/biome"), ["format", "--write", file], { stdio: "ignore" });

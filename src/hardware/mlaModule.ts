@@ -7,7 +7,7 @@
  * `context_mla_block` ops) and from the separate GEMMs and kernels otherwise; fleetsim does the
  * same (docs/models.md "DeepSeek (MLA)").
  *
- * `src/hardware/calibration/vllm-mla-module.json` holds the rows, derived by
+ * `src/hardware/calibration/mla/vllm.json` holds the rows, derived by
  * `scripts/derive-mla-module-tables.ts` from the public AIConfigurator repository.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -41,14 +41,14 @@ export interface MlaModuleFileJson {
 
 /** Type-only reference: makes `tsc` ship the JSON next to the compiled module. */
 export type CommittedMlaModule = [
-  typeof import("./calibration/vllm-mla-module.json", { with: { type: "json" }}),
+  typeof import("./calibration/mla/vllm.json", { with: { type: "json" }}),
 ];
 
 let file: MlaModuleFileJson | null = null;
 
 function readFile(): MlaModuleFileJson {
   if (file === null) {
-    const url = besideModule(import.meta.url, "hardware", "calibration/vllm-mla-module.json");
+    const url = besideModule(import.meta.url, "hardware", "calibration/mla/vllm.json");
     file = existsSync(url)
       ? (JSON.parse(readFileSync(url, "utf8")) as MlaModuleFileJson)
       : { source: "", note: "", gpus: {} };

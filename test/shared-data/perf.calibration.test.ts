@@ -31,9 +31,11 @@ describe("committed calibration = derivation from ../shared/perf-data", () => {
 
   it("calibration/<gpu>.json, one per GPU and nothing else", () => {
     // The backends' own tables live in calibration/<backend>/ (scripts/derive-backend-tables.ts,
-    // from AIConfigurator's repository rather than the perf data: test/hardware/backendTables.test.ts).
+    // from AIConfigurator's repository rather than the perf data: test/hardware/backendTables.test.ts),
+    // vLLM's measured MLA module in calibration/mla/ (scripts/derive-mla-module-tables.ts, from the
+    // same repository: test/hardware/mlaModule.test.ts).
     const files = readdirSync(resolve(HW, "calibration"))
-      .filter((f) => !["sglang", "trtllm"].includes(f))
+      .filter((f) => !["sglang", "trtllm", "mla"].includes(f))
       .sort();
     expect(files, `calibration files differ from the GPUs in perf-data: ${FIX}`).toEqual(
       Object.keys(derived.tables)

@@ -16,14 +16,21 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
     expect(p.total_ticks).toBe(p.ticks.length);
     expect(p.ticks[0].at_ms).toBe(10_000);
     expect(p.ticks.every((t, i) => t.ordinal === i && t.at_ms === 10_000 * (i + 1))).toBe(true);
-    expect(p.scaling_events.length).toBeGreaterThan(0);
-    for (const e of p.scaling_events) {
-      expect(e.component).toBe("agg");
-      expect(e.reason).toBe(e.to_count > e.from_count ? "scale_up" : "scale_down");
-      // max_num_gpus 2 at 1 GPU per worker, min_workers 1.
-      expect(e.to_count).toBeGreaterThanOrEqual(1);
-      expect(e.to_count).toBeLessThanOrEqual(2);
+    // As the reference's Planner on this config (docs/conformance.md, Known differences 4): no SLA
+    // estimate before the fifth tick (the mixed-pass regression needs load_min_observations live
+    // passes), then ITL estimated above the 50 ms SLA for two workers, held at the 2-GPU budget.
+    const diagnostics = p.ticks.map(
+      (t) => (t as unknown as { effects: { diagnostics: Record<string, unknown> } }).effects.diagnostics,
+    );
+    for (const d of diagnostics.slice(0, 4)) {
+      expect(d["estimated_itl_ms"]).toBeNull();
+      expect(d["load_decision_reason"]).toBe("no_change");
     }
+    expect(diagnostics[4]["estimated_itl_ms"]).toBeGreaterThan(50);
+    expect(
+      diagnostics.filter((d) => d["load_decision_reason"] === "gpu_budget_guard_hold").length,
+    ).toBeGreaterThan(diagnostics.length / 2);
+    expect(p.scaling_events).toEqual([]);
     expect(doc.summary.num_requests).toBe(12031);
     expect(bytes).toBeLessThan(5 * 1024 * 1024);
   });
@@ -58,7 +65,8 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
     // Never more prefill workers on average than the largest size the Planner asked for.
     expect(s.prefill_worker_seconds / (s.duration_ms / 1000)).toBeLessThanOrEqual(peak);
     expect(s.gpu_hours).toBeLessThan(4 * (s.duration_ms / 3_600_000));
-    expect(s.gpu_hours).toBeCloseTo(2.575, 2);
+    // 2.575 before the Planner's regressions became non-negative least squares (2026-12-06).
+    expect(s.gpu_hours).toBeCloseTo(2.608, 2);
     const ticks = p.ticks as unknown as { topology: Record<string, { draining_count: number }> }[];
     expect(ticks.at(-1)!.topology.prefill.draining_count).toBe(0);
     expect(Math.max(...ticks.map((t) => t.topology.prefill.draining_count))).toBeLessThanOrEqual(2);
@@ -76,12 +84,16 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
   });
 
   it("startup sweep 0…300 s: added workers start, become ready exactly startup_seconds later, and do not depend on the delay", async () => {
+    // One worker on a 4-GPU budget, as the conformance harness's startup cases: the Planner adds
+    // workers (the seed's two on a 2-GPU budget hold all along on this trace, as the reference's do).
     const added: number[] = [];
     const ttft: number[] = [];
     for (const startup of [0, 60, 120, 180, 240, 300]) {
       const { doc } = await predict(
         "examples/seed-aggregated.yaml",
         `engine.workers.aggregated.startup_seconds=${startup}`,
+        "engine.workers.aggregated.parallelism.replicas=1",
+        "planner.max_num_gpus=4",
       );
       const p = doc.planner!;
       const tr = transitions(p);
