@@ -18,7 +18,6 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { agreementQueries, compareTables } from "../src/hardware/agreement.js";
 import {
   BACKEND_LABEL,

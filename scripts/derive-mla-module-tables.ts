@@ -58,7 +58,7 @@ function grid(all: readonly Row[], lengthKey: "step" | "isl"): MlaModuleGridJson
   for (const r of rows) {
     cell.set(`${r["num_heads"]}|${r["batch_size"]}|${r[lengthKey]}`, Number(r["latency"]));
   }
-  const ms = heads.map((h) => batch.map(() => length.map(() => Number.NaN)));
+  const ms = heads.map(() => batch.map(() => length.map(() => Number.NaN)));
   heads.forEach((h, i) => {
     length.forEach((s, k) => {
       batch.forEach((b, j) => {

@@ -304,23 +304,44 @@ function builtinPlugins(s: PlannerSettings): string[] {
 
 function fpmRecord(f: ForwardPassMetrics): FpmMetrics {
   return {
+    version: 1,
+    worker_id: String(f.workerId),
+    dp_rank: f.dpRank,
+    counter_id: 0,
     wall_time: f.wallTimeS,
-    num_prefill_requests: f.numPrefillRequests,
-    sum_prefill_tokens: f.sumPrefillTokens,
-    sum_prefill_kv_tokens: f.sumPrefillKvTokens,
-    num_decode_requests: f.numDecodeRequests,
-    sum_decode_kv_tokens: f.sumDecodeKvTokens,
-    num_queued_prefill: f.numQueuedPrefill,
-    sum_queued_prefill_tokens: f.sumQueuedPrefillTokens,
-    num_queued_decode: f.numQueuedDecode,
-    sum_queued_decode_kv_tokens: f.sumQueuedDecodeKvTokens,
+    scheduled_requests: {
+      num_prefill_requests: f.numPrefillRequests,
+      sum_prefill_tokens: f.sumPrefillTokens,
+      sum_prefill_kv_tokens: f.sumPrefillKvTokens,
+      var_prefill_length: f.varPrefillLength,
+      num_decode_requests: f.numDecodeRequests,
+      sum_decode_kv_tokens: f.sumDecodeKvTokens,
+      var_decode_kv_tokens: f.varDecodeKvTokens,
+    },
+    queued_requests: {
+      num_prefill_requests: f.numQueuedPrefill,
+      sum_prefill_tokens: f.sumQueuedPrefillTokens,
+      var_prefill_length: f.varQueuedPrefillLength,
+      num_decode_requests: f.numQueuedDecode,
+      sum_decode_kv_tokens: f.sumQueuedDecodeKvTokens,
+      var_decode_kv_tokens: f.varQueuedDecodeKvTokens,
+    },
   };
 }
 
 function fpmList(list: readonly ForwardPassMetrics[] | null): FpmObservation[] | null {
   if (list === null) return null;
-  return list.map((f) => ({ worker_id: f.workerId, dp_rank: f.dpRank, metrics: fpmRecord(f) }));
+  return list.map((f) => ({ worker_id: String(f.workerId), dp_rank: f.dpRank, metrics: fpmRecord(f) }));
 }
+
+const EMPTY_POOL: PoolTopologyRecord = {
+  active: [],
+  active_count: 0,
+  starting: [],
+  starting_count: 0,
+  draining: [],
+  draining_count: 0,
+};
 
 function topologyRecord(t: PoolTopology | null): PoolTopologyRecord | null {
   if (t === null) return null;
@@ -380,13 +401,20 @@ function tickRecord(
         expected_num_decode: workers.expectedDecode,
         prefill_scaling_in_progress: workers.prefillScalingInProgress,
         decode_scaling_in_progress: workers.decodeScalingInProgress,
+        // A replay provisions a scale-up at once (starting workers), so nothing is ever pending.
+        pending_num_prefill: 0,
+        pending_num_decode: 0,
       },
       fpm_observations: {
         prefill: disagg ? fpmList(snap.prefillFpm) : null,
         decode: fpmList(snap.decodeFpm),
       },
     },
-    topology: { prefill: topologyRecord(snap.prefillTopology), decode: topologyRecord(snap.decodeTopology) },
+    // An aggregated deployment has no prefill pool: the reference records it empty.
+    topology: {
+      prefill: disagg ? topologyRecord(snap.prefillTopology) : EMPTY_POOL,
+      decode: topologyRecord(snap.decodeTopology),
+    },
     effects: {
       scale_to:
         effects.scaleTo === null

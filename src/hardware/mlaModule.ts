@@ -40,9 +40,7 @@ export interface MlaModuleFileJson {
 }
 
 /** Type-only reference: makes `tsc` ship the JSON next to the compiled module. */
-export type CommittedMlaModule = [
-  typeof import("./calibration/mla/vllm.json", { with: { type: "json" }}),
-];
+export type CommittedMlaModule = [typeof import("./calibration/mla/vllm.json", { with: { type: "json" }})];
 
 let file: MlaModuleFileJson | null = null;
 

@@ -74,23 +74,42 @@ export const plannerMetadataSchema = z.strictObject({
 });
 export type PlannerMetadata = z.infer<typeof plannerMetadataSchema>;
 
-/** One forward pass's metrics (`ForwardPassMetrics`, snake_case; `wall_time` is simulated seconds). */
+/**
+ * One forward pass's metrics as Dynamo's `ForwardPassMetrics` serializes them (`FPM_VERSION` 1,
+ * `dynamo/common/forward_pass_metrics.py` in the ai-dynamo wheel; the reference's ticks carry this
+ * record): what the pass scheduled and what was left queued, with each population's count, sum and
+ * variance. `wall_time` is simulated seconds (0: an idle heartbeat). Worker ids are strings, as
+ * Dynamo's are; `counter_id` is 0 (no counter in a replay).
+ */
 export const fpmMetricsSchema = z.strictObject({
+  version: z.literal(1),
+  worker_id: z.string(),
+  dp_rank: z.number(),
+  counter_id: z.number(),
   wall_time: z.number(),
-  num_prefill_requests: z.number(),
-  sum_prefill_tokens: z.number(),
-  sum_prefill_kv_tokens: z.number(),
-  num_decode_requests: z.number(),
-  sum_decode_kv_tokens: z.number(),
-  num_queued_prefill: z.number(),
-  sum_queued_prefill_tokens: z.number(),
-  num_queued_decode: z.number(),
-  sum_queued_decode_kv_tokens: z.number(),
+  scheduled_requests: z.strictObject({
+    num_prefill_requests: z.number(),
+    sum_prefill_tokens: z.number(),
+    /** Cached prefix tokens of the scheduled prompts. */
+    sum_prefill_kv_tokens: z.number(),
+    var_prefill_length: z.number(),
+    num_decode_requests: z.number(),
+    sum_decode_kv_tokens: z.number(),
+    var_decode_kv_tokens: z.number(),
+  }),
+  queued_requests: z.strictObject({
+    num_prefill_requests: z.number(),
+    sum_prefill_tokens: z.number(),
+    var_prefill_length: z.number(),
+    num_decode_requests: z.number(),
+    sum_decode_kv_tokens: z.number(),
+    var_decode_kv_tokens: z.number(),
+  }),
 });
 export type FpmMetrics = z.infer<typeof fpmMetricsSchema>;
 
 export const fpmObservationSchema = z.strictObject({
-  worker_id: z.number(),
+  worker_id: z.string(),
   dp_rank: z.number(),
   metrics: fpmMetricsSchema,
 });
@@ -163,6 +182,9 @@ export const plannerTickSchema = z.strictObject({
       expected_num_decode: z.number().nullable(),
       prefill_scaling_in_progress: z.boolean(),
       decode_scaling_in_progress: z.boolean(),
+      /** Requested but not yet provisioned: 0, since a replay provisions a scale-up at once. */
+      pending_num_prefill: z.number(),
+      pending_num_decode: z.number(),
     }),
     fpm_observations: z.strictObject({
       /** null in an aggregated deployment. */

@@ -95,6 +95,8 @@ interface TickRecord {
       expected_num_decode: number | null;
       prefill_scaling_in_progress: boolean;
       decode_scaling_in_progress: boolean;
+      pending_num_prefill: number;
+      pending_num_decode: number;
     };
   };
   effects: {
@@ -125,6 +127,9 @@ function workers(
     expected_num_decode: expected[1],
     prefill_scaling_in_progress: inProgress[0],
     decode_scaling_in_progress: inProgress[1],
+    // A replay provisions a scale-up at once: nothing is ever pending.
+    pending_num_prefill: 0,
+    pending_num_decode: 0,
   };
 }
 
