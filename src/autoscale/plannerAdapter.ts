@@ -11,7 +11,7 @@ import type {
   TickDiagnosticsRecord,
 } from "../output/planner.js";
 import { canonicalJson } from "../planner/perfModel/bootstrap.js";
-import type { PlannerCore } from "../planner/plannerCore.js";
+import type { PlannerCore, ScheduledTick } from "../planner/plannerCore.js";
 import type {
   ForwardPassMetrics,
   PlannerEffects,
@@ -127,6 +127,7 @@ export class PlannerReplayAdapter implements ScalingPolicy {
       tickRecord(
         snap,
         scheduled,
+        this.core.schedule(effects.nextTickS),
         traffic,
         workers,
         effects,
@@ -355,14 +356,25 @@ function topologyRecord(t: PoolTopology | null): PoolTopologyRecord | null {
   };
 }
 
+/** A `ScheduledTick` as the tick records write it. */
+function scheduledRecord(t: ScheduledTick): PlannerTick["scheduled_tick"] {
+  return {
+    at_s: t.atS,
+    at_monotonic_s: t.atS,
+    run_load_scaling: t.runLoadScaling,
+    run_throughput_scaling: t.runThroughputScaling,
+    need_traffic_metrics: t.needTrafficMetrics,
+    use_full_traffic_metrics: t.useFullTrafficMetrics,
+    traffic_metrics_duration_s: t.trafficMetricsDurationS,
+    need_worker_states: true,
+    need_worker_fpm: t.needWorkerFpm,
+  };
+}
+
 function tickRecord(
   snap: TickSnapshot,
-  scheduled: {
-    atS: number;
-    runLoadScaling: boolean;
-    runThroughputScaling: boolean;
-    needTrafficMetrics: boolean;
-  },
+  scheduled: ScheduledTick,
+  next: ScheduledTick,
   traffic: TrafficObservation | null,
   workers: WorkerCounts,
   effects: PlannerEffects,
@@ -375,12 +387,7 @@ function tickRecord(
   const record: PlannerTick = {
     ordinal: snap.tickOrdinal,
     at_ms: snap.nowMs,
-    scheduled_tick: {
-      at_s: scheduled.atS,
-      run_load_scaling: scheduled.runLoadScaling,
-      run_throughput_scaling: scheduled.runThroughputScaling,
-      need_traffic_metrics: scheduled.needTrafficMetrics,
-    },
+    scheduled_tick: scheduledRecord(scheduled),
     input: {
       now_s: scheduled.atS,
       traffic:
@@ -420,7 +427,7 @@ function tickRecord(
         effects.scaleTo === null
           ? null
           : { num_prefill: effects.scaleTo.numPrefill, num_decode: effects.scaleTo.numDecode },
-      next_tick_s: effects.nextTickS,
+      next_tick: scheduledRecord(next),
       diagnostics: diagnosticsRecord(effects.diagnostics),
     },
     runtime_decision: {
@@ -460,11 +467,11 @@ const DIAGNOSTIC_NAMES: { readonly [K in keyof Required<TickDiagnostics>]: keyof
   throughputDecisionReasonDecode: "throughput_decision_reason_decode",
 };
 
-/** `TickDiagnostics` in snake_case, in the tick's own key order; fields the tick did not compute stay absent. */
+/** `TickDiagnostics` in snake_case, every field: null where the tick did not compute it, as the reference writes them. */
 function diagnosticsRecord(d: TickDiagnostics): TickDiagnosticsRecord {
   const out: Record<string, number | string | null> = {};
-  for (const [k, v] of Object.entries(d) as [keyof TickDiagnostics, number | string | null | undefined][]) {
-    if (v !== undefined) out[DIAGNOSTIC_NAMES[k]] = v;
+  for (const [k, name] of Object.entries(DIAGNOSTIC_NAMES) as [keyof TickDiagnostics, string][]) {
+    out[name] = d[k] ?? null;
   }
   return out as TickDiagnosticsRecord;
 }

@@ -152,16 +152,24 @@ export type TickDiagnosticsRecord = z.infer<typeof tickDiagnosticsSchema>;
 
 const routerParameters = z.record(z.string(), z.number()).readonly();
 
+/** Dynamo's `ScheduledTick`: which loops a tick runs and what it reads (in a replay the two clocks agree). */
+const scheduledTickSchema = z.strictObject({
+  at_s: z.number(),
+  at_monotonic_s: z.number(),
+  run_load_scaling: z.boolean(),
+  run_throughput_scaling: z.boolean(),
+  need_traffic_metrics: z.boolean(),
+  use_full_traffic_metrics: z.boolean(),
+  traffic_metrics_duration_s: z.number(),
+  need_worker_states: z.boolean(),
+  need_worker_fpm: z.boolean(),
+});
+
 /** One Planner tick (`ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py`): what it saw, what it decided, what the replay did with it. */
 export const plannerTickSchema = z.strictObject({
   ordinal: z.number(),
   at_ms: z.number(),
-  scheduled_tick: z.strictObject({
-    at_s: z.number(),
-    run_load_scaling: z.boolean(),
-    run_throughput_scaling: z.boolean(),
-    need_traffic_metrics: z.boolean(),
-  }),
+  scheduled_tick: scheduledTickSchema,
   input: z.strictObject({
     now_s: z.number(),
     /** Offered load since the previous traffic tick; null when this tick reads none. */
@@ -197,7 +205,8 @@ export const plannerTickSchema = z.strictObject({
     scale_to: z
       .strictObject({ num_prefill: z.number().nullable(), num_decode: z.number().nullable() })
       .nullable(),
-    next_tick_s: z.number(),
+    /** The tick that follows, as it will be scheduled. */
+    next_tick: scheduledTickSchema,
     diagnostics: tickDiagnosticsSchema,
   }),
   runtime_decision: z.strictObject({

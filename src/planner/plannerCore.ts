@@ -25,13 +25,22 @@ import type {
   TickInput,
 } from "./types.js";
 
-/** Which builtin loops a tick runs (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py` `ScheduledTick`). */
+/**
+ * Which builtin loops a tick runs and what it reads (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`
+ * `ScheduledTick`; the input flags as the reference's plugin adapter sets them,
+ * `dynamo/planner/plugins/orchestrator/engine_adapter.py` in ai-dynamo 1.6.0.dev20261023).
+ */
 export interface ScheduledTick {
   readonly atS: number;
   readonly runLoadScaling: boolean;
   readonly runThroughputScaling: boolean;
   /** The throughput loop consumes the traffic window merged since its previous run. */
   readonly needTrafficMetrics: boolean;
+  /** The window the throughput loop reads is its full interval (0 without traffic metrics). */
+  readonly useFullTrafficMetrics: boolean;
+  readonly trafficMetricsDurationS: number;
+  /** The load loop reads the workers' FPMs; an SLA Planner tunes its perf model on them too. */
+  readonly needWorkerFpm: boolean;
 }
 
 export interface PlannerCoreInit {
@@ -176,13 +185,17 @@ export class PlannerCore {
   /** Which loops run at `atS`. */
   schedule(atS: number): ScheduledTick {
     const s = this.settings;
-    const runLoad = s.enableLoadScaling && isMultiple(atS, s.loadAdjustmentIntervalS);
+    const loadDue = isMultiple(atS, s.loadAdjustmentIntervalS);
+    const runLoad = s.enableLoadScaling && loadDue;
     const runThroughput = s.enableThroughputScaling && isMultiple(atS, s.throughputAdjustmentIntervalS);
     return {
       atS,
       runLoadScaling: runLoad,
       runThroughputScaling: runThroughput,
       needTrafficMetrics: runThroughput,
+      useFullTrafficMetrics: runThroughput,
+      trafficMetricsDurationS: runThroughput ? s.throughputAdjustmentIntervalS : 0,
+      needWorkerFpm: runLoad || (s.optimizationTarget === "sla" && loadDue),
     };
   }
 
@@ -230,6 +243,12 @@ export class PlannerCore {
       if (load.reasonDecode !== undefined) diagnostics.loadDecisionReasonDecode = load.reasonDecode;
       diagnostics.estimatedTtftMs = load.estimatedTtftMs;
       diagnostics.estimatedItlMs = load.estimatedItlMs;
+    }
+    if (s.enableThroughputScaling) {
+      // The lower bounds are the throughput loop's state, reported on every tick as the reference
+      // reports them (1 until the loop first runs).
+      diagnostics.throughputLowerBoundPrefill = this.lowerBound.prefill;
+      diagnostics.throughputLowerBoundDecode = this.lowerBound.decode;
     }
     return { scaleTo: changed(decision, current), nextTickS: input.nowS + s.scaleIntervalS, diagnostics };
   }

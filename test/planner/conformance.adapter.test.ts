@@ -331,7 +331,7 @@ describe("advisory mode: decides, never sends targets, never records pending one
     const a = adapter(settings({ advisory: true, loadAdjustmentIntervalS: 10 }), { prefill: 1, decode: 1 });
     const P1: Pool = { active: [0], level: "neutral" };
     a.onTick(snap(0, 5, P1, { active: [100], level: "hot" }));
-    expect(ticks(a)[0].effects.diagnostics["load_decision_reason"]).toBeUndefined();
+    expect(ticks(a)[0].effects.diagnostics["load_decision_reason"]).toBeNull();
     a.onTick(snap(1, 10, P1, { active: [100], level: "hot" })); // load: recommend 2
     a.onTick(snap(2, 15, P1, { active: [100], level: "hot" })); // no loop
     a.onTick(snap(3, 20, P1, { active: [100], level: "hot" })); // load: same recommendation
@@ -352,8 +352,8 @@ describe("advisory mode: decides, never sends targets, never records pending one
     const all = ticks(a);
     const loops = all.map((t) => [
       t.at_ms / 1000,
-      t.effects.diagnostics["load_decision_reason"] !== undefined,
-      t.effects.diagnostics["throughput_decision_reason"] !== undefined,
+      t.effects.diagnostics["load_decision_reason"] !== null,
+      t.effects.diagnostics["throughput_decision_reason"] !== null,
     ]);
     expect(loops).toEqual([
       [5, false, false],

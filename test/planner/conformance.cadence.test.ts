@@ -56,16 +56,23 @@ function aggSnap(ordinal: number, nowMs: number, windowS: number): TickSnapshot 
   };
 }
 
+interface Scheduled {
+  at_s: number;
+  at_monotonic_s: number;
+  run_load_scaling: boolean;
+  run_throughput_scaling: boolean;
+  need_traffic_metrics: boolean;
+  use_full_traffic_metrics: boolean;
+  traffic_metrics_duration_s: number;
+  need_worker_states: boolean;
+  need_worker_fpm: boolean;
+}
+
 interface TickRecord {
   at_ms: number;
-  scheduled_tick: {
-    at_s: number;
-    run_load_scaling: boolean;
-    run_throughput_scaling: boolean;
-    need_traffic_metrics: boolean;
-  };
+  scheduled_tick: Scheduled;
   input: { now_s: number; traffic: { duration_s: number; num_req: number; isl: number; osl: number } | null };
-  effects: { next_tick_s: number; diagnostics: Record<string, unknown> };
+  effects: { next_tick: Scheduled; diagnostics: Record<string, unknown> };
   runtime_decision: { next_tick_ms: number };
 }
 
@@ -102,6 +109,9 @@ describe("sla load 10 s / throughput 300 s ⇒ scale interval 10 s", () => {
       runLoadScaling: true,
       runThroughputScaling: false,
       needTrafficMetrics: false,
+      useFullTrafficMetrics: false,
+      trafficMetricsDurationS: 0,
+      needWorkerFpm: true,
     });
     expect(core.schedule(290)).toMatchObject({ runLoadScaling: true, runThroughputScaling: false });
     expect(core.schedule(300)).toEqual({
@@ -109,6 +119,9 @@ describe("sla load 10 s / throughput 300 s ⇒ scale interval 10 s", () => {
       runLoadScaling: true,
       runThroughputScaling: true,
       needTrafficMetrics: true,
+      useFullTrafficMetrics: true,
+      trafficMetricsDurationS: 300,
+      needWorkerFpm: true,
     });
     expect(core.schedule(310)).toMatchObject({ runThroughputScaling: false });
     expect(core.schedule(600)).toMatchObject({ runLoadScaling: true, runThroughputScaling: true });
@@ -124,6 +137,17 @@ describe("sla load 10 s / throughput 300 s ⇒ scale interval 10 s", () => {
     expect(ticks.every((t) => t.scheduled_tick.run_load_scaling)).toBe(true);
     const thr = ticks.filter((t) => t.scheduled_tick.run_throughput_scaling);
     expect(thr.map((t) => t.at_ms)).toEqual([300_000, 600_000]);
+    // As the reference's ticks read: the throughput loop's window is its full 300 s interval; every
+    // tick reads worker states and, with the load loop, FPMs; a tick announces the next one.
+    for (const t of ticks) {
+      const st = t.scheduled_tick;
+      expect(st.at_monotonic_s).toBe(st.at_s);
+      expect(st.use_full_traffic_metrics).toBe(st.run_throughput_scaling);
+      expect(st.traffic_metrics_duration_s).toBe(st.run_throughput_scaling ? 300 : 0);
+      expect(st.need_worker_states && st.need_worker_fpm).toBe(true);
+    }
+    for (let i = 0; i + 1 < ticks.length; i++)
+      expect(ticks[i].effects.next_tick).toEqual(ticks[i + 1].scheduled_tick);
     // Traffic is consumed only there: 30 windows of 10 s merged, lengths weighted by completed shapes.
     for (const t of ticks) {
       if (t.scheduled_tick.run_throughput_scaling) {
@@ -138,7 +162,7 @@ describe("sla load 10 s / throughput 300 s ⇒ scale interval 10 s", () => {
         expect(t.effects.diagnostics["throughput_decision_reason"]).toBeDefined();
       } else {
         expect(t.input.traffic).toBeNull();
-        expect(t.effects.diagnostics["throughput_decision_reason"]).toBeUndefined();
+        expect(t.effects.diagnostics["throughput_decision_reason"]).toBeNull();
       }
       // No FPM in these snapshots: the load loop runs every tick and reports it.
       expect(t.effects.diagnostics["load_decision_reason"]).toBe("no_fpm_data");
@@ -185,8 +209,8 @@ describe("sla load 7 s / throughput 180 s ⇒ scale interval 1 s", () => {
       const s = t.at_ms / 1000;
       expect(t.scheduled_tick.run_load_scaling).toBe(s % 7 === 0);
       expect(t.scheduled_tick.run_throughput_scaling).toBe(s === 180);
-      expect(t.effects.diagnostics["load_decision_reason"] !== undefined).toBe(s % 7 === 0);
-      expect(t.effects.diagnostics["throughput_decision_reason"] !== undefined).toBe(s === 180);
+      expect(t.effects.diagnostics["load_decision_reason"] !== null).toBe(s % 7 === 0);
+      expect(t.effects.diagnostics["throughput_decision_reason"] !== null).toBe(s === 180);
     }
     // 180 one-second windows merged into the throughput tick's observation.
     expect(ticks[179].input.traffic).toMatchObject({ duration_s: 180, num_req: 180 });

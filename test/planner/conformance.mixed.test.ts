@@ -301,7 +301,8 @@ describe("mixed rows through one combined PlannerCore.tick (SLA target, 1 s per 
       fpmPrefill: idle(23, 0),
       fpmDecode: idle(41, 1000),
     });
-    expect(second.diagnostics.throughputLowerBoundDecode).toBeUndefined();
+    // The lower bound is state: a load-only tick reports the one the throughput tick set.
+    expect(second.diagnostics.throughputLowerBoundDecode).toBe(48);
     expect(second.scaleTo).toEqual({ numPrefill: 22, numDecode: 42 });
   });
 });
