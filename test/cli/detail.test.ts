@@ -11,7 +11,8 @@ import { cli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/specs.js";
 
 const EXAMPLE = "examples/aggregated.yaml";
-const SEED_DISAGG = "examples/seed-disaggregated.yaml";
+/** A disaggregated config whose trace ships with the repository (the seed example reads ../shared). */
+const DISAGG = "test/golden/configs/disaggregated.yaml";
 
 /** `predict -c config …args` into a fresh directory: the exit code, stderr and the document written. */
 async function run(config: string, ...args: string[]) {
@@ -106,7 +107,7 @@ describe("predict --detail", () => {
   });
 
   it("the Dynamo stack writes details with both roles of a disaggregated deployment, no top-level block", async () => {
-    const doc = await predict(SEED_DISAGG, "--stack", "dynamo", "--detail", "memory");
+    const doc = await predict(DISAGG, "--stack", "dynamo", "--detail", "memory");
     expect(doc.memory_diagnostics).toBeUndefined();
     const memory = (doc.details as { sections: { memory: { roles: Record<string, { status: string }> } } })
       .sections.memory;
