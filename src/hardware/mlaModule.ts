@@ -13,6 +13,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { besideModule } from "../util/packageRoot.js";
 import { gpuSpec, tableSystem } from "./catalog.js";
+import { type Extrapolation, Grid } from "./grid.js";
 import type { ContextExtrapolation } from "./tableData.js";
 
 /** One phase's measurements of one (KV dtype, GEMM dtype): `ms[head][batch][length]`, ms per layer. */
@@ -69,78 +70,31 @@ export function mlaModuleTable(
   const variants = readFile().gpus[gpuSpec(tableSystem(gpu)).id];
   const v = variants?.find((x) => x.kvDtype === kvDtype && x.gemmDtype === gemmDtype);
   if (v === undefined) return null;
-  const gen = Grid.of(v.generation, heads, "linear");
-  const ctx = Grid.of(v.context, heads, contextBeyond);
+  const gen = planeOf(v.generation, heads, "proportional");
+  const ctx = planeOf(v.context, heads, contextBeyond);
   return gen === null || ctx === null ? null : new MlaModuleTable(gen, ctx);
 }
 
 /**
- * Beyond the longest measured length: `linear`, in proportion to the length from the last point
- * (decode, whose attention reads the context once); for prompts, the role's context-attention
- * rule (docs/timing.md "Beyond the tables"): `sqrt` continues the last segment in √latency,
- * `quadratic` scales the last point by the square of the length ratio, as the reference does.
+ * The (batch × length) plane of one head count, as the op tables' grids interpolate (grid.ts):
+ * linear in both axes between measured points, as the reference interpolates them; beyond the
+ * largest batch in proportion to it; beyond the longest length `beyond`: `proportional` for decode
+ * (whose attention reads the context once), and for prompts the role's context-attention rule
+ * (docs/timing.md "Beyond the tables": `sqrt` continues the last segment in √latency, `quadratic`
+ * scales the last point by the square of the length ratio, as the reference does). The planes
+ * start at batch 1 and at a length of 1 (prompt) or 2 (decode step), below any query.
  */
-type LengthBeyond = "linear" | ContextExtrapolation;
-
-/**
- * One head count's (batch × length) plane. Between measured points: linear in both axes, as the
- * reference interpolates them. Beyond the largest batch: in proportion to it from the last
- * measured batch; beyond the longest length: `beyond`; below the smallest length: the first
- * segment continued, never below half the first point.
- */
-class Grid {
-  private constructor(
-    private readonly batch: readonly number[],
-    private readonly length: readonly number[],
-    private readonly ms: readonly (readonly number[])[],
-    private readonly beyond: LengthBeyond,
-  ) {}
-
-  static of(g: MlaModuleGridJson, heads: number, beyond: LengthBeyond): Grid | null {
-    const i = g.heads.indexOf(heads);
-    return i < 0 ? null : new Grid(g.batch, g.length, g.ms[i]!, beyond);
-  }
-
-  at(batch: number, length: number): number {
-    const b = this.batch;
-    const last = b.length - 1;
-    if (batch >= b[last]!) return (this.alongLength(last, length) * batch) / b[last]!;
-    if (batch <= b[0]!) return this.alongLength(0, length);
-    let i = 1;
-    while (b[i]! < batch) i++;
-    const lo = this.alongLength(i - 1, length);
-    const hi = this.alongLength(i, length);
-    return lo + ((hi - lo) * (batch - b[i - 1]!)) / (b[i]! - b[i - 1]!);
-  }
-
-  private alongLength(row: number, length: number): number {
-    const s = this.length;
-    const v = this.ms[row]!;
-    const last = s.length - 1;
-    if (length >= s[last]!) return this.beyondLast(s[last - 1]!, v[last - 1]!, s[last]!, v[last]!, length);
-    if (length <= s[0]!) {
-      const slope = (v[1]! - v[0]!) / (s[1]! - s[0]!);
-      return Math.max(v[0]! + slope * (length - s[0]!), v[0]! / 2);
-    }
-    let j = 1;
-    while (s[j]! < length) j++;
-    return v[j - 1]! + ((v[j]! - v[j - 1]!) * (length - s[j - 1]!)) / (s[j]! - s[j - 1]!);
-  }
-
-  private beyondLast(s0: number, v0: number, s1: number, v1: number, length: number): number {
-    const ratio = length / s1;
-    switch (this.beyond) {
-      case "linear":
-        return v1 * ratio;
-      case "quadratic":
-        return v1 * ratio * ratio;
-      case "sqrt": {
-        const r1 = Math.sqrt(v1);
-        const r = r1 + ((r1 - Math.sqrt(v0)) * (length - s1)) / (s1 - s0);
-        return r * r;
-      }
-    }
-  }
+function planeOf(g: MlaModuleGridJson, heads: number, beyond: Extrapolation): Grid | null {
+  const i = g.heads.indexOf(heads);
+  if (i < 0) return null;
+  const lin = { log: false, values: "lin", below: "clamp" } as const;
+  return new Grid([g.batch, g.length], g.ms[i]!.flat(), {
+    axes: [
+      { ...lin, above: "proportional" },
+      { ...lin, above: beyond },
+    ],
+    fillOrder: [0, 1],
+  });
 }
 
 export class MlaModuleTable {
@@ -151,7 +105,7 @@ export class MlaModuleTable {
 
   /** One layer's decode block: `batch` sequences over `context` cached tokens (the step reads context + 1). */
   decodeMs(batch: number, context: number): number {
-    return batch > 0 ? this.generation.at(batch, context + 1) : 0;
+    return batch > 0 ? this.generation.at2(batch, context + 1) : 0;
   }
 
   /**
@@ -164,6 +118,6 @@ export class MlaModuleTable {
     if (rows <= 0 || newTokens <= 0) return 0;
     const s = newTokens + prefix;
     const cached = prefix / s;
-    return this.context.at(rows, s) * (1 - cached * cached);
+    return this.context.at2(rows, s) * (1 - cached * cached);
   }
 }
