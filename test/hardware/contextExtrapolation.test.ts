@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadCompactTables } from "../../src/hardware/compactTables.js";
 import { Grid } from "../../src/hardware/grid.js";
 import { contextRules } from "../../src/hardware/tableData.js";
-import { defaultTimingWith, expectRefusedOnPolynomialTiming } from "../helpers/configHelpers.js";
+import { expectDefaultTimingOnlyKey } from "../helpers/configHelpers.js";
 
 const HEADS = { numHeads: 32, numKvHeads: 8, headDim: 128, kvDtype: "bfloat16" } as const;
 
@@ -39,10 +39,11 @@ describe("context attention beyond the longest measured sequence (timing.context
   });
 
   it("is read from the YAML for default timing only", () => {
-    const timing = defaultTimingWith(", context_attention_extrapolation: quadratic");
-    expect(timing.type === "default" ? timing.contextExtrapolation : null).toBe("quadratic");
-    const sqrt = defaultTimingWith(", context_attention_extrapolation: sqrt");
-    expect(sqrt.type === "default" ? sqrt.contextExtrapolation : null).toBeUndefined();
-    expectRefusedOnPolynomialTiming("context_attention_extrapolation", "quadratic");
+    expectDefaultTimingOnlyKey(
+      "context_attention_extrapolation",
+      "quadratic",
+      "sqrt",
+      "contextExtrapolation",
+    );
   });
 });

@@ -126,6 +126,24 @@ export function expectRefusedOnPolynomialTiming(key: string, value: string): voi
   );
 }
 
+/**
+ * A `timing` key only default timing takes: `on` is read into the timing spec's `field`, the spec
+ * has no `field` without the key (`off: null`) or with its default value `off`, and polynomial
+ * timing refuses the key.
+ */
+export function expectDefaultTimingOnlyKey(
+  key: string,
+  on: string,
+  off: string | null,
+  field: keyof Extract<WorkerRoleSpec["timing"], { type: "default" }>,
+): void {
+  const timing = defaultTimingWith(`, ${key}: ${on}`);
+  expect(timing.type === "default" ? timing[field] : null).toBe(on);
+  const plain = defaultTimingWith(off === null ? "" : `, ${key}: ${off}`);
+  expect(plain.type === "default" ? plain[field] : null).toBeUndefined();
+  expectRefusedOnPolynomialTiming(key, on);
+}
+
 /** The first issue at `path` (fails if there is none). */
 export function firstIssueAt(err: ConfigError, path: string): ConfigIssue {
   const issue = err.issues.find((i) => i.path === path);

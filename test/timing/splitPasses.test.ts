@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PassShape } from "../../src/timing/passShape.js";
 import { SplitPassTiming } from "../../src/timing/splitPasses.js";
 import type { TimingModel } from "../../src/timing/timingModel.js";
-import { defaultTimingWith, expectRefusedOnPolynomialTiming } from "../helpers/configHelpers.js";
+import { expectDefaultTimingOnlyKey } from "../helpers/configHelpers.js";
 import { passOf } from "../helpers/passShape.js";
 
 /** A one-pass model whose mixed pass is cheaper than its halves (as the op-level model's is), recording what it priced. */
@@ -48,10 +48,6 @@ describe("timing.mixed_passes: additive (SplitPassTiming)", () => {
   });
 
   it("is read from the YAML for default timing only", () => {
-    const timing = defaultTimingWith(", mixed_passes: additive");
-    expect(timing.type === "default" ? timing.mixedPasses : null).toBe("additive");
-    const plain = defaultTimingWith("");
-    expect(plain.type === "default" ? plain.mixedPasses : null).toBeUndefined();
-    expectRefusedOnPolynomialTiming("mixed_passes", "additive");
+    expectDefaultTimingOnlyKey("mixed_passes", "additive", null, "mixedPasses");
   });
 });
