@@ -429,6 +429,8 @@ function tickRecord(
           : { num_prefill: effects.scaleTo.numPrefill, num_decode: effects.scaleTo.numDecode },
       next_tick: scheduledRecord(next),
       diagnostics: diagnosticsRecord(effects.diagnostics),
+      // No plugin limits how fast a batch of workers drains.
+      batch_drain_limits: [],
     },
     runtime_decision: {
       target_prefill: targetPrefill,
@@ -448,7 +450,9 @@ function tickRecord(
  * The prediction.json name of each `TickDiagnostics` field: a field added on either side without
  * its pair here does not compile.
  */
-const DIAGNOSTIC_NAMES: { readonly [K in keyof Required<TickDiagnostics>]: keyof TickDiagnosticsRecord } = {
+const DIAGNOSTIC_NAMES: {
+  readonly [K in keyof Required<Omit<TickDiagnostics, RoleFlagDiagnostics>>]: keyof TickDiagnosticsRecord;
+} = {
   estimatedTtftMs: "estimated_ttft_ms",
   estimatedItlMs: "estimated_itl_ms",
   predictedNumReq: "predicted_num_req",
@@ -467,11 +471,29 @@ const DIAGNOSTIC_NAMES: { readonly [K in keyof Required<TickDiagnostics>]: keyof
   throughputDecisionReasonDecode: "throughput_decision_reason_decode",
 };
 
-/** `TickDiagnostics` in snake_case, every field: null where the tick did not compute it, as the reference writes them. */
+/** The per-role flag fields of `TickDiagnostics`: objects, `{}` when the tick set none. */
+type RoleFlagDiagnostics = "loadMetadataAvailable" | "throughputMetadataAvailable";
+
+/**
+ * `TickDiagnostics` in snake_case, every field: null where the tick did not compute it, `{}` for a
+ * per-role flag it set for no role, as the reference writes them. Then the plugin pipeline's
+ * fields (`dynamo/planner/plugins/orchestrator/pipeline.py` in ai-dynamo 1.6.0.dev20261023): the
+ * Planner here is that pipeline with no plugins, whose every tick applies its proposal with
+ * nothing overridden, held over or short-circuited, as the reference writes on every tick of the
+ * seed walkthroughs.
+ */
 function diagnosticsRecord(d: TickDiagnostics): TickDiagnosticsRecord {
-  const out: Record<string, number | string | null> = {};
+  const out: Record<string, unknown> = {};
   for (const [k, name] of Object.entries(DIAGNOSTIC_NAMES) as [keyof TickDiagnostics, string][]) {
     out[name] = d[k] ?? null;
   }
+  out.load_metadata_available = d.loadMetadataAvailable ?? {};
+  out.throughput_metadata_available = d.throughputMetadataAvailable ?? {};
+  out.execute_action = "apply";
+  out.short_circuit_reason = "";
+  out.audit_events = [];
+  out.held_over_plugins = [];
+  out.plugin_overrides = [];
+  out.reconcile_reasons = {};
   return out as TickDiagnosticsRecord;
 }

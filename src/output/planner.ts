@@ -127,6 +127,9 @@ export const poolTopologySchema = z.strictObject({
 export type PoolTopologyRecord = z.infer<typeof poolTopologySchema>;
 
 const optNum = z.number().nullable().optional();
+const roleFlags = z
+  .strictObject({ prefill: z.boolean().optional(), decode: z.boolean().optional() })
+  .optional();
 const optText = z.string().nullable().optional();
 
 /** `TickDiagnostics` (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`) in snake_case; a field is absent when the tick did not compute it. */
@@ -147,6 +150,21 @@ export const tickDiagnosticsSchema = z.strictObject({
   throughput_decision_reason: optText,
   throughput_decision_reason_prefill: optText,
   throughput_decision_reason_decode: optText,
+  /** Per role whose load decision ran this tick: whether its engine metadata was there. */
+  load_metadata_available: roleFlags,
+  /** Per role the throughput loop sized this tick: whether its engine metadata was there. */
+  throughput_metadata_available: roleFlags,
+  /**
+   * The plugin pipeline's outcome (`dynamo/planner/plugins/orchestrator/pipeline.py`): fleetsim's
+   * Planner has no plugins, so every tick applies, and nothing is overridden, held over, reconciled
+   * or audited (the lists hold nothing).
+   */
+  execute_action: z.literal("apply").optional(),
+  short_circuit_reason: z.literal("").optional(),
+  audit_events: z.array(z.never()).readonly().optional(),
+  held_over_plugins: z.array(z.never()).readonly().optional(),
+  plugin_overrides: z.array(z.never()).readonly().optional(),
+  reconcile_reasons: z.strictObject({}).optional(),
 });
 export type TickDiagnosticsRecord = z.infer<typeof tickDiagnosticsSchema>;
 
@@ -208,6 +226,8 @@ export const plannerTickSchema = z.strictObject({
     /** The tick that follows, as it will be scheduled. */
     next_tick: scheduledTickSchema,
     diagnostics: tickDiagnosticsSchema,
+    /** Limits on draining a batch of workers at once: none without plugins. */
+    batch_drain_limits: z.array(z.never()).readonly().optional(),
   }),
   runtime_decision: z.strictObject({
     target_prefill: z.number().nullable(),

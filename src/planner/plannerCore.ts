@@ -1,4 +1,4 @@
-import { advanceLoad } from "./loadScaling/index.js";
+import { advanceLoad, validEngineLimits } from "./loadScaling/index.js";
 import {
   AggRegressionModel,
   DecodeRegressionModel,
@@ -243,6 +243,7 @@ export class PlannerCore {
       if (load.reasonDecode !== undefined) diagnostics.loadDecisionReasonDecode = load.reasonDecode;
       diagnostics.estimatedTtftMs = load.estimatedTtftMs;
       diagnostics.estimatedItlMs = load.estimatedItlMs;
+      diagnostics.loadMetadataAvailable = load.metadataAvailable;
     }
     if (s.enableThroughputScaling) {
       // The lower bounds are the throughput loop's state, reported on every tick as the reference
@@ -296,6 +297,15 @@ export class PlannerCore {
         isl = forecast.isl;
         osl = forecast.osl;
       }
+    }
+    // The roles the throughput loop sizes (a demand of 0 sizes none: each holds at its floor), and
+    // whether each has the engine limits its perf model needs (`throughput_scaling.py` in ai-dynamo
+    // 1.6.0.dev20261023: `_throughput_agg`, `_compute_prefill_replicas`, `_compute_decode_replicas`).
+    if (demand !== null && demand !== 0) {
+      diagnostics.throughputMetadataAvailable =
+        s.mode === "agg"
+          ? { decode: validEngineLimits(this.caps.decode) }
+          : { prefill: validEngineLimits(this.caps.prefill), decode: validEngineLimits(this.caps.decode) };
     }
     const acceptLength = resolveAcceptLength(
       this.lastAcceptLength,

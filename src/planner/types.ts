@@ -219,6 +219,10 @@ export interface TickDiagnostics {
   throughputDecisionReason?: string | null;
   throughputDecisionReasonPrefill?: string | null;
   throughputDecisionReasonDecode?: string | null;
+  /** Per role whose load decision ran, whether its engine metadata was there (loadScaling/types.ts `LoadOutcome`). */
+  loadMetadataAvailable?: Partial<Record<"prefill" | "decode", boolean>>;
+  /** Per role the throughput loop sized this tick, whether its engine metadata was there. */
+  throughputMetadataAvailable?: Partial<Record<"prefill" | "decode", boolean>>;
 }
 
 export interface PlannerEffects {

@@ -72,9 +72,41 @@ interface TickRecord {
   at_ms: number;
   scheduled_tick: Scheduled;
   input: { now_s: number; traffic: { duration_s: number; num_req: number; isl: number; osl: number } | null };
-  effects: { next_tick: Scheduled; diagnostics: Record<string, unknown> };
+  effects: {
+    next_tick: Scheduled;
+    diagnostics: Record<string, unknown>;
+    batch_drain_limits?: readonly unknown[];
+  };
   runtime_decision: { next_tick_ms: number };
 }
+
+/** The keys of a tick's `effects.diagnostics` in the reference's prediction.json, sorted. */
+const REFERENCE_DIAGNOSTIC_KEYS = [
+  "audit_events",
+  "engine_rps_decode",
+  "engine_rps_prefill",
+  "estimated_itl_ms",
+  "estimated_ttft_ms",
+  "execute_action",
+  "held_over_plugins",
+  "load_decision_reason",
+  "load_decision_reason_decode",
+  "load_decision_reason_prefill",
+  "load_metadata_available",
+  "plugin_overrides",
+  "predicted_isl",
+  "predicted_kv_hit_rate",
+  "predicted_num_req",
+  "predicted_osl",
+  "reconcile_reasons",
+  "short_circuit_reason",
+  "throughput_decision_reason",
+  "throughput_decision_reason_decode",
+  "throughput_decision_reason_prefill",
+  "throughput_lower_bound_decode",
+  "throughput_lower_bound_prefill",
+  "throughput_metadata_available",
+];
 
 /** Drives the adapter the way the replay does: from the initial tick, following `nextTickMs`. */
 function drive(adapter: PlannerReplayAdapter, untilMs: number): TickRecord[] {
@@ -166,6 +198,24 @@ describe("sla load 10 s / throughput 300 s ⇒ scale interval 10 s", () => {
       }
       // No FPM in these snapshots: the load loop runs every tick and reports it.
       expect(t.effects.diagnostics["load_decision_reason"]).toBe("no_fpm_data");
+      // Stopped at that gate, no role's decision ran: no metadata flag.
+      expect(t.effects.diagnostics["load_metadata_available"]).toEqual({});
+      // The throughput loop sizes the aggregated pool whenever it sees demand.
+      expect(t.effects.diagnostics["throughput_metadata_available"]).toEqual(
+        t.scheduled_tick.run_throughput_scaling ? { decode: true } : {},
+      );
+      // Every key of the reference's `TickDiagnostics` (ai-dynamo 1.6.0.dev20261023), the plugin
+      // pipeline's as a pipeline with no plugins writes them.
+      expect(Object.keys(t.effects.diagnostics).sort()).toEqual(REFERENCE_DIAGNOSTIC_KEYS);
+      expect(t.effects.diagnostics).toMatchObject({
+        execute_action: "apply",
+        short_circuit_reason: "",
+        audit_events: [],
+        held_over_plugins: [],
+        plugin_overrides: [],
+        reconcile_reasons: {},
+      });
+      expect(t.effects.batch_drain_limits).toEqual([]);
     }
   });
 });

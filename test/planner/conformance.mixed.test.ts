@@ -10,7 +10,8 @@
  *  2. `PlannerCore.tick` on one combined tick (throughput + load due), SLA target, with perf models
  *     bootstrapped so every forward pass takes exactly 1 s: the capacity search then yields exact
  *     engine rps (prefill = MBT / isl, decode = max batch / osl), the constant predictor returns the
- *     window's demand, and idle engines far under the SLA make both roles propose N−1.
+ *     window's demand, and idle engines make both roles propose N−1 (`idleSlaTarget`, without an
+ *     estimate).
  *
  * Upstream's endpoint-recovery rows stub the load proposal (23,39) although prefill_min_endpoint is 30; a
  * real load loop floors its ±1 step at the role minimum, so here prefill proposes max(24−1, 30) = 30.
@@ -242,9 +243,11 @@ describe("mixed rows through one combined PlannerCore.tick (SLA target, 1 s per 
     expect(out.diagnostics.throughputDecisionReason).toBe("set_lower_bound");
     expect(out.diagnostics.throughputLowerBoundPrefill).toBe(16);
     expect(out.diagnostics.throughputLowerBoundDecode).toBe(48);
-    // Idle engines: TTFT 1000 ms and ITL 1000 ms against 5000 ms SLAs, consolidation OK ⇒ (23,39).
-    expect(out.diagnostics.estimatedTtftMs).toBe(1000);
-    expect(out.diagnostics.estimatedItlMs).toBe(1000);
+    // Idle engines step down by one without asking the perf model ⇒ (23,39), no estimates.
+    expect(out.diagnostics.estimatedTtftMs).toBeNull();
+    expect(out.diagnostics.estimatedItlMs).toBeNull();
+    expect(out.diagnostics.loadMetadataAvailable).toEqual({});
+    expect(out.diagnostics.throughputMetadataAvailable).toEqual({ prefill: true, decode: true });
     expect(out.scaleTo).toEqual({ numPrefill: 23, numDecode: 41 });
     expect(out.diagnostics.loadDecisionReason).toBe("scale_up");
   });

@@ -111,7 +111,8 @@ describe("disagg prefill: TTFT = 0.1 ms · (queue + 1000) vs 500 ms", () => {
   });
 
   it("refuses when the queue budget (SLA − own)·sens is ≤ 0 (sensitivity 0 never scales down)", () => {
-    const out = disagg({ prefill: [0, 0], settings: { loadScalingDownSensitivity: 0 } });
+    // One queued token each: an empty queue would be an idle pool, which steps down without estimates.
+    const out = disagg({ prefill: [1, 1], settings: { loadScalingDownSensitivity: 0 } });
     expect(out.reason).toBe("scale_down_refused_consolidation");
   });
 

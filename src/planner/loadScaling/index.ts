@@ -4,7 +4,7 @@
  * estimates vs SLA, then composition per mode with throughput floors and the GPU budget.
  */
 
-import type { ForwardPassMetrics, WorkerCounts } from "../types.js";
+import type { ForwardPassMetrics, PlannerSettings, WorkerCounts } from "../types.js";
 import { applyDisaggScalingBudget, applySingleScalingBudget, fitDisaggThroughputCeiling } from "./budget.js";
 import { decodeEasyDecision, prefillEasyDecision } from "./easy.js";
 import {
@@ -21,7 +21,9 @@ import {
   type LoadReason,
   type Role,
   type RoleDecision,
+  type RoleFlags,
   resolveMinEndpoint,
+  validEngineLimits,
 } from "./types.js";
 
 export * from "./types.js";
@@ -32,9 +34,49 @@ export function advanceLoad(inputs: LoadInputs): LoadOutcome {
   return inputs.mode === "agg" ? advanceLoadAgg(inputs) : advanceLoadDisagg(inputs);
 }
 
-function quiet(reason: LoadReason, perRole = false): LoadOutcome {
+function quiet(reason: LoadReason, perRole = false, metadataAvailable: RoleFlags = {}): LoadOutcome {
   const roles = perRole ? { reasonPrefill: reason, reasonDecode: reason } : {};
-  return { decision: null, reason, ...roles, estimatedTtftMs: null, estimatedItlMs: null };
+  return { decision: null, reason, ...roles, estimatedTtftMs: null, estimatedItlMs: null, metadataAvailable };
+}
+
+/** Nothing scheduled and nothing queued (`ForwardPassMetrics.is_idle`, every counter 0). */
+function isIdle(f: ForwardPassMetrics): boolean {
+  return (
+    f.numPrefillRequests === 0 &&
+    f.sumPrefillTokens === 0 &&
+    f.varPrefillLength === 0 &&
+    f.sumPrefillKvTokens === 0 &&
+    f.numDecodeRequests === 0 &&
+    f.sumDecodeKvTokens === 0 &&
+    f.varDecodeKvTokens === 0 &&
+    f.numQueuedPrefill === 0 &&
+    f.sumQueuedPrefillTokens === 0 &&
+    f.varQueuedPrefillLength === 0 &&
+    f.numQueuedDecode === 0 &&
+    f.sumQueuedDecodeKvTokens === 0 &&
+    f.varQueuedDecodeKvTokens === 0
+  );
+}
+
+/**
+ * `_idle_sla_target`: under the SLA target, a pool whose every engine is idle steps down by one
+ * (to at least 1 and its minimum endpoint) without asking the perf model, which has nothing to
+ * price there (`dynamo/planner/core/load_scaling.py` in ai-dynamo 1.6.0.dev20261023). Null when the
+ * target is not SLA or some engine has work.
+ */
+export function idleSlaTarget(
+  s: PlannerSettings,
+  fpms: readonly ForwardPassMetrics[],
+  n: number,
+  minEndpoint: number,
+): number | null {
+  if (s.optimizationTarget !== "sla" || fpms.length === 0 || !fpms.every(isIdle)) return null;
+  return Math.max(1, minEndpoint, n - 1);
+}
+
+/** An idle pool's step down: a target, no reason of its own, no estimate. */
+function idleDecision(desired: number): RoleDecision {
+  return { desired, reason: null, estimateMs: null };
 }
 
 function present(fpms: readonly ForwardPassMetrics[] | null): fpms is readonly ForwardPassMetrics[] {
@@ -123,17 +165,37 @@ export function advanceLoadDisagg(inputs: LoadInputs): LoadOutcome {
   const easy = s.optimizationTarget !== "sla";
   const pMin = resolveMinEndpoint(s, "prefill");
   const dMin = resolveMinEndpoint(s, "decode");
+  const metadataAvailable: RoleFlags = {};
   let p: RoleDecision | null = null;
   if (pFpm !== null) {
-    p = easy
-      ? prefillEasyDecision(s, inputs.caps.prefill, pFpm, nP, pMin)
-      : prefillSlaDecision(inputs.perf.prefill, inputs.caps.prefill, pFpm, slaContext(inputs, nP, "prefill"));
+    const idle = idleSlaTarget(s, pFpm, nP, pMin);
+    if (idle !== null) p = idleDecision(idle);
+    else if (easy) {
+      const caps = inputs.caps.prefill;
+      if (nP > 0)
+        metadataAvailable.prefill = s.optimizationTarget === "load" || (caps?.contextLength ?? 0) > 0;
+      p = prefillEasyDecision(s, caps, pFpm, nP, pMin);
+    } else {
+      metadataAvailable.prefill = validEngineLimits(inputs.caps.prefill);
+      p = prefillSlaDecision(
+        inputs.perf.prefill,
+        inputs.caps.prefill,
+        pFpm,
+        slaContext(inputs, nP, "prefill"),
+      );
+    }
   }
   let d: RoleDecision | null = null;
   if (dFpm !== null) {
-    d = easy
-      ? decodeEasyDecision(s, inputs.caps.decode, dFpm, nD, dMin, false)
-      : decodeSlaDecision(inputs.perf.decode, inputs.caps.decode, dFpm, slaContext(inputs, nD, "decode"));
+    const idle = idleSlaTarget(s, dFpm, nD, dMin);
+    if (idle !== null) d = idleDecision(idle);
+    else if (easy) {
+      metadataAvailable.decode = inputs.caps.decode.maxKvTokens > 0;
+      d = decodeEasyDecision(s, inputs.caps.decode, dFpm, nD, dMin, false);
+    } else {
+      metadataAvailable.decode = validEngineLimits(inputs.caps.decode);
+      d = decodeSlaDecision(inputs.perf.decode, inputs.caps.decode, dFpm, slaContext(inputs, nD, "decode"));
+    }
   }
 
   const originalP = p?.desired ?? nP;
@@ -173,7 +235,7 @@ export function advanceLoadDisagg(inputs: LoadInputs): LoadOutcome {
       const informative = [pWhy, dWhy].find((r) => r !== null && r !== "no_change");
       if (informative !== undefined && informative !== null) reason = informative;
     }
-    return { decision: null, reason, reasonPrefill, reasonDecode, ...estimates };
+    return { decision: null, reason, reasonPrefill, reasonDecode, ...estimates, metadataAvailable };
   }
   return {
     decision: { numPrefill: finalP, numDecode: finalD },
@@ -181,6 +243,7 @@ export function advanceLoadDisagg(inputs: LoadInputs): LoadOutcome {
     reasonPrefill,
     reasonDecode,
     ...estimates,
+    metadataAvailable,
   };
 }
 
@@ -198,14 +261,20 @@ export function advanceLoadAgg(inputs: LoadInputs): LoadOutcome {
   if (!fpmMatchesWorkers(fpms, n)) return quiet("worker_count_mismatch");
   const minEp = resolveMinEndpoint(s, "decode");
 
+  // An idle pool takes the easy path's finish: floors, budget, and its reason.
+  const idle = idleSlaTarget(s, fpms, n, minEp);
+  if (idle !== null) return finishSingle(inputs, n, idle, { easy: true, refused: false }, null, null, {});
+
   if (s.optimizationTarget !== "sla") {
+    const metadata: RoleFlags = { decode: inputs.caps.decode.maxKvTokens > 0 };
     const easy = decodeEasyDecision(s, inputs.caps.decode, fpms, n, minEp, true);
-    if (easy.desired === null) return quiet(easy.reason ?? "no_change");
-    return finishSingle(inputs, n, easy.desired, { easy: true, refused: false }, null, null);
+    if (easy.desired === null) return quiet(easy.reason ?? "no_change", false, metadata);
+    return finishSingle(inputs, n, easy.desired, { easy: true, refused: false }, null, null, metadata);
   }
 
+  const metadata: RoleFlags = { decode: validEngineLimits(inputs.caps.decode) };
   const model = inputs.perf.decode;
-  if (model === null || !model.hasSufficientData()) return quiet("insufficient_data");
+  if (model === null || !model.hasSufficientData()) return quiet("insufficient_data", false, metadata);
   const ctx = slaContext(inputs, n, "decode");
   const mbt = inputs.caps.decode.maxNumBatchedTokens;
   const p = mbt > 0 ? aggPrefillSlaDecision(model, mbt, fpms, ctx) : null;
@@ -220,7 +289,15 @@ export function advanceLoadAgg(inputs: LoadInputs): LoadOutcome {
   else if (dd !== null && dd > n) desired = dd;
   else if (pd === null && dd !== null && dd < n) desired = dd;
   else if (pd !== null && pd < n && dd !== null && dd < n) desired = Math.max(pd, dd);
-  return finishSingle(inputs, n, desired, { easy: false, refused }, p?.estimateMs ?? null, d.estimateMs);
+  return finishSingle(
+    inputs,
+    n,
+    desired,
+    { easy: false, refused },
+    p?.estimateMs ?? null,
+    d.estimateMs,
+    metadata,
+  );
 }
 
 /**
@@ -234,6 +311,7 @@ function finishSingle(
   how: { readonly easy: boolean; readonly refused: boolean },
   estimatedTtftMs: number | null,
   estimatedItlMs: number | null,
+  metadataAvailable: RoleFlags,
 ): LoadOutcome {
   const { settings: s } = inputs;
   const minEp = resolveMinEndpoint(s, "decode");
@@ -251,5 +329,5 @@ function finishSingle(
   else reason = floorCapped ? "scale_down_capped_by_throughput" : "no_change";
   if (budget.reason !== null) reason = budget.reason;
   const decision = desired === n ? null : { numPrefill: null, numDecode: desired };
-  return { decision, reason, estimatedTtftMs, estimatedItlMs };
+  return { decision, reason, estimatedTtftMs, estimatedItlMs, metadataAvailable };
 }

@@ -59,7 +59,16 @@ export interface LoadOutcome {
   /** Max over engines of the estimated TTFT / ITL, when computed this tick. */
   readonly estimatedTtftMs: number | null;
   readonly estimatedItlMs: number | null;
+  /**
+   * Per role whose decision ran this tick, whether the engine metadata it needs was there
+   * (`load_metadata_available`); a role stopped by a gate, or stepped down because its pool was
+   * idle, has no entry.
+   */
+  readonly metadataAvailable: RoleFlags;
 }
+
+/** A boolean per role, only for the roles a tick set it for. */
+export type RoleFlags = Partial<Record<Role, boolean>>;
 
 /** One role's raw load signal before floors and budget. */
 export interface RoleDecision {
@@ -69,6 +78,15 @@ export interface RoleDecision {
   readonly reason: LoadReason | null;
   /** Max of the per-engine estimates in ms (SLA target only). */
   readonly estimateMs: number | null;
+}
+
+/**
+ * `has_valid_engine_limits`: the perf model can price an engine unless a limit it reads is known
+ * and not positive (`dynamo/planner/core/perf_model/ais_adapter.py` in ai-dynamo 1.6.0.dev20261023,
+ * `_limit_values`).
+ */
+export function validEngineLimits(caps: EngineCapabilities | null): boolean {
+  return caps !== null && caps.maxNumBatchedTokens > 0 && caps.maxNumSeqs > 0 && caps.maxKvTokens > 0;
 }
 
 /** `resolve_min_endpoint`: the role override, else `min_endpoint`. */
