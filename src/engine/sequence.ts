@@ -123,7 +123,9 @@ export class BlockArrays {
     if (list.ids.length >= blocks) return;
     const cls = Math.max(4, Math.ceil(Math.log2(blocks)));
     const ids = this.free[cls]?.pop() ?? new Int32Array(2 ** cls);
-    ids.set(list.ids.subarray(0, list.length));
+    // Copied element by element: a `subarray` view per reserve was garbage on every admission.
+    const held = list.ids;
+    for (let i = 0; i < list.length; i++) ids[i] = held[i];
     this.recycle(list.ids);
     list.ids = ids;
   }
