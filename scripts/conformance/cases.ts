@@ -282,6 +282,7 @@ export const CASES: readonly ConformanceCase[] = [
     stack: "dynamo",
     config: seedAggregated(SEED_PLANNER),
     trace: "conversation600",
+    golden: true,
   },
   {
     id: "seed-agg-no-planner",
@@ -318,6 +319,7 @@ export const CASES: readonly ConformanceCase[] = [
     stack: "dynamo",
     config: seedDisaggregated(),
     trace: "conversation600",
+    golden: true,
   },
   {
     id: "seed-disagg-budget-4",

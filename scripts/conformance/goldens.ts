@@ -69,6 +69,12 @@ export interface GoldenFile {
   /** Identity (compare.ts requestRecords), TTFT and E2E of each completed request, in the reference's order. */
   readonly requests: Array<[string, number, number]> | null;
   readonly scalingEvents: ScalingEvent[] | null;
+  /**
+   * With the Planner: the reference's tick records as a key schema and decisions (absent in older
+   * goldens): fleetsim's must have as many ticks, each with the same keys at every level the
+   * reference writes (`plannerTickShape`), and the same `effects.scale_to` at every tick.
+   */
+  readonly plannerTicks?: PlannerTickGolden;
   /** Request by request: the median |relative difference| of TTFT and E2E allowed (toleranceFor). */
   readonly requestBands?: { readonly ttftMedian: number; readonly e2eMedian: number };
   /**
@@ -155,6 +161,7 @@ export function goldenOf(
     nonNumeric,
     requests: kept,
     scalingEvents: planner === null || planner === undefined ? null : scalingEvents(planner),
+    ...(plannerTicksOf(planner) !== undefined ? { plannerTicks: plannerTicksOf(planner) } : {}),
     ...(kept !== null && perRequest !== null
       ? {
           requestBands: {
@@ -179,6 +186,53 @@ export function goldenOf(
     widened: widenedOf(measured, summary),
     ...(conventions.length > 0 ? { conventionsWidened: widenedOf(conventions, summary) } : {}),
     defaultTolerance: DEFAULT_TOLERANCE,
+  };
+}
+
+/** What a golden keeps of a Planner run's ticks. */
+export interface PlannerTickGolden {
+  readonly count: number;
+  /** Dotted paths of every object key of a tick record (`plannerTickShape`), the union over ticks. */
+  readonly keys: string[];
+  /** Each tick's `effects.scale_to` (null when it decided nothing). */
+  readonly scaleTo: Array<Record<string, unknown> | null>;
+}
+
+/**
+ * The key schema of tick records: the dotted path of every key of every object inside them, down
+ * to the leaves (array elements are one level, `[]`), sorted and without repeats. Values are left
+ * out: the schema is what a script reading the file relies on.
+ */
+export function plannerTickShape(ticks: readonly unknown[]): string[] {
+  const out = new Set<string>();
+  const walk = (v: unknown, path: string): void => {
+    if (Array.isArray(v)) {
+      for (const e of v) walk(e, `${path}[]`);
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        const at = path === "" ? k : `${path}.${k}`;
+        out.add(at);
+        walk(x, at);
+      }
+    }
+  };
+  for (const t of ticks) walk(t, "");
+  return [...out].sort();
+}
+
+/** The golden part of a Planner run's ticks, or undefined without a Planner or ticks. */
+export function plannerTicksOf(
+  planner: Record<string, unknown> | null | undefined,
+): PlannerTickGolden | undefined {
+  const ticks = planner?.["ticks"];
+  if (!Array.isArray(ticks) || ticks.length === 0) return undefined;
+  return {
+    count: ticks.length,
+    keys: plannerTickShape(ticks),
+    scaleTo: ticks.map((t) => {
+      const effects = (t as { effects?: { scale_to?: Record<string, unknown> | null } }).effects;
+      return effects?.scale_to ?? null;
+    }),
   };
 }
 

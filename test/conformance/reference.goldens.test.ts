@@ -20,7 +20,12 @@ import {
   summaryOf,
   within,
 } from "../../scripts/conformance/compare.js";
-import { EXACT, type GoldenFile, REFERENCE_GOLDEN_DIR } from "../../scripts/conformance/goldens.js";
+import {
+  EXACT,
+  type GoldenFile,
+  plannerTicksOf,
+  REFERENCE_GOLDEN_DIR,
+} from "../../scripts/conformance/goldens.js";
 import {
   referenceConventionSets,
   referenceSchedulerSets,
@@ -29,6 +34,12 @@ import { runCli } from "../../src/cli/main.js";
 import { tempDir } from "../helpers/specs.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
+
+/**
+ * Tick keys only fleetsim writes (docs/conformance.md "Known differences" 4): the router
+ * parameters a retune decides, null without retune.
+ */
+const FLEETSIM_TICK_KEYS: ReadonlySet<string> = new Set(["runtime_decision.router_parameters"]);
 
 const goldens: GoldenFile[] = readdirSync(REFERENCE_GOLDEN_DIR)
   .filter((f) => f.endsWith(".json"))
@@ -98,6 +109,19 @@ describe("fleetsim against the reference's golden fixtures", () => {
       if (g.scalingEvents !== null) {
         const planner = prediction["planner"] as Record<string, unknown> | null;
         expect(scalingEvents(planner)).toEqual(g.scalingEvents);
+        // The tick records: as many, every key the reference writes and no other, the same decisions.
+        if (g.plannerTicks !== undefined) {
+          const ticks = plannerTicksOf(planner);
+          expect(ticks?.count, `${g.case}: Planner ticks`).toBe(g.plannerTicks.count);
+          const shape = new Set(ticks?.keys ?? []);
+          const missing = g.plannerTicks.keys.filter((k) => !shape.has(k));
+          const extra = [...shape].filter(
+            (k) => !g.plannerTicks!.keys.includes(k) && !FLEETSIM_TICK_KEYS.has(k),
+          );
+          expect(missing, `${g.case}: tick keys the reference writes and fleetsim does not`).toEqual([]);
+          expect(extra, `${g.case}: tick keys fleetsim writes and the reference does not`).toEqual([]);
+          expect(ticks?.scaleTo, `${g.case}: each tick's scale_to`).toEqual(g.plannerTicks.scaleTo);
+        }
       }
       if (g.requests !== null && g.requestBands !== undefined) {
         const reference = g.requests.map(([uuid, ttft, e2e]) => ({ uuid, ttft, e2e }));
