@@ -229,6 +229,8 @@ const selected = CASES.filter((c) => only === null || only.some((o) => c.name.in
 
 interface Sample {
   readonly cpuMs: number;
+  /** Garbage-collection pauses on the main thread (bench/childUsage.mjs); null for a startup row. */
+  readonly gcMs: number | null;
   readonly wallMs: number;
   readonly maxRssBytes: number;
   readonly simulatedS: number | null;
@@ -278,7 +280,7 @@ function runCase(c: Case, config: string): Sample {
   if (r.status !== 0) {
     throw new Error(`${c.name}: exit ${r.status}: ${r.stderr.split("\n").slice(0, 4).join(" | ")}`);
   }
-  const usage = JSON.parse(readFileSync(usageFile, "utf8")) as StartupProbe;
+  const usage = JSON.parse(readFileSync(usageFile, "utf8")) as StartupProbe & { readonly gc_ms?: number };
   const summary = JSON.parse(r.stdout) as { duration_ms: number; num_requests: number };
   if (c.startup) {
     const line = r.stderr.split("\n").find((l) => l.startsWith(STARTUP_PROBE_PREFIX));
@@ -286,6 +288,7 @@ function runCase(c: Case, config: string): Sample {
     const probe = JSON.parse(line.slice(STARTUP_PROBE_PREFIX.length)) as StartupProbe;
     return {
       cpuMs: probe.cpu_ms,
+      gcMs: null,
       wallMs: probe.wall_ms,
       maxRssBytes: probe.max_rss_bytes,
       simulatedS: null,
@@ -294,6 +297,7 @@ function runCase(c: Case, config: string): Sample {
   }
   return {
     cpuMs: usage.cpu_ms,
+    gcMs: usage.gc_ms ?? null,
     wallMs: usage.wall_ms,
     maxRssBytes: usage.max_rss_bytes,
     simulatedS: summary.duration_ms / 1000,
@@ -338,6 +342,12 @@ const min = (xs: readonly number[]): number => sorted(xs)[0];
 const floor = median(floors);
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
 
+/** The median share of a row's CPU spent in garbage-collection pauses, in %, or "-" (startup rows). */
+function gcShare(xs: readonly Sample[]): string {
+  const shares = xs.filter((x) => x.gcMs !== null && x.cpuMs > 0).map((x) => (100 * x.gcMs!) / x.cpuMs);
+  return shares.length === 0 ? "-" : median(shares).toFixed(1);
+}
+
 const header = [
   ["case", 28],
   ["requests", 9],
@@ -348,13 +358,14 @@ const header = [
   ["x floor", 8],
   ["us/req", 7],
   ["RSS MiB", 8],
+  ["GC %", 5],
   ["issue 42", 16],
   ["met", 4],
   ["goal", 24],
   ["met", 4],
 ] as const;
 const row = (cells: readonly string[]): string =>
-  cells.map((s, k) => (k === 0 || k >= 9 ? s.padEnd(header[k][1]) : s.padStart(header[k][1]))).join(" ");
+  cells.map((s, k) => (k === 0 || k >= 10 ? s.padEnd(header[k][1]) : s.padStart(header[k][1]))).join(" ");
 
 console.log(`trace: ${trace}\nfleetsim: ${BIN}`);
 console.log(
@@ -391,6 +402,7 @@ for (const c of selected) {
       (med / floor).toFixed(1),
       c.startup || xs[0].requests === null ? "-" : (med / xs[0].requests / 1e-3).toFixed(0),
       (rss / 2 ** 20).toFixed(0),
+      gcShare(xs),
       c.milestoneText,
       yesNo(meets(c.milestone)),
       c.goalText,
