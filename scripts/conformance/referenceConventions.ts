@@ -8,8 +8,8 @@
  * - `referenceConventionSets`: that, and the reference's pricing where fleetsim keeps its own on
  *   the fidelity benchmark's evidence (docs/conformance.md "Reproducing the reference's numbers"):
  *   the first token priced at prefill (Known differences 2), context attention beyond the tables
- *   extrapolated as a square (3), no host time outside kernels (8) and mixed passes as a prefill
- *   pass plus a decode pass (9), each on the backends whose reference core prices so
+ *   extrapolated as a square (3), no host time outside kernels (8), mixed passes as a prefill
+ *   pass plus a decode pass (9) and no CUDA-graph padding (15), each on the backends whose reference core prices so
  *   (`CONVENTIONS`). The harness runs fleetsim both ways: a divergence that closes
  *   under these conventions is one of those differences.
  */
@@ -76,6 +76,8 @@ export function referenceConventionSets(configYaml: string): string[] {
     out.push(...set(`${at}.context_attention_extrapolation`, "quadratic"));
     if (conventions.noHostTime)
       out.push(...set(`${at}.host_overhead`, "{per_pass_ms: 0, per_sequence_ms: 0}"));
+    // The reference prices a pass at its own token count (Known differences 15).
+    if ((engine.backend ?? "vllm") === "vllm") out.push(...set(`${at}.cuda_graph_padding`, "false"));
     if (conventions.additive) out.push(...set(`${at}.mixed_passes`, "additive"));
   }
   return out;

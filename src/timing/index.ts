@@ -1,4 +1,5 @@
 import { loadCompactTablesWithProvenance } from "../hardware/compactTables.js";
+import { CudaGraphPadding } from "./cudaGraphs.js";
 import { FixedTiming } from "./fixed.js";
 import { resolveHostOverhead } from "./hostOverhead.js";
 import { kernelsOf } from "./kernels.js";
@@ -52,10 +53,26 @@ export async function createTimingModel(spec: TimingSpec, role: TimedRole): Prom
           contextBeyond,
           builtInTables: spec.perfDatabase === null,
         }),
+        cudaGraphPaddingOf(spec, role, backend),
       );
       return spec.mixedPasses === "additive" ? new SplitPassTiming(model) : model;
     }
   }
+}
+
+/**
+ * A vLLM role's CUDA-graph padding (timing/cudaGraphs.ts): vLLM's default capture sizes for the
+ * role's scheduler limits, unless `timing.cuda_graph_padding: false`; none for the other backends
+ * (their capture rules are not modelled) or without the limits (`fleetsim estimate`).
+ */
+function cudaGraphPaddingOf(
+  spec: Extract<TimingSpec, { type: "default" }>,
+  role: TimedRole,
+  backend: "vllm" | "sglang" | "trtllm",
+): CudaGraphPadding | null {
+  if (backend !== "vllm" || spec.cudaGraphPadding === false) return null;
+  if (role.maxSequences === undefined || role.maxBatchedTokens === undefined) return null;
+  return CudaGraphPadding.vllmDefault(role.maxSequences, role.maxBatchedTokens);
 }
 
 /** Timing model of each worker role in the deployment. */

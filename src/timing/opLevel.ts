@@ -4,6 +4,7 @@ import type { MlaModuleTable } from "../hardware/mlaModule.js";
 import type { AttentionHeads, OpPerfTables } from "../hardware/perfTables.js";
 import type { MoeShape } from "../hardware/sol.js";
 import type { MlaSpec, ModelArchitecture } from "../model/architecture.js";
+import type { CudaGraphPadding } from "./cudaGraphs.js";
 import type { HostOverhead } from "./hostOverhead.js";
 import { type DecodeRoofline, mhaDecodeRoofline, rooflineDecodeMs } from "./mhaDecodeRoofline.js";
 import { MlaAttention } from "./mlaAttention.js";
@@ -179,6 +180,8 @@ export class OpLevelTiming implements TimingModel {
     private readonly drafter: DraftKind | null = null,
     /** How the backend runs the kernels whose choice changes a pass's price (timing/timingSpec.ts). */
     kernels: Partial<BackendKernels> = {},
+    /** vLLM's CUDA-graph padding of a pass's token count (timing/cudaGraphs.ts); null: none. */
+    private readonly graphs: CudaGraphPadding | null = null,
   ) {
     const blockFp8Kernel = kernels.blockFp8 ?? "measured";
     const qkNormKernel = kernels.qkNorm ?? "separate";
@@ -520,7 +523,9 @@ export class OpLevelTiming implements TimingModel {
   }
 
   /** Everything but attention and logits for `tokens` tokens in the pass (memoized). */
-  private tokenCost(tokens: number): number {
+  private tokenCost(rawTokens: number): number {
+    // The token-dependent ops run as the captured CUDA graph of the next size (attention does not).
+    const tokens = this.graphs === null ? rawTokens : this.graphs.tokens(rawTokens);
     const cached = this.tokenCostCache.get(tokens);
     if (cached !== undefined) return cached;
     const ops = this.tokenOps(tokens);

@@ -33,6 +33,8 @@ export type TimingSpec =
       readonly mixedPasses?: "additive";
       /** `timing.context_attention_extrapolation: quadratic`: the reference's rule beyond the tables' longest sequence (absent: √). */
       readonly contextExtrapolation?: "quadratic";
+      /** `timing.cuda_graph_padding: false`: a vLLM role's passes priced unpadded (absent: padded, timing/cudaGraphs.ts). */
+      readonly cudaGraphPadding?: false;
     };
 
 /**
@@ -58,6 +60,9 @@ export interface TimedRole {
    * layer (`blockFp8Kernel`).
    */
   readonly backend?: "vllm" | "sglang" | "trtllm";
+  /** The scheduler's limits, which set a vLLM role's CUDA-graph capture sizes (timing/cudaGraphs.ts); absent: no padding. */
+  readonly maxSequences?: number;
+  readonly maxBatchedTokens?: number;
 }
 
 /**

@@ -237,6 +237,7 @@ const YAML_ONLY: readonly (readonly [reason: string, paths: readonly string[]])[
       "engine.workers.<role>.timing.op_tables",
       "engine.workers.<role>.timing.mixed_passes",
       "engine.workers.<role>.timing.context_attention_extrapolation",
+      "engine.workers.<role>.timing.cuda_graph_padding",
       "engine.workers.<role>.kv_cache.bytes_per_token",
       "engine.workers.<role>.kv_cache.capacity.cuda_graph_reserved_bytes",
       "engine.workers.<role>.kv_cache.capacity.bytes",

@@ -68,8 +68,9 @@ describe("fleetsim calibrate", () => {
       response_ms: 0,
       timeout_seconds: null,
     });
-    // A shift of every arrival (open loop): the same dynamics, up to the pass boundaries it moves.
-    expect(p.summary.mean_ttft_ms).toBeCloseTo(engine["mean_ttft_ms"]! + 12, 1);
+    // A shift of every arrival (open loop): the same dynamics, up to the pass boundaries it moves
+    // (and the CUDA-graph size those passes are padded to): within half a millisecond of +12.
+    expect(p.summary.mean_ttft_ms).toBeCloseTo(engine["mean_ttft_ms"]! + 12, 0);
 
     // validate says what the client adds, and from which profile.
     const checked = await cli(

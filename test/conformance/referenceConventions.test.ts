@@ -42,6 +42,8 @@ describe("referenceConventionSets", () => {
       "--set",
       "engine.workers.aggregated.timing.host_overhead={per_pass_ms: 0, per_sequence_ms: 0}",
       "--set",
+      "engine.workers.aggregated.timing.cuda_graph_padding=false",
+      "--set",
       "engine.workers.aggregated.timing.mixed_passes=additive",
     ]);
     expect(

@@ -27,8 +27,13 @@ async function run(...sets: string[]) {
 
 describe("engine.backend on examples/aggregated.yaml", () => {
   it("TRT-LLM never preempts where vLLM does, and completes every request", async () => {
-    // vLLM's synchronous scheduler, as TRT-LLM's here (vLLM ≥ 0.14 defaults to async scheduling).
-    const vllm = await run(...SMALL_CACHE, `${ROLE}.scheduler.async_scheduling=false`);
+    // vLLM's synchronous scheduler, as TRT-LLM's here (vLLM ≥ 0.14 defaults to async scheduling),
+    // and its passes priced at their own token count, as TRT-LLM's are (no CUDA-graph padding).
+    const vllm = await run(
+      ...SMALL_CACHE,
+      `${ROLE}.scheduler.async_scheduling=false`,
+      `${ROLE}.timing.cuda_graph_padding=false`,
+    );
     const trt = await run(...SMALL_CACHE, "engine.backend=trtllm");
     expect(vllm.result.preemptions).toBeGreaterThan(0);
     expect(trt.result.preemptions).toBe(0);

@@ -495,6 +495,14 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
         ctx.report(["engine", "perf_database"], `perf database directory not found: ${perfDatabase}`);
         return undefined;
       }
+      if (t.cuda_graph_padding === true && ctx.backend !== "vllm") {
+        ctx.report(
+          [...path, "timing", "cuda_graph_padding"],
+          `${dotted(path)}.timing.cuda_graph_padding models vLLM's CUDA-graph capture sizes; ` +
+            `a ${ctx.backend} role does not take it`,
+        );
+        return undefined;
+      }
       const hostOverhead = {
         perPassMs: t.host_overhead?.per_pass_ms ?? null,
         perSequenceMs: t.host_overhead?.per_sequence_ms ?? null,
@@ -511,6 +519,7 @@ function resolveTiming(role: RoleConfig, path: Path, ctx: RoleContext): TimingSp
         ...(t.context_attention_extrapolation === "quadratic"
           ? { contextExtrapolation: "quadratic" as const }
           : {}),
+        ...(t.cuda_graph_padding === false ? { cudaGraphPadding: false as const } : {}),
       };
     }
   }

@@ -274,6 +274,11 @@ const Timing = z
      * reference prices it); docs/timing.md "First token". vLLM and TensorRT-LLM roles only.
      */
     first_token: z.enum(["decode_step", "prefill"]).optional(),
+    /**
+     * fleetsim extension: whether a vLLM role's passes run as the CUDA graph of the next captured
+     * token count (default true; docs/timing.md "CUDA-graph padding"). vLLM roles only.
+     */
+    cuda_graph_padding: z.boolean().optional(),
   })
   .superRefine((t, ctx) => {
     const allowed = {
@@ -286,6 +291,7 @@ const Timing = z
         "mixed_passes",
         "context_attention_extrapolation",
         "first_token",
+        "cuda_graph_padding",
       ],
       fixed: ["type", "prefill_ms", "decode_ms", "first_token"],
       polynomial: ["type", "first_token"],
@@ -321,6 +327,7 @@ const Timing = z
           ...(t.context_attention_extrapolation === undefined
             ? {}
             : { context_attention_extrapolation: t.context_attention_extrapolation }),
+          ...(t.cuda_graph_padding === undefined ? {} : { cuda_graph_padding: t.cuda_graph_padding }),
           ...firstToken,
         };
     }
