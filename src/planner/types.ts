@@ -166,6 +166,38 @@ export function forwardPassMetrics(
   };
 }
 
+/** Every counter of an FPM: all but its identity and its wall time. */
+const FPM_COUNTERS = [
+  "numPrefillRequests",
+  "sumPrefillTokens",
+  "varPrefillLength",
+  "sumPrefillKvTokens",
+  "numDecodeRequests",
+  "sumDecodeKvTokens",
+  "varDecodeKvTokens",
+  "numQueuedPrefill",
+  "sumQueuedPrefillTokens",
+  "varQueuedPrefillLength",
+  "numQueuedDecode",
+  "sumQueuedDecodeKvTokens",
+  "varQueuedDecodeKvTokens",
+] as const satisfies readonly (keyof ForwardPassMetrics)[];
+
+/** A field added to `ForwardPassMetrics` without its place above (or among the identity fields) does not compile. */
+const COUNTERS_COMPLETE: Exclude<
+  keyof ForwardPassMetrics,
+  (typeof FPM_COUNTERS)[number] | "workerId" | "dpRank" | "wallTimeS"
+> extends never
+  ? true
+  : never = true;
+void COUNTERS_COMPLETE;
+
+/** Nothing scheduled and nothing queued: every counter 0 (Dynamo's `ForwardPassMetrics.is_idle`). */
+export function isIdleFpm(f: ForwardPassMetrics): boolean {
+  for (const k of FPM_COUNTERS) if (f[k] !== 0) return false;
+  return true;
+}
+
 /** Offered load and completed-request shapes over a window (`ai-dynamo/dynamo@0272cbd:components/src/dynamo/planner/core/types.py`, `ai-dynamo/dynamo@84809e0:components/src/dynamo/planner/offline/replay_adapter.py` merge rules). */
 export interface TrafficObservation {
   readonly durationS: number;

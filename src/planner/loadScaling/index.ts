@@ -4,7 +4,7 @@
  * estimates vs SLA, then composition per mode with throughput floors and the GPU budget.
  */
 
-import type { ForwardPassMetrics, PlannerSettings, WorkerCounts } from "../types.js";
+import { type ForwardPassMetrics, isIdleFpm, type PlannerSettings, type WorkerCounts } from "../types.js";
 import { applyDisaggScalingBudget, applySingleScalingBudget, fitDisaggThroughputCeiling } from "./budget.js";
 import { decodeEasyDecision, prefillEasyDecision } from "./easy.js";
 import {
@@ -39,25 +39,6 @@ function quiet(reason: LoadReason, perRole = false, metadataAvailable: RoleFlags
   return { decision: null, reason, ...roles, estimatedTtftMs: null, estimatedItlMs: null, metadataAvailable };
 }
 
-/** Nothing scheduled and nothing queued (`ForwardPassMetrics.is_idle`, every counter 0). */
-function isIdle(f: ForwardPassMetrics): boolean {
-  return (
-    f.numPrefillRequests === 0 &&
-    f.sumPrefillTokens === 0 &&
-    f.varPrefillLength === 0 &&
-    f.sumPrefillKvTokens === 0 &&
-    f.numDecodeRequests === 0 &&
-    f.sumDecodeKvTokens === 0 &&
-    f.varDecodeKvTokens === 0 &&
-    f.numQueuedPrefill === 0 &&
-    f.sumQueuedPrefillTokens === 0 &&
-    f.varQueuedPrefillLength === 0 &&
-    f.numQueuedDecode === 0 &&
-    f.sumQueuedDecodeKvTokens === 0 &&
-    f.varQueuedDecodeKvTokens === 0
-  );
-}
-
 /**
  * `_idle_sla_target`: under the SLA target, a pool whose every engine is idle steps down by one
  * (to at least 1 and its minimum endpoint) without asking the perf model, which has nothing to
@@ -70,7 +51,7 @@ export function idleSlaTarget(
   n: number,
   minEndpoint: number,
 ): number | null {
-  if (s.optimizationTarget !== "sla" || fpms.length === 0 || !fpms.every(isIdle)) return null;
+  if (s.optimizationTarget !== "sla" || fpms.length === 0 || !fpms.every(isIdleFpm)) return null;
   return Math.max(1, minEndpoint, n - 1);
 }
 
