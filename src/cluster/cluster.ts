@@ -212,6 +212,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       source.hashStart(row),
       source.hashCount(row),
       this.maxModelLen,
+      source.ownerOnlyFrom(row),
     );
     pool.engines[slot].enqueue(sequence);
     pool.dirty[w] = 1;
@@ -228,6 +229,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       source.hashStart(row),
       source.hashCount(row),
       this.maxModelLen,
+      source.ownerOnlyFrom(row),
     );
   }
 

@@ -13,6 +13,20 @@ import { BlockIndex } from "./blockIndex.js";
  * becomes an older LRU entry than its parent and is evicted first ("leaf-first" order).
  * Only one physical copy of a hash is registered; a request that computes a block whose hash is
  * already registered keeps its copy private, and that copy is freed on release (as in vLLM).
+ *
+ * **Owner-only runs.** A registered block whose hash no other request's prompt contains (the
+ * source knows which: `Sequence.ownerOnlyFrom`) can only ever be found by a lookup of its owner,
+ * and an owner looks its prefix up only when it is admitted. For such blocks the index entry, the
+ * hash and the per-block LRU links are pure cost: the engine keeps them registered *by position*
+ * (no index entry) and, when the owner completes, hands them back in one call
+ * (`releaseOwnerOnlyRun`) as one LRU entry, a run whose blocks are evicted leaf first one by one
+ * exactly as the per-block releases would have queued them. A run is a marker node on the LRU
+ * list (node ids from `capacity` up), its blocks in `runIds`, a FIFO ring (runs leave the list
+ * only from its head: no lookup can reach them to take one out of the middle). A request that
+ * leaves without completing (preemption, cancellation) registers its owner-only blocks in the
+ * index first (`register`), so its re-admission finds them as before. Counters, evictions and LRU
+ * order are those of the block-at-a-time pool (test/engine/kvBlockPool.reference.test.ts). KV
+ * events are per hash, so an owner-only run is refused while a listener is set.
  */
 /**
  * Receives the pool's KV events (`ai-dynamo/dynamo@cfa2254:lib/kv-router/src/protocols.rs`): `stored` when a hash gets its first registered
@@ -71,6 +85,17 @@ export class KvBlockPool {
   private readonly byHash: BlockIndex;
   /** Each registered block's index home (`register`): where its probe starts. */
   private readonly homes: Int32Array;
+  /** Owner-only runs on the LRU list, FIFO: run `r`'s node is `capacity + r`, its links here. */
+  private readonly runPrev: Int32Array;
+  private readonly runNext: Int32Array;
+  /** Blocks left in each run (slot `r`); runs occupy slots `runHead .. runHead + runCount` (mod capacity). */
+  private readonly runLength: Int32Array;
+  private runHead = 0;
+  private runCount = 0;
+  /** The inactive owner-only blocks in eviction order, a ring of `runBlockCount` from `runBlockHead`. */
+  private readonly runIds: Int32Array;
+  private runBlockHead = 0;
+  private runBlockCount = 0;
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
   private listener: KvEventListener | null = null;
@@ -82,6 +107,15 @@ export class KvBlockPool {
     this.freeStack = new Int32Array(capacity);
     this.homes = new Int32Array(capacity);
     this.byHash = new BlockIndex(capacity, this.homes);
+    this.runPrev = new Int32Array(capacity);
+    this.runNext = new Int32Array(capacity);
+    this.runLength = new Int32Array(capacity);
+    this.runIds = new Int32Array(capacity);
+  }
+
+  /** Whether KV events are sent (owner-only runs are refused then: events are per hash). */
+  get hasListener(): boolean {
+    return this.listener !== null;
   }
 
   /** Sends future stored/removed events to `listener` (null: none). */
@@ -144,6 +178,8 @@ export class KvBlockPool {
         this.rec[block * STRIDE + REFS] = 1;
         return block;
       }
+    } else if (this.lruHead >= this.capacity) {
+      block = this.evictFromRun(this.lruHead - this.capacity);
     } else if (this.lruHead >= 0) {
       block = this.lruHead;
       this.lruRemove(block);
@@ -157,6 +193,41 @@ export class KvBlockPool {
     }
     rec[block * STRIDE + REFS] = 1;
     return block;
+  }
+
+  /**
+   * Allocates blocks into `ids[from .. to)` as `allocate` would one by one; returns the end
+   * reached (`to`, or less when the cache ran out). Blocks taken from an owner-only run are
+   * copied off its ring in one loop: the common allocation of a prompt's fresh blocks.
+   */
+  allocateInto(ids: Int32Array, from: number, to: number): number {
+    let at = from;
+    const cap = this.capacity;
+    while (at < to) {
+      if (this.freeTop === 0 && this.neverUsed === cap && this.lruHead >= cap) {
+        const slot = this.lruHead - cap;
+        const n = Math.min(to - at, this.runLength[slot]);
+        const rec = this.rec;
+        const runIds = this.runIds;
+        let head = this.runBlockHead;
+        for (let i = 0; i < n; i++) {
+          const b = runIds[head];
+          if (++head === cap) head = 0;
+          rec[b * STRIDE + REFS] = 1;
+          ids[at++] = b;
+        }
+        this.runBlockHead = head;
+        this.runBlockCount -= n;
+        this.lruSize -= n;
+        this.evictions += n;
+        if ((this.runLength[slot] -= n) === 0) this.dropHeadRun(slot);
+        continue;
+      }
+      const b = this.allocate();
+      if (b < 0) break;
+      ids[at++] = b;
+    }
+    return at;
   }
 
   /**
@@ -185,7 +256,7 @@ export class KvBlockPool {
       const tail = this.lruTail;
       rec[base + PREV] = tail;
       rec[base + NEXT] = -1;
-      if (tail >= 0) rec[tail * STRIDE + NEXT] = block;
+      if (tail >= 0) this.setNext(tail, block);
       else this.lruHead = block;
       this.lruTail = block;
       this.lruSize++;
@@ -194,25 +265,136 @@ export class KvBlockPool {
     }
   }
 
+  /**
+   * Releases the owner-only blocks `ids[from .. to)` of a completing owner (each held once, by
+   * it alone, unindexed) as one LRU entry: leaf first, as `release` one by one from `to − 1`
+   * down would queue them had they been registered under hashes no lookup asks for.
+   */
+  releaseOwnerOnlyRun(ids: Int32Array, from: number, to: number): void {
+    const n = to - from;
+    if (n <= 0) return;
+    if (this.listener !== null) throw new Error("internal: owner-only KV blocks with a KV event listener");
+    const cap = this.capacity;
+    const rec = this.rec;
+    let at = this.runBlockHead + this.runBlockCount;
+    const runIds = this.runIds;
+    for (let k = to - 1; k >= from; k--) {
+      const b = ids[k];
+      rec[b * STRIDE + REFS] = 0;
+      if (at >= cap) at -= cap;
+      runIds[at++] = b;
+    }
+    this.runBlockCount += n;
+    let slot = this.runHead + this.runCount++;
+    if (slot >= cap) slot -= cap;
+    this.runLength[slot] = n;
+    const node = cap + slot;
+    const tail = this.lruTail;
+    this.runPrev[slot] = tail;
+    this.runNext[slot] = -1;
+    if (tail >= 0) this.setNext(tail, node);
+    else this.lruHead = node;
+    this.lruTail = node;
+    this.lruSize += n;
+  }
+
+  /** Evicts the oldest block of run `slot`, the LRU head: an eviction, no index entry, no event. */
+  private evictFromRun(slot: number): number {
+    const cap = this.capacity;
+    const block = this.runIds[this.runBlockHead];
+    if (++this.runBlockHead === cap) this.runBlockHead = 0;
+    this.runBlockCount--;
+    this.lruSize--;
+    this.evictions++;
+    if (--this.runLength[slot] === 0) this.dropHeadRun(slot);
+    return block;
+  }
+
+  /** Run `slot`, the LRU head, is spent: its marker leaves the head of the list. */
+  private dropHeadRun(slot: number): void {
+    const next = this.runNext[slot];
+    this.lruHead = next;
+    if (next >= 0) this.setPrev(next, -1);
+    else this.lruTail = -1;
+    if (++this.runHead === this.capacity) this.runHead = 0;
+    this.runCount--;
+  }
+
+  /** Sets the next link of LRU node `node` (a block, or `capacity + r` for run r). */
+  private setNext(node: number, next: number): void {
+    if (node >= this.capacity) this.runNext[node - this.capacity] = next;
+    else this.rec[node * STRIDE + NEXT] = next;
+  }
+
+  private setPrev(node: number, prev: number): void {
+    if (node >= this.capacity) this.runPrev[node - this.capacity] = prev;
+    else this.rec[node * STRIDE + PREV] = prev;
+  }
+
+  private nextOf(node: number): number {
+    return node >= this.capacity ? this.runNext[node - this.capacity] : this.rec[node * STRIDE + NEXT] | 0;
+  }
+
+  private prevOf(node: number): number {
+    return node >= this.capacity ? this.runPrev[node - this.capacity] : this.rec[node * STRIDE + PREV] | 0;
+  }
+
   /** Takes `block` (on the LRU list) off it. */
   private lruRemove(block: number): void {
     const rec = this.rec;
     const base = block * STRIDE;
     const prev = rec[base + PREV] | 0;
     const next = rec[base + NEXT] | 0;
-    if (prev >= 0) rec[prev * STRIDE + NEXT] = next;
+    if (prev >= 0) this.setNext(prev, next);
     else this.lruHead = next;
-    if (next >= 0) rec[next * STRIDE + PREV] = prev;
+    if (next >= 0) this.setPrev(next, prev);
     else this.lruTail = prev;
     rec[base + PREV] = -1;
     rec[base + NEXT] = -1;
     this.lruSize--;
   }
 
+  /**
+   * Visits the inactive blocks from oldest to newest, a run's blocks in their eviction order,
+   * checking the list's links on the way; returns the first problem (a broken link, or what
+   * `visit` returns), or null.
+   */
+  private walkLru(visit: (block: number, ownerOnly: boolean) => string | null): string | null {
+    const cap = this.capacity;
+    let runBlock = this.runBlockHead;
+    let expectedRun = this.runHead;
+    let prev = -1;
+    let nodes = 0;
+    for (let node = this.lruHead; node >= 0; node = this.nextOf(node)) {
+      if (this.prevOf(node) !== prev) return `LRU node ${node}'s back link is broken`;
+      if (++nodes > 2 * cap) return "the LRU list has a cycle";
+      prev = node;
+      if (node < cap) {
+        const problem = visit(node, false);
+        if (problem !== null) return problem;
+        continue;
+      }
+      const slot = node - cap;
+      if (slot !== expectedRun) return `owner-only run ${slot} is out of order (expected ${expectedRun})`;
+      expectedRun = expectedRun + 1 === cap ? 0 : expectedRun + 1;
+      for (let i = 0; i < this.runLength[slot]; i++) {
+        const problem = visit(this.runIds[runBlock], true);
+        if (problem !== null) return problem;
+        runBlock = runBlock + 1 === cap ? 0 : runBlock + 1;
+      }
+    }
+    if (prev !== this.lruTail) return `the LRU tail is ${this.lruTail}, its last node ${prev}`;
+    return null;
+  }
+
   /** Inactive blocks from oldest to newest (tests and diagnostics). */
   lruOrder(): number[] {
     const out: number[] = [];
-    for (let b = this.lruHead; b >= 0; b = this.rec[b * STRIDE + NEXT] | 0) out.push(b);
+    const problem = this.walkLru((b) => {
+      out.push(b);
+      return null;
+    });
+    if (problem !== null) throw new Error(`internal: ${problem}`);
     return out;
   }
 
@@ -241,18 +423,21 @@ export class KvBlockPool {
         return `free block ${b} is referenced or registered`;
     }
     let lru = 0;
-    let last = -1;
-    for (let b = this.lruHead; b >= 0; b = rec[b * STRIDE + NEXT] | 0) {
+    let runBlocks = 0;
+    const lruProblem = this.walkLru((b, ownerOnly) => {
       if (seen[b] !== 0) return `block ${b} is both free and inactive, or on the LRU twice`;
-      if ((rec[b * STRIDE + PREV] | 0) !== last) return `block ${b}'s LRU back link is broken`;
       seen[b] = 2;
       lru++;
-      last = b;
-      if (lru > cap) return "the LRU list has a cycle";
-      if (refs(b) !== 0 || hashAt(b) < 0) return `inactive block ${b} is referenced or unregistered`;
-    }
-    if (last !== this.lruTail) return `the LRU tail is ${this.lruTail}, its last block ${last}`;
+      if (ownerOnly) {
+        runBlocks++;
+        if (refs(b) !== 0 || hashAt(b) >= 0) return `owner-only inactive block ${b} is referenced or indexed`;
+      } else if (refs(b) !== 0 || hashAt(b) < 0) return `inactive block ${b} is referenced or unregistered`;
+      return null;
+    });
+    if (lruProblem !== null) return lruProblem;
     if (lru !== this.lruSize) return `LRU holds ${lru} blocks, counter says ${this.lruSize}`;
+    if (runBlocks !== this.runBlockCount)
+      return `owner-only runs hold ${runBlocks} blocks, counter says ${this.runBlockCount}`;
     for (let b = 0; b < cap; b++) {
       if (refs(b) !== expectedRefs[b]) {
         return `block ${b} has ${refs(b)} references, its owners hold ${expectedRefs[b]}`;

@@ -18,6 +18,14 @@ export class Sequence {
   readonly promptHashOffset: number;
   /** Number of full prompt blocks that have a precomputed hash. */
   readonly promptFullBlocks: number;
+  /**
+   * Blocks from this position on (prompt and output) hold content no other request has, so only
+   * this request's own lookups could find them: the engine keeps them registered without index
+   * entries (engine/kvBlockPool.ts "Owner-only runs"). +∞ when the workload source does not know
+   * (a source whose later turns hold an earlier turn's output blocks, mooncake-delta, must not
+   * say), and once the request left an engine without completing (its blocks were indexed).
+   */
+  ownerOnlyFrom: number;
   generated = 0;
   /** Tokens whose KV is computed (includes the cached prefix reused at admission). */
   numComputed = 0;
@@ -50,6 +58,7 @@ export class Sequence {
     promptHashes: Float64Array,
     promptHashOffset: number,
     promptFullBlocks: number,
+    ownerOnlyFrom = Number.POSITIVE_INFINITY,
   ) {
     this.req = req;
     this.promptLength = promptLength;
@@ -57,6 +66,7 @@ export class Sequence {
     this.promptHashes = promptHashes;
     this.promptHashOffset = promptHashOffset;
     this.promptFullBlocks = promptFullBlocks;
+    this.ownerOnlyFrom = ownerOnlyFrom;
   }
 
   get length(): number {
@@ -85,9 +95,18 @@ export function makeSequence(
   promptHashOffset: number,
   promptFullBlocks: number,
   maxModelLen: number | null,
+  ownerOnlyFrom = Number.POSITIVE_INFINITY,
 ): Sequence {
   const maxOutput = cappedOutputTokens(promptLength, requestedOutput, maxModelLen);
-  return new Sequence(req, promptLength, maxOutput, promptHashes, promptHashOffset, promptFullBlocks);
+  return new Sequence(
+    req,
+    promptLength,
+    maxOutput,
+    promptHashes,
+    promptHashOffset,
+    promptFullBlocks,
+    ownerOnlyFrom,
+  );
 }
 
 const NO_BLOCKS = new Int32Array(0);

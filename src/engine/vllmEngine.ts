@@ -797,7 +797,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       const len = waiting.length;
       this.waitingTokens -= len;
       this.waitingTokensSq -= len * len;
-      this.releaseBlocks(waiting);
+      this.releaseForReturn(waiting);
       return true;
     }
     const running = this.running;
@@ -805,26 +805,27 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       if (running[i].req !== req) continue;
       const s = running[i];
       running.splice(i, 1);
-      this.releaseBlocks(s);
+      this.releaseForReturn(s);
       return true;
     }
     const remote = this.remoteReady.remove(req);
     if (remote !== null) {
-      this.releaseBlocks(remote);
+      this.releaseForReturn(remote);
       return true;
     }
-    if (this.held.has(req)) {
-      this.releaseHeld(req);
+    const held = takeEntry(this.held, req);
+    if (held !== undefined) {
+      this.releaseForReturn(held);
       return true;
     }
     const loading = takeEntry(this.loading, req);
     if (loading !== undefined) {
-      this.releaseBlocks(loading);
+      this.releaseForReturn(loading);
       return true;
     }
     const loaded = this.loadedReady.remove(req);
     if (loaded === null) return false;
-    this.releaseBlocks(loaded);
+    this.releaseForReturn(loaded);
     return true;
   }
 
@@ -832,7 +833,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   cancelReservation(s: Sequence): void {
     if (this.reserved <= 0) throw new Error(`internal: no reservation to cancel for request ${s.req}`);
     this.reserved--;
-    this.releaseBlocks(s);
+    this.releaseForReturn(s);
   }
 
   /**
@@ -900,19 +901,17 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const blocks = s.blocks;
     // Sized once for the whole request (speculative drafts may ask for a few more).
     if (blocks.ids.length < need) this.blockArrays.reserve(blocks, Math.max(need, toCompletionBlocks(s, bs)));
-    while (blocks.length < need) {
-      const b = this.pool.allocate();
-      if (b < 0) return false;
-      blocks.push(b);
-    }
-    return true;
+    if (blocks.length >= need) return true;
+    blocks.length = this.pool.allocateInto(blocks.ids, blocks.length, need);
+    return blocks.length === need;
   }
 
   /** Makes blocks that became full between `from` and `to` computed tokens visible to lookups. */
   private registerFullBlocks(s: Sequence, from: number, to: number): void {
     const bs = this.config.blockSize;
     const first = Math.floor(from / bs);
-    const end = Math.floor(to / bs);
+    // Owner-only blocks are registered by position: no hash, no index entry (releaseBlocks).
+    const end = Math.min(Math.floor(to / bs), this.ownerOnlyStart(s));
     for (let k = first; k < end; k++) {
       if (k >= s.promptFullBlocks && k - s.promptFullBlocks >= s.outputHashes.length) {
         const parent = k === 0 ? SEQUENCE_HASH_SEED : this.hashOf(s, k - 1);
@@ -1019,18 +1018,56 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   /** LIFO preemption of the newest running request: release its KV, recompute it later. */
   private preempt(): void {
     const victim = this.running.pop()!;
-    this.releaseBlocks(victim);
+    this.releaseForReturn(victim);
     victim.numComputed = 0;
     this.preemptions++;
     this.pushWaiting(victim, true);
   }
 
-  /** Leaf first, so a suffix becomes an older LRU entry than its parent. */
+  /**
+   * Where `s`'s owner-only blocks start (engine/kvBlockPool.ts "Owner-only runs"); +∞ when this
+   * engine registers every block in the index: without prefix caching (nothing is registered),
+   * with a host tier (it stores every registered hash) or with a KV event listener (events are
+   * per hash).
+   */
+  private ownerOnlyStart(s: Sequence): number {
+    return this.host === null && !this.pool.hasListener ? s.ownerOnlyFrom : Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * A completing request lets its KV go, leaf first, so a suffix becomes an older LRU entry than
+   * its parent: its unregistered tail blocks to the free list, its registered owner-only blocks as
+   * one run, then the rest block by block.
+   */
   private releaseBlocks(s: Sequence): void {
     const blocks = s.blocks;
     const ids = blocks.ids;
-    for (let k = blocks.length - 1; k >= 0; k--) this.pool.release(ids[k]);
+    const n = blocks.length;
+    const pool = this.pool;
+    let from = n;
+    let to = n;
+    if (this.config.prefixCaching) {
+      from = Math.min(this.ownerOnlyStart(s), n);
+      to = Math.max(from, Math.min(Math.floor(s.numComputed / this.config.blockSize), n));
+    }
+    for (let k = n - 1; k >= to; k--) pool.release(ids[k]);
+    pool.releaseOwnerOnlyRun(ids, from, to);
+    for (let k = from - 1; k >= 0; k--) pool.release(ids[k]);
     blocks.length = 0;
     this.blockArrays.release(blocks);
+  }
+
+  /**
+   * A request that leaves without completing (preempted, cancelled) and may be admitted here
+   * again lets its KV go with every registered block in the index, so that its re-admission finds
+   * its prefix as the block-at-a-time pool would; it stays block at a time from then on.
+   */
+  private releaseForReturn(s: Sequence): void {
+    const from = this.ownerOnlyStart(s);
+    s.ownerOnlyFrom = Number.POSITIVE_INFINITY;
+    if (this.config.prefixCaching && from < s.blocks.length) {
+      this.registerFullBlocks(s, from * this.config.blockSize, s.numComputed);
+    }
+    this.releaseBlocks(s);
   }
 }

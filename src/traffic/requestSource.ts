@@ -50,6 +50,13 @@ export interface RequestSource {
   hashes(row: number): Float64Array;
   hashStart(row: number): number;
   hashCount(row: number): number;
+  /**
+   * The first of the row's blocks from which on no other row's prompt holds its blocks (its
+   * prompt's content includes a token block no other row has, and no later prompt holds its
+   * output), so that only the row's own lookups can find them; +∞ when the source does not know
+   * (engine/kvBlockPool.ts "Owner-only runs").
+   */
+  ownerOnlyFrom(row: number): number;
   /** Authored `request_id`, or null. */
   requestId(row: number): string | null;
   /** The row's session as requests.jsonl names it: its `session_id`, or `request_<first row>`. */

@@ -23,6 +23,13 @@ export interface RequestTable {
   readonly blockHashes: Float64Array;
   /** Engine block size the hashes were computed for. */
   readonly engineBlockSize: number;
+  /**
+   * Per row, the first of its blocks from which on no other row's prompt holds them
+   * (`RequestSource.ownerOnlyFrom`: output blocks included, so a source whose prompts hold earlier
+   * outputs must leave it out), or absent when the source does not know. A table whose rows are
+   * copied, repeated or merged must drop it (a repeated row shares its whole prompt).
+   */
+  readonly ownerOnlyFrom?: Int32Array | null;
   /** Authored `request_id` per row, or null. */
   readonly requestIds: ReadonlyArray<string | null>;
   /** Authored `session_id` per session index, or null for implicit sessions. */

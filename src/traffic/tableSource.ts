@@ -74,6 +74,11 @@ export class TableSource implements RequestSource {
     return this.table.blockOffsets[row + 1] - this.table.blockOffsets[row];
   }
 
+  ownerOnlyFrom(row: number): number {
+    const known = this.table.ownerOnlyFrom;
+    return known === undefined || known === null ? Number.POSITIVE_INFINITY : known[row];
+  }
+
   requestId(row: number): string | null {
     return this.table.requestIds[row];
   }

@@ -7,7 +7,8 @@ import { KvBlockPool } from "../../src/engine/kvBlockPool.js";
  * for the LRU list, a free stack — as the reference the typed-array pool (grouped index homes,
  * stale index entries, records side by side; engine/blockIndex.ts) must match operation by
  * operation: every block handed out, every registration's answer, every lookup, every KV event,
- * the LRU order and the counters.
+ * the LRU order and the counters. An owner-only run (`releaseOwnerOnlyRun`) is, to the reference,
+ * blocks registered under hashes no lookup asks for, released one by one leaf first.
  */
 class ReferencePool {
   private readonly hashOf: number[];
@@ -75,6 +76,17 @@ class ReferencePool {
   }
 }
 
+/** Looks `hash` up in both pools, expecting the same answer, and takes a reference on a hit in both. */
+function hitBoth(pool: KvBlockPool, ref: ReferencePool, hash: number, home: number): number {
+  const b = pool.lookup(hash, home);
+  expect(b).toBe(ref.lookup(hash));
+  if (b >= 0) {
+    pool.acquire(b);
+    ref.acquire(b);
+  }
+  return b;
+}
+
 const opArb = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant("alloc" as const), hash: fc.option(fc.nat(60)) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant("release" as const), pick: fc.nat() }) },
@@ -106,13 +118,8 @@ describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
           if (o.hash !== null) expect(pool.register(b, o.hash, homeOf(o.hash))).toBe(ref.register(b, o.hash));
         }
       } else if (o.op === "hit") {
-        const b = pool.lookup(o.hash, homeOf(o.hash));
-        expect(b).toBe(ref.lookup(o.hash));
-        if (b >= 0) {
-          pool.acquire(b);
-          ref.acquire(b);
-          held.push(b);
-        }
+        const b = hitBoth(pool, ref, o.hash, homeOf(o.hash));
+        if (b >= 0) held.push(b);
       } else if (held.length > 0) {
         const [b] = held.splice(o.pick % held.length, 1);
         pool.release(b);
@@ -177,4 +184,72 @@ describe("KvBlockPool ≡ the block-at-a-time reference pool", () => {
       expect(pool.audit(refs)).toBeNull();
     },
   );
+
+  const ownerOnlyOps = fc.array(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.record({ op: fc.constant("alloc" as const), hash: fc.option(fc.nat(40)) }) },
+      {
+        weight: 2,
+        arbitrary: fc.record({ op: fc.constant("run" as const), blocks: fc.integer({ min: 1, max: 9 }) }),
+      },
+      { weight: 3, arbitrary: fc.record({ op: fc.constant("release" as const), pick: fc.nat() }) },
+      { weight: 3, arbitrary: fc.record({ op: fc.constant("hit" as const), hash: fc.nat(40) }) },
+    ),
+    { maxLength: 400 },
+  );
+
+  test.prop([fc.integer({ min: 1, max: 48 }), ownerOnlyOps], { seed: 4244, numRuns: 300 })(
+    "owner-only runs: the blocks, evictions, LRU order and counters of blocks registered under unasked hashes",
+    (capacity, ops) => {
+      const pool = new KvBlockPool(capacity);
+      const ref = new ReferencePool(capacity);
+      const homeOf = (hash: number): number => Math.floor(hash / 8) * 7919 + (hash % 8);
+      // What a request holds: shared blocks one by one, or an owner-only run it lets go at once.
+      const held: { blocks: number[]; run: boolean }[] = [];
+      let unasked = 1_000_000;
+      for (const o of ops) {
+        if (o.op === "alloc" || o.op === "run") {
+          const blocks: number[] = [];
+          const n = o.op === "alloc" ? 1 : o.blocks;
+          // A run's blocks come in one call (`allocateInto`), a single block by `allocate`.
+          const ids = new Int32Array(n);
+          const got = o.op === "run" ? pool.allocateInto(ids, 0, n) : -1;
+          for (let k = 0; k < n; k++) {
+            const b = o.op === "run" ? (k < got ? ids[k] : -1) : pool.allocate();
+            expect(b).toBe(ref.allocate());
+            if (b < 0) break;
+            blocks.push(b);
+            if (o.op === "run") expect(ref.register(b, unasked++)).toBe(true);
+            else if (o.hash !== null)
+              expect(pool.register(b, o.hash, homeOf(o.hash))).toBe(ref.register(b, o.hash));
+          }
+          if (o.op === "run") held.push({ blocks, run: true });
+          else for (const b of blocks) held.push({ blocks: [b], run: false });
+        } else if (o.op === "hit") {
+          const b = hitBoth(pool, ref, o.hash, homeOf(o.hash));
+          if (b >= 0) held.push({ blocks: [b], run: false });
+        } else if (held.length > 0) {
+          const [h] = held.splice(o.pick % held.length, 1);
+          if (h.run) pool.releaseOwnerOnlyRun(Int32Array.from(h.blocks), 0, h.blocks.length);
+          else pool.release(h.blocks[0]);
+          for (let k = h.blocks.length - 1; k >= 0; k--) ref.release(h.blocks[k]);
+        }
+        expect(pool.lruOrder()).toEqual(ref.lruOrder());
+        expect(pool.inactiveBlocks).toBe(ref.inactiveBlocks);
+        expect(pool.availableBlocks).toBe(ref.availableBlocks);
+        expect(pool.evictions).toBe(ref.evictions);
+      }
+      for (let h = 0; h <= 40; h++) expect(pool.lookup(h, homeOf(h))).toBe(ref.lookup(h));
+      const refs = new Int32Array(capacity);
+      for (const h of held) for (const b of h.blocks) refs[b]++;
+      expect(pool.audit(refs)).toBeNull();
+    },
+  );
+
+  test("an owner-only run is refused while KV events are sent (they are per hash)", () => {
+    const pool = new KvBlockPool(4);
+    pool.setListener({ onBlockStored: () => {}, onBlockRemoved: () => {} });
+    const b = pool.allocate();
+    expect(() => pool.releaseOwnerOnlyRun(Int32Array.of(b), 0, 1)).toThrow(/listener/);
+  });
 });

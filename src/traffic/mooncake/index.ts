@@ -10,6 +10,7 @@
 import { hashPrompts, type PackedBlockHashes } from "../blockHashes.js";
 import { GrowableI32, TraceColumns } from "../columns.js";
 import { readJsonlLines } from "../jsonlReader.js";
+import { TokenBlockCounts } from "../ownerOnlyBlocks.js";
 import type { RequestTable } from "../requests.js";
 import { TraceError } from "../traceError.js";
 import { checkFirstTurn, MooncakeRowParser } from "./row.js";
@@ -175,7 +176,29 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
   const rows = await readMooncakeRows(path, opts);
   const E = opts.engineBlockSize;
   const packed = hashPrompts(rows.count, rows.ids, rows.idOffsets, rows.inputLength, opts.traceBlockSize, E);
-  return mooncakeTable(rows, rows.inputLength, packed, E);
+  return {
+    ...mooncakeTable(rows, rows.inputLength, packed, E),
+    ownerOnlyFrom: ownerOnlyBlocks(rows, opts.traceBlockSize, E),
+  };
+}
+
+/** Per row, where its prompt's owner-only blocks start (traffic/ownerOnlyBlocks.ts). */
+function ownerOnlyBlocks(rows: MooncakeRows, traceBlockSize: number, engineBlockSize: number): Int32Array {
+  const counts = new TokenBlockCounts();
+  const offsets = rows.idOffsets;
+  for (let r = 0; r < rows.count; r++) counts.add(rows.ids, offsets[r], offsets[r + 1] - offsets[r]);
+  const out = new Int32Array(rows.count);
+  for (let r = 0; r < rows.count; r++) {
+    out[r] = counts.ownerOnlyFrom(
+      rows.ids,
+      offsets[r],
+      offsets[r + 1] - offsets[r],
+      rows.inputLength[r],
+      traceBlockSize,
+      engineBlockSize,
+    );
+  }
+  return out;
 }
 
 /** The table of Mooncake rows whose prompts are `inputLength` tokens hashed as `packed`. */

@@ -23,6 +23,7 @@ import { RowWindow, relayoutArray, relayoutI32 } from "../../util/rowWindow.js";
 import { computeBlockHashes, fullBlockCount } from "../blockHashes.js";
 import { GrowableF64, GrowableI32, GrowableU32 } from "../columns.js";
 import { JsonlLineReader, readJsonlLines } from "../jsonlReader.js";
+import { TokenBlockCounts } from "../ownerOnlyBlocks.js";
 import type { RequestSource, WorkloadInfo } from "../requestSource.js";
 import type { RequestTable } from "../requests.js";
 import { TraceError } from "../traceError.js";
@@ -53,6 +54,8 @@ interface FirstPass {
   readonly longestContext: number;
   /** Every row as parsed, when they fit `RETAIN_BYTES`; null when the second pass reads the file. */
   readonly retained: RetainedRows | null;
+  /** Every row's hash ids counted: which prompt blocks only their row holds. */
+  readonly tokenBlocks: TokenBlockCounts;
 }
 
 /** Bytes of parsed rows the first pass keeps for the second (`RetainedRows`). */
@@ -123,6 +126,7 @@ async function firstPass(path: string, traceBlockSize: number, retain: boolean):
   let lastMs = Number.NaN;
   let longest = -1;
   let retained: RetainedRows | null = retain ? new RetainedRows() : null;
+  const tokenBlocks = new TokenBlockCounts();
   try {
     await readJsonlLines(path, (text, lineNo) => {
       ids.length = 0;
@@ -138,6 +142,7 @@ async function firstPass(path: string, traceBlockSize: number, retain: boolean):
       lastMs = f.timestampMs;
       const ctx = f.inputLength + f.outputLength - 1;
       if (ctx > longest) longest = ctx;
+      tokenBlocks.add(ids.data, 0, f.hashIdCount);
       if (
         retained !== null &&
         !retained.add(f.timestampMs, f.inputLength, f.outputLength, ids, f.requestId, f.sessionId)
@@ -150,7 +155,7 @@ async function firstPass(path: string, traceBlockSize: number, retain: boolean):
     throw err;
   }
   if (rows === 0) throw new TraceError(path, 0, "trace has no rows");
-  return { rows, firstMs, lastMs, longestContext: longest, retained };
+  return { rows, firstMs, lastMs, longestContext: longest, retained, tokenBlocks };
 }
 
 /** Thrown out of the first pass's line callback to stop it (not an error: the table loader takes over). */
@@ -226,6 +231,7 @@ export class MooncakeStream implements RequestSource {
   private reader: JsonlLineReader | null = null;
   /** The first pass's rows, read instead of the file when it kept them. */
   private readonly retained: RetainedRows | null;
+  private readonly tokenBlocks: TokenBlockCounts;
   private readonly parser: MooncakeRowParser;
   private readonly ids = new GrowableU32(256);
   private readonly chunks: HashChunks;
@@ -236,6 +242,7 @@ export class MooncakeStream implements RequestSource {
   private outputLengths: Int32Array;
   private hashStarts: Int32Array;
   private hashCounts: Int32Array;
+  private ownerOnlyFroms: Int32Array;
   private hashArrays: Float64Array[];
   private requestIds: (string | null)[];
   private sessionIds: (string | null)[];
@@ -252,6 +259,7 @@ export class MooncakeStream implements RequestSource {
     this.shiftMs = pass.firstMs;
     this.readChunkBytes = opts.readChunkBytes;
     this.retained = pass.retained;
+    this.tokenBlocks = pass.tokenBlocks;
     this.chunks = new HashChunks(opts.hashChunkSize ?? DEFAULT_HASH_CHUNK);
     this.info = {
       count: pass.rows,
@@ -269,6 +277,7 @@ export class MooncakeStream implements RequestSource {
     this.outputLengths = new Int32Array(n);
     this.hashStarts = new Int32Array(n);
     this.hashCounts = new Int32Array(n);
+    this.ownerOnlyFroms = new Int32Array(n);
     this.hashArrays = new Array<Float64Array>(n).fill(EMPTY_HASHES);
     this.requestIds = new Array<string | null>(n).fill(null);
     this.sessionIds = new Array<string | null>(n).fill(null);
@@ -285,6 +294,7 @@ export class MooncakeStream implements RequestSource {
     this.outputLengths = relayoutI32(this.outputLengths, first, end, oldMask, capacity, 0);
     this.hashStarts = relayoutI32(this.hashStarts, first, end, oldMask, capacity, 0);
     this.hashCounts = relayoutI32(this.hashCounts, first, end, oldMask, capacity, 0);
+    this.ownerOnlyFroms = relayoutI32(this.ownerOnlyFroms, first, end, oldMask, capacity, 0);
     this.hashArrays = relayoutArray(this.hashArrays, first, end, oldMask, capacity, EMPTY_HASHES);
     this.requestIds = relayoutArray(this.requestIds, first, end, oldMask, capacity, null);
     this.sessionIds = relayoutArray(this.sessionIds, first, end, oldMask, capacity, null);
@@ -389,6 +399,14 @@ export class MooncakeStream implements RequestSource {
     this.hashArrays[i] = place.array;
     this.hashStarts[i] = place.start;
     this.hashCounts[i] = n;
+    this.ownerOnlyFroms[i] = this.tokenBlocks.ownerOnlyFrom(
+      ids,
+      idStart,
+      idCount,
+      isl,
+      this.traceBlockSize,
+      this.engineBlockSize,
+    );
     this.requestIds[i] = requestId;
     this.sessionIds[i] = sessionId;
     this.window.read = row + 1;
@@ -420,6 +438,10 @@ export class MooncakeStream implements RequestSource {
 
   hashCount(row: number): number {
     return this.hashCounts[row & this.mask];
+  }
+
+  ownerOnlyFrom(row: number): number {
+    return this.ownerOnlyFroms[row & this.mask];
   }
 
   requestId(row: number): string | null {

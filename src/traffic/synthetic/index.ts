@@ -75,7 +75,17 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
   const hashes = new Float64Array(total);
   for (let k = 0; k < total; k++) hashes[k] = k + 1;
   const packed = { offsets, hashes };
-  return singleTurnTable(count, timestampMs, inputLength, outputLength, packed.offsets, packed.hashes, E);
+  const table = singleTurnTable(
+    count,
+    timestampMs,
+    inputLength,
+    outputLength,
+    packed.offsets,
+    packed.hashes,
+    E,
+  );
+  // No block is shared: every prompt is owner-only from its first block (engine/kvBlockPool.ts).
+  return { ...table, ownerOnlyFrom: new Int32Array(count) };
 }
 
 /**
