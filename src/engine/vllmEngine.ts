@@ -910,8 +910,11 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private registerFullBlocks(s: Sequence, from: number, to: number): void {
     const bs = this.config.blockSize;
     const first = Math.floor(from / bs);
+    let end = Math.floor(to / bs);
+    // Most calls (a decode token inside its block) fill no block.
+    if (end <= first) return;
     // Owner-only blocks are registered by position: no hash, no index entry (releaseBlocks).
-    const end = Math.min(Math.floor(to / bs), this.ownerOnlyStart(s));
+    end = Math.min(end, this.ownerOnlyStart(s));
     for (let k = first; k < end; k++) {
       if (k >= s.promptFullBlocks && k - s.promptFullBlocks >= s.outputHashes.length) {
         const parent = k === 0 ? SEQUENCE_HASH_SEED : this.hashOf(s, k - 1);
