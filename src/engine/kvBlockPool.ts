@@ -220,7 +220,8 @@ export class KvBlockPool {
         this.runBlockCount -= n;
         this.lruSize -= n;
         this.evictions += n;
-        if ((this.runLength[slot] -= n) === 0) this.dropHeadRun(slot);
+        this.runLength[slot] -= n;
+        if (this.runLength[slot] === 0) this.dropHeadRun(slot);
         continue;
       }
       const b = this.allocate();
