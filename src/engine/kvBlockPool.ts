@@ -96,6 +96,8 @@ export class KvBlockPool {
   private readonly runIds: Int32Array;
   private runBlockHead = 0;
   private runBlockCount = 0;
+  /** Where `allocate` receives a block taken from a run. */
+  private readonly taken = new Int32Array(1);
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
   evictions = 0;
   private listener: KvEventListener | null = null;
@@ -179,7 +181,8 @@ export class KvBlockPool {
         return block;
       }
     } else if (this.lruHead >= this.capacity) {
-      block = this.evictFromRun(this.lruHead - this.capacity);
+      this.takeFromHeadRun(this.taken, 0, 1);
+      return this.taken[0];
     } else if (this.lruHead >= 0) {
       block = this.lruHead;
       this.lruRemove(block);
@@ -205,23 +208,9 @@ export class KvBlockPool {
     const cap = this.capacity;
     while (at < to) {
       if (this.freeTop === 0 && this.neverUsed === cap && this.lruHead >= cap) {
-        const slot = this.lruHead - cap;
-        const n = Math.min(to - at, this.runLength[slot]);
-        const rec = this.rec;
-        const runIds = this.runIds;
-        let head = this.runBlockHead;
-        for (let i = 0; i < n; i++) {
-          const b = runIds[head];
-          if (++head === cap) head = 0;
-          rec[b * STRIDE + REFS] = 1;
-          ids[at++] = b;
-        }
-        this.runBlockHead = head;
-        this.runBlockCount -= n;
-        this.lruSize -= n;
-        this.evictions += n;
-        this.runLength[slot] -= n;
-        if (this.runLength[slot] === 0) this.dropHeadRun(slot);
+        const n = Math.min(to - at, this.runLength[this.lruHead - cap]);
+        this.takeFromHeadRun(ids, at, n);
+        at += n;
         continue;
       }
       const b = this.allocate();
@@ -299,16 +288,28 @@ export class KvBlockPool {
     this.lruSize += n;
   }
 
-  /** Evicts the oldest block of run `slot`, the LRU head: an eviction, no index entry, no event. */
-  private evictFromRun(slot: number): number {
+  /**
+   * Evicts the `n` oldest blocks of the run at the LRU head into `ids[at ..]`, each taken by its
+   * new owner: evictions, with no index entry and no event.
+   */
+  private takeFromHeadRun(ids: Int32Array, at: number, n: number): void {
     const cap = this.capacity;
-    const block = this.runIds[this.runBlockHead];
-    if (++this.runBlockHead === cap) this.runBlockHead = 0;
-    this.runBlockCount--;
-    this.lruSize--;
-    this.evictions++;
-    if (--this.runLength[slot] === 0) this.dropHeadRun(slot);
-    return block;
+    const slot = this.lruHead - cap;
+    const rec = this.rec;
+    const runIds = this.runIds;
+    let head = this.runBlockHead;
+    for (let i = 0; i < n; i++) {
+      const b = runIds[head];
+      if (++head === cap) head = 0;
+      rec[b * STRIDE + REFS] = 1;
+      ids[at + i] = b;
+    }
+    this.runBlockHead = head;
+    this.runBlockCount -= n;
+    this.lruSize -= n;
+    this.evictions += n;
+    this.runLength[slot] -= n;
+    if (this.runLength[slot] === 0) this.dropHeadRun(slot);
   }
 
   /** Run `slot`, the LRU head, is spent: its marker leaves the head of the list. */
