@@ -12,8 +12,7 @@
 
 import type { CandidateJob, ReplayJobOutput } from "../autoscale/candidateReplays.js";
 import { engineBlockSize } from "../config/blockSize.js";
-import type { ReadPrediction } from "../output/read.js";
-import { fleetFactsOf } from "../report/fleet.js";
+import { fleetFactsOfPrediction } from "../report/fleet.js";
 import type { RequestTable } from "../traffic/requests.js";
 import { selectRows } from "../traffic/tableRows.js";
 import { ReplayCaches } from "./replayCaches.js";
@@ -90,7 +89,6 @@ export async function replayJob(
     capturePerRequest: false,
     plannerWarmup: job.plannerWarmup ?? null,
   });
-  // The written document is a strict instance of the tolerant reading type (readonly arrays aside).
-  const fleet = fleetFactsOf(prediction as unknown as ReadPrediction);
+  const fleet = fleetFactsOfPrediction(prediction);
   return { summary: prediction.summary, provisionedGpus: { peak: fleet.peakGpus, mean: fleet.meanGpus } };
 }

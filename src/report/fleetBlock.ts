@@ -3,7 +3,8 @@
  * the fleet cost and delivered. The table above it stays as the reference prints it.
  */
 import { MIN_GROWTH } from "../metrics/saturation.js";
-import { type FleetFacts, fleetFacts, type HardwareFact } from "./fleet.js";
+import type { Prediction } from "../output/prediction.js";
+import { type FleetFacts, fleetFacts, fleetFactsOfPrediction, type HardwareFact } from "./fleet.js";
 import { formatCount, formatNumber } from "./formatNumber.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
@@ -53,6 +54,11 @@ export function usd(x: number): string {
 /** The block's lines (joined with `\n`, no trailing newline). */
 export function renderFleetBlock(prediction: unknown): string {
   return fleetLines(fleetFacts(prediction)).join("\n");
+}
+
+/** `renderFleetBlock` of the document `predict` just built (`fleetFactsOfPrediction`: not parsed again). */
+export function renderPredictionFleetBlock(prediction: Prediction): string {
+  return fleetLines(fleetFactsOfPrediction(prediction)).join("\n");
 }
 
 export function fleetLines(f: FleetFacts): string[] {

@@ -3,11 +3,12 @@
  * attainment, scaling events, peak and mean provisioned GPUs, the over-budget warning and the
  * saturation note, from the prediction document alone.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { Prediction } from "../../src/output/prediction.js";
 import { fleetFacts } from "../../src/report/fleet.js";
-import { FLEET_TITLE, renderFleetBlock } from "../../src/report/fleetBlock.js";
+import { FLEET_TITLE, renderFleetBlock, renderPredictionFleetBlock } from "../../src/report/fleetBlock.js";
 import { renderSummaryTable } from "../../src/report/table.js";
 import { cliPredict } from "../helpers/cli.js";
 import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
@@ -271,5 +272,23 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
     expect(r.code).toBe(0);
     expect(r.out).not.toContain(FLEET_TITLE);
     expect(() => JSON.parse(r.out)).not.toThrow();
+  });
+});
+
+describe("the fleet block of the document predict just built", () => {
+  // predict reads the document it built as it is (not through the tolerant schema): the same
+  // block as reading the written file, on every golden run (Planner ticks and lifecycles included).
+  const dir = join(import.meta.dirname, "..", "golden");
+  const files = readdirSync(dir).filter((f) => f.endsWith(".prediction.json"));
+
+  it.each(files)("%s: the same block either way", (file) => {
+    const text = readFileSync(join(dir, file), "utf8");
+    expect(renderPredictionFleetBlock(JSON.parse(text) as Prediction)).toBe(
+      renderFleetBlock(JSON.parse(text)),
+    );
+  });
+
+  it("covers runs with the Planner in the loop", () => {
+    expect(files.filter((f) => f.includes("planner")).length).toBeGreaterThanOrEqual(2);
   });
 });
