@@ -224,9 +224,9 @@ async function predictLocked(
     // The AIPerf table as the reference prints it, then fleetsim's fleet block (docs/metrics.md).
     // cli-table3 and the fleet block's reader load only to print them (start-up, docs/performance.md).
     const { renderSummaryTable } = await import("../report/table.js");
-    const { renderPredictionFleetBlock } = await import("../report/fleetBlock.js");
+    const { renderFleetBlock } = await import("../report/fleetBlock.js");
     io.out(
-      `${renderSummaryTable(prediction.summary)}\n\n${renderPredictionFleetBlock(prediction)}\n${saved}\n`,
+      `${renderSummaryTable(prediction.summary)}\n\n${renderFleetBlock(prediction)}\n${saved}\n`,
     );
   }
 }

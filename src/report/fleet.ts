@@ -7,7 +7,7 @@
 import { judgeSaturation } from "../metrics/saturation.js";
 import type { LifecycleOperation } from "../output/planner.js";
 import type { Prediction } from "../output/prediction.js";
-import { predictionReadSchema, type ReadPrediction } from "../output/read.js";
+import type { ReadPrediction } from "../output/read.js";
 import type { Tolerant } from "../output/tolerant.js";
 
 /** Provisioned GPUs as a step function of virtual time: `gpus[i]` holds from `atMs[i]` on. */
@@ -90,11 +90,6 @@ export interface HardwareFact {
 
 type Doc = ReadPrediction;
 
-/** The facts of `document`, read through the contract's tolerant schema (src/output/read.ts). */
-export function fleetFacts(document: unknown): FleetFacts {
-  return fleetFactsOf(predictionReadSchema().parse(document));
-}
-
 function calibrationOf(doc: ReadPrediction): FleetFacts["calibration"] {
   const c = doc.run?.client;
   return c?.profile === undefined || c.request_ms === undefined
@@ -111,7 +106,10 @@ export function fleetFactsOfPrediction(prediction: Prediction): FleetFacts {
   return fleetFactsOf(prediction as unknown as ReadPrediction);
 }
 
-/** The facts of a document already read through the tolerant schema. */
+/**
+ * The facts of a document read through the contract's tolerant schema (src/output/read.ts
+ * `predictionReadSchema`: a file, or an older fleetsim's document).
+ */
 export function fleetFactsOf(doc: ReadPrediction): FleetFacts {
   const s = doc.summary ?? {};
   const num = (k: string): number | null => s[k] ?? null;

@@ -4,7 +4,7 @@
  */
 import { MIN_GROWTH } from "../metrics/saturation.js";
 import type { Prediction } from "../output/prediction.js";
-import { type FleetFacts, fleetFacts, fleetFactsOfPrediction, type HardwareFact } from "./fleet.js";
+import { type FleetFacts, fleetFactsOfPrediction, type HardwareFact } from "./fleet.js";
 import { formatCount, formatNumber } from "./formatNumber.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
@@ -51,13 +51,12 @@ export function usd(x: number): string {
   return Math.abs(x) >= 0.01 || x === 0 ? formatNumber(x) : Number(x.toPrecision(4)).toString();
 }
 
-/** The block's lines (joined with `\n`, no trailing newline). */
-export function renderFleetBlock(prediction: unknown): string {
-  return fleetLines(fleetFacts(prediction)).join("\n");
-}
-
-/** `renderFleetBlock` of the document `predict` just built (`fleetFactsOfPrediction`: not parsed again). */
-export function renderPredictionFleetBlock(prediction: Prediction): string {
+/**
+ * The block of the document `predict` just built (`fleetFactsOfPrediction`: not parsed again),
+ * its lines joined with `\n`, no trailing newline. A document read from a file: `fleetLines` of
+ * `fleetFactsOf` its tolerant reading.
+ */
+export function renderFleetBlock(prediction: Prediction): string {
   return fleetLines(fleetFactsOfPrediction(prediction)).join("\n");
 }
 

@@ -7,8 +7,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { predictionReadSchema } from "../../src/output/read.js";
 import { recommendationSchema } from "../../src/output/recommendation.js";
-import { fleetFacts } from "../../src/report/fleet.js";
+import { fleetFactsOf } from "../../src/report/fleet.js";
 import { cli } from "../helpers/cli.js";
 import { CONVERSATION_600S } from "../helpers/fixtures.js";
 import { tempDir } from "../helpers/specs.js";
@@ -60,7 +61,7 @@ vary:
       const result = JSON.parse(readFileSync(join(plan, "results", `${point.hash}.json`), "utf8")) as {
         prediction: unknown;
       };
-      const facts = fleetFacts(result.prediction);
+      const facts = fleetFactsOf(predictionReadSchema().parse(result.prediction));
       const row = table[point.index];
       expect(row["used_gpus"]).toBe("1");
       expect(Number(row["peak_gpus"])).toBe(facts.peakGpus);

@@ -7,12 +7,23 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Prediction } from "../../src/output/prediction.js";
-import { fleetFacts } from "../../src/report/fleet.js";
-import { FLEET_TITLE, renderFleetBlock, renderPredictionFleetBlock } from "../../src/report/fleetBlock.js";
+import { predictionReadSchema } from "../../src/output/read.js";
+import { type FleetFacts, fleetFactsOf } from "../../src/report/fleet.js";
+import { FLEET_TITLE, fleetLines, renderFleetBlock } from "../../src/report/fleetBlock.js";
 import { renderSummaryTable } from "../../src/report/table.js";
 import { cliPredict } from "../helpers/cli.js";
 import { engineYaml, fixedTiming } from "../helpers/configYaml.js";
 import { tempDir } from "../helpers/specs.js";
+
+/** The facts of a document as a file reader gets them: through the tolerant schema. */
+function readFacts(document: unknown): FleetFacts {
+  return fleetFactsOf(predictionReadSchema().parse(document));
+}
+
+/** The fleet block of a document read as a file reader reads it. */
+function renderRead(document: unknown): string {
+  return fleetLines(readFacts(document)).join("\n");
+}
 
 /** A prediction document with an aggregated Planner run (2 workers of 1 GPU at the start, budget 2). */
 function plannerDoc(lifecycle: unknown[], over: Record<string, unknown> = {}) {
@@ -67,7 +78,7 @@ describe("fleetFacts", () => {
   it("peak provisioned GPUs and the time over budget come from the lifecycle records", () => {
     // Worker 2 starts at 100 s (startup delay), is ready at 130 s; worker 1 drains at 150 s and is
     // removed at 190 s: 3 GPUs are provisioned from 100 s to 190 s, one above the budget.
-    const f = fleetFacts(
+    const f = readFacts(
       plannerDoc([
         op(100_000, "scale_up", [[2, "worker_starting"]]),
         op(130_000, "startup_complete", [[2, "worker_ready"]]),
@@ -88,7 +99,7 @@ describe("fleetFacts", () => {
   });
 
   it("a worker added without a startup delay counts from its worker_ready; within budget, no warning", () => {
-    const f = fleetFacts(
+    const f = readFacts(
       plannerDoc([
         op(50_000, "scale_down", [[1, "worker_draining"]]),
         op(60_000, "drain_complete", [[1, "worker_removed"]]),
@@ -98,7 +109,7 @@ describe("fleetFacts", () => {
     expect(f.gpuSteps?.gpus).toEqual([2, 1, 2]);
     expect(f.peakGpus).toBe(2);
     expect(f.overBudget).toBeNull();
-    const block = renderFleetBlock(plannerDoc([]));
+    const block = renderRead(plannerDoc([]));
     expect(block).not.toContain("Warning");
   });
 
@@ -110,31 +121,31 @@ describe("fleetFacts", () => {
       summary: { ...base.summary, gpu_hours: 2, duration_ms: 300_000 },
       timeseries: timeseries(new Array(3600).fill(0), new Array(3600).fill(0)),
     };
-    const f = fleetFacts(doc);
+    const f = readFacts(doc);
     expect(f.meanGpus).toBeCloseTo(24, 9);
     expect(f.peakGpus).toBe(2);
     expect(f.provisionedAfterLastMs).toBe(3_599_000 - 300_000);
-    expect(renderFleetBlock(doc)).toContain(
+    expect(renderRead(doc)).toContain(
       "Note: mean GPUs is the reference's avg_gpu (GPU-hours over duration_ms, which ends at the last completion); " +
         "workers stayed provisioned about 55 min after it, so the mean exceeds the peak",
     );
     // A run that ends with its last completion gets no note.
-    expect(fleetFacts(plannerDoc([])).provisionedAfterLastMs).toBeNull();
+    expect(readFacts(plannerDoc([])).provisionedAfterLastMs).toBeNull();
   });
 
   it("without a Planner the provisioned GPUs are the starting ones", () => {
     const doc = plannerDoc([], { planner: null });
-    const f = fleetFacts(doc);
+    const f = readFacts(doc);
     expect(f.gpuSteps).toEqual({ atMs: [0], gpus: [2], source: "fixed" });
     expect(f.scaling).toBeNull();
-    expect(renderFleetBlock(doc)).toContain("Scaling Events: none (no Planner)");
+    expect(renderRead(doc)).toContain("Scaling Events: none (no Planner)");
   });
 
   it("a run whose backlog keeps growing to its last arrival is saturated; one that keeps up is not", () => {
     const n = 40;
     const arrivals = Array.from({ length: n }, () => 10);
     // 8 of 10 served per second: the backlog grows by 2 a second, 20 over the last 10 s.
-    const short = fleetFacts(
+    const short = readFacts(
       plannerDoc([], {
         timeseries: timeseries(
           arrivals,
@@ -147,13 +158,11 @@ describe("fleetFacts", () => {
     expect(short.saturation?.growth).toBeCloseTo(20, 9);
     expect(short.saturation?.backlogAtLastArrival).toBe(80);
     // Served one bucket later, then drained after the last arrival: a constant backlog.
-    const keepsUp = fleetFacts(
-      plannerDoc([], { timeseries: timeseries([...arrivals, 0], [0, ...arrivals]) }),
-    );
+    const keepsUp = readFacts(plannerDoc([], { timeseries: timeseries([...arrivals, 0], [0, ...arrivals]) }));
     expect(keepsUp.saturation).toBeNull();
     // A ramp-up that the fleet follows: the backlog rises with the rate, far less than 5% of arrivals.
     const ramp = Array.from({ length: n }, (_, k) => 10 + k);
-    const follows = fleetFacts(plannerDoc([], { timeseries: timeseries(ramp, [0, ...ramp.slice(0, -1)]) }));
+    const follows = readFacts(plannerDoc([], { timeseries: timeseries(ramp, [0, ...ramp.slice(0, -1)]) }));
     expect(follows.saturation).toBeNull();
   });
 });
@@ -170,7 +179,7 @@ describe("renderFleetBlock", () => {
         ),
       },
     );
-    expect(renderFleetBlock(doc).split("\n")).toEqual([
+    expect(renderRead(doc).split("\n")).toEqual([
       FLEET_TITLE,
       "GPU Hours: 0.20",
       "Provisioned GPUs: peak 3, mean 2.40, budget 2",
@@ -193,7 +202,7 @@ describe("renderFleetBlock", () => {
     const summary = { ...doc.summary } as Record<string, unknown>;
     delete summary.goodput_completed_requests;
     delete summary.goodput_request_throughput_rps;
-    const block = renderFleetBlock({ ...doc, summary, run: { ...doc.run, sla: null } });
+    const block = renderRead({ ...doc, summary, run: { ...doc.run, sla: null } });
     expect(block).toContain("Goodput (requests/sec): N/A (no evaluation.sla)");
     expect(block).toContain("SLA Attainment: N/A (no evaluation.sla)");
   });
@@ -258,7 +267,7 @@ describe("fleetsim predict prints the fleet block below the unchanged AIPerf tab
     expect(events.length).toBeGreaterThan(0);
     const up = events.filter((e) => e.to_count > e.from_count).length;
     expect(r.out).toContain(`Scaling Events: ${events.length} (${up} up, ${events.length - up} down)\n`);
-    const f = fleetFacts(doc);
+    const f = readFacts(doc);
     expect(f.budget).toBe(3);
     expect(f.peakGpus).toBeGreaterThanOrEqual(Math.max(...events.map((e) => e.to_count)));
     expect(f.peakGpus).toBeLessThanOrEqual(3);
@@ -283,9 +292,7 @@ describe("the fleet block of the document predict just built", () => {
 
   it.each(files)("%s: the same block either way", (file) => {
     const text = readFileSync(join(dir, file), "utf8");
-    expect(renderPredictionFleetBlock(JSON.parse(text) as Prediction)).toBe(
-      renderFleetBlock(JSON.parse(text)),
-    );
+    expect(renderFleetBlock(JSON.parse(text) as Prediction)).toBe(renderRead(JSON.parse(text)));
   });
 
   it("covers runs with the Planner in the loop", () => {
