@@ -152,13 +152,17 @@ export class Grid {
     }
     this.values = new Float64Array(size);
     this.measured = new Uint8Array(size);
+    let holes = 0;
     for (let i = 0; i < size; i++) {
       const v = cells[i];
       const ok = typeof v === "number" && Number.isFinite(v);
       this.values[i] = ok ? v : Number.NaN;
       this.measured[i] = ok ? 1 : 0;
+      if (!ok) holes++;
     }
-    this.fillHoles(rules.fillOrder);
+    // A complete grid (every decoded compact table, every cached grid) has nothing to fill: the
+    // line-by-line pass would only visit every cell once per axis.
+    if (holes > 0) this.fillHoles(rules.fillOrder);
   }
 
   /** Value at `x` on a 1-axis grid. */
