@@ -9,12 +9,9 @@ import { formatCount, formatNumber } from "./formatNumber.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
 
-function count(n: number): string {
-  return Math.round(n).toLocaleString("en-US");
-}
 
 function gpus(n: number): string {
-  return Number.isInteger(n) ? count(n) : formatNumber(n);
+  return Number.isInteger(n) ? formatCount(n) : formatNumber(n);
 }
 
 /** `1:02:03` of virtual time. */
@@ -118,14 +115,14 @@ export function fleetLines(f: FleetFacts): string[] {
     const of =
       f.goodRequests === null || f.numRequests === null
         ? ""
-        : ` (${count(f.goodRequests)} of ${count(f.numRequests)} requests within ${f.slaText ?? "the SLA"})`;
+        : ` (${formatCount(f.goodRequests)} of ${formatCount(f.numRequests)} requests within ${f.slaText ?? "the SLA"})`;
     lines.push(`SLA Attainment: ${share}${of}`);
   }
   if (f.scaling === null) lines.push("Scaling Events: none (no Planner)");
   else {
-    let text = `Scaling Events: ${count(f.scaling.total)} (${count(f.scaling.up)} up, ${count(f.scaling.down)} down)`;
+    let text = `Scaling Events: ${formatCount(f.scaling.total)} (${formatCount(f.scaling.up)} up, ${formatCount(f.scaling.down)} down)`;
     if (f.scaling.recommended !== null) {
-      text += `; advisory: ${count(f.scaling.recommended)} recommended, none applied`;
+      text += `; advisory: ${formatCount(f.scaling.recommended)} recommended, none applied`;
     }
     lines.push(text);
   }
@@ -135,11 +132,11 @@ export function fleetLines(f: FleetFacts): string[] {
     lines.push(
       timedOut > 0 && s.growth <= MIN_GROWTH
         ? // Timeouts bound the queue of an overloaded fleet (docs/metrics.md "Saturation").
-          `Note: the run is saturated: its clients gave up on ${count(timedOut)} requests ` +
-            `(client.timeout_seconds), which held the queue at ${count(s.backlogAtLastArrival)} requests ` +
+          `Note: the run is saturated: its clients gave up on ${formatCount(timedOut)} requests ` +
+            `(client.timeout_seconds), which held the queue at ${formatCount(s.backlogAtLastArrival)} requests ` +
             "waiting or running at the last arrival: the fleet cannot keep up with this traffic"
-        : `Note: the run is saturated: the queue was still growing at the last arrival (+${count(s.growth)} ` +
-            `requests over the last ${minutes(s.windowMs)} of arrivals; ${count(s.backlogAtLastArrival)} ` +
+        : `Note: the run is saturated: the queue was still growing at the last arrival (+${formatCount(s.growth)} ` +
+            `requests over the last ${minutes(s.windowMs)} of arrivals; ${formatCount(s.backlogAtLastArrival)} ` +
             "requests waiting or running then): the fleet cannot keep up with this traffic, so latencies " +
             "depend on how long the trace is",
     );
@@ -147,10 +144,10 @@ export function fleetLines(f: FleetFacts): string[] {
   if (f.notCompleted !== null && f.notCompleted > 0 && f.numRequests !== null) {
     const timedOut =
       f.timedOut !== null && f.timedOut > 0
-        ? `; ${count(f.timedOut)} timed out by the client (client.timeout_seconds)`
+        ? `; ${formatCount(f.timedOut)} timed out by the client (client.timeout_seconds)`
         : "";
     lines.push(
-      `Not Completed: ${count(f.notCompleted)} of ${count(f.numRequests)} requests ` +
+      `Not Completed: ${formatCount(f.notCompleted)} of ${formatCount(f.numRequests)} requests ` +
         `(rejected: prompt at max_model_len or larger than a worker's KV cache${timedOut}; or unfinished when the run stopped)`,
     );
   }
