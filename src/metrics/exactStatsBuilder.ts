@@ -122,12 +122,22 @@ export class ExactStatsBuilder {
         }
         this.collected![this.m] = v;
       } else {
-        this.collected = null; // too many: radix selection from the second pass on
+        // Too many: radix selection from the second pass on, its histogram from what was kept.
+        const top = this.top!;
+        for (let i = 0; i < this.m; i++) {
+          keyWords(c[i]);
+          top[words[1] >>> 16]++;
+        }
+        this.collected = null;
       }
     }
     this.m++;
-    keyWords(v);
-    this.top![words[1] >>> 16]++;
+    // The top-digit histogram matters only once the values outgrow `collected`: it is built from
+    // them then (`overflow`), not value by value while they fit.
+    if (this.collected === null) {
+      keyWords(v);
+      this.top![words[1] >>> 16]++;
+    }
   }
 
   /** Ends the current pass; `done` says whether another is needed. */

@@ -196,3 +196,29 @@ describe("selectRanks", () => {
     expect(Array.from(Float64Array.from(xs).sort(), (v) => v + 0)).toEqual(Array.from(sorted, (v) => v + 0));
   });
 });
+
+describe("exactStats ≡ its definition on the sorted finite samples", () => {
+  const sample = fc.oneof(
+    fc.double({ noNaN: false }),
+    fc.constantFrom(0, -0, 1, -1, 2.5, Number.POSITIVE_INFINITY),
+  );
+  fcTest.prop([fc.array(sample, { maxLength: 300 })], { seed: 20261206, numRuns: 400 })(
+    "min, max and every percentile at its nearest rank, -0 and +0 told apart as a sort does",
+    (values) => {
+      const finite = values.filter((v) => Number.isFinite(v));
+      const st = exactStats(Float64Array.from(values));
+      if (finite.length === 0) {
+        expect(st).toEqual(exactStats(new Float64Array(0)));
+        return;
+      }
+      const sorted = Float64Array.from(finite).sort();
+      const m = sorted.length;
+      expect(Object.is(st.min, sorted[0])).toBe(true);
+      expect(Object.is(st.max, sorted[m - 1])).toBe(true);
+      const at = { median: 50, p75: 75, p90: 90, p95: 95, p99: 99 } as const;
+      for (const [k, p] of Object.entries(at)) {
+        expect(Object.is(st[k as keyof typeof at], sorted[nearestRank(m, p)])).toBe(true);
+      }
+    },
+  );
+});
