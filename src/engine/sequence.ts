@@ -135,13 +135,15 @@ export class BlockList {
 
 /** Free block arrays by size class (a power of two), so that requests reuse them. */
 export class BlockArrays {
-  private readonly free: Int32Array[][] = [];
+  /** Free arrays of 2^c blocks at index c (one list per class a 32-bit length can have). */
+  private readonly free: Int32Array[][] = Array.from({ length: 32 }, () => []);
 
   /** Gives `list` room for at least `blocks` blocks, keeping what it holds. */
   reserve(list: BlockList, blocks: number): void {
     if (list.ids.length >= blocks) return;
-    const cls = Math.max(4, Math.ceil(Math.log2(blocks)));
-    const ids = this.free[cls]?.pop() ?? new Int32Array(2 ** cls);
+    // ⌈log2 blocks⌉ from the bit length of blocks − 1 (blocks ≥ 1 here: the list holds fewer).
+    const cls = Math.max(4, 32 - Math.clz32(blocks - 1));
+    const ids = this.free[cls].pop() ?? new Int32Array(2 ** cls);
     // Copied element by element: a `subarray` view per reserve was garbage on every admission.
     const held = list.ids;
     for (let i = 0; i < list.length; i++) ids[i] = held[i];
@@ -157,12 +159,8 @@ export class BlockArrays {
 
   private recycle(ids: Int32Array): void {
     if (ids.length === 0) return;
-    const cls = Math.log2(ids.length);
-    let free = this.free[cls];
-    if (free === undefined) {
-      free = [];
-      this.free[cls] = free;
-    }
+    // Lengths are powers of two: the class is the index of the one set bit.
+    const free = this.free[31 - Math.clz32(ids.length)];
     if (free.length < MAX_FREE_PER_CLASS) free.push(ids);
   }
 }
