@@ -225,9 +225,7 @@ async function predictLocked(
     // cli-table3 and the fleet block's reader load only to print them (start-up, docs/performance.md).
     const { renderSummaryTable } = await import("../report/table.js");
     const { renderFleetBlock } = await import("../report/fleetBlock.js");
-    io.out(
-      `${renderSummaryTable(prediction.summary)}\n\n${renderFleetBlock(prediction)}\n${saved}\n`,
-    );
+    io.out(`${renderSummaryTable(prediction.summary)}\n\n${renderFleetBlock(prediction)}\n${saved}\n`);
   }
 }
 

@@ -9,7 +9,6 @@ import { formatCount, formatNumber } from "./formatNumber.js";
 
 export const FLEET_TITLE = "Fleet (fleetsim)";
 
-
 function gpus(n: number): string {
   return Number.isInteger(n) ? formatCount(n) : formatNumber(n);
 }
