@@ -33,6 +33,13 @@ import {
   summaryOf,
 } from "./compare.js";
 import { type GoldenFile, goldenOf, REFERENCE_GOLDEN_DIR } from "./goldens.js";
+import {
+  estimateDifference,
+  PLANNER_REPLAY_CASES,
+  type ReplayGolden,
+  replayGoldenOf,
+  replayPlanner,
+} from "./plannerReplayCore.js";
 import { referenceConventionSets, referenceSchedulerSets } from "./referenceConventions.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -41,6 +48,8 @@ const WORK = join(ROOT, ".reference", "conformance");
 const MODELS = join(ROOT, ".reference", "models");
 const DOC = join(ROOT, "docs", "conformance.md");
 const FLEETSIM = join(ROOT, "dist", "cli", "bin.js");
+const BOOTSTRAP_FILE = "reference-bootstrap.json";
+const PLANNER_GOLDEN_DIR = join(ROOT, "test", "golden", "reference-planner", "replay");
 
 interface Args {
   only: RegExp | null;
@@ -74,13 +83,19 @@ interface Exec {
   seconds: number;
 }
 
-function exec(cmd: string, argv: string[], cwd: string, input?: string): Promise<Exec> {
+function exec(
+  cmd: string,
+  argv: string[],
+  cwd: string,
+  input?: string,
+  env: Record<string, string> = {},
+): Promise<Exec> {
   const started = process.hrtime.bigint();
   return new Promise((done) => {
     const child = spawn(cmd, argv, {
       cwd,
       // No network here: the reference must not try the Hugging Face Hub.
-      env: { ...process.env, HF_HUB_OFFLINE: "1", NO_COLOR: "1", FLEETSIM_CHECK_INVARIANTS: "1" },
+      env: { ...process.env, HF_HUB_OFFLINE: "1", NO_COLOR: "1", FLEETSIM_CHECK_INVARIANTS: "1", ...env },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -168,9 +183,19 @@ async function runSide(tool: Tool, c: ConformanceCase, dir: string): Promise<Sid
   const config = readFileSync(join(dir, "config.yaml"), "utf8");
   if (tool === "fleetsim") argv.push(...referenceSchedulerSets(config));
   if (tool === "fleetsim-conventions") argv.push(...referenceConventionSets(config));
+  // The reference's Dynamo stack also writes the bootstrap FPMs its Planner installed, for the
+  // Planner replay (plannerReplayCore.ts; scripts/reference/bootstrap_capture).
+  if (tool === "reference") rmSync(join(dir, BOOTSTRAP_FILE), { force: true });
+  const capture: Record<string, string> =
+    c.stack === "dynamo"
+      ? {
+          BOOT_OUT: join(dir, BOOTSTRAP_FILE),
+          PYTHONPATH: join(ROOT, "scripts", "reference", "bootstrap_capture"),
+        }
+      : {};
   const run =
     tool === "reference"
-      ? await exec(join(VENV, "bin", "aisimulate"), argv, dir)
+      ? await exec(join(VENV, "bin", "aisimulate"), argv, dir, undefined, capture)
       : await exec(process.execPath, [FLEETSIM, ...argv], dir);
   writeFileSync(join(dir, `${tool}.stderr.txt`), run.stderr);
   const predictionPath = join(out, "prediction.json");
@@ -221,6 +246,14 @@ export interface CaseResult {
   /** The same, with fleetsim under the reference's conventions. */
   readonly conventionPerRequest: PerRequestReport | null;
   readonly planner: PlannerReport | null;
+  /** fleetsim's Planner on the reference's recorded ticks (plannerReplayCore.ts). */
+  readonly plannerReplay: {
+    readonly ticks: number;
+    readonly sameDecisions: number;
+    /** Ticks whose TTFT and ITL estimates equal the reference's to a part in 10⁹. */
+    readonly sameEstimates: number;
+    readonly maxDifference: number;
+  } | null;
   /** KV capacity per role in blocks: [reference, fleetsim] (engine stack only). */
   readonly kvBlocks: Record<string, [number | null, number | null]> | null;
 }
@@ -245,7 +278,14 @@ function kvBlocksOf(
   return out;
 }
 
-async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden: GoldenFile | null }> {
+/** The case's YAML as the goldens keep it: model ids, not the harness's local model folders. */
+function caseYaml(c: ConformanceCase): string {
+  return typeof c.config === "string" ? c.config : stringify(c.config);
+}
+
+async function runCase(
+  c: ConformanceCase,
+): Promise<{ result: CaseResult; golden: GoldenFile | null; replay: ReplayGolden | null }> {
   const dir = materialize(c);
   const [ref, fs] = [await runSide("reference", c, dir), await runSide("fleetsim", c, dir)];
   const conventions = await runSide("fleetsim-conventions", c, dir);
@@ -286,6 +326,30 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
     if ((rp !== null && rp !== undefined) || (fp !== null && fp !== undefined))
       planner = comparePlanners(rp, fp);
   }
+  let replay: ReplayGolden | null = null;
+  let plannerReplay: CaseResult["plannerReplay"] = null;
+  const bootstrapPath = join(dir, BOOTSTRAP_FILE);
+  if (ref.prediction !== null && ref.prediction["planner"] && existsSync(bootstrapPath)) {
+    replay = replayGoldenOf(
+      c.id,
+      caseYaml(c),
+      ref.prediction,
+      JSON.parse(readFileSync(bootstrapPath, "utf8")),
+      {},
+    );
+    const ticks = replayPlanner(replay);
+    plannerReplay = {
+      ticks: ticks.length,
+      sameDecisions: ticks.filter((t) => t.sameDecision).length,
+      sameEstimates: ticks.filter(
+        (t) => Math.max(estimateDifference(t.ttftMs), estimateDifference(t.itlMs)) <= 1e-9,
+      ).length,
+      maxDifference: Math.max(
+        0,
+        ...ticks.map((t) => Math.max(estimateDifference(t.ttftMs), estimateDifference(t.itlMs))),
+      ),
+    };
+  }
   const result: CaseResult = {
     id: c.id,
     group: c.group,
@@ -302,6 +366,7 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
     perRequest,
     conventionPerRequest,
     planner,
+    plannerReplay,
     kvBlocks,
   };
   const golden =
@@ -320,7 +385,7 @@ async function runCase(c: ConformanceCase): Promise<{ result: CaseResult; golden
   console.log(
     `${c.id.padEnd(34)} ref exit ${ref.code} (${ref.seconds.toFixed(1)} s)  fleetsim exit ${fs.code} (${fs.seconds.toFixed(1)} s)  ${mark}`,
   );
-  return { result, golden };
+  return { result, golden, replay };
 }
 
 /** Every summary metric within the tolerance (or both runs refused the input with the same exit code). */
@@ -541,13 +606,20 @@ function renderDocument(
       "",
       "### Planner",
       "",
-      "| configuration | scaling events ref / fs | same decisions | first difference | ticks ref / fs | lifecycle ops ref / fs | retune events ref / fs | advisory recommendations ref / fs |",
-      "|---|---|---|---|---|---|---|---|",
+      "Each tool in its own closed loop (its Planner learning from its own engines' passes), then fleetsim's Planner on the reference's recorded ticks (the same FPMs, worker counts and traffic, and the reference's bootstrap FPMs; Known differences 4): ticks with the same decision, ticks whose TTFT and ITL estimates equal the reference's to a part in 10⁹, and the largest relative difference of an estimate.",
+      "",
+      "| configuration | scaling events ref / fs | same decisions | first difference | ticks ref / fs | lifecycle ops ref / fs | retune events ref / fs | advisory recommendations ref / fs | on the reference's ticks: same decisions · same estimates · largest difference |",
+      "|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of planners) {
       const p = r.planner!;
+      const q = r.plannerReplay;
+      const replayCell =
+        q === null
+          ? "—"
+          : `${q.sameDecisions}/${q.ticks} · ${q.sameEstimates}/${q.ticks} · ${q.maxDifference === 0 ? "0" : q.maxDifference.toExponential(1)}`;
       lines.push(
-        `| ${r.id} | ${p.referenceEvents} / ${p.fleetsimEvents} | ${p.sameEvents ? "yes" : "no"} | ${p.firstDifference ?? "—"} | ${p.referenceTicks} / ${p.fleetsimTicks} | ${p.referenceLifecycle} / ${p.fleetsimLifecycle} | ${p.referenceRetune} / ${p.fleetsimRetune} | ${p.referenceRecommended} / ${p.fleetsimRecommended} |`,
+        `| ${r.id} | ${p.referenceEvents} / ${p.fleetsimEvents} | ${p.sameEvents ? "yes" : "no"} | ${p.firstDifference ?? "—"} | ${p.referenceTicks} / ${p.fleetsimTicks} | ${p.referenceLifecycle} / ${p.fleetsimLifecycle} | ${p.referenceRetune} / ${p.fleetsimRetune} | ${p.referenceRecommended} / ${p.fleetsimRecommended} | ${replayCell} |`,
       );
     }
   }
@@ -738,11 +810,20 @@ async function main(): Promise<void> {
       );
       console.log(`golden: test/golden/reference/${golden.case}.json`);
     }
+    mkdirSync(PLANNER_GOLDEN_DIR, { recursive: true });
+    for (const { replay } of runs) {
+      if (replay === null || !PLANNER_REPLAY_CASES.includes(replay.case)) continue;
+      writeFileSync(
+        join(PLANNER_GOLDEN_DIR, `${replay.case}.json`),
+        `${JSON.stringify({ ...replay, reference: versions })}\n`,
+      );
+      console.log(`golden: test/golden/reference-planner/replay/${replay.case}.json`);
+    }
   }
   // The written files as the project's formatter keeps them (npm run lint checks them).
   execFileSync(
     join(ROOT, "node_modules", ".bin", "biome"),
-    ["format", "--write", DOC, REFERENCE_GOLDEN_DIR],
+    ["format", "--write", DOC, REFERENCE_GOLDEN_DIR, PLANNER_GOLDEN_DIR],
     {
       cwd: ROOT,
       stdio: "ignore",

@@ -1,11 +1,5 @@
 import { advanceLoad, validEngineLimits } from "./loadScaling/index.js";
-import {
-  AggRegressionModel,
-  DecodeRegressionModel,
-  PrefillRegressionModel,
-  type QueryPerfModel,
-  regressionOptions,
-} from "./perfModel/index.js";
+import { FpmRegressionModel, type QueryPerfModel, regressionOptions } from "./perfModel/index.js";
 import { SeriesPredictors, type WarmupWindow } from "./predictors/series.js";
 import { findEngineCapacityRps } from "./throughputCapacity.js";
 import {
@@ -54,6 +48,11 @@ export interface PlannerCoreInit {
   } | null;
   /** Trace windows that pre-warm the load predictors (`load_predictor_warmup_trace`). */
   readonly warmup: readonly WarmupWindow[] | null;
+  /**
+   * Perf models to price passes with instead of the regressions learned from FPMs (a library
+   * caller's own pricing; the tests' known planes). Kept across `updateSettings`.
+   */
+  readonly perfModels?: { readonly prefill: QueryPerfModel | null; readonly decode: QueryPerfModel | null };
 }
 
 const INTERVAL_TOLERANCE = 1e-9;
@@ -76,6 +75,7 @@ export class PlannerCore {
   private current: PlannerSettings;
   private readonly caps: PlannerCoreInit["caps"];
   private perf: { prefill: QueryPerfModel | null; decode: QueryPerfModel | null };
+  private readonly suppliedPerf: NonNullable<PlannerCoreInit["perfModels"]> | null;
   private predictors: SeriesPredictors | null;
   /**
    * Every forward pass fed to each perf model, bootstrap included, in order: a change of the perf
@@ -110,6 +110,7 @@ export class PlannerCore {
         this.fpmLog.decode.push(...boot.decode);
       }
     }
+    this.suppliedPerf = init.perfModels ?? null;
     this.perf = this.buildPerfModels();
     this.predictors = s.enableThroughputScaling ? seriesPredictorsOf(s) : null;
     if (this.predictors !== null && init.warmup !== null) this.predictors.warm(init.warmup);
@@ -122,16 +123,17 @@ export class PlannerCore {
 
   /** Perf models for the settings in force, fed every forward pass logged so far. */
   private buildPerfModels(): { prefill: QueryPerfModel | null; decode: QueryPerfModel | null } {
+    if (this.suppliedPerf !== null) return { ...this.suppliedPerf };
     const s = this.current;
     if (s.optimizationTarget !== "sla") return { prefill: null, decode: null };
     const opts = regressionOptions(s);
     if (s.mode === "agg") {
-      const model = new AggRegressionModel(opts);
+      const model = new FpmRegressionModel("aggregated", opts);
       model.loadBenchmarkFpms(this.fpmLog.decode);
       return { prefill: null, decode: model };
     }
-    const prefill = new PrefillRegressionModel(opts);
-    const decode = new DecodeRegressionModel(opts);
+    const prefill = new FpmRegressionModel("prefill", opts);
+    const decode = new FpmRegressionModel("decode", opts);
     prefill.loadBenchmarkFpms(this.fpmLog.prefill);
     decode.loadBenchmarkFpms(this.fpmLog.decode);
     return { prefill, decode };

@@ -13,13 +13,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { TRACE_FILES } from "../../scripts/conformance/cases.js";
-import {
-  comparePerRequest,
-  requestRecords,
-  scalingEvents,
-  summaryOf,
-  within,
-} from "../../scripts/conformance/compare.js";
+import { comparePerRequest, requestRecords, summaryOf, within } from "../../scripts/conformance/compare.js";
 import {
   EXACT,
   type GoldenFile,
@@ -36,10 +30,17 @@ import { tempDir } from "../helpers/specs.js";
 const ROOT = join(import.meta.dirname, "..", "..");
 
 /**
- * Tick keys only fleetsim writes (docs/conformance.md "Known differences" 4): the router
- * parameters a retune decides, null without retune.
+ * Tick keys a golden's reference run need not show: the router parameters a retune decides, which
+ * only fleetsim writes (null without retune; docs/conformance.md "Known differences" 4), and the
+ * targets of a tick that scales.
  */
-const FLEETSIM_TICK_KEYS: ReadonlySet<string> = new Set(["runtime_decision.router_parameters"]);
+const FLEETSIM_TICK_KEYS: ReadonlySet<string> = new Set([
+  "runtime_decision.router_parameters",
+  // A tick that scales: the reference writes these on its own scaling ticks (its startup-sweep
+  // runs), so a golden recorded from a run that never scaled lacks them.
+  "effects.scale_to.num_decode",
+  "effects.scale_to.num_prefill",
+]);
 
 const goldens: GoldenFile[] = readdirSync(REFERENCE_GOLDEN_DIR)
   .filter((f) => f.endsWith(".json"))
@@ -108,8 +109,11 @@ describe("fleetsim against the reference's golden fixtures", () => {
         expect(summary[key], `${g.case}: summary.${key}`).toEqual(reference);
       if (g.scalingEvents !== null) {
         const planner = prediction["planner"] as Record<string, unknown> | null;
-        expect(scalingEvents(planner)).toEqual(g.scalingEvents);
-        // The tick records: as many, every key the reference writes and no other, the same decisions.
+        // The tick records: as many, every key the reference writes and no other. Their decisions
+        // follow the passes each tool's engines happened to be running at each tick, so the
+        // Planner's decisions are compared on the reference's own tick inputs instead
+        // (reference.plannerReplay.test.ts: every tick's decision and estimates equal).
+        expect(planner, `${g.case}: a Planner report`).not.toBeNull();
         if (g.plannerTicks !== undefined) {
           const ticks = plannerTicksOf(planner);
           expect(ticks?.count, `${g.case}: Planner ticks`).toBe(g.plannerTicks.count);
@@ -120,7 +124,6 @@ describe("fleetsim against the reference's golden fixtures", () => {
           );
           expect(missing, `${g.case}: tick keys the reference writes and fleetsim does not`).toEqual([]);
           expect(extra, `${g.case}: tick keys fleetsim writes and the reference does not`).toEqual([]);
-          expect(ticks?.scaleTo, `${g.case}: each tick's scale_to`).toEqual(g.plannerTicks.scaleTo);
         }
       }
       if (g.requests !== null && g.requestBands !== undefined) {

@@ -1,7 +1,7 @@
 import { type KnobRow, type KnobSettings, PLANNER_KNOBS } from "../../src/knobs/planner.js";
 import {
-  AggRegressionModel,
-  DecodeRegressionModel,
+  FpmRegressionModel,
+  type QueryPerfModel,
   type RegressionOptions,
 } from "../../src/planner/perfModel/index.js";
 import {
@@ -11,6 +11,7 @@ import {
   type PlannerSettings,
   type WorkerCounts,
 } from "../../src/planner/types.js";
+import type { WorkerRole } from "../../src/util/workerRole.js";
 
 /**
  * Every knob's settings field at its table default: the base of the fixtures below, so a new row
@@ -93,8 +94,8 @@ export const REGRESSION_OPTS: RegressionOptions = {
 };
 
 /** A decode model fitted to wall = 5 ms + 1 µs per KV token + 0.1 ms per request (a 2-D plane). */
-export function fittedDecodeModel(workerId = 0): DecodeRegressionModel {
-  const m = new DecodeRegressionModel(REGRESSION_OPTS);
+export function fittedDecodeModel(workerId = 0): FpmRegressionModel {
+  const m = new FpmRegressionModel("decode", REGRESSION_OPTS);
   for (const [n, kv] of [
     [10, 10_000],
     [20, 10_000],
@@ -112,29 +113,79 @@ export function fittedDecodeModel(workerId = 0): DecodeRegressionModel {
   return m;
 }
 
+/** A pass's price in a `PlanePerfModel`: seconds per unit of each load. */
+export interface PassPlane {
+  readonly intercept: number;
+  readonly perPrefillToken?: number;
+  readonly perDecodeRequest?: number;
+  readonly perDecodeKvToken?: number;
+}
+
 /**
- * An aggregated model fitted to wall = 0.001 + 1e-5·prefill + 1e-6·decode_kv; avg_isl 1000,
- * avg_decode_length 200, prefill mix 1500 / 1.5.
+ * A perf model with a known price and known averages, for the load and capacity logic's tests
+ * (the regression itself is tested on its own in perf.test.ts and against the reference's in
+ * reference.regression.test.ts): a pass costs the plane's seconds, 0 when it schedules nothing.
  */
-export function fittedAggModel(workerId = 0, opts: RegressionOptions = REGRESSION_OPTS): AggRegressionModel {
-  const m = new AggRegressionModel(opts);
-  for (const [p, pr, d, dr] of [
-    [1000, 1, 4000, 20],
-    [2000, 2, 8000, 40],
-    [3000, 3, 2000, 10],
-    [0, 0, 6000, 30],
-  ]) {
-    m.addObservation(
-      forwardPass(workerId, {
-        sumPrefillTokens: p,
-        numPrefillRequests: pr,
-        sumDecodeKvTokens: d,
-        numDecodeRequests: dr,
-        wallTimeS: 0.001 + 1e-5 * p + 1e-6 * d,
-      }),
+export class PlanePerfModel implements QueryPerfModel {
+  readonly minObservations = 3;
+  constructor(
+    readonly workerType: WorkerRole,
+    private readonly plane: PassPlane,
+    private readonly averages: {
+      readonly avgIsl?: number;
+      readonly avgDecodeLength?: number;
+      readonly avgPrefillTokens?: number;
+      readonly avgNumPrefill?: number;
+    } = {},
+    private ready = true,
+  ) {}
+  get avgIsl(): number {
+    return this.averages.avgIsl ?? 0;
+  }
+  get avgDecodeLength(): number {
+    return this.averages.avgDecodeLength ?? 0;
+  }
+  get avgPrefillTokens(): number {
+    return this.averages.avgPrefillTokens ?? 0;
+  }
+  get avgNumPrefill(): number {
+    return this.averages.avgNumPrefill ?? 0;
+  }
+  addObservation(): void {}
+  hasSufficientData(): boolean {
+    return this.ready;
+  }
+  setReady(ready: boolean): void {
+    this.ready = ready;
+  }
+  forwardPassS(
+    prefillTokens: number,
+    _prefillRequests: number,
+    decodeRequests: number,
+    decodeKvTokens: number,
+  ) {
+    if (!this.ready) return null;
+    if (prefillTokens <= 0 && decodeRequests <= 0) return 0;
+    const p = this.plane;
+    return (
+      p.intercept +
+      (p.perPrefillToken ?? 0) * prefillTokens +
+      (p.perDecodeRequest ?? 0) * decodeRequests +
+      (p.perDecodeKvToken ?? 0) * decodeKvTokens
     );
   }
-  return m;
+}
+
+/**
+ * An aggregated model pricing a pass at 0.001 + 1e-5·prefill + 1e-6·decode_kv s; avg_isl 1000,
+ * avg_decode_length 200, prefill mix 1500 / 1.5.
+ */
+export function fittedAggModel(): PlanePerfModel {
+  return new PlanePerfModel(
+    "aggregated",
+    { intercept: 0.001, perPrefillToken: 1e-5, perDecodeKvToken: 1e-6 },
+    { avgIsl: 1000, avgDecodeLength: 200, avgPrefillTokens: 1500, avgNumPrefill: 1.5 },
+  );
 }
 
 /** The 11 load predictor presets of `ai-dynamo/dynamo@9f3266c:components/src/dynamo/planner/simulation/load_predictor.py`, in canonical order. */

@@ -27,7 +27,7 @@ import type {
   PlannerSettings,
   PlannerTarget,
 } from "../../src/planner/types.js";
-import { engineCaps, forwardPass, plannerSettings } from "../helpers/planner.js";
+import { engineCaps, forwardPass, PlanePerfModel, plannerSettings } from "../helpers/planner.js";
 
 function settings(over: Partial<PlannerSettings> = {}): PlannerSettings {
   return plannerSettings({
@@ -176,15 +176,15 @@ describe("mixed rows through advanceThroughput → advanceLoad", () => {
 // Harness 2: one combined PlannerCore tick with a 1-second-per-pass perf model.
 // ---------------------------------------------------------------------------------------------------
 
-/** Benchmark FPMs whose wall time is always 1 s: the OLS fit is exactly intercept 1, slopes 0. */
-function constantBootstrap(): { prefill: ForwardPassMetrics[]; decode: ForwardPassMetrics[] } {
-  const prefill = Array.from({ length: 8 }, (_, k) =>
-    fpm(0, { wallTimeS: 1, numPrefillRequests: k + 1, sumPrefillTokens: 100 * (k + 1) }),
-  );
-  const decode = Array.from({ length: 8 }, (_, k) =>
-    fpm(0, { wallTimeS: 1, numDecodeRequests: k + 1, sumDecodeKvTokens: 1000 * (k + 1) + 37 * k * k }),
-  );
-  return { prefill, decode };
+/**
+ * Perf models that price every pass at exactly 1 s. (A regression cannot stand in: the
+ * reference's fit is not ready on passes that all take the same time, an intercept-only plane.)
+ */
+function oneSecondPerfModels(): { prefill: PlanePerfModel; decode: PlanePerfModel } {
+  return {
+    prefill: new PlanePerfModel("prefill", { intercept: 1 }),
+    decode: new PlanePerfModel("decode", { intercept: 1 }),
+  };
 }
 
 const ISL = 100;
@@ -216,7 +216,8 @@ function coreRow(
   const core = new PlannerCore({
     settings: s,
     caps: { prefill: caps(), decode: caps({ maxNumSeqs: decodeMaxSeqs }) },
-    bootstrap: constantBootstrap(),
+    bootstrap: null,
+    perfModels: oneSecondPerfModels(),
     warmup: null,
   });
   const [cp, cd] = row.current;
@@ -282,7 +283,8 @@ describe("mixed rows through one combined PlannerCore.tick (SLA target, 1 s per 
     const core = new PlannerCore({
       settings: s,
       caps: { prefill: caps(), decode: caps({ maxNumSeqs: 4 }) },
-      bootstrap: constantBootstrap(),
+      bootstrap: null,
+      perfModels: oneSecondPerfModels(),
       warmup: null,
     });
     const traffic = TRAFFIC_180S;

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { advanceLoad, type LoadInputs, type LoadOutcome } from "../../src/planner/loadScaling/index.js";
-import { AggRegressionModel, PrefillRegressionModel } from "../../src/planner/perfModel/index.js";
+import { FpmRegressionModel } from "../../src/planner/perfModel/index.js";
 import type { EngineCapabilities, ForwardPassMetrics, PlannerSettings } from "../../src/planner/types.js";
 import {
   engineCaps,
@@ -43,8 +43,8 @@ function fpm(workerId: number, f: Partial<ForwardPassMetrics> = {}): ForwardPass
 
 const workers = workerCounts;
 
-function prefillModel(samples = [500, 1000, 1500]): PrefillRegressionModel {
-  const m = new PrefillRegressionModel(OPTS);
+function prefillModel(samples = [500, 1000, 1500]): FpmRegressionModel {
+  const m = new FpmRegressionModel("prefill", OPTS);
   for (const t of samples)
     m.addObservation(fpm(0, { sumPrefillTokens: t, numPrefillRequests: 1, wallTimeS: 1e-4 * t }));
   return m;
@@ -351,7 +351,7 @@ describe("agg SLA: TTFT from chunked prefill riding on decode, ITL with the typi
   });
 
   it("a not-ready model gives insufficient_data", () => {
-    const m = new AggRegressionModel(OPTS);
+    const m = new FpmRegressionModel("aggregated", OPTS);
     const out = agg({ kv: [[5000, 0]], inputs: { perf: { prefill: null, decode: m } } });
     expect(out).toMatchObject({ decision: null, reason: "insufficient_data" });
   });

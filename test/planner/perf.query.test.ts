@@ -5,7 +5,7 @@ import {
   bootstrapObservations,
   canonicalJson,
 } from "../../src/planner/perfModel/bootstrap.js";
-import { PrefillRegressionModel } from "../../src/planner/perfModel/index.js";
+import { FpmRegressionModel } from "../../src/planner/perfModel/index.js";
 import {
   estimateQueuedPrefillTimeS,
   estimateScheduledDecodeItlS,
@@ -20,7 +20,7 @@ function fpm(f: Partial<ForwardPassMetrics>): ForwardPassMetrics {
 
 const OPTS = REGRESSION_OPTS;
 
-const aggModel = () => fittedAggModel(1);
+const aggModel = () => fittedAggModel();
 
 describe("queued-prefill and decode-ITL queries (`ai-dynamo/dynamo@0c11ddf:components/src/dynamo/planner/core/perf_model/engine_query.py` current semantics)", () => {
   const live = fpm({
@@ -57,11 +57,11 @@ describe("queued-prefill and decode-ITL queries (`ai-dynamo/dynamo@0c11ddf:compo
   });
 
   it("a prefill model has no decode ITL and a zero backlog costs nothing", () => {
-    const p = new PrefillRegressionModel(OPTS);
+    const p = new FpmRegressionModel("prefill", OPTS);
     for (const t of [100, 200, 300])
       p.addObservation(fpm({ sumPrefillTokens: t, numPrefillRequests: 1, wallTimeS: t / 1000 }));
     expect(estimateScheduledDecodeItlS(p, [live])).toBeNull();
-    const empty = new PrefillRegressionModel(OPTS);
+    const empty = new FpmRegressionModel("prefill", OPTS);
     for (const t of [100, 200, 300]) empty.addObservation(fpm({ sumPrefillTokens: t, wallTimeS: t / 1000 }));
     expect(empty.avgIsl).toBe(0);
     expect(estimateQueuedPrefillTimeS(empty, [fpm({})], { maxNumBatchedTokens: 2048 })).toBe(0);
@@ -69,7 +69,7 @@ describe("queued-prefill and decode-ITL queries (`ai-dynamo/dynamo@0c11ddf:compo
   });
 
   it("prices a multi-rank group by breakpoints, each pass as slow as its slowest rank", () => {
-    const p = new PrefillRegressionModel(OPTS);
+    const p = new FpmRegressionModel("prefill", OPTS);
     for (const t of [100, 200, 300, 400, 500])
       p.addObservation(fpm({ sumPrefillTokens: t, numPrefillRequests: 1, wallTimeS: t / 1000 }));
     // avg_isl 300: rank 0 drains 5300 = 2×2048 + 1204, rank 1 7300 = 3×2048 + 1156.
@@ -111,9 +111,9 @@ describe("bootstrap FPMs (`ai-dynamo/dynamo@c78c42c:components/src/dynamo/replay
   it("drops zero-time points and bootstraps a model that recovers the timing line", () => {
     const zero = { ...timing, prefillMs: () => 0 };
     expect(bootstrapObservations("prefill", zero, limits)).toEqual([]);
-    const m = new PrefillRegressionModel(OPTS);
+    const m = new FpmRegressionModel("prefill", OPTS);
     m.loadBenchmarkFpms(bootstrapObservations("prefill", timing, limits));
-    expect(m.forwardPassS(1000)).toBeCloseTo(0.005 + 0.01, 12);
+    expect(m.forwardPassS(1000, 1, 0, 0)).toBeCloseTo(0.005 + 0.01, 12);
   });
 
   it("hashes canonical JSON deterministically", () => {

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
-import {
-  AggRegressionModel,
-  DecodeRegressionModel,
-  MIN_PREDICTION_S,
-  PrefillRegressionModel,
-  type RegressionOptions,
-} from "../../src/planner/perfModel/index.js";
+import { passFeatures, prefillAttentionPairs, workloadKind } from "../../src/planner/perfModel/features.js";
+import { FpmRegressionModel, type RegressionOptions } from "../../src/planner/perfModel/index.js";
 import { clampKvHitRate, estimateQueuedPrefillTimeS } from "../../src/planner/perfModel/query.js";
 import { MovingAverage } from "../../src/planner/perfModel/samples.js";
+import {
+  fitStandardizedNnls,
+  MIN_PREDICTION_MS,
+  predictMs,
+} from "../../src/planner/perfModel/standardizedNnls.js";
 import type { ForwardPassMetrics } from "../../src/planner/types.js";
-import { fittedAggModel, forwardPass } from "../helpers/planner.js";
+import { forwardPass } from "../helpers/planner.js";
 
 function fpm(f: Partial<ForwardPassMetrics>): ForwardPassMetrics {
   return forwardPass(1, { wallTimeS: 0.01, ...f });
@@ -23,26 +23,22 @@ function prefillSample(tokens: number, wallTimeS: number): ForwardPassMetrics {
   return fpm({ sumPrefillTokens: tokens, numPrefillRequests: 1, wallTimeS });
 }
 
-function trainedPrefill(
-  tokens: readonly number[],
-  wall: (t: number) => number,
-  min = 3,
-): PrefillRegressionModel {
-  const m = new PrefillRegressionModel(opts(50, min, 16));
+function trainedPrefill(tokens: readonly number[], wall: (t: number) => number, min = 3): FpmRegressionModel {
+  const m = new FpmRegressionModel("prefill", opts(50, min, 16));
   for (const t of tokens) m.addObservation(prefillSample(t, wall(t)));
   return m;
 }
 
 /** The queued-prefill estimate of one engine with `queued` prompt tokens waiting. */
-function ttft(m: PrefillRegressionModel, queued: number, mbt: number, h?: number | null): number | null {
+function ttft(m: FpmRegressionModel, queued: number, mbt: number, h?: number | null): number | null {
   return estimateQueuedPrefillTimeS(m, [fpm({ sumQueuedPrefillTokens: queued })], {
     maxNumBatchedTokens: mbt,
     kvHitRate: h,
   });
 }
 
-describe("moving average", () => {
-  it("skips leading zeros, then keeps a fixed window including later zeros", () => {
+describe("moving average (Dynamo 1.6 `_MovingAverage.add_after_first_nonzero`)", () => {
+  it("skips values until the first positive one, then keeps a fixed window including later zeros", () => {
     const avg = new MovingAverage(3);
     avg.add(0);
     avg.add(0);
@@ -51,239 +47,214 @@ describe("moving average", () => {
     for (const v of [5, 0, 10, 20]) avg.add(v);
     expect(avg.length).toBe(3);
     expect(avg.value).toBe(10);
+    avg.add(-30);
+    expect(avg.value).toBe(10); // a negative counts as 0: (10 + 20 + 0) / 3
   });
 });
 
-describe("PrefillRegressionModel (test_load_based_scaling.py)", () => {
+describe("the regression's features (`ai-dynamo/aisimulate@070638b:docs/fpm-recursive-regression.md`)", () => {
+  it("prices a prefill's attention pairs with each prompt at the average lengths", () => {
+    // One prompt of 4 fresh tokens over 2 cached: rows of 3, 4, 5, 6 keys = 18 pairs.
+    expect(prefillAttentionPairs(4, 2, 1)).toBe(18);
+    // Two prompts of 2 fresh over 1 cached each: 2 × (2 + 3) = 10 pairs.
+    expect(prefillAttentionPairs(4, 2, 2)).toBe(10);
+    expect(prefillAttentionPairs(0, 500, 1)).toBe(0);
+  });
+
+  it("gives each role its attention and token work", () => {
+    const w = {
+      prefillTokens: 4,
+      prefillRequests: 1,
+      prefillKvTokens: 2,
+      decodeRequests: 3,
+      decodeKvTokens: 100,
+    };
+    const x = new Float64Array(2);
+    passFeatures("prefill", w, x);
+    expect([...x]).toEqual([2 + 18, 4]);
+    passFeatures("decode", w, x);
+    expect([...x]).toEqual([100, 3]);
+    passFeatures("aggregated", w, x);
+    expect([...x]).toEqual([2 + 100 + 18, 4 + 3]);
+    // Cached prefix without fresh tokens computes nothing.
+    passFeatures("aggregated", { ...w, prefillTokens: 0 }, x);
+    expect([...x]).toEqual([100, 3]);
+  });
+
+  it("classifies a pass by what it schedules", () => {
+    const w = {
+      prefillTokens: 0,
+      prefillRequests: 0,
+      prefillKvTokens: 0,
+      decodeRequests: 0,
+      decodeKvTokens: 0,
+    };
+    expect(workloadKind(w)).toBeNull();
+    expect(workloadKind({ ...w, prefillTokens: 10, prefillRequests: 1 })).toBe("pure_prefill");
+    expect(workloadKind({ ...w, decodeRequests: 2, decodeKvTokens: 10 })).toBe("pure_decode");
+    expect(workloadKind({ ...w, prefillTokens: 10, decodeRequests: 2 })).toBe("contains_locally_mixed");
+    expect(workloadKind({ ...w, prefillKvTokens: 500, decodeRequests: 2 })).toBe("pure_decode");
+  });
+});
+
+describe("the standardized non-negative fit", () => {
+  it("replaces a forbidden negative slope by refitting without it (the doc's hand-derived example)", () => {
+    const xs: number[][] = [];
+    const ys: number[] = [];
+    for (const a of [0, 1, 2])
+      for (const b of [0, 1, 2]) {
+        xs.push([a, b]);
+        ys.push(20 - 2 * a + 3 * b);
+      }
+    const fit = fitStandardizedNnls(xs, ys, 2, 5)!;
+    expect(fit.slopes[0]).toBe(0);
+    expect(predictMs(fit, [100, 4])).toBeCloseTo(30, 12);
+    expect(predictMs(fit, [0, 0])).toBeCloseTo(18, 12);
+  });
+
+  it("keeps a negative intercept and floors predictions at 1e-6 ms", () => {
+    const xs = [1000, 2000, 3000, 4000, 5000, 6000].map((k) => [k, 1]);
+    const ys = xs.map(([k]) => -5 + 0.01 * k);
+    const fit = fitStandardizedNnls(xs, ys, 2, 5)!;
+    expect(predictMs(fit, [1000, 1])).toBeCloseTo(5, 12);
+    expect(predictMs(fit, [100, 1])).toBe(MIN_PREDICTION_MS);
+  });
+
+  it("is not ready without a varying feature, or on an intercept-only plane", () => {
+    const same = [1, 2, 3, 4, 5].map(() => [10, 2]);
+    expect(fitStandardizedNnls(same, [1, 2, 3, 4, 5], 2, 5)).toBeNull();
+    const flat = [1, 2, 3, 4, 5].map((k) => [k, 1]);
+    expect(fitStandardizedNnls(flat, [7, 7, 7, 7, 7], 2, 5)).toBeNull();
+    const falling = [1, 2, 3, 4, 5].map((k) => [k, 1]);
+    expect(fitStandardizedNnls(falling, [9, 8, 7, 6, 5], 2, 5)).toBeNull();
+    // Below min_observations nothing is fitted; at most as many samples as varying features
+    // (underdetermined) the intercept-only plane is kept.
+    expect(fitStandardizedNnls(falling.slice(0, 4), [9, 8, 7, 6], 2, 5)).toBeNull();
+    expect(fitStandardizedNnls([[1, 1]], [9], 2, 1)).toBeNull();
+    const two = fitStandardizedNnls(
+      [
+        [1, 1],
+        [2, 3],
+      ],
+      [9, 8],
+      2,
+      1,
+    );
+    expect(two?.slopes).toEqual([0, 0]);
+    expect(predictMs(two!, [5, 1])).toBeCloseTo(8.5, 12);
+  });
+});
+
+describe("FpmRegressionModel", () => {
   it("is not ready below min_observations", () => {
-    const m = new PrefillRegressionModel(opts(50, 5, 16));
+    const m = new FpmRegressionModel("prefill", opts(50, 5, 16));
     expect(m.hasSufficientData()).toBe(false);
-    expect(m.forwardPassS(1000)).toBeNull();
+    expect(m.forwardPassS(1000, 1, 0, 0)).toBeNull();
     for (const t of [500, 1000, 1500, 2000]) m.addObservation(prefillSample(t, 0.001 * t));
     expect(m.hasSufficientData()).toBe(false);
     expect(ttft(m, 0, 2048)).toBeNull();
     m.addObservation(prefillSample(2500, 2.5));
     expect(m.hasSufficientData()).toBe(true);
-    expect(m.forwardPassS(1000)).toBeCloseTo(1, 12);
+    expect(m.forwardPassS(1000, 1, 0, 0)).toBeCloseTo(1, 12);
   });
 
-  it("ignores wall_time 0 heartbeats as samples but still feeds the moving averages", () => {
-    const m = new PrefillRegressionModel(opts(50, 3, 16));
+  it("learns no sample from a heartbeat (wall time 0) but feeds the next-request averages", () => {
+    const m = new FpmRegressionModel("prefill", opts(50, 3, 16));
     m.addObservation(fpm({ wallTimeS: 0, sumPrefillTokens: 100, numPrefillRequests: 1 }));
     expect(m.numObservations).toBe(0);
     expect(m.avgIsl).toBe(100);
   });
 
-  it("fits wt = 0.001·t + 0.002 and prices a pass", () => {
+  it("averages the ISL over every pass after the first prompt, one without prompts counting 0", () => {
+    const m = new FpmRegressionModel("prefill", opts(50, 3, 16));
+    m.addObservation(fpm({ wallTimeS: 0 }));
+    expect(m.avgIsl).toBe(0);
+    for (const t of [1000, 2000, 3000]) m.addObservation(prefillSample(t, 0.01));
+    expect(m.avgIsl).toBeCloseTo(2000, 12);
+    m.addObservation(fpm({ wallTimeS: 0 }));
+    expect(m.avgIsl).toBeCloseTo(1500, 12);
+  });
+
+  it("fits wt = 0.001·t + 0.002 and drains a queue in MBT chunks", () => {
     const m = trainedPrefill([500, 1000, 1500, 2000, 2500], (t) => 0.001 * t + 0.002);
-    expect(m.hasSufficientData()).toBe(true);
-    expect(m.coefficients()?.coef[0]).toBeCloseTo(0.001, 14);
-    expect(m.forwardPassS(1000)).toBeCloseTo(1.002, 12);
+    expect(m.forwardPassS(1000, 1, 0, 0)).toBeCloseTo(1.002, 12);
     // queue 0: only the next request (avg_isl 1500) → one pass of 1500 tokens.
     expect(ttft(m, 0, 2048)).toBeCloseTo(1.502, 12);
-  });
-
-  it("chunks queued 5000 + avg_isl 300 at MBT 2048 into 2048, 2048, 1204", () => {
-    const m = trainedPrefill([100, 200, 300, 400, 500], (t) => 0.001 * t);
-    const est = ttft(m, 5000, 2048);
-    expect(est).toBeGreaterThan(0.003);
-    expect(est).toBeCloseTo(2 * 2.048 + 1.204, 12);
-  });
-
-  it("tracks avg_isl of 1000/2000/3000 = 2000", () => {
-    const m = trainedPrefill([1000, 2000, 3000], () => 0.01);
-    expect(m.avgIsl).toBeCloseTo(2000, 12);
+    const lin = trainedPrefill([100, 200, 300, 400, 500], (t) => 0.001 * t);
+    // queued 5000 + avg_isl 300 at MBT 2048: chunks 2048, 2048, 1204.
+    expect(ttft(lin, 5000, 2048)).toBeCloseTo(2 * 2.048 + 1.204, 12);
   });
 
   it("applies the KV-hit discount with the [0, 0.95] clamp", () => {
-    const m = trainedPrefill([500, 1000, 1500, 2000, 2500], (t) => 0.001 * t + 0.002);
-    expect(ttft(m, 3000, 2048, null)).toBe(ttft(m, 3000, 2048, 0));
     const lin = trainedPrefill([500, 1000, 1500, 2000, 2500, 3000, 3500, 4000], (t) => 0.001 * t);
     // avg_isl 2250: full = 6250 tokens → 6.25 s; h 0.5 → 3125 tokens → 3.125 s.
-    const full = ttft(lin, 4000, 100_000, 0)!;
-    const half = ttft(lin, 4000, 100_000, 0.5)!;
-    expect(full).toBeCloseTo(6.25, 12);
-    expect(half).toBeCloseTo(3.125, 12);
-    expect(half / full).toBeLessThan(0.75);
-    const base = trainedPrefill([500, 1000, 1500, 2000, 2500], (t) => 0.001 * t);
-    expect(ttft(base, 2000, 100_000, 1.5)).toBe(ttft(base, 2000, 100_000, 0.95));
-    expect(ttft(base, 2000, 100_000, -0.3)).toBe(ttft(base, 2000, 100_000, 0));
-    expect(ttft(base, 2000, 100_000, Number.NaN)).toBe(ttft(base, 2000, 100_000, 0));
+    expect(ttft(lin, 4000, 100_000, 0)).toBeCloseTo(6.25, 12);
+    expect(ttft(lin, 4000, 100_000, 0.5)).toBeCloseTo(3.125, 12);
+    expect(ttft(lin, 4000, 100_000, null)).toBe(ttft(lin, 4000, 100_000, 0));
+    expect(ttft(lin, 2000, 100_000, 1.5)).toBe(ttft(lin, 2000, 100_000, 0.95));
     expect([null, undefined, Number.NaN, Number.POSITIVE_INFINITY, -1, 0.3, 2].map(clampKvHitRate)).toEqual([
       0, 0, 0, 0, 0, 0.3, 0.95,
     ]);
   });
 
-  it("is not ready when time falls with load, holds a negative intercept at 0 and floors predictions at 1e-6 s", () => {
-    const inverted = trainedPrefill([500, 1000, 1500], (t) => 3 - 0.001 * t);
-    expect(inverted.hasSufficientData()).toBe(true);
-    expect(inverted.forwardPassS(1000)).toBeNull();
-    expect(ttft(inverted, 1000, 2048)).toBeNull();
-    const offset = trainedPrefill([1000, 2000, 3000], (t) => 0.001 * t - 0.5);
-    // OLS would say −0.5 s + 1 ms per token; the fit holds the intercept at 0 and refits the slope
-    // through the origin: Σty / Σt² = 11,000 / 14e6 s per token.
-    expect(offset.coefficients()?.intercept).toBe(0);
-    expect(offset.forwardPassS(0)).toBe(MIN_PREDICTION_S);
-    expect(offset.forwardPassS(1000)).toBeCloseTo((1000 * 11_000) / 14e6, 12);
+  it("prices the attention pairs of a prompt: a long prefill costs more than its tokens' share", () => {
+    // Passes whose time is 2 ms + 1 µs per token + 1 ns per attention pair.
+    const wall = (t: number) => (2 + 1e-3 * t + 1e-6 * prefillAttentionPairs(t, 0, 1)) / 1000;
+    const m = trainedPrefill([256, 512, 1024, 2048, 4096, 8192], wall);
+    for (const t of [300, 3000, 6000]) expect(m.forwardPassS(t, 1, 0, 0)).toBeCloseTo(wall(t), 12);
+    // Two prompts of 3000 compute half the pairs of one of 6000.
+    expect(m.forwardPassS(6000, 2, 0, 0)!).toBeLessThan(m.forwardPassS(6000, 1, 0, 0)!);
   });
 
   it("refits lazily after new samples", () => {
     const m = trainedPrefill([100, 200, 300], (t) => 0.001 * t);
-    expect(m.forwardPassS(1000)).toBeCloseTo(1, 12);
+    expect(m.forwardPassS(1000, 1, 0, 0)).toBeCloseTo(1, 12);
     for (const t of [400, 500, 600]) m.addObservation(prefillSample(t, 0.002 * t));
-    expect(m.forwardPassS(1000)).not.toBeCloseTo(1, 3);
-  });
-});
-
-describe("bucketed retirement", () => {
-  const prefillXs = (m: PrefillRegressionModel) => m.retainedSamples().map((s) => s.x[0]);
-
-  it("caps the total at max_num_fpm_samples (10 of 20)", () => {
-    const m = new PrefillRegressionModel(opts(10, 3, 4));
-    for (let i = 0; i < 20; i++) m.addObservation(prefillSample(100 * (i + 1), 0.01 * (i + 1)));
-    expect(m.numObservations).toBe(10);
+    expect(m.forwardPassS(1000, 1, 0, 0)).not.toBeCloseTo(1, 3);
   });
 
-  it("retires the oldest sample of the most populated bucket", () => {
-    const m = new PrefillRegressionModel(opts(6, 1, 4));
-    for (const t of [10, 11, 12, 1000, 1100, 1200]) m.addObservation(prefillSample(t, 0.001 * t));
-    expect(m.numObservations).toBe(6);
-    // Range [10, 1200] in 4 buckets: {10, 11, 12} in bucket 0, {1000, 1100, 1200} in bucket 3.
-    m.addObservation(prefillSample(15, 0.015));
-    expect(m.numObservations).toBe(6);
-    expect(prefillXs(m)).toEqual([11, 12, 15, 1000, 1100, 1200]);
-  });
-
-  it("breaks ties on the first bucket in insertion order", () => {
-    const m = new PrefillRegressionModel(opts(3, 1, 2));
-    for (const t of [0, 100, 1, 99]) m.addObservation(prefillSample(t, 0.001 * (t + 1)));
-    // Buckets {0: [0, 1], 1: [100, 99]} tie at 2: bucket 0 (created first) loses 0.
-    expect(prefillXs(m)).toEqual([1, 100, 99]);
-  });
-
-  it("keeps a rare operating point when one point dominates (2-D decode)", () => {
-    const m = new DecodeRegressionModel(opts(10, 3, 16));
-    for (let i = 0; i < 15; i++) m.addObservation(fpm({ numDecodeRequests: 32, sumDecodeKvTokens: 32000 }));
-    expect(m.numObservations).toBe(10);
-    m.addObservation(fpm({ numDecodeRequests: 4, sumDecodeKvTokens: 4000, wallTimeS: 0.005 }));
-    expect(m.numObservations).toBe(10);
-    expect(m.retainedSamples().filter((s) => s.x[0] === 4)).toHaveLength(1);
-  });
-
-  it("caps the 2-D agg model at 8 and retires from the crowded (100, 500) cell", () => {
-    const m = new AggRegressionModel(opts(8, 1, 16));
-    const add = (p: number, d: number, wallTimeS: number) =>
-      m.addObservation(
-        fpm({
-          sumPrefillTokens: p,
-          numPrefillRequests: 1,
-          sumDecodeKvTokens: d,
-          numDecodeRequests: 5,
-          wallTimeS,
-        }),
-      );
-    for (const [p, d] of [
-      [100, 500],
-      [200, 1000],
-      [300, 1500],
-      [400, 2000],
-    ]) {
-      add(p, d, 0.001 * p + 0.0001 * d);
-    }
-    for (let i = 0; i < 4; i++) add(100, 500, 0.15);
-    expect(m.numObservations).toBe(8);
-    add(350, 1800, 0.5);
-    expect(m.numObservations).toBe(8);
-    const xs = m
-      .stores()
-      .mixed.retainedSamples()
-      .map((s) => s.x.join(","));
-    expect(xs.filter((x) => x === "100,500")).toHaveLength(4);
-    expect(xs).toContain("350,1800");
-  });
-});
-
-describe("DecodeRegressionModel", () => {
-  it("fits the collinear 2-D training set and stays usable", () => {
-    const m = new DecodeRegressionModel(opts(50, 3, 16));
-    for (const [n, kv] of [
-      [5, 1000],
-      [10, 2000],
-      [15, 3000],
-      [20, 4000],
-      [25, 5000],
-    ]) {
-      m.addObservation(
-        fpm({ numDecodeRequests: n, sumDecodeKvTokens: kv, wallTimeS: 0.0001 * kv + 0.0005 * n + 0.001 }),
-      );
-    }
-    expect(m.hasSufficientData()).toBe(true);
-    // On the data's own line the fit is exact: n = 15, kv = 3000 → 0.0001·3000 + 0.0005·15 + 0.001.
-    expect(m.forwardPassS(0, 0, 15, 3000)).toBeCloseTo(0.3085, 12);
-    expect(m.forwardPassS(0, 0, 16, 3200)).toBeGreaterThan(0);
-  });
-
-  it("tracks avg_decode_length = 200 and avg_num_decode", () => {
-    const m = new DecodeRegressionModel(opts(50, 3, 16));
+  it("tracks avg_decode_length over the passes that decode", () => {
+    const m = new FpmRegressionModel("decode", opts(50, 3, 16));
     for (const kv of [1000, 2000, 3000])
       m.addObservation(fpm({ sumDecodeKvTokens: kv, numDecodeRequests: 10 }));
+    m.addObservation(fpm({ wallTimeS: 0 }));
     expect(m.avgDecodeLength).toBeCloseTo(200, 12);
-    expect(m.avgNumDecode).toBe(10);
-    expect(m.maxObservedKv).toBe(3000);
-  });
-
-  it("holds a negative slope at 0 and refits the rest (decode and agg mixed alike)", () => {
-    const pts = [
-      [10, 1000],
-      [20, 1000],
-      [10, 3000],
-      [30, 5000],
-      [40, 2000],
-      [25, 4000],
-    ];
-    const wall = (n: number, kv: number) => 0.01 + 1e-5 * kv - 1e-4 * n;
-    const dec = new DecodeRegressionModel(opts(50, 3, 16));
-    const agg = new AggRegressionModel(opts(50, 3, 16));
-    for (const [n, kv] of pts) {
-      dec.addObservation(fpm({ numDecodeRequests: n, sumDecodeKvTokens: kv, wallTimeS: wall(n, kv) }));
-      agg.addObservation(
-        fpm({ sumPrefillTokens: n, numDecodeRequests: 1, sumDecodeKvTokens: kv, wallTimeS: wall(n, kv) }),
-      );
-    }
-    // The best fit with the request (prefill) slope at 0: y = a + b·kv by least squares over the points.
-    const kvs = pts.map(([, kv]) => kv);
-    const ys = pts.map(([n, kv]) => wall(n, kv));
-    const mk = kvs.reduce((s, k) => s + k, 0) / kvs.length;
-    const my = ys.reduce((s, y) => s + y, 0) / ys.length;
-    const b =
-      kvs.reduce((s, k, i) => s + (k - mk) * (ys[i] - my), 0) / kvs.reduce((s, k) => s + (k - mk) ** 2, 0);
-    const a = my - b * mk;
-    for (const m of [dec, agg.stores().mixed]) {
-      const fit = m.coefficients()!;
-      expect(fit.coef[0]).toBe(0);
-      expect(fit.coef[1]).toBeCloseTo(b, 15);
-      expect(fit.intercept).toBeCloseTo(a, 12);
-    }
-    // The estimate no longer depends on the request count.
-    expect(dec.forwardPassS(0, 0, 40, 2000)).toBeCloseTo(a + 2000 * b, 12);
-    expect(dec.forwardPassS(0, 0, 1, 2000)).toBeCloseTo(a + 2000 * b, 12);
-    expect(agg.forwardPassS(10, 0, 1, 2000)).toBeCloseTo(agg.forwardPassS(40, 0, 1, 2000)!, 12);
   });
 });
 
-describe("AggRegressionModel", () => {
-  it("fits both axes and tracks the averages used by the estimates", () => {
-    const m = fittedAggModel(1, opts(50, 3, 16));
-    expect(m.forwardPassS(1500, 2, 61, 12200)).toBeCloseTo(0.001 + 0.015 + 0.0122, 12);
-    expect(m.avgIsl).toBe(1000);
-    expect(m.avgDecodeLength).toBe(200);
-    expect(m.avgPrefillTokens).toBe(1500);
-    expect(m.avgNumPrefill).toBe(1.5);
-    expect(m.avgNumDecode).toBe(25);
+describe("retention: cells over log(1 + x), the oldest of the fullest cell retired", () => {
+  const decodeXs = (m: FpmRegressionModel) =>
+    m
+      .store("pure_decode")!
+      .retainedSamples()
+      .map((s) => s.x[0]);
+
+  it("caps each store at max_num_fpm_samples", () => {
+    const m = new FpmRegressionModel("decode", opts(10, 3, 4));
+    for (let i = 0; i < 20; i++)
+      m.addObservation(fpm({ numDecodeRequests: 1, sumDecodeKvTokens: 100 * (i + 1) }));
+    expect(m.numObservations).toBe(10);
+  });
+
+  it("bins on the log scale (the reference's probe: 1, 10 | 100, 500, 1000 in 2 cells)", () => {
+    // KV 1 … 1000: on log(1 + x) the cells split between 10 and 100, so {100, 500, 1000} is the
+    // fullest cell and its oldest, 1000, is retired (on a linear scale 1 would be).
+    const m = new FpmRegressionModel("decode", opts(4, 2, 4));
+    for (const k of [1, 1000, 10, 100, 500])
+      m.addObservation(fpm({ numDecodeRequests: 1, sumDecodeKvTokens: k }));
+    expect(decodeXs(m)).toEqual([1, 10, 100, 500]);
+  });
+
+  it("keeps a rare operating point when one point dominates", () => {
+    const m = new FpmRegressionModel("decode", opts(10, 3, 16));
+    for (let i = 0; i < 15; i++) m.addObservation(fpm({ numDecodeRequests: 32, sumDecodeKvTokens: 32000 }));
+    m.addObservation(fpm({ numDecodeRequests: 4, sumDecodeKvTokens: 4000, wallTimeS: 0.005 }));
+    expect(m.numObservations).toBe(10);
+    expect(decodeXs(m).filter((k) => k === 4000)).toHaveLength(1);
   });
 });
 
-describe("AggRegressionModel's workload kinds", () => {
+describe("the aggregated model's workload kinds (as the reference's four stores)", () => {
   const decodeOnly = (n: number, kv: number) =>
     fpm({ numDecodeRequests: n, sumDecodeKvTokens: kv, wallTimeS: 0.003 + 1e-4 * n + 2e-5 * kv });
   const prefillOnly = (t: number) => prefillSample(t, 0.004 + 3e-5 * t);
@@ -293,12 +264,11 @@ describe("AggRegressionModel's workload kinds", () => {
       numPrefillRequests: 1,
       numDecodeRequests: 4,
       sumDecodeKvTokens: kv,
-      wallTimeS: 0.005 + 4e-5 * t + 1e-5 * kv,
+      wallTimeS: 0.005 + 4e-5 * (t + 4) + 1e-5 * (kv + prefillAttentionPairs(t, 0, 1)),
     });
 
-  it("prices each pass with the store of its kind, ready on its own (as the reference's AIS regression)", () => {
-    const m = new AggRegressionModel(opts(50, 3, 16));
-    // The bootstrap's benchmark passes are prefill-only and decode-only.
+  it("prices each pass with the store of its kind, each ready on its own", () => {
+    const m = new FpmRegressionModel("aggregated", opts(50, 3, 16));
     m.loadBenchmarkFpms([prefillOnly(1000), prefillOnly(2000), prefillOnly(4000)]);
     m.loadBenchmarkFpms([decodeOnly(8, 8000), decodeOnly(16, 40000), decodeOnly(32, 20000)]);
     expect(m.hasSufficientData()).toBe(true);
@@ -308,12 +278,13 @@ describe("AggRegressionModel's workload kinds", () => {
     expect(m.forwardPassS(3000, 1, 10, 10000)).toBeNull();
     m.addObservation(mixed(1000, 5000));
     m.addObservation(mixed(2000, 20000));
-    expect(m.forwardPassS(3000, 1, 10, 10000)).toBeNull();
+    expect(m.forwardPassS(3000, 1, 4, 10000)).toBeNull();
     m.addObservation(mixed(4000, 10000));
-    expect(m.stores().mixed.numObservations).toBe(3);
-    expect(m.forwardPassS(3000, 1, 10, 10000)).toBeCloseTo(0.005 + 0.12 + 0.1, 12);
-    expect(m.stores().prefill.numObservations).toBe(3);
-    expect(m.stores().decode.numObservations).toBe(3);
+    expect(m.store("contains_locally_mixed")!.size).toBe(3);
+    expect(m.forwardPassS(3000, 1, 4, 10000)).toBeCloseTo(mixed(3000, 10000).wallTimeS, 12);
+    expect(m.store("pure_prefill")!.size).toBe(3);
+    expect(m.store("pure_decode")!.size).toBe(3);
+    expect(m.store("cross_rank_aggregated")!.size).toBe(0);
     // An empty pass costs nothing; idle heartbeats (wall 0) feed the averages only.
     expect(m.forwardPassS(0, 0, 0, 0)).toBe(0);
     m.addObservation(fpm({ numDecodeRequests: 2, sumDecodeKvTokens: 100, wallTimeS: 0 }));
@@ -321,12 +292,23 @@ describe("AggRegressionModel's workload kinds", () => {
   });
 
   it("is not ready before any store holds load_min_observations passes", () => {
-    const m = new AggRegressionModel(opts(50, 3, 16));
+    const m = new FpmRegressionModel("aggregated", opts(50, 3, 16));
     m.addObservation(mixed(1000, 5000));
     m.addObservation(decodeOnly(8, 8000));
     m.addObservation(prefillOnly(1000));
     m.addObservation(mixed(2000, 6000));
     expect(m.numObservations).toBe(4);
     expect(m.hasSufficientData()).toBe(false);
+  });
+
+  it("tracks the prefill mix riding its decode passes, idle passes counting 0", () => {
+    const m = new FpmRegressionModel("aggregated", opts(50, 3, 16));
+    m.addObservation(fpm({ wallTimeS: 0 }));
+    m.addObservation(mixed(1000, 5000));
+    m.addObservation(fpm({ numPrefillRequests: 2, sumPrefillTokens: 3000, wallTimeS: 0.1 }));
+    m.addObservation(decodeOnly(4, 1000));
+    expect(m.avgPrefillTokens).toBeCloseTo(4000 / 3, 12);
+    expect(m.avgNumPrefill).toBeCloseTo(1, 12);
+    expect(m.avgIsl).toBeCloseTo((1000 + 1500 + 0) / 3, 12);
   });
 });

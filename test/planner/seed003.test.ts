@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decodeSlaDecision, type SlaContext } from "../../src/planner/loadScaling/sla.js";
-import { AggRegressionModel } from "../../src/planner/perfModel/index.js";
+import { FpmRegressionModel } from "../../src/planner/perfModel/index.js";
 import { KalmanPredictor } from "../../src/planner/predictors/kalman.js";
 import {
   engineCaps,
@@ -75,7 +75,7 @@ describe("seed 003 vs the reference's current source: fleetsim keeps the code's 
   });
 
   it("aggregated training: each forward-pass snapshot is one sample, not a per-worker time average", () => {
-    const m = new AggRegressionModel(OPTS);
+    const m = new FpmRegressionModel("aggregated", OPTS);
     // One worker cycling through three operating points: a per-worker time average would blur
     // them into a single point, from which no plane can be fitted.
     const points = [
@@ -83,7 +83,9 @@ describe("seed 003 vs the reference's current source: fleetsim keeps the code's 
       [500, 30_000],
       [2_000, 10_000],
     ] as const;
-    const wall = (p: number, kv: number) => 0.001 + 1e-5 * p + 1e-6 * kv;
+    // A plane in the reference's features: attention work kv + p²/2 + p/2 (one prompt of p fresh
+    // tokens beside 8 decodes), token work p + 8.
+    const wall = (p: number, kv: number) => 0.001 + 1e-9 * (kv + (p * p) / 2 + p / 2) + 1e-5 * (p + 8);
     for (let i = 0; i < 6; i++) {
       const [p, kv] = points[i % 3];
       m.addObservation(

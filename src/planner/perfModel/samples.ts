@@ -1,11 +1,13 @@
 /**
- * Sample bookkeeping of the legacy perf-model regressions (`ai-dynamo/dynamo@439d645:components/src/dynamo/planner/core/perf_model/base.py`): a fixed-window moving
- * average that ignores the idle period before traffic, and bucketed sample retirement that keeps the
- * retained samples spread over the observed operating range instead of letting one sustained operating
- * point push everything else out (as a plain FIFO would).
+ * Sample bookkeeping of the Planner's perf model: a fixed-window moving average that ignores the
+ * idle period before traffic (`_MovingAverage` of Dynamo 1.6's `planner/core/perf_model/ais_adapter.py`
+ * and `engine_query.py`), and the regression stores' spatially balanced retention, which keeps the
+ * retained samples spread over the observed operating range instead of letting one sustained
+ * operating point push everything else out, as a FIFO would (`ai-dynamo/aisimulate@070638b:docs/fpm-recursive-regression.md`
+ * "Sample retention and total tuning cost").
  */
 
-/** Fixed-window mean that skips leading exact zeros (pre-traffic idle) until the first non-zero value. */
+/** Fixed-window mean that skips values until the first positive one (pre-traffic idle); negatives count as 0. */
 export class MovingAverage {
   private readonly values: number[] = [];
   private sum = 0;
@@ -14,11 +16,12 @@ export class MovingAverage {
   constructor(private readonly window: number) {}
 
   add(value: number): void {
-    if (value === 0 && !this.seenNonzero) return;
-    if (value !== 0) this.seenNonzero = true;
-    if (this.values.length >= this.window) this.sum -= this.values.shift() ?? 0;
-    this.values.push(value);
-    this.sum += value;
+    if (value > 0) this.seenNonzero = true;
+    if (!this.seenNonzero) return;
+    const v = Math.max(0, value);
+    this.values.push(v);
+    this.sum += v;
+    if (this.values.length > this.window) this.sum -= this.values.shift() ?? 0;
   }
 
   get value(): number {
@@ -36,10 +39,12 @@ export interface Sample {
 }
 
 /**
- * Equal-width buckets per feature axis over the observed [min, max]. When the total exceeds the cap,
- * the oldest sample of the most populated bucket is retired (ties: first bucket in insertion order, as
- * a Python dict iterates). Bounds changes re-bucket every sample in current bucket order, which is why
- * "oldest" means "first in its bucket", not globally oldest.
+ * Equal-width cells per feature axis over the observed range of log(1 + x) (the fit itself uses the
+ * raw x). When the total exceeds the cap, the oldest sample of the most populated cell is retired.
+ * Bounds only widen; a change re-buckets every sample in current bucket order, which is why "oldest"
+ * means "first in its cell", not globally oldest. The reference keeps its cells in a Rust `HashMap`,
+ * so which of two equally full cells loses a sample is arbitrary there; here it is the cell created
+ * first, a fixed order.
  */
 export class BucketedSamples {
   private readonly buckets = new Map<string, Sample[]>();
@@ -96,7 +101,7 @@ export class BucketedSamples {
         parts.push(0);
         continue;
       }
-      const idx = Math.trunc(((x[i] - lo) / (hi - lo)) * this.bucketsPerAxis);
+      const idx = Math.trunc(((Math.log1p(x[i]) - lo) / (hi - lo)) * this.bucketsPerAxis);
       parts.push(Math.max(0, Math.min(idx, this.bucketsPerAxis - 1)));
     }
     return parts.join(",");
@@ -105,12 +110,13 @@ export class BucketedSamples {
   private widenBounds(x: readonly number[]): boolean {
     let changed = false;
     for (let i = 0; i < x.length; i++) {
-      if (x[i] < this.lo[i]) {
-        this.lo[i] = x[i];
+      const v = Math.log1p(x[i]);
+      if (v < this.lo[i]) {
+        this.lo[i] = v;
         changed = true;
       }
-      if (x[i] > this.hi[i]) {
-        this.hi[i] = x[i];
+      if (v > this.hi[i]) {
+        this.hi[i] = v;
         changed = true;
       }
     }
