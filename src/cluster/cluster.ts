@@ -496,7 +496,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const pool = this.poolOf(payload);
     const w = workerOfWorkerKey(payload);
     if (pool.state[w] !== WorkerState.Starting) return; // cancelled meanwhile
-    pool.markReady(w);
+    pool.markReady(w, t);
     this.lifecycle.record(pool, t, "startup_complete", [[w, "worker_ready"]]);
     this.releasePending(pool, t);
   }

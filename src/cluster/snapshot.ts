@@ -17,14 +17,19 @@ export function topologyOf(pool: WorkerPool): PoolTopology {
   };
 }
 
-/** The latest forward pass of every rank of every ready worker (an idle heartbeat if none yet). */
-export function fpmOf(pool: WorkerPool): ForwardPassMetrics[] {
+/**
+ * The forward-pass metrics every rank of every ready worker has published by `nowMs` (engine
+ * `publishedStats`: its latest finished pass, or an idle heartbeat); a rank that has published
+ * nothing yet is left out, as the reference's replay leaves it out of its last-seen cache.
+ */
+export function fpmOf(pool: WorkerPool, nowMs: number): ForwardPassMetrics[] {
   const out: ForwardPassMetrics[] = [];
   const D = pool.ranksPerWorker;
   for (let w = 0; w < pool.workerCount; w++) {
     if (pool.state[w] !== WorkerState.Ready) continue;
     for (let r = 0; r < D; r++) {
-      const s = pool.engines[w * D + r].stats;
+      const s = pool.engines[w * D + r].publishedStats(nowMs, pool.readyAtMs[w]);
+      if (s === null) continue;
       out.push({
         workerId: w,
         dpRank: r,

@@ -31,6 +31,8 @@ export class WorkerPool {
   readonly ranksPerWorker: number;
   /** Per worker: WorkerState. */
   readonly state: number[] = [];
+  /** When each worker became ready (+∞ while starting): its forward-pass metrics start then. */
+  readonly readyAtMs: number[] = [];
   /** Per worker: a pass is in flight. */
   readonly busy: number[] = [];
   /** Per worker: it may have new work; drive it at this timestamp. */
@@ -141,13 +143,14 @@ export class WorkerPool {
       this.engines.push(engine);
     }
     this.state.push(WorkerState.Starting);
+    this.readyAtMs.push(Number.POSITIVE_INFINITY);
     this.busy.push(0);
     this.dirty.push(0);
     this.passesRun.push(0);
     this.prefillDeferrals.push(0);
     this.provisioned++;
     this.startingCount++;
-    if (ready) this.markReady(w);
+    if (ready) this.markReady(w, nowMs);
     return w;
   }
 
@@ -310,9 +313,10 @@ export class WorkerPool {
     };
   }
 
-  markReady(w: number): void {
+  markReady(w: number, nowMs: number): void {
     if (this.state[w] !== WorkerState.Starting) return;
     this.state[w] = WorkerState.Ready;
+    this.readyAtMs[w] = nowMs;
     this.startingCount--;
     this.readyCount++;
     this.placement.addWorker(w);

@@ -1,4 +1,11 @@
-import type { PassStats } from "./passStats.js";
+import { IDLE_HEARTBEAT, PassStats } from "./passStats.js";
+
+/**
+ * A worker that has published no forward pass for this long publishes an idle heartbeat
+ * (`IDLE_FPM_INTERVAL_MS` of the Dynamo mocker's planner hook,
+ * `ai-dynamo/dynamo:lib/mocker/src/replay/offline/planner_hook.rs` `LatestFpmBuffer`).
+ */
+export const IDLE_FPM_INTERVAL_MS = 1000;
 
 /**
  * A pass as the replay sees it between its start and its end, shared by the scheduler cores
@@ -13,7 +20,12 @@ export abstract class PassSignals {
   protected blocksFreedAtPassEnd = 0;
   /** When the latest pass ends (or ended). */
   protected lastPassEndMs = Number.NEGATIVE_INFINITY;
+  /** The pass before the latest one, and when it ended: what was published while the latest runs. */
+  private readonly priorStats = new PassStats();
+  private priorPassEndMs = Number.NEGATIVE_INFINITY;
   abstract readonly runningCount: number;
+  /** The latest pass's metrics (set as it executes, at its start). */
+  abstract readonly stats: PassStats;
   abstract readonly pool: { readonly activeBlocks: number };
 
   private signalReqs = new Int32Array(64);
@@ -34,6 +46,32 @@ export abstract class PassSignals {
   /** When the latest pass ends (or ended). */
   get lastPassEnd(): number {
     return this.lastPassEndMs;
+  }
+
+  /**
+   * Called by a pass as it starts, before it resets `stats`: keeps the previous pass, which stays
+   * the engine's published one until this pass ends.
+   */
+  protected beginPassStats(stats: PassStats): void {
+    this.priorStats.copyFrom(stats);
+    this.priorPassEndMs = this.lastPassEndMs;
+  }
+
+  /**
+   * The forward-pass metrics a Planner tick at `now` sees from this engine, as the Dynamo mocker
+   * publishes them (`planner_hook.rs` `LatestFpmBuffer`, and the replay adapter's last-seen cache,
+   * `dynamo/planner/offline/replay_adapter.py` `_update_fpm_cache`): each pass's metrics at its
+   * end, and an idle heartbeat once the engine has published nothing for `IDLE_FPM_INTERVAL_MS`
+   * (counted from `readyAtMs` before its first pass). So a pass still running at `now` is not
+   * seen: the tick sees the pass before it, or a heartbeat after a second without one. null: the
+   * engine has published nothing yet.
+   */
+  publishedStats(now: number, readyAtMs: number): Readonly<PassStats> | null {
+    const ended = this.lastPassEndMs <= now;
+    const endMs = ended ? this.lastPassEndMs : this.priorPassEndMs;
+    if (now - Math.max(readyAtMs, endMs) >= IDLE_FPM_INTERVAL_MS) return IDLE_HEARTBEAT;
+    if (endMs === Number.NEGATIVE_INFINITY) return null;
+    return ended ? this.stats : this.priorStats;
   }
 
   /** Checks a pass duration from the timing model, records it and when the pass ends; returns it. */

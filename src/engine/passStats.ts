@@ -26,6 +26,27 @@ export class PassStats {
   /** Tokens those sequences emitted (1 + accepted drafts each): the accept length's numerator. */
   specTokens = 0;
 
+  /** Every field from `o`. */
+  copyFrom(o: PassStats): void {
+    this.wallTimeS = o.wallTimeS;
+    this.numPrefillRequests = o.numPrefillRequests;
+    this.sumPrefillTokens = o.sumPrefillTokens;
+    this.sumPrefillTokensSq = o.sumPrefillTokensSq;
+    this.sumPrefillKvTokens = o.sumPrefillKvTokens;
+    this.numDecodeRequests = o.numDecodeRequests;
+    this.sumDecodeKvTokens = o.sumDecodeKvTokens;
+    this.sumDecodeKvTokensSq = o.sumDecodeKvTokensSq;
+    this.numQueuedPrefill = o.numQueuedPrefill;
+    this.sumQueuedPrefillTokens = o.sumQueuedPrefillTokens;
+    this.sumQueuedPrefillTokensSq = o.sumQueuedPrefillTokensSq;
+    this.numQueuedDecode = o.numQueuedDecode;
+    this.sumQueuedDecodeKvTokens = o.sumQueuedDecodeKvTokens;
+    this.sumQueuedDecodeKvTokensSq = o.sumQueuedDecodeKvTokensSq;
+    this.specDrafts = o.specDrafts;
+    this.specDraftTokens = o.specDraftTokens;
+    this.specTokens = o.specTokens;
+  }
+
   reset(): void {
     this.wallTimeS = 0;
     this.numPrefillRequests = 0;
@@ -47,3 +68,6 @@ export function varianceOf(n: number, sum: number, sumSq: number): number {
   const mean = sum / n;
   return Math.max(0, sumSq / n - mean * mean);
 }
+
+/** What an engine publishes when it has been idle a while: every counter 0. */
+export const IDLE_HEARTBEAT: Readonly<PassStats> = Object.freeze(new PassStats());

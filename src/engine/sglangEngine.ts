@@ -229,6 +229,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   startPass(now: number): number {
     const cfg = this.config;
     const stats = this.stats;
+    this.beginPassStats(stats);
     stats.reset();
     this.pendingSignals = 0;
     // The overlap scheduler (`scheduler.async_scheduling`): this batch was formed while the

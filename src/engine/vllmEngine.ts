@@ -157,6 +157,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const cfg = this.config;
     this.pendingSignals = 0;
     const stats = this.stats;
+    this.beginPassStats(stats);
     stats.reset();
     this.preemptedInPass = false;
     this.draftSequences = 0;

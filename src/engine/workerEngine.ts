@@ -56,6 +56,8 @@ export interface KvCacheView {
 export interface WorkerEngine {
   readonly pool: KvCacheView;
   readonly stats: PassStats;
+  /** The metrics a Planner tick at `now` sees (passSignals.ts `publishedStats`); null: none yet. */
+  publishedStats(now: number, readyAtMs: number): Readonly<PassStats> | null;
   readonly preemptions: number;
   readonly lastPassProgressed: boolean;
   readonly lastPassEnd: number;

@@ -42,8 +42,8 @@ export class TickObserver {
     const snapshot: TickSnapshot = {
       tickOrdinal: this.ordinal++,
       nowMs: t,
-      prefillFpm: prefill === null ? null : fpmOf(prefill),
-      decodeFpm: fpmOf(decode),
+      prefillFpm: prefill === null ? null : fpmOf(prefill, t),
+      decodeFpm: fpmOf(decode, t),
       prefillTopology: prefill === null ? null : topologyOf(prefill),
       decodeTopology: topologyOf(decode),
       traffic: window,

@@ -101,8 +101,12 @@ describe("worker lifecycle under scaling (`ai-dynamo/aisimulate@bbdd237:crates/c
     expect(t10.traffic.numReq).toBe(2);
     expect(t10.traffic.shapeCount).toBe(0);
     expect(t10.traffic.durationS).toBeCloseTo(0.01, 12);
-    // At 10 the latest pass is the first one: A's 8-token prefill plus its first token.
-    expect(t10.decodeFpm[0]).toMatchObject({
+    // A pass is published at its end (engine `publishedStats`). At 10 the first pass (0–12 ms) is
+    // still running and nothing has been published: the worker is left out.
+    expect(t10.decodeFpm).toEqual([]);
+    // At 20 the second pass (12–24) runs; the first is the latest published: A's 8-token prefill
+    // plus its first token.
+    expect(t20.decodeFpm[0]).toMatchObject({
       workerId: 0,
       dpRank: 0,
       numPrefillRequests: 1,
@@ -110,14 +114,9 @@ describe("worker lifecycle under scaling (`ai-dynamo/aisimulate@bbdd237:crates/c
       numDecodeRequests: 1,
       numQueuedPrefill: 0,
     });
-    expect(t10.decodeFpm[0].wallTimeS).toBeCloseTo(0.012, 12);
-    // At 20: the pass started at 12 (A decodes at context 9, B prefills 4 tokens, both emit).
-    expect(t20.decodeFpm[0]).toMatchObject({
-      numPrefillRequests: 1,
-      sumPrefillTokens: 4,
-      numDecodeRequests: 2,
-      sumDecodeKvTokens: 13,
-    });
+    expect(t20.decodeFpm[0].wallTimeS).toBeCloseTo(0.012, 12);
+    // At 30 the pass 28–30 has just ended: A's last decode, alone.
+    expect(t30.decodeFpm[0]).toMatchObject({ numPrefillRequests: 0, numDecodeRequests: 1 });
     expect(t20.traffic.numReq).toBe(0);
     // At 30 both have completed: shapes are over completed requests.
     expect(t30.traffic.shapeCount).toBe(2);

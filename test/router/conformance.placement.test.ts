@@ -272,7 +272,7 @@ function runHistory(
       pool.addWorker(false, now);
     } else if (op < 0.9) {
       const starting = pool.idsIn(WorkerState.Starting);
-      if (starting.length > 0) pool.markReady(pick(starting));
+      if (starting.length > 0) pool.markReady(pick(starting), 0);
     } else if (op < 0.92) {
       const starting = pool.idsIn(WorkerState.Starting);
       if (starting.length > 0) pool.cancelStarting(pick(starting), now);
@@ -330,7 +330,7 @@ describe.each(CASES)("Placement conformance: $name, $ranks rank(s) per worker", 
     expect(() => p.choose(hashes, 0, 2, 2 * BLOCK, 0)).toThrow();
     pool.addWorker(false, 0);
     expect(() => p.choose(hashes, 0, 2, 2 * BLOCK, 0)).toThrow();
-    pool.markReady(0);
+    pool.markReady(0, 0);
     expect(pool.workerOf(dispatch(p, 0, hashes, 0, 2, 2 * BLOCK, 1))).toBe(0);
     pool.drain(0);
     expect(() => p.choose(hashes, 0, 2, 2 * BLOCK, 2)).toThrow();
@@ -391,7 +391,7 @@ describe.each(CASES)("Placement conformance: $name, $ranks rank(s) per worker", 
     expect(pool.addWorker(false, 1)).toBe(2);
     for (let i = 0; i < 2 * c.ranks; i++) expect(pool.workerOf(send(1))).not.toBe(2);
     // Ready: chosen within one slot count of dispatches (RR: its turn; KV: it is the idle one).
-    pool.markReady(2);
+    pool.markReady(2, 0);
     const seen = new Set<number>();
     for (let i = 0; i < 3 * c.ranks; i++) seen.add(send(2));
     if (c.deterministicSpread) for (let r = 0; r < c.ranks; r++) expect(seen).toContain(2 * c.ranks + r);
