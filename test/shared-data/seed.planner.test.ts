@@ -65,8 +65,10 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
     // Never more prefill workers on average than the largest size the Planner asked for.
     expect(s.prefill_worker_seconds / (s.duration_ms / 1000)).toBeLessThanOrEqual(peak);
     expect(s.gpu_hours).toBeLessThan(4 * (s.duration_ms / 3_600_000));
-    // 2.575 before the Planner's regressions became non-negative least squares (2026-12-06).
-    expect(s.gpu_hours).toBeCloseTo(2.608, 2);
+    // 2.575 before the Planner's regressions became non-negative least squares, 2.608 before they
+    // became the reference's (its features, stores and retention) and the ticks saw each pass at
+    // its end (2026-12-06).
+    expect(s.gpu_hours).toBeCloseTo(2.382, 2);
     const ticks = p.ticks as unknown as { topology: Record<string, { draining_count: number }> }[];
     expect(ticks.at(-1)!.topology.prefill.draining_count).toBe(0);
     expect(Math.max(...ticks.map((t) => t.topology.prefill.draining_count))).toBeLessThanOrEqual(2);
@@ -83,23 +85,28 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
     expect(loadTicks.at(-1)!.topology.prefill.draining_count).toBe(0);
   });
 
-  it("startup sweep 0…300 s: added workers start, become ready exactly startup_seconds later, and do not depend on the delay", async () => {
+  it("startup sweep 0…300 s: added workers start, become ready exactly startup_seconds later, a slower start costs latency", async () => {
     // One worker on a 4-GPU budget, as the conformance harness's startup cases: the Planner adds
     // workers (the seed's two on a 2-GPU budget hold all along on this trace, as the reference's do).
-    const added: number[] = [];
+    // Over the hour it also steps back down on quiet ticks and up again (the reference's does the
+    // same on its 600 s cases, docs/conformance.md Known differences 4), so how many it adds
+    // depends on the delay; with the longest ones the deployment falls behind the trace.
     const ttft: number[] = [];
     for (const startup of [0, 60, 120, 180, 240, 300]) {
-      const { doc } = await predict(
+      const { doc } = await predictPlanner(
         "examples/seed-aggregated.yaml",
-        `engine.workers.aggregated.startup_seconds=${startup}`,
-        "engine.workers.aggregated.parallelism.replicas=1",
-        "planner.max_num_gpus=4",
+        [
+          `engine.workers.aggregated.startup_seconds=${startup}`,
+          "engine.workers.aggregated.parallelism.replicas=1",
+          "planner.max_num_gpus=4",
+        ],
+        /^(fleetsim: warning: the run is saturated: [^\n]*\n)?$/,
       );
       const p = doc.planner!;
       const tr = transitions(p);
       const starting = tr.filter((t) => t.transition === "worker_starting");
       const n = addedWorkers(p);
-      added.push(n);
+      expect(n).toBeGreaterThan(0);
       ttft.push(doc.summary.mean_ttft_ms);
       if (startup === 0) {
         expect(starting).toHaveLength(0);
@@ -114,13 +121,15 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
               t.transition === "worker_removed" &&
               t.at_ms < s.at_ms + startup * 1000,
           );
-          if (cancelled === undefined) expect(ready?.at_ms).toBe(s.at_ms + startup * 1000);
+          // Ready exactly startup_seconds later, unless cancelled first or the run ends before.
+          const due = s.at_ms + startup * 1000;
+          if (cancelled === undefined && due <= doc.summary.duration_ms) expect(ready?.at_ms).toBe(due);
+          if (ready !== undefined) expect(ready.at_ms).toBe(due);
         }
       }
     }
-    expect(added.every((n) => n === added[0])).toBe(true);
-    expect(added[0]).toBeGreaterThan(0);
     // A slower startup leaves the deployment short for longer.
     expect(ttft[5]).toBeGreaterThan(ttft[0]);
+    expect(ttft[3]).toBeGreaterThan(ttft[0]);
   }, 120_000);
 });
