@@ -409,7 +409,11 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     let finishing = 0;
     let ready = 0;
     let activeKv = 0;
-    // With `firstTokenAtPrefill`, the ready requests that prefilled in this pass, and their KV.
+    // The ready requests whose prompt completed in this pass, and their KV: a vLLM worker's
+    // forward-pass metrics count them as prefills only (the Dynamo mocker's `compute_fpm`:
+    // a request that computed prompt tokens in the pass is a prefill, the others decodes,
+    // `ai-dynamo/dynamo:lib/mocker/src/scheduler/vllm/core.rs`), and with `firstTokenAtPrefill`
+    // the pass is priced without them.
     const atPrefill = this.config.firstTokenAtPrefill === true;
     let prefilledReady = 0;
     let prefilledKv = 0;
@@ -430,11 +434,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       }
       ready++;
       activeKv += len;
-      stats.sumDecodeKvTokensSq += len * len;
-      if (atPrefill && s.prefillDonePass === this.passSerial) {
+      if (s.prefillDonePass === this.passSerial) {
         prefilledReady++;
         prefilledKv += len;
-      }
+      } else stats.sumDecodeKvTokensSq += len * len;
       if (s.drafts > 0) {
         if (this.emitBurst(s)) finishing++;
         else running[write++] = s;
@@ -459,10 +462,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     running.length = write;
     this.finishingInPass = finishing;
     this.blocksFreedAtPassEnd = activeBeforeEmit - this.pool.activeBlocks;
-    stats.numDecodeRequests = ready;
-    stats.sumDecodeKvTokens = activeKv;
-    this.pricedDecodeRequests = ready - prefilledReady;
-    this.pricedDecodeKv = activeKv - prefilledKv;
+    stats.numDecodeRequests = ready - prefilledReady;
+    stats.sumDecodeKvTokens = activeKv - prefilledKv;
+    this.pricedDecodeRequests = atPrefill ? ready - prefilledReady : ready;
+    this.pricedDecodeKv = atPrefill ? activeKv - prefilledKv : activeKv;
   }
 
   /**

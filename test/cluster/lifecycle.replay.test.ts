@@ -104,14 +104,15 @@ describe("worker lifecycle under scaling (`ai-dynamo/aisimulate@bbdd237:crates/c
     // A pass is published at its end (engine `publishedStats`). At 10 the first pass (0–12 ms) is
     // still running and nothing has been published: the worker is left out.
     expect(t10.decodeFpm).toEqual([]);
-    // At 20 the second pass (12–24) runs; the first is the latest published: A's 8-token prefill
-    // plus its first token.
+    // At 20 the second pass (12–24) runs; the first is the latest published: A's 8-token prefill,
+    // which also emits its first token but counts as a prefill only (a vLLM worker's FPM).
     expect(t20.decodeFpm[0]).toMatchObject({
       workerId: 0,
       dpRank: 0,
       numPrefillRequests: 1,
       sumPrefillTokens: 8,
-      numDecodeRequests: 1,
+      numDecodeRequests: 0,
+      sumDecodeKvTokens: 0,
       numQueuedPrefill: 0,
     });
     expect(t20.decodeFpm[0].wallTimeS).toBeCloseTo(0.012, 12);

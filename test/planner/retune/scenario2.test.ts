@@ -47,10 +47,12 @@ function dynamoRows(fromS: number, toS: number, gapMs: number, idPrefix: string)
   return `${lines.join("\n")}\n`;
 }
 
-// History: 100 s ending before the replay; replay: 100 s starting at T0 + 100 s.
+// History: 100 s ending before the replay; replay: 100 s starting at T0 + 100 s. A request every
+// 100 ms (bursts of two): a pass that completes a prompt beside no decode counts as a prefill-only
+// pass (docs/planner.md "What runs"), so the mixed passes need this much traffic to come often.
 const FILES = {
   "history.jsonl": dynamoRows(0, 100, 200, "h"),
-  "trace.jsonl": dynamoRows(100, 200, 120, "r"),
+  "trace.jsonl": dynamoRows(100, 200, 100, "r"),
 };
 
 const RETUNE = `  retune:
