@@ -86,14 +86,16 @@ export function workloadKind(w: PassWork): WorkloadKind | null {
 
 /** Writes the pass's features for a worker of `role` into `out` ([x0, x1]). */
 export function passFeatures(role: WorkerRole, w: PassWork, out: Float64Array): void {
+  if (role === "decode") {
+    out[0] = ATTENTION_KV_WEIGHT * w.decodeKvTokens;
+    out[1] = FFN_TOKEN_WEIGHT * w.decodeRequests;
+    return;
+  }
   const cached = w.prefillTokens > 0 ? w.prefillKvTokens : 0;
   const pairs = prefillAttentionPairs(w.prefillTokens, w.prefillKvTokens, w.prefillRequests);
   if (role === "prefill") {
     out[0] = ATTENTION_KV_WEIGHT * cached + PREFILL_ATTENTION_PAIR_WEIGHT * pairs;
     out[1] = FFN_TOKEN_WEIGHT * w.prefillTokens;
-  } else if (role === "decode") {
-    out[0] = ATTENTION_KV_WEIGHT * w.decodeKvTokens;
-    out[1] = FFN_TOKEN_WEIGHT * w.decodeRequests;
   } else {
     out[0] = ATTENTION_KV_WEIGHT * (cached + w.decodeKvTokens) + PREFILL_ATTENTION_PAIR_WEIGHT * pairs;
     out[1] = FFN_TOKEN_WEIGHT * (w.prefillTokens + w.decodeRequests);

@@ -143,6 +143,8 @@ function workOf(fpm: ForwardPassMetrics): PassWork {
 export class FpmRegressionModel implements QueryPerfModel {
   readonly minObservations: number;
   private readonly stores: ReadonlyMap<WorkloadKind, RegressionStore>;
+  /** A prefill or decode worker's one store (null for an aggregated worker's several). */
+  private readonly single: RegressionStore | null;
   private readonly isl: MovingAverage;
   private readonly decodeLength: MovingAverage;
   private readonly prefillTokens: MovingAverage;
@@ -155,6 +157,7 @@ export class FpmRegressionModel implements QueryPerfModel {
   ) {
     this.minObservations = opts.minObservations;
     this.stores = new Map(kindsOf(workerType).map((k) => [k, new RegressionStore(k, opts)]));
+    this.single = workerType === "aggregated" ? null : [...this.stores.values()][0];
     const w = opts.maxNumFpmSamples;
     this.isl = new MovingAverage(w);
     this.decodeLength = new MovingAverage(w);
@@ -192,8 +195,7 @@ export class FpmRegressionModel implements QueryPerfModel {
   private storeOf(work: PassWork): RegressionStore | null {
     const kind = workloadKind(work);
     if (kind === null) return null;
-    if (this.workerType !== "aggregated") return this.stores.values().next().value ?? null;
-    return this.stores.get(kind) ?? null;
+    return this.single ?? this.stores.get(kind) ?? null;
   }
 
   /** Ready when any store is (the reference's `readiness: ready`). */
