@@ -13,7 +13,8 @@
  * unless the prompt length the server counted names a neighbour (within 5 places): those
  * requests are listed in `promptExceptions`. A prompt's length is the one the server counted most
  * often for it; a request that failed before the server counted its prompt (0 tokens) sent its
- * cycle's prompt.
+ * cycle's prompt. `outcome` keeps the shape of the failures (the overloaded runs collapse: from the
+ * first request that failed on, none succeeds; docs/fidelity.md "Calibration runs").
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -140,6 +141,10 @@ for (const r of runs) {
   if (staged !== n) throw new Error(`${r.id}: stages hold ${staged} requests, the trace ${n}`);
   const prompts = r.workload.num_groups * r.workload.prompts_per_group;
   const { lengths, exceptions } = promptsOf(trace.input_tokens, prompts);
+  // The trace lists requests by arrival: the first failure is the first index with an error.
+  const failed = trace.has_error.map(Boolean);
+  const first = failed.indexOf(true);
+  const succeededAfter = first < 0 ? 0 : failed.slice(first + 1).filter((f) => !f).length;
   const arrivalUs: number[] = [];
   let prev = 0;
   for (const ms of trace.arrival_ms) {
@@ -178,6 +183,7 @@ for (const r of runs) {
     promptLengths: lengths,
     promptExceptions: exceptions,
     arrivalUsDeltas: arrivalUs,
+    outcome: { firstFailure: first < 0 ? null : first, succeededAfterFirstFailure: succeededAfter },
     measured: { summary: measured(r.measured.summary), stages: r.measured.stages.map(measured) },
   };
   const file = join(outDir, `${r.id}.json`);

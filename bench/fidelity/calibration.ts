@@ -78,6 +78,12 @@ export interface CalibrationRun {
   readonly promptExceptions: readonly (readonly [number, number])[];
   /** Arrival times in µs from the first request, delta-encoded. */
   readonly arrivalUsDeltas: readonly number[];
+  /**
+   * How the run's failures fell, by arrival: the index of the first request that failed (null:
+   * none did) and how many requests after it succeeded. The overloaded runs collapse: from the
+   * first timeout on, no request succeeds (docs/fidelity.md "Calibration runs").
+   */
+  readonly outcome: { readonly firstFailure: number | null; readonly succeededAfterFirstFailure: number };
   readonly measured: { readonly summary: MeasuredStage; readonly stages: readonly MeasuredStage[] };
 }
 
@@ -233,6 +239,18 @@ export interface PredictedRun {
   readonly stages: readonly PredictedStage[];
   readonly saturated: boolean;
   readonly hostMs: number;
+  /** The replay's failures by arrival, as `CalibrationRun.outcome` counts the measured ones. */
+  readonly outcome: CalibrationRun["outcome"];
+}
+
+/** Where the failures fall by arrival (trace row order), as `CalibrationRun.outcome`. */
+export function outcomeOf(records: readonly PerRequestRecord[]): CalibrationRun["outcome"] {
+  const failedAt: boolean[] = [];
+  for (const r of records) failedAt[rowOf(r)] = r.terminal_status !== "completed";
+  const first = failedAt.indexOf(true);
+  let succeeded = 0;
+  if (first >= 0) for (let i = first + 1; i < failedAt.length; i++) if (failedAt[i] === false) succeeded++;
+  return { firstFailure: first < 0 ? null : first, succeededAfterFirstFailure: succeeded };
 }
 
 /** Per-stage statistics over fleetsim's per-request records. */
@@ -287,10 +305,12 @@ export async function simulateCalibrationRun(
       baseDir: dir,
     });
     const hostMs = performance.now() - started;
+    const records = report.perRequest ?? [];
     return {
-      stages: stageStatistics(run, report.perRequest ?? []),
+      stages: stageStatistics(run, records),
       saturated: report.summary.saturated === 1,
       hostMs,
+      outcome: outcomeOf(records),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

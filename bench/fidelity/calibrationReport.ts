@@ -21,6 +21,7 @@ import { parseArgs } from "node:util";
 import { parse } from "yaml";
 import { fitClientOverheadMs } from "../../src/calibrate/fit.js";
 import {
+  arrivalsMs,
   type CalibrationRun,
   isOverload,
   loadCalibrationRuns,
@@ -158,12 +159,17 @@ line(
 console.log(
   `client overhead fitted per fold: ${models.map((m) => `${m.split("/")[1]} ${f(offsetFor.get(m) ?? 0)} ms`).join(", ")}; on every model replayed: ${f(fullOffset)} ms`,
 );
-console.log("\nOverloaded runs: saturation and failures (client timeout 300 s)");
+console.log(
+  "\nOverloaded runs: saturation and failures (client timeout 300 s); the collapse: first failed request's arrival, successes after it (real / sim)",
+);
 for (const { run, predicted } of results.filter((r) => isOverload(r.run))) {
   const m = run.measured.summary;
   const failed = predicted.stages.reduce((a, x) => a + x.failures, 0);
+  const at = arrivalsMs(run);
+  const firstS = (o: CalibrationRun["outcome"]) =>
+    o.firstFailure === null ? "none" : `${f(at[o.firstFailure] / 1000)} s`;
   console.log(
-    `  ${run.id.padEnd(48)} saturated ${predicted.saturated ? "yes" : "no "}  failures ${m.failures} / ${failed} (${sign(pct(failed, m.failures))})`,
+    `  ${run.id.padEnd(48)} saturated ${predicted.saturated ? "yes" : "no "}  failures ${m.failures} / ${failed} (${sign(pct(failed, m.failures))})  first ${firstS(run.outcome)} / ${firstS(predicted.outcome)}  after ${run.outcome.succeededAfterFirstFailure} / ${predicted.outcome.succeededAfterFirstFailure}`,
   );
 }
 if (values.json !== undefined)
