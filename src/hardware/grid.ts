@@ -187,6 +187,101 @@ export class Grid {
     return this.res[0];
   }
 
+  /**
+   * `at3(x, y, z)`, bit for bit, for a run of queries that share `x` and `y` while `z` moves (a
+   * decode run: the same heads and batch, one more cached token per pass). The first two axes'
+   * brackets and fractions are planned once per (x, y) and the last axis' bracket is kept between
+   * queries, so a query inside it costs one blend per corner instead of three binary searches;
+   * every value is computed by the same operations, in the same order, as `rec` does. Queries
+   * the plan does not cover (x or y outside its measured range, a one-knot axis, z on a knot or
+   * outside the kept bracket) go through `rec` unchanged.
+   */
+  at3Line(x: number, y: number, z: number): number {
+    if (x !== this.lineX || y !== this.lineY) this.planLine(x, y);
+    if (!this.lineOk) return this.at3(x, y, z);
+    const kn = this.knots[2];
+    const i = this.lineI2;
+    if (!(i >= 0 && kn[i] < z && z < kn[i + 1])) {
+      const n = kn.length;
+      // A new bracket for the runs to come; this query (and any on a knot) through `rec`.
+      this.lineI2 = n >= 2 && kn[0] < z && z < kn[n - 1] ? bracket(kn, z) : -1;
+      return this.at3(x, y, z);
+    }
+    const tk = this.tk[2];
+    const t = ((this.logAxis[2] === 1 ? Math.log(z) : z) - tk[i]) / (tk[i + 1] - tk[i]);
+    const space = this.space[2];
+    const v = this.values;
+    const o = this.lineOff;
+    const a = blend(v[o[0] + i], v[o[0] + i + 1], t, space);
+    const ya = this.lineTwo1
+      ? blend(a, blend(v[o[1] + i], v[o[1] + i + 1], t, space), this.lineT1, this.space[1])
+      : a;
+    if (!this.lineTwo0) return ya;
+    const b = blend(v[o[2] + i], v[o[2] + i + 1], t, space);
+    const yb = this.lineTwo1
+      ? blend(b, blend(v[o[3] + i], v[o[3] + i + 1], t, space), this.lineT1, this.space[1])
+      : b;
+    return blend(ya, yb, this.lineT0, this.space[0]);
+  }
+
+  /** The plan of `at3Line` for (x, y): the row offsets of the (up to four) corners along z. */
+  private planLine(x: number, y: number): void {
+    this.lineX = x;
+    this.lineY = y;
+    this.lineI2 = -1;
+    this.lineOk = false;
+    if (this.dims !== 3 || this.knots[2].length < 2) return;
+    // `inner` leaves its fraction in fields: read them after each axis.
+    const i0 = this.inner(0, x);
+    this.lineTwo0 = this.innerTwo;
+    this.lineT0 = this.innerT;
+    const i1 = this.inner(1, y);
+    this.lineTwo1 = this.innerTwo;
+    this.lineT1 = this.innerT;
+    if (i0 < 0 || i1 < 0) return;
+    this.lineOk = true;
+    const s0 = this.strides[0];
+    const s1 = this.strides[1];
+    const o = this.lineOff;
+    o[0] = i0 * s0 + i1 * s1;
+    o[1] = o[0] + s1;
+    o[2] = o[0] + s0;
+    o[3] = o[2] + s1;
+  }
+
+  /**
+   * Where `rec` reads axis `d` for `x` when `x` lies within the measured knots: the lower knot's
+   * index (−1 otherwise), with `innerTwo` (interpolated between it and the next, rather than
+   * read on a knot) and `innerT` (the fraction, computed as `rec` computes it).
+   */
+  private inner(d: number, x: number): number {
+    const kn = this.knots[d];
+    const n = kn.length;
+    if (n < 2 || !(kn[0] <= x && x <= kn[n - 1])) return -1;
+    this.innerTwo = false;
+    this.innerT = 0;
+    if (x === kn[0]) return 0;
+    if (x === kn[n - 1]) return n - 1;
+    const i = bracket(kn, x);
+    if (x === kn[i]) return i;
+    const tk = this.tk[d];
+    this.innerTwo = true;
+    this.innerT = ((this.logAxis[d] === 1 ? Math.log(x) : x) - tk[i]) / (tk[i + 1] - tk[i]);
+    return i;
+  }
+
+  private lineX = Number.NaN;
+  private lineY = Number.NaN;
+  private lineOk = false;
+  private lineTwo0 = false;
+  private lineTwo1 = false;
+  private lineT0 = 0;
+  private lineT1 = 0;
+  private lineI2 = -1;
+  private readonly lineOff = new Int32Array(4);
+  private innerTwo = false;
+  private innerT = 0;
+
   /** The value of the sub-grid of axes after `d` at `off` into `res[d + 1]`. */
   private child(d: number, off: number): void {
     if (d === this.dims - 1) this.res[d + 1] = this.values[off];

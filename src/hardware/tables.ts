@@ -256,7 +256,8 @@ export class InterpolatedTables implements OpPerfTables {
     if (!(batch > 0 && numHeads > 0)) return 0;
     const kvKey = numKvHeads === numHeads ? 0 : numKvHeads;
     const g = this.gen.get(attnKey(heads.kvDtype, heads.headDim, kvKey));
-    if (g !== undefined) return g.get().at3(numHeads, batch, kvLength);
+    // A decode run asks for the same heads and batch with one more cached token each pass.
+    if (g !== undefined) return g.get().at3Line(numHeads, batch, kvLength);
     return this.routed("generation", heads, batch, kvLength);
   }
 
@@ -356,7 +357,9 @@ export class InterpolatedTables implements OpPerfTables {
       route = this.attnRoute(kind, query);
       if (k >= 0) routes.set(key, route);
     }
-    return route.grid.at3(heads * route.headRatio, batch, seq) * route.scale;
+    const x = heads * route.headRatio;
+    const grid = route.grid;
+    return (kind === "generation" ? grid.at3Line(x, batch, seq) : grid.at3(x, batch, seq)) * route.scale;
   }
 
   private attnRoute(kind: AttnKind, query: AttentionHeads): AttnRoute {
