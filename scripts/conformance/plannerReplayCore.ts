@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { capabilitiesOf } from "../../src/autoscale/plannerSetup.js";
 import { loadConfig } from "../../src/config/load.js";
-import { PlannerCore } from "../../src/planner/plannerCore.js";
+import { PlannerCore, reportedScaleTo } from "../../src/planner/plannerCore.js";
 import { type ForwardPassMetrics, forwardPassMetrics } from "../../src/planner/types.js";
 
 /** The seed Planner cases whose replay is kept as a golden. */
@@ -193,9 +193,10 @@ export function replayPlanner(g: ReplayGolden): ReplayedTick[] {
       workDir: dir,
     });
     const engine = spec.engine;
-    if (spec.planner === null) throw new Error(`${g.case}: no planner section`);
+    const settings = spec.planner;
+    if (settings === null) throw new Error(`${g.case}: no planner section`);
     const core = new PlannerCore({
-      settings: spec.planner,
+      settings,
       caps: {
         prefill: engine.mode === "disaggregated" ? capabilitiesOf(engine.prefill) : null,
         decode: capabilitiesOf(engine.mode === "disaggregated" ? engine.decode : engine.aggregated),
@@ -217,13 +218,21 @@ export function replayPlanner(g: ReplayGolden): ReplayedTick[] {
     };
     for (const r of g.bootstrap.prefill) feed(agg ? "decode" : "prefill", r);
     for (const r of g.bootstrap.decode) feed("decode", r);
-    const capacity = spec.planner.maxNumFpmSamples;
+    const capacity = settings.maxNumFpmSamples;
     return g.ticks.map((t): ReplayedTick => {
       for (const [, , r] of t.fpm.prefill ?? []) feed("prefill", r);
       for (const [, , r] of t.fpm.decode ?? []) feed("decode", r);
       const w = t.worker_counts;
       const tr = t.traffic;
       core.schedule(t.now_s);
+      const workers = {
+        readyPrefill: w["ready_num_prefill"] as number | null,
+        readyDecode: w["ready_num_decode"] as number | null,
+        expectedPrefill: w["expected_num_prefill"] as number | null,
+        expectedDecode: w["expected_num_decode"] as number | null,
+        prefillScalingInProgress: w["prefill_scaling_in_progress"] as boolean,
+        decodeScalingInProgress: w["decode_scaling_in_progress"] as boolean,
+      };
       const out = core.tick({
         nowS: t.now_s,
         traffic:
@@ -237,28 +246,19 @@ export function replayPlanner(g: ReplayGolden): ReplayedTick[] {
                 kvHitRate: tr["kv_hit_rate"] ?? null,
                 acceptLength: tr["accept_length"] ?? null,
               },
-        workers: {
-          readyPrefill: w["ready_num_prefill"] as number | null,
-          readyDecode: w["ready_num_decode"] as number | null,
-          expectedPrefill: w["expected_num_prefill"] as number | null,
-          expectedDecode: w["expected_num_decode"] as number | null,
-          prefillScalingInProgress: w["prefill_scaling_in_progress"] as boolean,
-          decodeScalingInProgress: w["decode_scaling_in_progress"] as boolean,
-        },
+        workers,
         fpmPrefill: observed(t.fpm.prefill),
         fpmDecode: observed(t.fpm.decode),
       });
       const d = out.diagnostics;
-      // fleetsim leaves a role it does not change out of scale_to; the reference may name its
-      // current count there.
-      const readyP = w["ready_num_prefill"] as number | null;
-      const readyD = w["ready_num_decode"] as number | null;
+      // The tick's scale_to as the tick record writes it (an unchanged role of a disaggregated
+      // decision named at its ready count, as the reference names it): compared as written.
       const want = t.expect.scale_to;
-      const got = out.scaleTo;
+      const got = reportedScaleTo(out.scaleTo, workers, settings.mode);
       const targets = (p: number | null | undefined, dd: number | null | undefined) =>
-        `${p ?? readyP}/${dd ?? readyD}`;
-      const wantText = want === null ? "-" : targets(want.num_prefill, want.num_decode);
-      const gotText = got === null ? "-" : targets(got.numPrefill, got.numDecode);
+        `${p ?? "-"}/${dd ?? "-"}`;
+      const wantText = want === null ? "null" : targets(want.num_prefill, want.num_decode);
+      const gotText = got === null ? "null" : targets(got.numPrefill, got.numDecode);
       const reasons = [d.loadDecisionReason ?? null, d.throughputDecisionReason ?? null];
       const sameDecision =
         wantText === gotText &&

@@ -11,11 +11,12 @@ import type {
   TickDiagnosticsRecord,
 } from "../output/planner.js";
 import { canonicalJson } from "../planner/perfModel/bootstrap.js";
-import type { PlannerCore, ScheduledTick } from "../planner/plannerCore.js";
+import { type PlannerCore, reportedScaleTo, type ScheduledTick } from "../planner/plannerCore.js";
 import type {
   ForwardPassMetrics,
   PlannerEffects,
   PlannerSettings,
+  ScalingDecision,
   TickDiagnostics,
   TrafficObservation,
   WorkerCounts,
@@ -371,6 +372,11 @@ function scheduledRecord(t: ScheduledTick): PlannerTick["scheduled_tick"] {
   };
 }
 
+/** A tick's `scale_to` (`PlannerEffects.scale_to`, reference key names). */
+function scaleToRecord(d: ScalingDecision | null): PlannerTick["effects"]["scale_to"] {
+  return d === null ? null : { num_prefill: d.numPrefill, num_decode: d.numDecode };
+}
+
 function tickRecord(
   snap: TickSnapshot,
   scheduled: ScheduledTick,
@@ -423,10 +429,7 @@ function tickRecord(
       decode: topologyRecord(snap.decodeTopology),
     },
     effects: {
-      scale_to:
-        effects.scaleTo === null
-          ? null
-          : { num_prefill: effects.scaleTo.numPrefill, num_decode: effects.scaleTo.numDecode },
+      scale_to: scaleToRecord(reportedScaleTo(effects.scaleTo, workers, disagg ? "disagg" : "agg")),
       next_tick: scheduledRecord(next),
       diagnostics: diagnosticsRecord(effects.diagnostics),
       // No plugin limits how fast a batch of workers drains.

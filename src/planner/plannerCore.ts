@@ -17,6 +17,7 @@ import type {
   ScalingDecision,
   TickDiagnostics,
   TickInput,
+  WorkerCounts,
 } from "./types.js";
 
 /**
@@ -412,4 +413,27 @@ function changed(
     decision.numPrefill !== null && decision.numPrefill !== current.prefill ? decision.numPrefill : null;
   const d = decision.numDecode !== null && decision.numDecode !== current.decode ? decision.numDecode : null;
   return p === null && d === null ? null : { numPrefill: p, numDecode: d };
+}
+
+/**
+ * A tick's `scale_to` as the reference writes it. Its disaggregated load decision is merged onto
+ * the ready counts before it is emitted (`dynamo.planner` `_project_scale_to`: "type_aware_merge
+ * fills omitted roles from the ready-count baseline"), so a decision that changes one role also
+ * names the other at its ready count. fleetsim's Planner leaves the unchanged role out
+ * (`PlannerEffects.scaleTo`, which the replay applies); this is the same decision in the
+ * reference's form, for the tick record. A role below one ready worker is left out, as the
+ * reference drops such echoes when it repairs a role's floor.
+ */
+export function reportedScaleTo(
+  scaleTo: ScalingDecision | null,
+  workers: WorkerCounts,
+  mode: PlannerSettings["mode"],
+): ScalingDecision | null {
+  if (scaleTo === null || mode !== "disagg") return scaleTo;
+  const echo = (target: number | null, ready: number | null): number | null =>
+    target !== null ? target : ready !== null && ready >= 1 ? ready : null;
+  return {
+    numPrefill: echo(scaleTo.numPrefill, workers.readyPrefill),
+    numDecode: echo(scaleTo.numDecode, workers.readyDecode),
+  };
 }

@@ -155,7 +155,8 @@ describe("pending-desired guard (replay adapter, test_planner_base_pending.py)",
     const r1 = a.onTick(snap(0, 5, P1, { active: [100], level: "hot" }));
     expect(r1).toEqual({ targetPrefill: null, targetDecode: 2, nextTickMs: 10_000 });
     expect(last(a).input.worker_counts).toEqual(workers([1, 1], [1, 1], [false, false]));
-    expect(last(a).effects.scale_to).toEqual({ num_prefill: null, num_decode: 2 });
+    // The record names the unchanged prefill role at its ready count, as the reference writes it.
+    expect(last(a).effects.scale_to).toEqual({ num_prefill: 1, num_decode: 2 });
     expect(a.report([]).scaling_events).toEqual([event(5, "decode", 1, 2)]);
 
     // 10 s: the pool has not grown yet (non-draining 1 ≠ target 2): pending ⇒ expected 2, in progress,
@@ -270,12 +271,12 @@ describe("advisory mode: decides, never sends targets, never records pending one
       targetDecode: null,
       nextTickMs: 10_000,
     });
-    expect(last(a).effects.scale_to).toEqual({ num_prefill: null, num_decode: 2 });
+    expect(last(a).effects.scale_to).toEqual({ num_prefill: 1, num_decode: 2 });
 
     // 10 s: same recommendation: not listed again. No pending target: expected = starting counts.
     a.onTick(snap(1, 10, P1, { active: [100], level: "hot" }));
     expect(last(a).input.worker_counts).toEqual(workers([1, 1], [1, 1], [false, false]));
-    expect(last(a).effects.scale_to).toEqual({ num_prefill: null, num_decode: 2 });
+    expect(last(a).effects.scale_to).toEqual({ num_prefill: 1, num_decode: 2 });
     expect(last(a).runtime_decision).toMatchObject({ target_prefill: null, target_decode: null });
 
     // 15 s: the decision keeps decode at its current count ⇒ its recommendation resets.
@@ -313,7 +314,8 @@ describe("advisory mode: decides, never sends targets, never records pending one
     a.onTick(snap(0, 5, { active: [0], level: "neutral" }, { active: [100], level: "hot" }));
     // 10 s: prefill recommended 1 → 2; the same decision keeps decode at 1 ⇒ decode's recommendation resets.
     a.onTick(snap(1, 10, { active: [0], level: "hot" }, { active: [100], level: "neutral" }));
-    expect(last(a).effects.scale_to).toEqual({ num_prefill: 2, num_decode: null });
+    // The record names decode at its ready count (the reference's form); the decision keeps it.
+    expect(last(a).effects.scale_to).toEqual({ num_prefill: 2, num_decode: 1 });
     // 15 s: decode 1 → 2 again is listed again; prefill (kept at 1 now) resets.
     a.onTick(snap(2, 15, { active: [0], level: "neutral" }, { active: [100], level: "hot" }));
     // 20 s: prefill 1 → 2 again is listed again; decode 2 (unchanged recommendation) is not.
