@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { reportedScaleTo } from "../../src/planner/plannerCore.js";
-import type { WorkerCounts } from "../../src/planner/types.js";
-
-const counts = (readyPrefill: number | null, readyDecode: number | null): WorkerCounts => ({
-  readyPrefill,
-  readyDecode,
-  expectedPrefill: readyPrefill,
-  expectedDecode: readyDecode,
-  prefillScalingInProgress: false,
-  decodeScalingInProgress: false,
-});
+import { workerCounts as counts } from "../helpers/planner.js";
 
 describe("reportedScaleTo (a tick's scale_to in the reference's form)", () => {
   it("names the unchanged role of a disaggregated decision at its ready count", () => {
