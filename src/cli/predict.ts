@@ -134,6 +134,8 @@ async function predictLocked(
     overwrite: opts.overwrite,
     capturePerRequest: opts.capturePerRequest,
     ownsProcess: opts.ownsProcess,
+    // Retune's window sweeps fork worker processes, which must inherit the pinning.
+    pinAtReplayStart: spec.planner?.retune == null,
     hooks: opts.resources,
     startedMs,
     warn: (line) => io.err(`fleetsim: warning: ${line}\n`),
@@ -179,6 +181,8 @@ async function predictLocked(
               // FLEETSIM_STARTUP_PROBE: exec → first simulated event (docs/performance.md).
               const probe = startupProbeLine();
               if (probe !== null) io.err(probe);
+              // cpu_limit, off the path to the first event (a run without retune forks nothing).
+              supervisor.pinForReplay();
             }
           },
           onReplayEnd: () => {

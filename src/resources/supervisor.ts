@@ -39,6 +39,11 @@ export interface SupervisorOptions {
   readonly hooks?: ResourceHooks;
   /** When the run began (`performance.now()`): start-up is timed from there. */
   readonly startedMs: number;
+  /**
+   * The run forks no worker process (no retune sweeps): pinning waits for the replay's start
+   * (`pinForReplay`), off the path to the first simulated event (docs/performance.md "Start-up").
+   */
+  readonly pinAtReplayStart?: boolean;
   /** Receives a warning line (without prefix): `cpu_limit` could not be enforced. */
   warn(line: string): void;
 }
@@ -57,7 +62,7 @@ export class RunSupervisor {
     private readonly opts: SupervisorOptions,
     private readonly budget: ResourceBudget,
     private readonly phases: PhaseClock,
-    private readonly pinning: CpuPinning,
+    private pinning: CpuPinning | null,
     estimatedBytes: number,
   ) {
     const hooks = opts.hooks;
@@ -101,12 +106,23 @@ export class RunSupervisor {
           `see ${join(opts.outputDir, "resource-plan.json")}`,
       );
     }
-    // cpu_limit (docs/resources.md §1a): pin this process before any sweep worker is forked.
-    const pinning: CpuPinning = opts.ownsProcess ? pinCurrentProcess(budget.cpuLimit) : IN_PROCESS_PINNING;
+    // cpu_limit (docs/resources.md §1a): pin this process before any sweep worker is forked; a
+    // run that forks none pins when its replay starts.
+    const supervisor = new RunSupervisor(opts, budget, phases, null, plan.estimatedBytes);
+    if (!(opts.ownsProcess && opts.pinAtReplayStart)) supervisor.pinForReplay();
+    return supervisor;
+  }
+
+  /** Pins the process to `cpu_limit` CPUs, once (an in-process run leaves its host's affinity alone). */
+  pinForReplay(): CpuPinning {
+    if (this.pinning !== null) return this.pinning;
+    const { opts, budget } = this;
+    const pinning = opts.ownsProcess ? pinCurrentProcess(budget.cpuLimit) : IN_PROCESS_PINNING;
     if (pinning.status === "unavailable") {
       opts.warn(`execution.resources.cpu_limit = ${budget.cpuLimit} is not enforced: ${pinning.reason}`);
     }
-    return new RunSupervisor(opts, budget, phases, pinning, plan.estimatedBytes);
+    this.pinning = pinning;
+    return pinning;
   }
 
   /** Whether the memory monitor has stopped the run. */
@@ -211,7 +227,9 @@ export class RunSupervisor {
   }
 
   private runtimeFileOf(report: MonitorReport, termination: Termination): OutputFile {
-    const doc = resourceRuntimeDocument(this.budget, report, termination, this.phases.times(), this.pinning);
+    // A run that stopped before its replay started has not pinned yet: its record says what pinning gives.
+    const pinning = this.pinForReplay();
+    const doc = resourceRuntimeDocument(this.budget, report, termination, this.phases.times(), pinning);
     return { name: "resource-runtime.json", chunks: [stableStringify(doc), "\n"] };
   }
 
