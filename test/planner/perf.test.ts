@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { passFeatures, prefillAttentionPairs, workloadKind } from "../../src/planner/perfModel/features.js";
+import {
+  type PassWork,
+  passFeatures,
+  prefillAttentionPairs,
+  workloadKind,
+} from "../../src/planner/perfModel/features.js";
 import { FpmRegressionModel, type RegressionOptions } from "../../src/planner/perfModel/index.js";
 import { clampKvHitRate, estimateQueuedPrefillTimeS } from "../../src/planner/perfModel/query.js";
 import { MovingAverage } from "../../src/planner/perfModel/samples.js";
@@ -10,6 +15,16 @@ import {
 } from "../../src/planner/perfModel/standardizedNnls.js";
 import type { ForwardPassMetrics } from "../../src/planner/types.js";
 import { forwardPass } from "../helpers/planner.js";
+
+/** A pass's work: nothing scheduled unless `over` says so. */
+const work = (over: Partial<PassWork> = {}): PassWork => ({
+  prefillTokens: 0,
+  prefillRequests: 0,
+  prefillKvTokens: 0,
+  decodeRequests: 0,
+  decodeKvTokens: 0,
+  ...over,
+});
 
 function fpm(f: Partial<ForwardPassMetrics>): ForwardPassMetrics {
   return forwardPass(1, { wallTimeS: 0.01, ...f });
@@ -62,13 +77,13 @@ describe("the regression's features (`ai-dynamo/aisimulate@070638b:docs/fpm-recu
   });
 
   it("gives each role its attention and token work", () => {
-    const w = {
+    const w = work({
       prefillTokens: 4,
       prefillRequests: 1,
       prefillKvTokens: 2,
       decodeRequests: 3,
       decodeKvTokens: 100,
-    };
+    });
     const x = new Float64Array(2);
     passFeatures("prefill", w, x);
     expect([...x]).toEqual([2 + 18, 4]);
@@ -82,13 +97,7 @@ describe("the regression's features (`ai-dynamo/aisimulate@070638b:docs/fpm-recu
   });
 
   it("classifies a pass by what it schedules", () => {
-    const w = {
-      prefillTokens: 0,
-      prefillRequests: 0,
-      prefillKvTokens: 0,
-      decodeRequests: 0,
-      decodeKvTokens: 0,
-    };
+    const w = work();
     expect(workloadKind(w)).toBeNull();
     expect(workloadKind({ ...w, prefillTokens: 10, prefillRequests: 1 })).toBe("pure_prefill");
     expect(workloadKind({ ...w, decodeRequests: 2, decodeKvTokens: 10 })).toBe("pure_decode");
