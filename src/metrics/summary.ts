@@ -68,6 +68,15 @@ const DISTRIBUTION_COLUMNS: readonly LogColumn[] = [
   "lastToken",
 ];
 
+/** Slots of `buildSummary`'s sums. */
+const INPUT = 0;
+const OUTPUT = 1;
+const REUSED_MAX = 2;
+const REUSED_FIRST = 3;
+const DURATION = 4;
+const GOOD_OUTPUT = 5;
+const SUM_SLOTS = 6;
+
 /**
  * The `summary` object of prediction.json (`ai-dynamo/aisimulate@6ef5000:crates/core/src/replay/report.rs`; definitions in docs/metrics.md).
  * Populations: a request is *completed* iff it was admitted and terminated Completed; rejected or
@@ -88,13 +97,10 @@ export function buildSummary(
   let nTtft = 0;
   let nTpot = 0;
   let completed = 0;
-  let inputTokens = 0;
-  let outputTokens = 0;
-  let reusedMax = 0;
-  let reusedFirst = 0;
-  let durationMs = 0;
   let good = 0;
-  let goodOutput = 0;
+  // Token sums (past a small integer's range on long runs) and the last terminal time, kept in a
+  // typed array: a double in a variable the scan's callback updates is a new heap number per row.
+  const sums = new Float64Array(SUM_SLOTS);
   const slaSet = hasSla(sla);
 
   let rejected = 0;
@@ -124,21 +130,27 @@ export function buildSummary(
         }
         if (!first) continue;
         completed++;
-        inputTokens += col.inputLength[r];
-        outputTokens += tokens;
-        reusedMax += col.reusedMax[r];
-        reusedFirst += col.reusedFirst[r];
-        if (col.terminal[r] > durationMs) durationMs = col.terminal[r];
+        sums[INPUT] += col.inputLength[r];
+        sums[OUTPUT] += tokens;
+        sums[REUSED_MAX] += col.reusedMax[r];
+        sums[REUSED_FIRST] += col.reusedFirst[r];
+        if (col.terminal[r] > sums[DURATION]) sums[DURATION] = col.terminal[r];
         if (tokens >= 1) nTtft++;
         if (tokens >= 2) nTpot++;
         if (slaSet && isGood(sla, rTtft, rE2e, tokens)) {
           good++;
-          goodOutput += tokens;
+          sums[GOOD_OUTPUT] += tokens;
         }
       }
     });
   });
 
+  const inputTokens = sums[INPUT];
+  const outputTokens = sums[OUTPUT];
+  const reusedMax = sums[REUSED_MAX];
+  const reusedFirst = sums[REUSED_FIRST];
+  const durationMs = sums[DURATION];
+  const goodOutput = sums[GOOD_OUTPUT];
   const durationS = Math.max(durationMs / 1000, 1e-9);
   const wallS = Math.max(result.wallTimeMs / 1000, 1e-9);
   const gpuHours =

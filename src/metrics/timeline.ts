@@ -19,7 +19,7 @@ import type {
 } from "../output/timeseries.js";
 import type { WorkerRole } from "../util/workerRole.js";
 import { Terminal } from "./collector.js";
-import { nearestRank } from "./distribution.js";
+import { nearestRank, selectRanks } from "./distribution.js";
 import { DEFAULT_COLLECT_LIMIT } from "./exactStatsBuilder.js";
 import { hasSla, isGood, type SlaThresholds } from "./goodput.js";
 import type { LogChunk, LogColumn, RequestRows } from "./requestLog.js";
@@ -408,8 +408,10 @@ function toNullable(values: Float64Array, round: (x: number) => number): (number
 
 /**
  * p50/p90/p99 of the samples of each bucket, at the fine interval and at the coarse one (`factor`
- * consecutive fine buckets, docs/metrics.md "Time series"), both exact: sorted, nearest rank as the
- * summary's exact distributions; null for an empty bucket. `counts[k]`: samples in fine bucket k.
+ * consecutive fine buckets, docs/metrics.md "Time series"), both exact: the nearest-rank values of
+ * the summary's exact distributions, selected (`selectRanks`: what a sort would put at those ranks,
+ * without sorting; the samples are never −0, the one value a selection could misplace); null for
+ * an empty bucket. `counts[k]`: samples in fine bucket k.
  * Samples are collected grouped by fine bucket, so a coarse bucket's samples are one contiguous
  * range of the same array: one scan of the log serves both intervals. Coarse buckets are taken in
  * runs holding at most `collectLimit` samples (a bucket larger than that alone), one scan per
@@ -441,39 +443,43 @@ function bucketPercentiles(
     const start = new Float64Array(to - from + 1);
     for (let k = from; k < to; k++) start[k - from + 1] = start[k - from] + counts[k];
     const fill = start.slice(0, to - from);
-    const sorted = new Float64Array(total);
+    const samples = new Float64Array(total);
     if (total > 0) {
       requests.scan(BUCKET_COLUMNS, (c, rows) => {
         for (let r = 0; r < rows; r++) {
           const k = sampler(c, r, bucketOf);
-          if (k >= from && k < to) sorted[fill[k - from]++] = sampleValue;
+          if (k >= from && k < to) samples[fill[k - from]++] = sampleValue;
         }
       });
     }
     for (let k = from; k < to; k++) {
-      pushPercentiles(fine, sorted.subarray(start[k - from], start[k - from + 1]).sort());
+      pushPercentiles(fine, samples.subarray(start[k - from], start[k - from + 1]));
     }
     for (let j = cFrom; j < cTo; j++) {
       const lo = start[j * factor - from];
       const hi = start[Math.min(n, (j + 1) * factor) - from];
-      // Its fine runs are sorted already; one sort of the range merges them.
-      pushPercentiles(coarse, sorted.subarray(lo, hi).sort());
+      // Selection works on any arrangement: the fine buckets' selections left inside it are fine.
+      pushPercentiles(coarse, samples.subarray(lo, hi));
     }
     cFrom = cTo;
   }
   return { fine, coarse, coarseCounts };
 }
 
-/** p50/p90/p99 of `sorted` (ascending), or nulls when it is empty. */
-function pushPercentiles(out: PercentileSeries, sorted: Float64Array): void {
-  const size = sorted.length;
+/** p50/p90/p99 of `samples` (rearranged by the selection), or nulls when it is empty. */
+function pushPercentiles(out: PercentileSeries, samples: Float64Array): void {
+  const size = samples.length;
   if (size === 0) {
     out.p50.push(null);
     out.p90.push(null);
     out.p99.push(null);
     return;
   }
-  out.p50.push(round3(sorted[nearestRank(size, 50)]));
-  out.p90.push(round3(sorted[nearestRank(size, 90)]));
-  out.p99.push(round3(sorted[nearestRank(size, 99)]));
+  const r50 = nearestRank(size, 50);
+  const r90 = nearestRank(size, 90);
+  const r99 = nearestRank(size, 99);
+  selectRanks(samples, [r50, r90, r99]);
+  out.p50.push(round3(samples[r50]));
+  out.p90.push(round3(samples[r90]));
+  out.p99.push(round3(samples[r99]));
 }

@@ -19,6 +19,10 @@ export function buildPrediction(
   planner: PlannerReport | null = null,
 ): Prediction {
   const perRequest = capturePerRequest ? buildPerRequest(result) : null;
+  // The time series first: its many small percentile selections get `selectRanks` compiled
+  // before the summary's few large ones run it (on a long run, ~40 ms of interpreted selection;
+  // docs/performance.md). The two read the replay's result and change nothing in it.
+  const timeseries = buildTimeseries(result.timeline, result.requests, spec.sla);
   const built = buildSummary(result, spec.sla);
   const summary = { ...built, ...costKeys(spec, built), ...referenceSummaryKeys(spec) };
   return {
@@ -34,7 +38,7 @@ export function buildPrediction(
       per_request_records: perRequest === null ? 0 : perRequest.length,
     },
     run: { ...buildRunInfo(spec, result.workload), ...runCost(spec) },
-    timeseries: buildTimeseries(result.timeline, result.requests, spec.sla),
+    timeseries,
     ...(result.kvOffload === null ? {} : { kv_offload: result.kvOffload }),
     ...(result.g3Offload === null ? {} : { g3_offload: result.g3Offload }),
   };
