@@ -309,6 +309,25 @@ export const CASES: readonly ConformanceCase[] = [
       stack: "dynamo",
       config: seedAggregated({ ...SEED_PLANNER, max_num_gpus: 4 }, { replicas: 1, startupSeconds: startup }),
       trace: "conversation600",
+      golden: startup === 0,
+    }),
+  ),
+  // The startup sweep again on polynomial timing, where both tools price every pass the same under
+  // the reference's conventions (timing-polynomial below): the closed-loop Planner apart from the
+  // op-level estimates (docs/conformance.md, Known differences 4).
+  ...[0, 60].map(
+    (startup): ConformanceCase => ({
+      id: `seed-agg-startup-${startup}-polynomial`,
+      group: "seed",
+      about: `seed startup sweep (1 worker at start, budget 4 GPUs, startup_seconds ${startup}) on polynomial timing`,
+      stack: "dynamo",
+      config: seedAggregated(
+        { ...SEED_PLANNER, max_num_gpus: 4 },
+        { replicas: 1, startupSeconds: startup, timing: { type: "polynomial" } },
+      ),
+      trace: "conversation600",
+      // The closed loop in npm test: under the conventions, the reference's scaling events.
+      golden: startup === 60,
     }),
   ),
   {

@@ -99,6 +99,12 @@ export interface GoldenFile {
    * switched off. Absent in goldens written before the harness ran that comparison.
    */
   readonly conventionsWidened?: Record<string, number>;
+  /**
+   * With the Planner: fleetsim under the reference's conventions made the reference's scaling
+   * events (the same decisions at the same times) when the golden was written; `npm test` then
+   * requires it to go on doing so. Absent in older goldens.
+   */
+  readonly conventionsSameScaling?: boolean;
   readonly defaultTolerance: number;
   /** The reference's versions (filled in by the harness). */
   readonly reference?: Record<string, string>;
@@ -132,6 +138,7 @@ export function goldenOf(
   perRequest: PerRequestReport | null,
   conventions: ReadonlyArray<{ key: string; diff: number | null }> = [],
   conventionsPerRequest: PerRequestReport | null = null,
+  conventionsSameScaling: boolean | null = null,
 ): GoldenFile {
   const summary: Record<string, number> = {};
   for (const [k, v] of Object.entries(summaryOf(prediction)))
@@ -185,6 +192,7 @@ export function goldenOf(
     absentInFleetsim: measured.filter((m) => m.key in summary && m.fleetsim === null).map((m) => m.key),
     widened: widenedOf(measured, summary),
     ...(conventions.length > 0 ? { conventionsWidened: widenedOf(conventions, summary) } : {}),
+    ...(conventionsSameScaling !== null ? { conventionsSameScaling } : {}),
     defaultTolerance: DEFAULT_TOLERANCE,
   };
 }

@@ -22,6 +22,10 @@ export const PLANNER_REPLAY_CASES: readonly string[] = [
   "seed-agg-startup-180",
   "seed-disagg-planner",
   "seed-disagg-budget-4",
+  // Polynomial timing: chunk-bound mixed passes whose refits turn intercept-only, so the
+  // Planner prices with the last accepted plane (docs/planner.md "Perf model").
+  "seed-agg-startup-0-polynomial",
+  "seed-agg-startup-60-polynomial",
 ];
 
 /** An FPM as one row, in this order. */

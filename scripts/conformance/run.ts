@@ -246,6 +246,8 @@ export interface CaseResult {
   /** The same, with fleetsim under the reference's conventions. */
   readonly conventionPerRequest: PerRequestReport | null;
   readonly planner: PlannerReport | null;
+  /** The same, with fleetsim under the reference's conventions. */
+  readonly conventionPlanner: PlannerReport | null;
   /** fleetsim's Planner on the reference's recorded ticks (plannerReplayCore.ts). */
   readonly plannerReplay: {
     readonly ticks: number;
@@ -298,6 +300,7 @@ async function runCase(
   let perRequest: PerRequestReport | null = null;
   let conventionPerRequest: PerRequestReport | null = null;
   let planner: PlannerReport | null = null;
+  let conventionPlanner: PlannerReport | null = null;
   let kvBlocks: CaseResult["kvBlocks"] = null;
   if (ref.prediction !== null && fs.prediction !== null) {
     kvBlocks = kvBlocksOf(ref.prediction, fs.prediction);
@@ -325,6 +328,8 @@ async function runCase(
     const fp = fs.prediction["planner"] as Record<string, unknown> | null | undefined;
     if ((rp !== null && rp !== undefined) || (fp !== null && fp !== undefined))
       planner = comparePlanners(rp, fp);
+    const cp = conventions.prediction?.["planner"] as Record<string, unknown> | null | undefined;
+    if (planner !== null && conventions.prediction !== null) conventionPlanner = comparePlanners(rp, cp);
   }
   let replay: ReplayGolden | null = null;
   let plannerReplay: CaseResult["plannerReplay"] = null;
@@ -366,6 +371,7 @@ async function runCase(
     perRequest,
     conventionPerRequest,
     planner,
+    conventionPlanner,
     plannerReplay,
     kvBlocks,
   };
@@ -379,6 +385,7 @@ async function runCase(
           perRequest,
           conventionMetrics,
           conventionPerRequest,
+          conventionPlanner === null ? null : conventionPlanner.sameEvents,
         )
       : null;
   const mark = caseAgrees(result) ? "agrees" : "DIVERGES";
@@ -407,6 +414,8 @@ interface EstimateQuery {
   phase: "prefill" | "decode";
   batch: number;
   tokens: number;
+  /** Prefill only: cached prompt tokens before the `tokens` new ones (a chunk over a prefix). */
+  prefix?: number;
 }
 
 interface EstimateRow extends EstimateQuery {
@@ -431,6 +440,15 @@ function estimateQueries(): EstimateQuery[] {
       const moe = ep === undefined ? {} : { moe_tp: 1, moe_ep: ep };
       for (const tokens of [128, 1024, 8192, 32768])
         out.push({ model, system, backend: "vllm", tp, ...moe, phase: "prefill", batch: 1, tokens });
+      // Chunked prefill and prefix-cache hits: new tokens over a cached prefix, inside the
+      // context-attention tables (16,384 tokens in all) and past them.
+      for (const [tokens, prefix] of [
+        [512, 12_288],
+        [2_048, 8_192],
+        [8_192, 8_192],
+        [8_192, 16_384],
+      ] as const)
+        out.push({ model, system, backend: "vllm", tp, ...moe, phase: "prefill", batch: 1, tokens, prefix });
       for (const batch of [1, 8, 64, 256])
         for (const tokens of [128, 1024, 8192, 32768]) {
           if (batch * tokens > 2_000_000) continue;
@@ -452,7 +470,7 @@ async function fleetsimEstimate(q: EstimateQuery): Promise<number> {
       moeTensor: q.moe_tp ?? (q.model.includes("A3B") ? q.tp : 1),
       moeExpert: q.moe_ep ?? 1,
       prefillTokens: q.phase === "prefill" ? q.tokens : undefined,
-      prefix: 0,
+      prefix: q.prefix ?? 0,
       batch: q.batch,
       context: q.phase === "decode" ? q.tokens : undefined,
       perfDatabase: undefined,
@@ -606,10 +624,10 @@ function renderDocument(
       "",
       "### Planner",
       "",
-      "Each tool in its own closed loop (its Planner learning from its own engines' passes), then fleetsim's Planner on the reference's recorded ticks (the same FPMs, worker counts and traffic, and the reference's bootstrap FPMs; Known differences 4): ticks with the same decision, ticks whose TTFT and ITL estimates equal the reference's to a part in 10⁹, and the largest relative difference of an estimate.",
+      "Each tool in its own closed loop (its Planner learning from its own engines' passes), then fleetsim's Planner on the reference's recorded ticks (the same FPMs, worker counts and traffic, and the reference's bootstrap FPMs; Known differences 4): ticks with the same decision, ticks whose TTFT and ITL estimates equal the reference's to a part in 10⁹, and the largest relative difference of an estimate. The column \"under the conventions\": fleetsim's closed loop again with the reference's pricing conventions (\"Reproducing the reference's numbers\"): its scaling events, and whether they are the reference's.",
       "",
-      "| configuration | scaling events ref / fs | same decisions | first difference | ticks ref / fs | lifecycle ops ref / fs | retune events ref / fs | advisory recommendations ref / fs | on the reference's ticks: same decisions · same estimates · largest difference |",
-      "|---|---|---|---|---|---|---|---|---|",
+      "| configuration | scaling events ref / fs | same decisions | first difference | under the conventions: events · same | ticks ref / fs | lifecycle ops ref / fs | retune events ref / fs | advisory recommendations ref / fs | on the reference's ticks: same decisions · same estimates · largest difference |",
+      "|---|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of planners) {
       const p = r.planner!;
@@ -618,8 +636,11 @@ function renderDocument(
         q === null
           ? "—"
           : `${q.sameDecisions}/${q.ticks} · ${q.sameEstimates}/${q.ticks} · ${q.maxDifference === 0 ? "0" : q.maxDifference.toExponential(1)}`;
+      const c = r.conventionPlanner;
+      const conventionCell =
+        c === null ? "—" : `${c.fleetsimEvents} · ${c.sameEvents ? "yes" : `no (from ${c.firstDifference})`}`;
       lines.push(
-        `| ${r.id} | ${p.referenceEvents} / ${p.fleetsimEvents} | ${p.sameEvents ? "yes" : "no"} | ${p.firstDifference ?? "—"} | ${p.referenceTicks} / ${p.fleetsimTicks} | ${p.referenceLifecycle} / ${p.fleetsimLifecycle} | ${p.referenceRetune} / ${p.fleetsimRetune} | ${p.referenceRecommended} / ${p.fleetsimRecommended} | ${replayCell} |`,
+        `| ${r.id} | ${p.referenceEvents} / ${p.fleetsimEvents} | ${p.sameEvents ? "yes" : "no"} | ${p.firstDifference ?? "—"} | ${conventionCell} | ${p.referenceTicks} / ${p.fleetsimTicks} | ${p.referenceLifecycle} / ${p.fleetsimLifecycle} | ${p.referenceRetune} / ${p.fleetsimRetune} | ${p.referenceRecommended} / ${p.fleetsimRecommended} | ${replayCell} |`,
       );
     }
   }
@@ -687,15 +708,15 @@ function renderDocument(
       "",
       "### Forward-pass estimates",
       "",
-      "One uncorrected pass: `fleetsim estimate` against the reference's op-level estimator (`RustForwardPassPerfModel`, scripts/reference/estimate.py), vLLM tables. Prefill: batch 1 of N new tokens; decode: a batch at N tokens of context each.",
+      "One uncorrected pass: `fleetsim estimate` against the reference's op-level estimator (`RustForwardPassPerfModel`, scripts/reference/estimate.py), vLLM tables. Prefill: batch 1 of N new tokens, over a cached prefix of P tokens where the prefix column says so; decode: a batch at N tokens of context each.",
       "",
-      "| model | GPU | TP | phase | batch | tokens | reference ms | fleetsim ms | difference |",
-      "|---|---|---:|---|---:|---:|---:|---:|---:|",
+      "| model | GPU | TP | phase | batch | tokens | prefix | reference ms | fleetsim ms | difference |",
+      "|---|---|---:|---|---:|---:|---:|---:|---:|---:|",
     );
     for (const e of estimates) {
       const d = e.reference !== null && e.fleetsim !== null ? (e.fleetsim - e.reference) / e.reference : null;
       lines.push(
-        `| ${e.model} | ${e.system} | ${e.tp}${e.moe_ep === undefined ? "" : ` (EP ${e.moe_ep})`} | ${e.phase} | ${e.batch} | ${e.tokens} | ${num(e.reference)} | ${num(e.fleetsim)} | ${e.error !== null ? e.error.slice(0, 80) : pct(d)} |`,
+        `| ${e.model} | ${e.system} | ${e.tp}${e.moe_ep === undefined ? "" : ` (EP ${e.moe_ep})`} | ${e.phase} | ${e.batch} | ${e.tokens} | ${e.prefix ?? "—"} | ${num(e.reference)} | ${num(e.fleetsim)} | ${e.error !== null ? e.error.slice(0, 80) : pct(d)} |`,
       );
     }
     const ok = estimates.filter((e) => e.reference !== null && e.fleetsim !== null);

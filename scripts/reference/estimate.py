@@ -5,8 +5,9 @@ estimator that `aisimulate predict` prices passes with (aisimulate_core's
 RustForwardPassPerfModel, `estimation_mode: op_level`), asked for one uncorrected pass.
 
 query: {"model", "system", "backend", "tp", "moe_tp", "moe_ep", "phase": "prefill"|"decode",
-        "batch", "tokens"}  -- prefill: `tokens` new prompt tokens per request, no prefix;
-        decode: one token per request at `tokens` tokens of context each.
+        "batch", "tokens", "prefix"}  -- prefill: `tokens` new prompt tokens per request over
+        `prefix` cached ones (absent: none; the estimator is given the whole length, prefix
+        included, and the prefix); decode: one token per request at `tokens` tokens of context each.
 answer: {"ms": float} or {"error": str}
 """
 
@@ -43,7 +44,8 @@ def answer(q: dict) -> dict:
     try:
         model = estimator(q)
         if q["phase"] == "prefill":
-            return {"ms": model.predict_prefill_latency(q["batch"], q["tokens"], 0)}
+            prefix = q.get("prefix") or 0
+            return {"ms": model.predict_prefill_latency(q["batch"], q["tokens"] + prefix, prefix)}
         return {"ms": model.predict_decode_latency_total(q["batch"], q["batch"] * q["tokens"])}
     except Exception as exc:  # the harness reports the error in its table
         return {"error": f"{type(exc).__name__}: {exc}"}

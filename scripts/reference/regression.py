@@ -84,6 +84,49 @@ def run(role: str, opts: dict, passes: list, queries: list, every: int) -> list:
     return checkpoints
 
 
+def random_options(rng: random.Random) -> dict:
+    return {"max": rng.choice([8, 16, 64]), "min": rng.choice([3, 5]), "buckets": rng.choice([4, 16])}
+
+
+def reproducible(role: str, opts: dict, passes: list, queries: list, every: int):
+    """The scenario's checkpoints, or None where fresh models disagree (a tie between equally full
+    cells decided it: not reproducible)."""
+    first = run(role, opts, passes, queries, every)
+    if any(run(role, opts, passes, queries, every) != first for _ in range(REPEATS)):
+        return None
+    return first
+
+
+def stale_pass(rng: random.Random, role: str, slope: float) -> dict:
+    """A pass whose time follows its work with `slope` (negative: falls as the work grows), around
+    a flat time, as chunk-bound passes on polynomial timing do: the refit is intercept-only."""
+    p = random_pass(rng, role)
+    work = p["p"] + p["b"] + 1e-4 * (p["h"] + p["k"])
+    ms = 190 + slope * 1e-3 * work + rng.uniform(-0.05, 0.05)
+    return {**p, "wall": max(ms, 1.0) / 1000}
+
+
+def stale_scenarios(rng: random.Random) -> list:
+    """Stores whose refits stop being models (intercept-only) after a ready fit: the reference keeps
+    the last accepted plane, through insertions and evictions (src/planner/perfModel/index.ts)."""
+    out = []
+    attempts = 0
+    while len(out) < 9 and attempts < 100:
+        attempts += 1
+        role = ROLES[len(out) % 3]
+        opts = random_options(rng)
+        first_slope = rng.choice([0.0, 1.0, 4.0])
+        passes = [stale_pass(rng, role, first_slope) for _ in range(rng.choice([6, 10]))]
+        passes += [stale_pass(rng, role, -rng.choice([1.0, 4.0])) for _ in range(rng.choice([12, 40]))]
+        queries = [{**random_pass(rng, role), "wall": 0.0} for _ in range(6)]
+        first = reproducible(role, opts, passes, queries, 2)
+        if first is None:
+            continue
+        out.append({"role": role, "options": opts, "passes": passes, "queries": queries,
+                    "every": 2, "checkpoints": first, "stale": True})
+    return out
+
+
 def main() -> None:
     rng = random.Random(20261206)
     scenarios = []
@@ -91,16 +134,17 @@ def main() -> None:
     while len(scenarios) < 36 and attempts < 200:
         attempts += 1
         role = ROLES[len(scenarios) % 3]
-        opts = {"max": rng.choice([8, 16, 64]), "min": rng.choice([3, 5]), "buckets": rng.choice([4, 16])}
+        opts = random_options(rng)
         passes = [random_pass(rng, role) for _ in range(rng.choice([12, 40, 90]))]
         queries = [{**random_pass(rng, role), "wall": 0.0} for _ in range(8)]
         queries.append({"p": 0, "n": 0, "h": 0, "b": 0, "k": 0})
         every = 4
-        first = run(role, opts, passes, queries, every)
-        if any(run(role, opts, passes, queries, every) != first for _ in range(REPEATS)):
-            continue  # a tie between equally full cells decided this scenario: not reproducible
+        first = reproducible(role, opts, passes, queries, every)
+        if first is None:
+            continue
         scenarios.append({"role": role, "options": opts, "passes": passes, "queries": queries,
                           "every": every, "checkpoints": first})
+    scenarios += stale_scenarios(random.Random(20261207))
     json.dump({
         "about": "The reference's Planner regression (AIS core FPM regression) on seeded random passes",
         "reference": {"aisimulate": version("aisimulate"), "generator": "scripts/reference/regression.py"},

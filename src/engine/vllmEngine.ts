@@ -527,9 +527,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
    * Each pass does exactly what `startPass` does for such a batch, in the same order: per request
    * in batch order a block when a token starts one (`ensureBlocks`), the token's KV and newly full
    * blocks registered (`compute`), then the tokens; the same `passMs` arguments; the same pass
-   * serials. Only the signal buffers, the pass statistics (the next pass's replace them before
-   * anything reads them) and the event queue are skipped. test/sim/decodeRuns.property.test.ts
-   * compares it with pass-by-pass stepping byte for byte.
+   * serials. Only the signal buffers, the statistics of the passes before the last (a Planner tick
+   * is an event, so none falls inside a run) and the event queue are skipped.
+   * test/sim/decodeRuns.property.test.ts compares it with pass-by-pass stepping byte for byte,
+   * the metrics each scaling tick sees included.
    */
   runPlainDecodes(now: number, window: RunWindow, sink: PlainPassSink): number {
     const passesLeft = this.plainPassesAhead();
@@ -542,7 +543,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const bs = cfg.blockSize;
     const boundaries = this.boundaries;
     if (!boundaries.plan(running, batch, bs, cfg.prefixCaching)) return 0;
-    const { allocStart, allocRows, fillStart, fillRows } = boundaries;
+    const { allocStart } = boundaries;
     const pool = this.pool;
     const totalKv = cfg.numGpuBlocks * bs;
     // A plain decode pass: no prefill half, no drafts; the decode half is set pass by pass.
@@ -551,6 +552,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     let ends = this.runEnds;
     let t = now;
     let passes = 0;
+    let lastMs = 0;
     // Requests' numComputed and generated stay at their start values during the run (each pass
     // adds one to both; set at the end): block work reads `numComputed + passes`.
     while (passes < passesLeft) {
@@ -566,29 +568,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.passSerial++;
       // As startPass: a block this pass registers may push a host block to disk from now.
       if (this.host !== null) this.host.tier.nowMs = t;
-      // The requests at a block boundary, in batch order as startPass visits them: a block
-      // allocated before its token is computed (ensureBlocks), a filled block registered after
-      // (compute).
-      let a = allocStart[r];
-      const aEnd = allocStart[r + 1];
-      let f = fillStart[r];
-      const fEnd = fillStart[r + 1];
-      while (a < aEnd || f < fEnd) {
-        const ia = a < aEnd ? allocRows[a] : batch;
-        const iff = f < fEnd ? fillRows[f] : batch;
-        if (ia <= iff) {
-          const s = running[ia];
-          if (!this.ensureBlocks(s, s.numComputed + passes + 1)) {
-            throw new Error("internal: a plain decode pass could not allocate the blocks it counted");
-          }
-          a++;
-        } else {
-          const s = running[iff];
-          const before = s.numComputed + passes;
-          this.registerFullBlocks(s, before, before + 1);
-          f++;
-        }
-      }
+      this.plainPassBlocks(r, passes, batch);
       this.lastPassEndMs = end;
       if (passes === ends.length) {
         const grown = new Float64Array(2 * passes);
@@ -597,6 +577,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         this.runEnds = grown;
       }
       ends[passes] = end;
+      lastMs = ms;
       activeKv += batch;
       t = end;
       passes++;
@@ -606,9 +587,67 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       s.numComputed += passes;
       s.generated += passes;
     }
-    // Nothing reads the collector while the run executes: one delivery is pass-by-pass delivery.
-    if (passes > 0) sink.onPlainRun(rows, batch, ends, passes);
+    if (passes > 0) {
+      this.publishLastPlainPass(batch, lastMs);
+      // Nothing reads the collector while the run executes: one delivery is pass-by-pass delivery.
+      sink.onPlainRun(rows, batch, ends, passes);
+    }
     return passes;
+  }
+
+  /**
+   * The block work of a run's pass `passes` (its row `r` of the run's block boundaries): the
+   * requests at a block boundary, in batch order as startPass visits them, a block allocated
+   * before its token is computed (ensureBlocks), a filled block registered after (compute).
+   */
+  private plainPassBlocks(r: number, passes: number, batch: number): void {
+    const { allocStart, allocRows, fillStart, fillRows } = this.boundaries;
+    const running = this.running;
+    let a = allocStart[r];
+    const aEnd = allocStart[r + 1];
+    let f = fillStart[r];
+    const fEnd = fillStart[r + 1];
+    while (a < aEnd || f < fEnd) {
+      const ia = a < aEnd ? allocRows[a] : batch;
+      const iff = f < fEnd ? fillRows[f] : batch;
+      if (ia <= iff) {
+        const s = running[ia];
+        if (!this.ensureBlocks(s, s.numComputed + passes + 1)) {
+          throw new Error("internal: a plain decode pass could not allocate the blocks it counted");
+        }
+        a++;
+      } else {
+        const s = running[iff];
+        const before = s.numComputed + passes;
+        this.registerFullBlocks(s, before, before + 1);
+        f++;
+      }
+    }
+  }
+
+  /**
+   * The run's last pass as `startPass` would have recorded it, so that it is the engine's
+   * published metrics (`publishedStats`) once it has ended, and the prior pass of the next one:
+   * a Planner tick after the run sees that pass, not the one before the run. Its batch decoded
+   * one token each at one less than the lengths the run left; nothing was admitted or queued
+   * meanwhile.
+   */
+  private publishLastPlainPass(batch: number, ms: number): void {
+    const stats = this.stats;
+    stats.reset();
+    this.recordQueued(stats);
+    const running = this.running;
+    let kv = 0;
+    let kvSq = 0;
+    for (let i = 0; i < batch; i++) {
+      const len = running[i].length - 1;
+      kv += len;
+      kvSq += len * len;
+    }
+    stats.numDecodeRequests = batch;
+    stats.sumDecodeKvTokens = kv;
+    stats.sumDecodeKvTokensSq = kvSq;
+    stats.wallTimeS = ms / 1000;
   }
 
   /** Whether the next pass is a plain decode pass (`runPlainDecodes` would run it, given room). */

@@ -1,10 +1,14 @@
 /**
- * Round-robin placement over the workers eligible for routing, in worker-id order. The cursor
- * keeps its position when the set changes (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/tests.rs`: the pool rotation keeps its position).
+ * Round-robin placement over the workers eligible for routing, in worker-id order, as Dynamo's
+ * offline replay places (`ai-dynamo/dynamo@2f56548:lib/mocker/src/replay/offline/core/round_robin.rs`,
+ * `AggregatedRoundRobin::next` and `PoolRoundRobinPlacement::place`): the pick is the eligible
+ * worker at `next % count`, and `next` becomes that index + 1, unwrapped. A topology change does
+ * not move `next`, so after a lone worker's picks (`next` = 1) a second worker that joins takes
+ * the next request, and after 10, 11, 12, 10 of three workers draining 12 gives 11.
  */
 export class RoundRobinRouter {
   private readonly eligible: number[] = [];
-  private cursor = 0;
+  private next = 0;
 
   addWorker(worker: number): void {
     let i = this.eligible.length;
@@ -14,24 +18,19 @@ export class RoundRobinRouter {
       i--;
     }
     this.eligible[i] = worker;
-    if (i < this.cursor) this.cursor++;
   }
 
   removeWorker(worker: number): void {
     const i = this.eligible.indexOf(worker);
-    if (i < 0) return;
-    this.eligible.splice(i, 1);
-    if (i < this.cursor) this.cursor--;
-    if (this.cursor >= this.eligible.length) this.cursor = 0;
+    if (i >= 0) this.eligible.splice(i, 1);
   }
 
-  /** Next worker in rotation; -1 when none is eligible. */
+  /** Next worker in rotation; -1 when none is eligible (the position does not move then). */
   pick(): number {
     const n = this.eligible.length;
     if (n === 0) return -1;
-    if (this.cursor >= n) this.cursor = 0;
-    const w = this.eligible[this.cursor];
-    this.cursor = this.cursor + 1 === n ? 0 : this.cursor + 1;
-    return w;
+    const index = this.next % n;
+    this.next = index + 1;
+    return this.eligible[index];
   }
 }

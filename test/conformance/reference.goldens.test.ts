@@ -13,7 +13,13 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { TRACE_FILES } from "../../scripts/conformance/cases.js";
-import { comparePerRequest, requestRecords, summaryOf, within } from "../../scripts/conformance/compare.js";
+import {
+  comparePerRequest,
+  requestRecords,
+  scalingEvents,
+  summaryOf,
+  within,
+} from "../../scripts/conformance/compare.js";
 import {
   EXACT,
   type GoldenFile,
@@ -143,6 +149,14 @@ describe("fleetsim against the reference's golden fixtures", () => {
       const { prediction, requests } = await runFleetsim(g, referenceConventionSets(g.config));
       const outside = outsideTolerance(g, summaryOf(prediction), g.conventionsWidened!);
       expect(outside, `${g.case}: metrics outside their tolerance`).toEqual([]);
+      // Where the conventions gave the reference's scaling decisions, they must go on doing so:
+      // the closed loop (routing after a scale-up, what each tick sees, the regression) as a whole.
+      if (g.conventionsSameScaling === true) {
+        const planner = prediction["planner"] as Record<string, unknown> | null;
+        expect(scalingEvents(planner), `${g.case}: scaling events under the conventions`).toEqual(
+          g.scalingEvents,
+        );
+      }
       const bands = g.conventionsRequestBands;
       if (g.requests !== null && bands !== undefined) {
         const reference = g.requests.map(([uuid, ttft, e2e]) => ({ uuid, ttft, e2e }));

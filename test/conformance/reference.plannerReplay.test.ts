@@ -34,6 +34,7 @@ describe("the Planner on the reference's recorded ticks", () => {
   it("has the seed Planner cases, aggregated and disaggregated, some of them scaling", () => {
     expect(goldens.map((g) => g.case)).toContain("seed-agg-startup-0");
     expect(goldens.map((g) => g.case)).toContain("seed-disagg-budget-4");
+    expect(goldens.map((g) => g.case)).toContain("seed-agg-startup-60-polynomial");
     expect(goldens.reduce((n, g) => n + g.scalingEvents, 0)).toBeGreaterThan(20);
   });
 
@@ -57,8 +58,9 @@ describe("the Planner on the reference's recorded ticks", () => {
         if (t.ttftMs[0] !== null || t.itlMs[0] !== null) estimated++;
       }
       expect(estimated, `${g.case}: ticks with an estimate`).toBeGreaterThan(0);
-      // The first quarter of the run at least (17 to 49 of 60 ticks here) is compared exactly.
-      expect(ticks.filter((t) => !t.retentionFull).length).toBeGreaterThanOrEqual(15);
+      // The first ticks, until a store outgrows its capacity, are compared exactly (14 to 49 of
+      // 60 here: a chunk-bound polynomial run fills its stores fastest).
+      expect(ticks.filter((t) => !t.retentionFull).length).toBeGreaterThanOrEqual(14);
     });
   }
 });

@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { WorkloadKind } from "../../src/planner/perfModel/features.js";
 import { FpmRegressionModel } from "../../src/planner/perfModel/index.js";
+import { fitStandardizedNnls } from "../../src/planner/perfModel/standardizedNnls.js";
 import { forwardPassMetrics } from "../../src/planner/types.js";
 import type { WorkerRole } from "../../src/util/workerRole.js";
 
@@ -27,6 +28,8 @@ interface Scenario {
   readonly passes: readonly Pass[];
   readonly queries: readonly Pass[];
   readonly every: number;
+  /** Passes whose refits stop being models after a ready fit (regression.py `stale_scenarios`). */
+  readonly stale?: boolean;
   readonly checkpoints: readonly {
     readonly after: number;
     readonly ready: boolean;
@@ -60,7 +63,12 @@ describe(`the Planner regression against the reference's (aisimulate ${golden.re
       (s) => s.passes.filter((p) => (p.wall ?? 0) > 0).length > s.options.max,
     );
     expect(evicting.length).toBeGreaterThanOrEqual(3);
+    expect(golden.scenarios.filter((s) => s.stale === true).length).toBeGreaterThanOrEqual(6);
   });
+
+  // Counted by the scenarios below: checkpoints where a store is ready on the plane it kept
+  // although a fit of the passes it now retains is not a model.
+  let keptPlanes = 0;
 
   golden.scenarios.forEach((s, i) => {
     it(`scenario ${i}: ${s.role}, ${s.passes.length} passes, keep ${s.options.max}, ready at ${s.options.min}, ${s.options.buckets} cells`, () => {
@@ -90,6 +98,16 @@ describe(`the Planner regression against the reference's (aisimulate ${golden.re
           const store = m.store(kind as WorkloadKind);
           expect(store?.size, `${at}: ${kind} retained`).toBe(retained);
           expect(store?.ready, `${at}: ${kind} ready`).toBe(ready);
+          if (store?.ready === true) {
+            const all = store.retainedSamples();
+            const refit = fitStandardizedNnls(
+              all.map((r) => r.x),
+              all.map((r) => r.y),
+              2,
+              s.options.min,
+            );
+            if (refit === null) keptPlanes++;
+          }
         }
         c.estimates_ms.forEach((want, q) => {
           const got = m.estimateMs(work(s.queries[q]));
@@ -103,5 +121,9 @@ describe(`the Planner regression against the reference's (aisimulate ${golden.re
         });
       }
     });
+  });
+
+  it("keeps a ready store's plane when its refit is not a model (the stale scenarios exercise it)", () => {
+    expect(keptPlanes).toBeGreaterThanOrEqual(10);
   });
 });

@@ -106,7 +106,7 @@ export const GOLDEN_CASES: readonly GoldenCase[] = [
   {
     name: "seed-aggregated-advisory",
     about:
-      'examples/seed-aggregated.yaml in advisory mode (seed 000 "Replay in advisory mode"), 3 workers on a 3-GPU budget (with the seed\'s 2 the Planner holds all along): recommended_scaling_events, no applied change, on the conversation fixture stopped at 300 s',
+      'examples/seed-aggregated.yaml in advisory mode (seed 000 "Replay in advisory mode"), 3 workers on a 4-GPU budget (its ITL estimates, ~120 ms, ask for more workers; with a budget of 3 the Planner holds all along): recommended_scaling_events, no applied change, on the conversation fixture stopped at 300 s',
     config: "examples/seed-aggregated.yaml",
     stack: "dynamo",
     sets: [
@@ -114,7 +114,7 @@ export const GOLDEN_CASES: readonly GoldenCase[] = [
       "traffic.stop.max_virtual_time_seconds=300",
       "planner.advisory=true",
       "engine.workers.aggregated.parallelism.replicas=3",
-      "planner.max_num_gpus=3",
+      "planner.max_num_gpus=4",
     ],
   },
   {

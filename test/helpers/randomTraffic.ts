@@ -41,6 +41,8 @@ export function randomRows(o: RandomRowsOptions): Record<string, unknown>[] {
  */
 export class RandomScaling implements ScalingPolicy {
   private readonly rng: Prng;
+  /** What each tick saw: its time and the forward-pass metrics of both pools, as JSON. */
+  readonly seen: string[] = [];
   constructor(
     seed: number,
     private readonly periodMs: number,
@@ -54,6 +56,7 @@ export class RandomScaling implements ScalingPolicy {
     return this.periodMs;
   }
   onTick(s: TickSnapshot): ScalingAction {
+    this.seen.push(JSON.stringify([s.nowMs, s.prefillFpm, s.decodeFpm]));
     const size = () => 1 + Math.floor(this.rng.nextFloat() * this.maxWorkers);
     return {
       targetPrefill: this.disaggregated && this.rng.nextFloat() < this.chance ? size() : null,

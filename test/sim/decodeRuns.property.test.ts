@@ -6,8 +6,8 @@
  * the context), small KV caches (preemption), token budgets below the batch, async scheduling,
  * `max_model_len`, closed loops, client overheads and timeouts, a virtual-time cap and a random
  * scaling policy; the whole result — every collector column, the summary, the per-request
- * records, the time series, the lifecycle records, the pass count, the end time — is compared
- * byte for byte between the two steppers.
+ * records, the time series, the lifecycle records, the pass count, the end time, and the
+ * forward-pass metrics every scaling tick saw — is compared byte for byte between the two steppers.
  */
 import { fc } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
@@ -123,35 +123,46 @@ function specOf(c: Setup): RunSpec {
   };
 }
 
-async function replay(spec: RunSpec, c: Setup, referenceStepper: boolean): Promise<ReplayResult> {
+/** The replay's result and, with scaling, the forward-pass metrics each tick saw. */
+async function replay(
+  spec: RunSpec,
+  c: Setup,
+  referenceStepper: boolean,
+): Promise<{ result: ReplayResult; ticks: readonly string[] }> {
   const table = await loadWorkload(spec);
   const scaling = c.scaling ? new RandomScaling(c.seed, 250, 3, c.disaggregated, 0.6) : null;
-  return new Replay(spec, table, await createRoleTimings(spec.engine), {
+  const result = new Replay(spec, table, await createRoleTimings(spec.engine), {
     capturePerRequest: true,
     scaling,
     checkInvariants: true,
     referenceStepper,
   }).runSync();
+  return { result, ticks: scaling?.seen ?? [] };
 }
 
 describe("decode-run merging ≡ pass-by-pass stepping", () => {
   it("random workloads and deployments give byte-identical results with either stepper", async () => {
     let mergedPasses = 0;
     let passes = 0;
+    let ticksSeen = 0;
     await fc.assert(
       fc.asyncProperty(setup, async (c) => {
         const spec = specOf(c);
-        const reference = await replay(spec, c, true);
-        const merged = await replay(spec, c, false);
+        const { result: reference, ticks: referenceTicks } = await replay(spec, c, true);
+        const { result: merged, ticks: mergedTicks } = await replay(spec, c, false);
         expect(reference.passesInRuns).toBe(0);
         expect(merged.passes).toBe(reference.passes);
         expect(fingerprint(spec, merged)).toBe(fingerprint(spec, reference));
+        // A tick after a run sees the run's last pass, as it sees any pass that has ended.
+        expect(mergedTicks).toEqual(referenceTicks);
         mergedPasses += merged.passesInRuns;
         passes += merged.passes;
+        ticksSeen += mergedTicks.length;
       }),
       { seed: 20261202, numRuns: 300 },
     );
-    // Not vacuous: a good share of the random workloads' passes went through runs.
+    // Not vacuous: a good share of the random workloads' passes went through runs, and ticks saw them.
     expect(mergedPasses).toBeGreaterThan(0.2 * passes);
+    expect(ticksSeen).toBeGreaterThan(300);
   });
 });

@@ -66,11 +66,18 @@ export function regressionOptions(s: {
 
 const FEATURES = 2;
 
-/** One workload kind's retained passes and their fitted plane (refitted lazily after a change). */
+/**
+ * One workload kind's retained passes and their fitted plane, refitted after every pass it learns.
+ * A refit that is not a model (an intercept-only plane, no varying feature) leaves the last
+ * accepted plane in place, so a store that has been ready stays ready: the reference's store does
+ * so (aisimulate 0.13.0's FPM regression, probed with scripts/reference/regression.py's
+ * `stale_scenarios`: passes whose times stop rising with their work keep the plane fitted before
+ * them, through insertions and evictions alike; docs/planner.md "Perf model").
+ */
 export class RegressionStore {
   private readonly samples: BucketedSamples;
-  /** undefined = stale; null = not ready. */
-  private fit: StandardizedFit | null | undefined = undefined;
+  /** The last accepted plane; null before the first. */
+  private fit: StandardizedFit | null = null;
 
   constructor(
     readonly kind: WorkloadKind,
@@ -85,7 +92,14 @@ export class RegressionStore {
 
   add(x: ArrayLike<number>, wallMs: number): void {
     this.samples.add([x[0], x[1]], wallMs);
-    this.fit = undefined;
+    const all = this.samples.all();
+    const fit = fitStandardizedNnls(
+      all.map((s) => s.x),
+      all.map((s) => s.y),
+      FEATURES,
+      this.opts.minObservations,
+    );
+    if (fit !== null) this.fit = fit;
   }
 
   get size(): number {
@@ -99,15 +113,6 @@ export class RegressionStore {
 
   /** The accepted plane, or null when the store is not ready. */
   plane(): StandardizedFit | null {
-    if (this.fit === undefined) {
-      const all = this.samples.all();
-      this.fit = fitStandardizedNnls(
-        all.map((s) => s.x),
-        all.map((s) => s.y),
-        FEATURES,
-        this.opts.minObservations,
-      );
-    }
     return this.fit;
   }
 

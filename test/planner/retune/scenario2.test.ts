@@ -82,7 +82,10 @@ ${retune ?? ""}evaluation:
 `;
 }
 
-const REPLICAS = "engine.workers.aggregated.parallelism.replicas=2";
+// Three workers at the start: room for the inner Planners to scale down, where the scale-down
+// sensitivities the sweep compares part (with two, every window's candidates tie since the
+// Planner keeps a store's last plane when a refit is not a model; docs/planner.md "Perf model").
+const REPLICAS = "engine.workers.aggregated.parallelism.replicas=3";
 
 function spec(retune: string | null, sets: string[] = []): RunSpec {
   return loadYaml(config(retune), { files: FILES, sets: [REPLICAS, ...sets] });
