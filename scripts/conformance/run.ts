@@ -421,8 +421,13 @@ interface EstimateQuery {
 interface EstimateRow extends EstimateQuery {
   reference: number | null;
   fleetsim: number | null;
+  /** A prefill past the context-attention tables: fleetsim with the reference's quadratic rule (Known differences 3). */
+  fleetsimQuadratic: number | null;
   error: string | null;
 }
+
+/** The context-attention tables' longest measured sequence (docs/timing.md "Beyond the tables"). */
+const CONTEXT_TABLES_LONGEST = 16_384;
 
 const ESTIMATE_MODELS: ReadonlyArray<{ model: string; tp: number; ep?: number }> = [
   { model: "meta-llama/Meta-Llama-3.1-8B", tp: 1 },
@@ -447,6 +452,7 @@ function estimateQueries(): EstimateQuery[] {
         [2_048, 8_192],
         [8_192, 8_192],
         [8_192, 16_384],
+        [8_192, 57_344],
       ] as const)
         out.push({ model, system, backend: "vllm", tp, ...moe, phase: "prefill", batch: 1, tokens, prefix });
       for (const batch of [1, 8, 64, 256])
@@ -458,7 +464,7 @@ function estimateQueries(): EstimateQuery[] {
   return out;
 }
 
-async function fleetsimEstimate(q: EstimateQuery): Promise<number> {
+async function fleetsimEstimate(q: EstimateQuery, extrapolation: "sqrt" | "quadratic"): Promise<number> {
   let text = "";
   await estimateCommand(
     {
@@ -474,6 +480,7 @@ async function fleetsimEstimate(q: EstimateQuery): Promise<number> {
       batch: q.batch,
       context: q.phase === "decode" ? q.tokens : undefined,
       perfDatabase: undefined,
+      contextAttentionExtrapolation: extrapolation,
       format: "json",
     },
     { out: (s) => (text += s), err: () => {} },
@@ -495,13 +502,16 @@ async function runEstimates(): Promise<EstimateRow[]> {
   for (let i = 0; i < queries.length; i++) {
     const q = queries[i]!;
     let fleetsim: number | null = null;
+    let fleetsimQuadratic: number | null = null;
     let error = answers[i]?.error ?? null;
     try {
-      fleetsim = await fleetsimEstimate(q);
+      fleetsim = await fleetsimEstimate(q, "sqrt");
+      if (q.phase === "prefill" && q.tokens + (q.prefix ?? 0) > CONTEXT_TABLES_LONGEST)
+        fleetsimQuadratic = await fleetsimEstimate(q, "quadratic");
     } catch (e) {
       error = `${error ?? ""} fleetsim: ${(e as Error).message.split("\n")[0]}`.trim();
     }
-    rows.push({ ...q, reference: answers[i]?.ms ?? null, fleetsim, error });
+    rows.push({ ...q, reference: answers[i]?.ms ?? null, fleetsim, fleetsimQuadratic, error });
   }
   return rows;
 }
@@ -708,15 +718,18 @@ function renderDocument(
       "",
       "### Forward-pass estimates",
       "",
-      "One uncorrected pass: `fleetsim estimate` against the reference's op-level estimator (`RustForwardPassPerfModel`, scripts/reference/estimate.py), vLLM tables. Prefill: batch 1 of N new tokens, over a cached prefix of P tokens where the prefix column says so; decode: a batch at N tokens of context each.",
+      "One uncorrected pass: `fleetsim estimate` against the reference's op-level estimator (`RustForwardPassPerfModel`, scripts/reference/estimate.py), vLLM tables. Prefill: batch 1 of N new tokens, over a cached prefix of P tokens where the prefix column says so; decode: a batch at N tokens of context each. The last column: a prefill past the context-attention tables' 16,384 tokens priced with the reference's quadratic extrapolation (`fleetsim estimate --context-attention-extrapolation quadratic`; Known differences 3), against the reference.",
       "",
-      "| model | GPU | TP | phase | batch | tokens | prefix | reference ms | fleetsim ms | difference |",
-      "|---|---|---:|---|---:|---:|---:|---:|---:|---:|",
+      "| model | GPU | TP | phase | batch | tokens | prefix | reference ms | fleetsim ms | difference | with the reference's extrapolation |",
+      "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     );
+    const against = (v: number | null, ref: number | null): number | null =>
+      v !== null && ref !== null ? (v - ref) / ref : null;
     for (const e of estimates) {
-      const d = e.reference !== null && e.fleetsim !== null ? (e.fleetsim - e.reference) / e.reference : null;
+      const d = against(e.fleetsim, e.reference);
+      const q = e.fleetsimQuadratic === null ? "—" : pct(against(e.fleetsimQuadratic, e.reference));
       lines.push(
-        `| ${e.model} | ${e.system} | ${e.tp}${e.moe_ep === undefined ? "" : ` (EP ${e.moe_ep})`} | ${e.phase} | ${e.batch} | ${e.tokens} | ${e.prefix ?? "—"} | ${num(e.reference)} | ${num(e.fleetsim)} | ${e.error !== null ? e.error.slice(0, 80) : pct(d)} |`,
+        `| ${e.model} | ${e.system} | ${e.tp}${e.moe_ep === undefined ? "" : ` (EP ${e.moe_ep})`} | ${e.phase} | ${e.batch} | ${e.tokens} | ${e.prefix ?? "—"} | ${num(e.reference)} | ${num(e.fleetsim)} | ${e.error !== null ? e.error.slice(0, 80) : pct(d)} | ${q} |`,
       );
     }
     const ok = estimates.filter((e) => e.reference !== null && e.fleetsim !== null);

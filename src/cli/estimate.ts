@@ -31,6 +31,11 @@ export interface EstimateOptions {
   readonly perfDatabase?: string;
   /** `engine.enable_eplb`: MoE on the balanced-load tables. */
   readonly enableEplb?: boolean;
+  /**
+   * `timing.context_attention_extrapolation`: context attention beyond the tables' longest
+   * sequence (absent: √, fleetsim's default; `quadratic`: the reference's rule).
+   */
+  readonly contextAttentionExtrapolation?: "sqrt" | "quadratic";
   readonly format: "table" | "json";
 }
 
@@ -53,6 +58,7 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
   const data = hardwareData(gpu.id);
   const balancedMoe = opts.enableEplb === true && model.moe !== null;
   const wanted = opts.opTables === "backend" ? opts.backend : "vllm";
+  const contextBeyond = opts.contextAttentionExtrapolation ?? "sqrt";
   const { tables, provenance } =
     opts.perfDatabase !== undefined
       ? await loadParquetTablesWithProvenance(
@@ -61,8 +67,9 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
           undefined,
           balancedMoe,
           wanted,
+          contextBeyond,
         )
-      : loadCompactTablesWithProvenance(gpu.id, balancedMoe, wanted);
+      : loadCompactTablesWithProvenance(gpu.id, balancedMoe, wanted, contextBeyond);
   const moe = configuredMoeParallelism(model, {
     tensor: opts.tensor,
     pipeline: opts.pipeline,
@@ -79,7 +86,7 @@ export async function estimateCommand(opts: EstimateOptions, io: Streams): Promi
     null,
     // As a run prices it (timing/kernels.ts).
     kernelsOf(opts.backend, provenance.backend, model, gpu.id, opts.tensor, {
-      contextBeyond: "sqrt",
+      contextBeyond,
       builtInTables: opts.perfDatabase === undefined,
     }),
   );

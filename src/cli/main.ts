@@ -495,6 +495,14 @@ Examples:
       "read an AIConfigurator-format perf-data tree instead of the built-in tables",
     )
     .option("--enable-eplb", "price MoE layers with balanced expert load (engine.enable_eplb)")
+    .addOption(
+      new Option(
+        "--context-attention-extrapolation <rule>",
+        "context attention beyond the tables' longest sequence (timing.context_attention_extrapolation)",
+      )
+        .choices(["sqrt", "quadratic"] as const)
+        .default("sqrt"),
+    )
     .addOption(tableFormatOption())
     .addHelpText(
       "after",

@@ -43,6 +43,45 @@ describe("fleetsim estimate", () => {
     expect(table.out).toContain("op tables: TensorRT-LLM 1.2.0rc5");
   });
 
+  it("--context-attention-extrapolation quadratic prices attention past the tables as the reference does, and nothing inside them differently", async () => {
+    const llama = ["--model", "meta-llama/Meta-Llama-3.1-8B", "--hardware", "h200_sxm"];
+    const attention = async (prefix: number, rule: string): Promise<{ att: number; total: number }> => {
+      const r = await cli(
+        "estimate",
+        ...llama,
+        ...["--prefill-tokens", "8192", "--prefix", String(prefix)],
+        ...["--context-attention-extrapolation", rule, "--format", "json"],
+      );
+      expect(r.code, r.err).toBe(0);
+      const doc = JSON.parse(r.out) as {
+        total_ms: number;
+        prefill: { ops: { name: string; latency_ms: number }[] };
+      };
+      const att = doc.prefill.ops.find((o) => o.name === "context_attention")!.latency_ms;
+      return { att, total: doc.total_ms };
+    };
+    // Inside the context-attention tables (16,384 tokens in all) the rule changes nothing.
+    expect((await attention(8192, "quadratic")).total).toBe((await attention(8192, "sqrt")).total);
+    // Past them the square of the length, so the new tokens' share grows linearly in the prefix:
+    // equal prefix steps add equal attention time.
+    const [a, b, c] = await Promise.all([24_576, 32_768, 40_960].map((p) => attention(p, "quadratic")));
+    expect(c!.att - b!.att).toBeCloseTo(b!.att - a!.att, 6);
+    const far = await attention(57_344, "quadratic");
+    expect(far.total).toBeGreaterThan((await attention(57_344, "sqrt")).total);
+    // The reference's estimator prices this pass at 577.72 ms (docs/conformance.md "Forward-pass estimates").
+    expect(Math.abs(far.total / 577.72 - 1)).toBeLessThan(0.01);
+    const bad = await cli(
+      "estimate",
+      ...llama,
+      "--prefill-tokens",
+      "8",
+      "--context-attention-extrapolation",
+      "cubic",
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("sqrt, quadratic");
+  });
+
   it("prints a per-operation breakdown of a prefill pass whose rows add up to the total", async () => {
     const r = await cli(
       "estimate",
