@@ -259,7 +259,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
 
     const extend = this.formDecodeSet(canRun, decoding);
     this.recordQueued(stats);
-    this.finishingInPass = this.decodeStep(this.decodeSet);
+    this.finishingInPass = this.decodeStep(this.decodeSet, extend);
     const retracted = this.settleBatch(extend);
 
     this.blocksFreedAtPassEnd = this.freedByFinishing;
@@ -301,7 +301,13 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
         this.waiting.pushFront(s);
       }
     }
-    for (let i = 0; i < batch; i++) if (canRun[i].numComputed >= canRun[i].length) decodeSet.push(canRun[i]);
+    // Their first token is sampled from the prefill forward's own logits: it is not a decode row
+    // of the pass (`prefillDonePass`, read by `decodeStep`).
+    for (let i = 0; i < batch; i++)
+      if (canRun[i].numComputed >= canRun[i].length) {
+        canRun[i].prefillDonePass = this.passSerial;
+        decodeSet.push(canRun[i]);
+      }
     // Mixed chunk: the running requests decode in the prefill pass, after its new requests (the
     // order of SGLang's mix_with_running), and the whole set is the running batch afterwards.
     const mixed = batch > 0 && running.length > 0 && this.mixedChunk;
@@ -410,15 +416,17 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
         this.signal(s.req, Signal.Rejected);
         continue;
       }
-      const extendLen = s.length - m;
-      if (extendLen <= 0) break;
-      let chunk = extendLen;
-      // A prompt longer than the pass's chunk budget is chunked (with mixed chunk, the budget
-      // less the running requests' decode tokens, or it could never start while any run).
-      if (extendLen > sg.chunkedPrefillSize - mixedDecode) {
-        chunk = Math.min(Math.floor(remChunk / page) * page, extendLen);
-        if (chunk <= 0) break;
-      }
+      // SGLang's `init_next_round_input`: a fresh request matches its prefix in the radix tree
+      // before it is chunked, so what it extends, and what the budgets are charged, is what it
+      // computes; a chunked continuation goes on from its own tokens.
+      const start = m > 0 || !cfg.prefixCaching ? m : this.cachedPrefixPages(s) * page;
+      // A request that still owes tokens computes at least its last one (SGLang caps the match at
+      // input_len - 1, a page at a time), to sample from; a zero-output request takes all of it.
+      const extendLen = s.length - start;
+      // (Only a zero-output request's fresh prompt can be all cached: it is admitted to complete.)
+      if (extendLen <= 0 && m > 0) break;
+      const chunk = this.chunkOf(extendLen, remChunk);
+      if (chunk <= 0 && extendLen > 0) break;
       const charged = Math.ceil(chunk / page) * page;
       const outputReserve = chunk < extendLen ? 0 : Math.min(s.maxOutput - s.generated, sg.clipMaxNewTokens);
       // max_prefill_tokens bounds a batch, not its first request (as SGLang's PrefillAdder: a
@@ -436,9 +444,9 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
         }
         break;
       }
-      const chunkEnd = m + chunk;
+      const chunkEnd = start + chunk;
       const allocatedBefore = this.allocatedTokens(s);
-      const cached = this.allocateChunk(s, chunkEnd, now);
+      const cached = this.allocateChunk(s, chunkEnd, now, start / page);
       if (cached < 0) {
         oom = true;
         break;
@@ -459,6 +467,17 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     this.prefillIslSum = isl;
     this.stats.sumPrefillKvTokens = prefix;
     return oom;
+  }
+
+  /**
+   * What a request extending `extendLen` tokens computes in this pass: all of it, or, when that
+   * does not fit the remaining chunk budget, the budget's whole pages (`PrefillAdder.add_one_req`;
+   * with mixed chunk the budget is less the running requests' decode tokens). 0: nothing fits.
+   */
+  private chunkOf(extendLen: number, remChunk: number): number {
+    const page = this.page;
+    if (Math.ceil(extendLen / page) * page <= remChunk) return extendLen;
+    return Math.min(Math.floor(remChunk / page) * page, extendLen);
   }
 
   /**
@@ -487,11 +506,12 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
 
   /**
    * Takes the KV of `s`'s next chunk, up to `chunkEnd` tokens: a fresh (or retracted) request
-   * reuses the cached prefix of the chunk, locks it and allocates the rest (and is admitted); a
+   * reuses its cached prefix (`matchPages`, as admission matched it), locks it and allocates the
+   * rest (and is admitted); a
    * partial one allocates the pages its chunk adds. Returns the tokens already in KV before the
    * chunk (its cached prefix, or the earlier chunks), or -1 when the pages could not be allocated.
    */
-  private allocateChunk(s: Sequence, chunkEnd: number, now: number): number {
+  private allocateChunk(s: Sequence, chunkEnd: number, now: number, matchPages: number): number {
     const page = this.page;
     const cache = this.cache;
     const m = s.numComputed;
@@ -502,7 +522,9 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       return m;
     }
     const prefixCaching = this.config.prefixCaching;
-    const node = prefixCaching ? this.matchPrefix(s, Math.floor(chunkEnd / page)) : NO_NODE;
+    const node = prefixCaching
+      ? this.matchPrefix(s, Math.min(matchPages, Math.floor(chunkEnd / page)))
+      : NO_NODE;
     const pages = prefixCaching ? cache.matchedPages : 0;
     if (node !== NO_NODE) cache.lock(node);
     const fresh = Math.ceil(chunkEnd / page) - pages;
@@ -558,15 +580,37 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   /**
    * Decodes one token for every request of `set` (compacted in place to those still decoding), or
    * a speculative burst for one with drafts: zero-output requests complete first, then retraction
-   * makes room for the page growth, then the tokens. Retracted requests go to `this.retracted`,
+   * makes room for the page growth (not in an extend pass: `extend`), then the tokens. Retracted requests go to `this.retracted`,
    * the decode batch and its KV tokens to `stats`; returns the requests it finished.
    */
-  private decodeStep(set: Sequence[]): number {
+  private decodeStep(set: Sequence[], extend: boolean): number {
     let finishing = this.completeZeroOutput(set);
-    finishing += this.retractForGrowth(set);
+    if (extend) {
+      // An extend pass is a pure prefill forward: it never retracts (the reference's
+      // `prefill_first_tokens`). When the first tokens' slots do not fit the free and evictable
+      // pages, the requests keep their first token for the next decode step, whose retraction
+      // check makes room; retracting here could retract the request just prefilled, pass after
+      // pass, while the running ones never decode.
+      const cache = this.cache;
+      if ((cache.freePages + cache.evictablePages) * this.page < this.growthTokens(set)) {
+        this.stats.numDecodeRequests = 0;
+        this.stats.sumDecodeKvTokens = 0;
+        return finishing;
+      }
+    } else finishing += this.retractForGrowth(set);
+    // The pass's decode half, as the pass is priced and its forward-pass metrics report it: the
+    // requests that were decoding before it. A request whose prefill completed in this pass gets
+    // its first token from the prefill forward itself, at no decode cost (SGLang samples it from
+    // the extend batch's last logits; `ai-dynamo/aisimulate@047b934:crates/core/src/engine/scheduler/sglang/core.rs`,
+    // `simulate_prefill_first_tokens`, schedules no decode in a prefill pass).
+    let decoding = 0;
     let kvTokens = 0;
-    for (let i = 0; i < set.length; i++) kvTokens += set[i].length;
-    this.stats.numDecodeRequests = set.length;
+    for (let i = 0; i < set.length; i++) {
+      if (set[i].prefillDonePass === this.passSerial) continue;
+      decoding++;
+      kvTokens += set[i].length;
+    }
+    this.stats.numDecodeRequests = decoding;
     this.stats.sumDecodeKvTokens = kvTokens;
     // Speculating: the pages of every request's real token and drafts are taken before any burst
     // is emitted (the reference reserves the batch's decode pages up front), so what a burst's
@@ -756,14 +800,14 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   /** Matches `s`'s first `limit` full pages (touching them); `cache.matchedPages` gets the length. */
-  private matchPrefix(s: Sequence, limit: number): number {
+  private matchPrefix(s: Sequence, limit: number, touch = true): number {
     const known = Math.min(limit, s.promptFullBlocks + s.outputHashes.length);
     const cache = this.cache;
     let node = NO_NODE;
     let k = 0;
     // Prompt pages straight from the request table, output pages from the sequence.
     const promptPages = Math.min(known, s.promptFullBlocks);
-    node = cache.match(s.promptHashes, s.promptHashOffset, promptPages, true);
+    node = cache.match(s.promptHashes, s.promptHashOffset, promptPages, touch);
     k = cache.matchedPages;
     if (k === promptPages) {
       while (k < known) {
@@ -775,6 +819,16 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     }
     cache.matchedPages = k;
     return node;
+  }
+
+  /**
+   * Pages of `s`'s context cached in the radix tree, looked up without touching them, no further
+   * than `input_len - 1` tokens while it owes output (`Req.init_next_round_input`).
+   */
+  private cachedPrefixPages(s: Sequence): number {
+    const matchable = s.generated < s.maxOutput ? s.length - 1 : s.length;
+    this.matchPrefix(s, Math.floor(matchable / this.page), false);
+    return this.cache.matchedPages;
   }
 
   /**
@@ -861,6 +915,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     this.reserved--;
     s.numComputed = s.promptLength;
     s.prefillTarget = s.promptLength;
+    // Its prefill ran on another worker (whose pass serials are not this one's): it decodes here.
+    s.prefillDonePass = 0;
     // The prompt's pages enter the tree only now (no destination events before activation).
     this.cacheMaterialized(s);
     this.events.flush();

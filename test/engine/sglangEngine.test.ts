@@ -110,6 +110,38 @@ describe("SGLang scheduling", () => {
     ]);
   });
 
+  it("a prefill pass's first tokens come from the prefill forward: no decode row priced or reported", () => {
+    // Fixed timing (prefill 10 ms, decode 2 ms): the reference's SGLang core gives a lone request
+    // its first token at the end of a 10 ms pass (`simulate_prefill_first_tokens`, no decode
+    // scheduled), then one 2 ms decode pass per token.
+    const h = sglangHarness({ blockSize: 1, numGpuBlocks: 1000, sglang: SG }, [[]]);
+    h.submit(0, 16, 3);
+    const first = h.pass();
+    expect(first.signals).toEqual([[0, "Token"]]);
+    expect(first.duration).toBe(10);
+    expect(h.engine.stats.numPrefillRequests).toBe(1);
+    expect(h.engine.stats.numDecodeRequests).toBe(0);
+    expect(h.engine.stats.sumDecodeKvTokens).toBe(0);
+    h.drain();
+    expect(h.passes.map((p) => p.duration)).toEqual([10, 2, 2]);
+  });
+
+  it("with mixed chunk, the running requests are the pass's decode rows and the newly prefilled are not", () => {
+    const h = mixedChunkBeside(8);
+    // 7 of r1's 8 tokens beside r0's decode: r0 is the one decode row.
+    h.pass();
+    expect(h.engine.stats.numDecodeRequests).toBe(1);
+    expect(h.engine.stats.sumDecodeKvTokens).toBe(4 + 1);
+    // r1's last token with its first output token, r0 decoding beside it: still one decode row.
+    const rec = h.pass();
+    expect(rec.signals).toEqual([
+      [1, "Token"],
+      [0, "Token"],
+    ]);
+    expect(h.engine.stats.numDecodeRequests).toBe(1);
+    expect(h.engine.stats.sumDecodeKvTokens).toBe(4 + 2);
+  });
+
   it("enable_mixed_chunk: running requests decode in each chunk pass, one chunk token each", () => {
     const h = mixedChunkBeside(24);
     // r0 decodes beside each chunk of r1, which gets 8 − 1 = 7 tokens a pass (its decode token
@@ -153,8 +185,12 @@ describe("SGLang scheduling", () => {
     for (let i = 0; i < 3; i++) expect(h.pass().signals.some(([r]) => r === 0)).toBe(true);
   });
 
-  it("reuses a cached prefix, including a fully cached prompt (no last-token recompute)", () => {
+  it("reuses a cached prefix up to input_len − 1 tokens: a fully cached prompt recomputes its last page", () => {
+    // SGLang's `Req.init_next_round_input` matches at most input_len − 1 tokens, so a request that
+    // owes a token computes its last one to sample from (a page at a time: 8 of 12 tokens reused
+    // at page 4); a zero-output request has nothing to sample and reuses all 12.
     const h = sglangHarness({ blockSize: 4, numGpuBlocks: 32 }, [
+      [1, 2, 3],
       [1, 2, 3],
       [1, 2, 3],
     ]);
@@ -162,7 +198,51 @@ describe("SGLang scheduling", () => {
     h.drain();
     h.submit(1, 12, 1);
     h.drain();
-    expect(h.admissions.map((a) => a.reused)).toEqual([0, 12]);
+    h.submit(2, 12, 0);
+    h.drain();
+    expect(h.admissions.map((a) => a.reused)).toEqual([0, 8, 12]);
+  });
+
+  it("chunks a request to what is left of the pass's chunk budget, matching its cached prefix first", () => {
+    // Page 4, chunked_prefill_size 16. r0 (8 tokens) fills 8 of the budget; r1's 16-token prompt,
+    // 8 of them cached by r2 earlier, extends 8 tokens: it fits the 8 left and joins the batch
+    // (budgets are charged what a request computes, not its cached prefix). r3's 12 new tokens
+    // then do not fit what is left: the next pass takes them whole.
+    const h = sglangHarness({ blockSize: 4, numGpuBlocks: 64, sglang: { ...SG, chunkedPrefillSize: 16 } }, [
+      [10, 11],
+      [1, 2, 3, 4],
+      [1, 2],
+      [20, 21, 22],
+    ]);
+    h.submit(2, 8, 0); // caches pages 1, 2
+    h.drain();
+    h.submit(0, 8, 2);
+    h.submit(1, 16, 2);
+    h.submit(3, 12, 2);
+    const first = h.pass();
+    expect(first.signals).toEqual([
+      [0, "Token"],
+      [1, "Token"],
+    ]);
+    expect(h.engine.stats.sumPrefillTokens).toBe(8 + 8);
+    expect(h.admissions.find((a) => a.req === 1)?.reused).toBe(8);
+    // r3 did not fit the 0 tokens left; it is prefilled whole in the next pass.
+    expect(h.pass().signals).toEqual([[3, "Token"]]);
+  });
+
+  it("chunks a short request that does not fit what is left of the chunk budget", () => {
+    // Page 4, chunked_prefill_size 16: r0 takes 12, r1's 12 tokens get the 4 left now and the
+    // other 8 (with its first token) in the next pass.
+    const h = sglangHarness({ blockSize: 4, numGpuBlocks: 64, sglang: { ...SG, chunkedPrefillSize: 16 } }, [
+      [10, 11, 12],
+      [20, 21, 22],
+    ]);
+    h.submit(0, 12, 2);
+    h.submit(1, 12, 2);
+    expect(h.pass().signals).toEqual([[0, "Token"]]);
+    expect(h.engine.stats.sumPrefillTokens).toBe(12 + 4);
+    expect(h.pass().signals).toEqual([[1, "Token"]]);
+    expect(h.engine.stats.sumPrefillTokens).toBe(8);
   });
 
   it("retracts the request with the fewest output tokens and resets new_token_ratio", () => {

@@ -84,8 +84,11 @@ describe("SGLang speculative decoding: KV pressure", () => {
     const spec3 = twoRequests({ speculation: spec([1, 1, 1]) });
     spec3.pass();
     expect(spec3.engine.preemptions).toBe(1);
-    // Both still end with exactly their output, the KV conserved pass by pass.
-    while (spec3.engine.hasWork()) {
+    // Both still end with exactly their output, the KV conserved pass by pass. (The retracted
+    // request is prefilled again in an extend pass, which never retracts: were it retracted there,
+    // it would be prefilled and retracted pass after pass while the other never decodes.)
+    for (let passes = 0; spec3.engine.hasWork(); passes++) {
+      expect(passes).toBeLessThan(50);
       spec3.pass();
       expect(spec3.engine.auditKv([])).toBeNull();
     }

@@ -11,8 +11,9 @@ import { buildPerRequest } from "../../src/report/perRequest.js";
 import { runReplay } from "../helpers/replay.js";
 import { SGLANG_DEFAULTS_SPEC, SGLANG_ROLE, traceSpec, writeTrace } from "../helpers/specs.js";
 
-// Fixed timing (test/helpers/specs.ts): a pass with prefill costs 10 ms, plus 2 ms as its
-// requests decode; a decode-only pass 2 ms. Page 4 (the block size).
+// Fixed timing (test/helpers/specs.ts): a prefill pass costs 10 ms (the requests it prefills get
+// their first token from it, with no decode step: SGLang samples it from the prefill forward), a
+// decode-only pass 2 ms. Page 4 (the block size).
 const row = (timestamp: number, input: number, output: number, id: number) => ({
   timestamp,
   input_length: input,
@@ -34,32 +35,32 @@ async function tokens(rows: object[], interval: number, over: Partial<WorkerRole
 }
 
 describe("scheduler.prefill_decode_interval (SGLang)", () => {
-  // A (output 10) is prefilled in pass [0, 12); B arrives at 1.
+  // A (output 10) is prefilled in pass [0, 10); B arrives at 1.
   const rows = [row(0, 4, 10, 1), row(1, 4, 3, 2)];
 
   it("0 (the default): B is prefilled by the next pass and A's decode waits for it", async () => {
     const [a, b] = await tokens(rows, 0);
-    expect(a.first).toBe(12);
-    expect(b.first).toBe(24); // pass [12, 24) is B's extend pass; A emits nothing in it
-    expect(a.last).toBe(24 + 2 * 9); // A's other 9 tokens from then on (B decodes beside it)
+    expect(a.first).toBe(10);
+    expect(b.first).toBe(20); // pass [10, 20) is B's extend pass; A emits nothing in it
+    expect(a.last).toBe(20 + 2 * 9); // A's other 9 tokens from then on (B decodes beside it)
   });
 
   it("2: the two passes after A's prefill only decode, then B is prefilled", async () => {
-    // Passes [12, 14) and [14, 16) decode A (SGLang's unit test: armed at 2, defers twice, then
-    // not); pass [16, 28) prefills B.
+    // Passes [10, 12) and [12, 14) decode A (SGLang's unit test: armed at 2, defers twice, then
+    // not); pass [14, 24) prefills B.
     const [a, b] = await tokens(rows, 2);
-    expect(a.first).toBe(12);
-    expect(b.first).toBe(28);
-    expect(b.ttft).toBe(27);
-    // A's second token comes 2 ms after its first instead of waiting out B's 12 ms extend pass.
+    expect(a.first).toBe(10);
+    expect(b.first).toBe(24);
+    expect(b.ttft).toBe(23);
+    // A's second token comes 2 ms after its first instead of waiting out B's 10 ms extend pass.
     expect(a.ttst).toBe(2);
-    expect((await tokens(rows, 0))[0].ttst).toBe(14);
+    expect((await tokens(rows, 0))[0].ttst).toBe(12);
   });
 
   it("with nothing running the worker prefills at once, whatever the interval", async () => {
-    // A has one token (done in its prefill pass): nothing decodes, so B is prefilled at 12.
+    // A has one token (done in its prefill pass): nothing decodes, so B is prefilled at 10.
     const [, b] = await tokens([row(0, 4, 1, 1), row(1, 4, 3, 2)], 8);
-    expect(b.first).toBe(24);
+    expect(b.first).toBe(20);
   });
 
   it("defers the next chunk of a partial prompt too (no exemption for chunked requests)", async () => {
@@ -69,20 +70,20 @@ describe("scheduler.prefill_decode_interval (SGLang)", () => {
     const sglang = { sglang: { ...SGLANG_DEFAULTS_SPEC, chunkedPrefillSize: 8 } };
     const [, offB] = await tokens(chunked, 0, sglang);
     const [, onB] = await tokens(chunked, 1, sglang);
-    // Off: chunks at [12, 22), [22, 32), [32, 44) (the last one emits B's first token).
-    expect(offB.first).toBe(44);
+    // Off: chunks at [10, 20), [20, 30), [30, 40) (the last one emits B's first token).
+    expect(offB.first).toBe(40);
     // Interval 1: a 2 ms decode pass after A's prefill and after each of B's first two chunks.
-    expect(onB.first).toBe(44 + 3 * 2);
+    expect(onB.first).toBe(40 + 3 * 2);
   });
 
   it("with attention DP one rank's prefill defers every rank of the worker", async () => {
-    // Two ranks: A (rank 0) is prefilled in [0, 12); B arrives at 1 on rank 1, which runs nothing.
-    // Off, rank 1 prefills B in the next pass [12, 24) while rank 0 decodes A. Interval 2: A's
+    // Two ranks: A (rank 0) is prefilled in [0, 10); B arrives at 1 on rank 1, which runs nothing.
+    // Off, rank 1 prefills B in the next pass [10, 20) while rank 0 decodes A. Interval 2: A's
     // prefill armed the whole worker (SGLang synchronizes the extend flag across DP ranks), so the
-    // passes [12, 14) and [14, 16) only decode and B is prefilled in [16, 28).
+    // passes [10, 12) and [12, 14) only decode and B is prefilled in [14, 24).
     const dp = { attentionData: 2, gpusPerWorker: 2 };
     const two = [row(0, 4, 10, 1), row(1, 4, 10, 2)];
-    expect((await tokens(two, 0, dp)).map((r) => r.first)).toEqual([12, 24]);
-    expect((await tokens(two, 2, dp)).map((r) => r.first)).toEqual([12, 28]);
+    expect((await tokens(two, 0, dp)).map((r) => r.first)).toEqual([10, 20]);
+    expect((await tokens(two, 2, dp)).map((r) => r.first)).toEqual([10, 24]);
   });
 });
