@@ -568,6 +568,24 @@ export const CASES: readonly ConformanceCase[] = [
       trace: "sample",
     },
   ]),
+  // The SGLang core where both tools price passes alike: its scheduling, request by request
+  // (the heavier of the two SGLang cases: prompts chunked beside others, a queue).
+  {
+    id: "backend-sglang-qwen3-32b-tp2-polynomial",
+    group: "backend",
+    about: "Qwen3-32B TP2 on H100, engine.backend sglang, polynomial timing",
+    stack: "engine",
+    config: aggregated({
+      model: "Qwen/Qwen3-32B",
+      hardware: "h100_sxm",
+      backend: "sglang",
+      speedup: 4,
+      worker: { tensor: 2, timing: { type: "polynomial" } },
+    }),
+    trace: "sample",
+    perRequest: true,
+    golden: true,
+  },
   // Timing providers and fixed capacity: no perf data involved, the schedulers alone.
   {
     id: "timing-polynomial",
