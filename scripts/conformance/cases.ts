@@ -686,19 +686,31 @@ const SHARED_TIMINGS = new Set(["polynomial", "fixed"]);
 
 /**
  * The case again with every role's passes priced by the polynomial timing both tools share
- * (`timing: {type: polynomial}`), or null when its roles are priced alike already (or it is a bad
- * input). Nothing else changes, so a metric outside the tolerance under the conventions that
- * agrees on the twin owes its difference to how the two tools price a pass (Known differences 3,
- * 13 and 16), not to scheduling, caching, routing, the Planner or the metrics' definitions.
+ * (`timing: {type: polynomial}`), and each role in `referenceBlocks` given that many KV blocks
+ * (the reference's, where fleetsim's estimate differs), or null when its roles are priced alike
+ * already (or it is a bad input). Nothing else changes, so a metric outside the tolerance under
+ * the conventions that agrees on the twin owes its difference to how the two tools price a pass
+ * or size the cache (Known differences 3, 10, 13 and 16), not to scheduling, caching, routing, the
+ * Planner or the metrics' definitions.
  */
-export function polynomialTwin(c: ConformanceCase): ConformanceCase | null {
+export function polynomialTwin(
+  c: ConformanceCase,
+  referenceBlocks: Readonly<Record<string, number>> = {},
+): ConformanceCase | null {
   if (typeof c.config === "string") return null;
   const doc = structuredClone(c.config) as { engine?: { workers?: Record<string, Record<string, unknown>> } };
-  const roles = Object.values(doc.engine?.workers ?? {});
+  const workers = doc.engine?.workers ?? {};
+  const roles = Object.values(workers);
   const priced = (w: Record<string, unknown>): string =>
     String((w["timing"] as { type?: unknown } | undefined)?.type ?? "default");
   if (roles.length === 0 || roles.every((w) => SHARED_TIMINGS.has(priced(w)))) return null;
   for (const w of roles) w["timing"] = { type: "polynomial" };
+  // Where the two tools size a role's KV cache differently (Known differences 10), the twin gives
+  // both the reference's blocks: polynomial timing prices a decode step by the cache's fill.
+  for (const [role, blocks] of Object.entries(referenceBlocks)) {
+    const kv = workers[role]?.["kv_cache"] as Record<string, unknown> | undefined;
+    if (kv !== undefined) kv["capacity"] = { type: "fixed", blocks };
+  }
   return {
     id: `${c.id}/polynomial`,
     group: c.group,
