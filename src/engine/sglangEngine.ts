@@ -420,10 +420,9 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
       // before it is chunked, so what it extends, and what the budgets are charged, is what it
       // computes; a chunked continuation goes on from its own tokens.
       const start = m > 0 || !cfg.prefixCaching ? m : this.cachedPrefixPages(s) * page;
-      // A request that still owes tokens computes at least its last one (SGLang caps the match at
-      // input_len - 1, a page at a time), to sample from; a zero-output request takes all of it.
       const extendLen = s.length - start;
-      // (Only a zero-output request's fresh prompt can be all cached: it is admitted to complete.)
+      // Only a zero-output request's fresh prompt can be all cached (`cachedPrefixPages` stops a
+      // page short otherwise): it is admitted, to complete.
       if (extendLen <= 0 && m > 0) break;
       const chunk = this.chunkOf(extendLen, remChunk);
       if (chunk <= 0 && extendLen > 0) break;
@@ -506,10 +505,11 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
 
   /**
    * Takes the KV of `s`'s next chunk, up to `chunkEnd` tokens: a fresh (or retracted) request
-   * reuses its cached prefix (`matchPages`, as admission matched it), locks it and allocates the
-   * rest (and is admitted); a
-   * partial one allocates the pages its chunk adds. Returns the tokens already in KV before the
-   * chunk (its cached prefix, or the earlier chunks), or -1 when the pages could not be allocated.
+   * reuses its cached prefix (`matchPages`, as admission matched it without touching it: a head
+   * that is then refused moves nothing in the LRU), locks it and allocates the rest (and is
+   * admitted); a partial one allocates the pages its chunk adds. Returns the tokens already in KV
+   * before the chunk (its cached prefix, or the earlier chunks), or -1 when the pages could not be
+   * allocated.
    */
   private allocateChunk(s: Sequence, chunkEnd: number, now: number, matchPages: number): number {
     const page = this.page;
@@ -580,8 +580,9 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   /**
    * Decodes one token for every request of `set` (compacted in place to those still decoding), or
    * a speculative burst for one with drafts: zero-output requests complete first, then retraction
-   * makes room for the page growth (not in an extend pass: `extend`), then the tokens. Retracted requests go to `this.retracted`,
-   * the decode batch and its KV tokens to `stats`; returns the requests it finished.
+   * makes room for the page growth (not in an extend pass, `extend`), then the tokens. Retracted
+   * requests go to `this.retracted`, the decode batch and its KV tokens to `stats`; returns the
+   * requests it finished.
    */
   private decodeStep(set: Sequence[], extend: boolean): number {
     let finishing = this.completeZeroOutput(set);
