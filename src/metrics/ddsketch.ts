@@ -36,6 +36,8 @@ export const DEFAULT_RELATIVE_ACCURACY = 0.001;
 export const DEFAULT_MAX_BINS = 32_768;
 export const DEFAULT_MIN_VALUE = 1e-9;
 const INITIAL_BINS = 128;
+/** How far inside its bucket's bounds `keyNear` trusts its last key (relative). */
+const NEAR_MARGIN = 1e-9;
 
 function checkCount(count: number): void {
   if (!Number.isSafeInteger(count) || count < 0) {
@@ -50,6 +52,10 @@ export class DDSketch {
   readonly gamma: number;
   private readonly gammaLn: number;
   private readonly offset: number;
+  /** `keyNear`'s last bucket and the open interval of values certain to map to it (empty at first). */
+  private nearKey = 0;
+  private nearLo = Number.POSITIVE_INFINITY;
+  private nearHi = Number.NEGATIVE_INFINITY;
 
   /** Dense counts; `bins[i]` is the count of key `lo + i`. Empty until the first positive sample. */
   private bins: Float64Array = new Float64Array(0);
@@ -115,6 +121,27 @@ export class DDSketch {
   /** Bucket key of a value (0 = zero bucket). */
   key(value: number): number {
     return value > this.minValue ? Math.ceil(Math.log(value) / this.gammaLn) + this.offset : 0;
+  }
+
+  /**
+   * `key(value)`, with one logarithm per bucket that a series of nearby values passes through
+   * instead of one per value: the token gaps of a decode run (metrics/tokenGaps.ts) grow by a few
+   * microseconds a pass, so most fall in the bucket of the one before. The bucket last computed is
+   * kept with an open interval of values certain to map to it — its bounds `e^((k − offset − 1) ·
+   * ln gamma)` and `e^((k − offset) · ln gamma)` pulled inwards by a relative 10⁻⁹ — so that
+   * inside it `ln v / ln gamma` lies at least ~5·10⁻⁷ from an integer, far beyond the rounding of
+   * the logarithm and the division (about 10⁻¹¹ at the largest keys): `ceil` gives the same key.
+   */
+  keyNear(value: number): number {
+    if (value > this.nearLo && value < this.nearHi) return this.nearKey;
+    const k = this.key(value);
+    if (k > 0) {
+      const e = k - this.offset;
+      this.nearKey = k;
+      this.nearLo = Math.max(this.minValue, Math.exp((e - 1) * this.gammaLn) * (1 + NEAR_MARGIN));
+      this.nearHi = Math.exp(e * this.gammaLn) * (1 - NEAR_MARGIN);
+    }
+    return k;
   }
 
   /** Representative value of a bucket key: `2·gamma^(k−offset)/(1+gamma)`, 0 for the zero bucket. */

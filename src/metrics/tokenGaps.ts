@@ -79,15 +79,16 @@ export class GapRuns {
   }
 
   /**
-   * Sets `itlKey` and `throughputKey` to the sketch keys of `gap` (and of `1000 / gap`), with one
-   * logarithm each per run of equal gaps asked for.
+   * Sets `itlKey` and `throughputKey` to the sketch keys of `gap` (and of `1000 / gap`): nothing
+   * computed for a gap equal to the last, and a logarithm each only when the gap leaves the last
+   * one's bucket (`DDSketch.keyNear`).
    */
   keysOf(gap: number): void {
     if (gap === this.keyedGap) return;
     this.keyedGap = gap;
     this.keyedRate = gap > 0 ? 1000 / gap : 0;
-    this.itlKey = this.itlSketch.key(gap);
-    this.throughputKey = gap > 0 ? this.throughputSketch.key(this.keyedRate) : 0;
+    this.itlKey = this.itlSketch.keyNear(gap);
+    this.throughputKey = gap > 0 ? this.throughputSketch.keyNear(this.keyedRate) : 0;
   }
 
   /** `count` × `fold(gap)` with its keys from `keysOf(gap)`; a negative count takes them back out. */

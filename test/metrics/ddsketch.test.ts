@@ -264,3 +264,69 @@ describe("DDSketch exactness against a naive reference", () => {
     for (const q of qs) expect(s.quantile(q)).toBe(reference(s, xs, q));
   });
 });
+
+describe("DDSketch.keyNear", () => {
+  /** The next double above (`up`) or below a positive finite `x`. */
+  function step(x: number, up: boolean): number {
+    const b = new Float64Array([x]);
+    const w = new BigUint64Array(b.buffer);
+    w[0] += up ? 1n : -1n;
+    return b[0];
+  }
+
+  const configs = [
+    {},
+    { relativeAccuracy: 0.01 },
+    { relativeAccuracy: 0.0001, minValue: 1e-3 },
+    { relativeAccuracy: 0.05, minValue: 0.5 },
+  ];
+
+  it("equals key on slow walks, jumps, and the doubles on either side of every bucket bound", () => {
+    for (const options of configs) {
+      const near = new DDSketch(options);
+      const plain = new DDSketch(options);
+      const next = rng(7);
+      const values: number[] = [];
+      // Slow walks (a decode run's gaps), jumps between them, values at and below minValue.
+      let v = 12.5;
+      for (let i = 0; i < 20_000; i++) {
+        v = i % 500 === 0 ? 10 ** (next() * 12 - 4) : v * (1 + (next() - 0.5) * 1e-4);
+        values.push(v);
+      }
+      values.push(plain.minValue, step(plain.minValue, true), step(plain.minValue, false), 0, -3, Number.NaN);
+      // Every bucket bound the key's own arithmetic draws, found by bisection between doubles,
+      // approached from below and from above.
+      for (const centre of [1e-3, 0.7, 1, 15.3, 999.9, 2.5e6]) {
+        if (!(centre > 2 * plain.minValue)) continue;
+        const k = plain.key(centre);
+        let lo = centre;
+        while (plain.key(lo) === k) lo /= 1 + plain.relativeAccuracy;
+        let hi = centre;
+        for (;;) {
+          const mid = (lo + hi) / 2;
+          if (mid === lo || mid === hi) break;
+          if (plain.key(mid) === k) hi = mid;
+          else lo = mid;
+        }
+        // lo and hi are neighbouring doubles on either side of the bound.
+        expect([plain.key(lo) !== k, plain.key(hi), step(lo, true)]).toEqual([true, k, hi]);
+        for (const x of [step(lo, false), lo, hi, step(hi, true), centre, lo, hi, step(hi, false)])
+          values.push(x);
+      }
+      for (const x of values) expect(near.keyNear(x), `key of ${x}`).toBe(plain.key(x));
+    }
+  });
+
+  fcTest.prop([fc.array(fc.double({ min: 1e-12, max: 1e12, noNaN: true }), { maxLength: 200 })])(
+    "equals key for any sequence of values",
+    (xs) => {
+      const near = new DDSketch();
+      const plain = new DDSketch();
+      for (const x of xs) {
+        expect(near.keyNear(x)).toBe(plain.key(x));
+        const y = x * (1 + 1e-7);
+        expect(near.keyNear(y)).toBe(plain.key(y));
+      }
+    },
+  );
+});
