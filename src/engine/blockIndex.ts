@@ -58,27 +58,37 @@ export class BlockIndex {
   }
 
   /**
-   * Points `key` (whose home is `home`) at `block` unless a block already holds it; true when it
-   * did. The caller writes `home` into `homes[block]` after a true answer.
+   * Points `key` (whose home is `home`) at `block` unless a block already holds it: returns that
+   * block, or −1 when `block` now holds the key. The caller writes `home` into `homes[block]`
+   * after a −1 answer.
    */
-  setIfAbsent(key: number, home: number, block: number): boolean {
+  holderOrInsert(key: number, home: number, block: number): number {
     const entries = this.entries;
     const mask = this.mask;
     let i = home & mask;
     for (;;) {
       const k = entries[2 * i];
-      if (k === key) return false;
+      if (k === key) return entries[2 * i + 1];
       if (k === EMPTY) break;
       i = (i + 1) & mask;
     }
     if (4 * (this.count + 1) > this.mask + 1 && this.mask + 1 < this.maxSize) {
       this.grow();
-      return this.setIfAbsent(key, home, block);
+      return this.holderOrInsert(key, home, block);
     }
     entries[2 * i] = key;
     entries[2 * i + 1] = block;
     this.count++;
-    return true;
+    return -1;
+  }
+
+  /** Points `key` (held, whose home is `home`) at `block` instead; the caller writes `homes[block]` first. */
+  repoint(key: number, home: number, block: number): void {
+    const entries = this.entries;
+    const mask = this.mask;
+    let i = home & mask;
+    while (entries[2 * i] !== key) i = (i + 1) & mask;
+    entries[2 * i + 1] = block;
   }
 
   /** Doubles the table, reinserting every key from its home. */

@@ -11,8 +11,14 @@ import { BlockIndex } from "./blockIndex.js";
  *              prefix hit and evictable. Inactive blocks count as free capacity for admission.
  * Eviction takes the LRU head (oldest). Requests release their blocks leaf first, so a suffix
  * becomes an older LRU entry than its parent and is evicted first ("leaf-first" order).
- * Only one physical copy of a hash is registered; a request that computes a block whose hash is
- * already registered keeps its copy private, and that copy is freed on release (as in vLLM).
+ * **Copies of a hash.** A request that computes a block whose hash already has a cached copy (two
+ * requests prefilling the same prefix at once) caches its block too, as a further copy of that hash:
+ * the reference's pool keeps such duplicates (`HashCopies`, primary and a FIFO of duplicates,
+ * `ai-dynamo/aisimulate@057c66e:crates/core/src/engine/cache/vllm_block_pool.rs` `cache_private`),
+ * as vLLM v1's `BlockHashToBlockMap` keeps several blocks per hash. A lookup finds the primary (the
+ * oldest copy still cached); each copy is released to the LRU list and evicted on its own; when the
+ * primary is evicted the next copy becomes the primary, and the hash leaves the cache (a `removed`
+ * event) only with its last copy. The index holds the primary; `nextCopy` chains the others.
  *
  * **Owner-only runs.** A registered block whose hash no other request's prompt contains (the
  * source knows which: `Sequence.ownerOnlyFrom`) can only ever be found by a lookup of its owner,
@@ -81,8 +87,13 @@ export class KvBlockPool {
    * a pool costs no O(capacity) loop to build (start-up, docs/performance.md).
    */
   private neverUsed = 0;
-  /** Hash → block of the registered blocks (engine/blockIndex.ts). */
+  /** Hash → primary copy of the registered blocks (engine/blockIndex.ts). */
   private readonly byHash: BlockIndex;
+  /**
+   * The copies of a hash after its primary, in the order they were cached: `nextCopy[b]` is the
+   * copy after b plus one (0: b is the last). Short lists (two requests computing one prefix).
+   */
+  private readonly nextCopy: Int32Array;
   /** Each registered block's index home (`register`): where its probe starts. */
   private readonly homes: Int32Array;
   /** Owner-only runs on the LRU list, FIFO: run `r`'s node is `capacity + r`, its links here. */
@@ -109,6 +120,7 @@ export class KvBlockPool {
     this.freeStack = new Int32Array(capacity);
     this.homes = new Int32Array(capacity);
     this.byHash = new BlockIndex(capacity, this.homes);
+    this.nextCopy = new Int32Array(capacity);
     this.runPrev = new Int32Array(capacity);
     this.runNext = new Int32Array(capacity);
     this.runLength = new Int32Array(capacity);
@@ -187,10 +199,9 @@ export class KvBlockPool {
       block = this.lruHead;
       this.lruRemove(block);
       const hash = rec[block * STRIDE + HASH];
-      this.byHash.delete(hash, this.homes[block]);
       rec[block * STRIDE + HASH] = -1;
       this.evictions++;
-      if (this.listener !== null) this.listener.onBlockRemoved(hash);
+      if (this.dropCopy(block, hash) && this.listener !== null) this.listener.onBlockRemoved(hash);
     } else {
       return -1;
     }
@@ -221,17 +232,48 @@ export class KvBlockPool {
   }
 
   /**
-   * Registers a just-computed full block under its sequence hash, making it visible to later
-   * prefix lookups (with the same `home`, as `lookup`). Returns false (block stays private) when
-   * the hash already has a copy.
+   * Caches a just-computed full block under its sequence hash, making it visible to later prefix
+   * lookups (with the same `home`, as `lookup`). Returns whether the hash became visible (its first
+   * copy: a `stored` event); a hash that already has a copy gets this block as its newest one
+   * ("Copies of a hash"). A block registered already is left as it is (false).
    */
   register(block: number, hash: number, home = mixBlockHash(hash)): boolean {
     const at = block * STRIDE + HASH;
-    if (this.rec[at] >= 0 || !this.byHash.setIfAbsent(hash, home, block)) return false;
+    if (this.rec[at] >= 0) return false;
+    const primary = this.byHash.holderOrInsert(hash, home, block);
     this.rec[at] = hash;
     this.homes[block] = home;
+    if (primary >= 0) {
+      let last = primary;
+      while (this.nextCopy[last] !== 0) last = this.nextCopy[last] - 1;
+      this.nextCopy[last] = block + 1;
+      return false;
+    }
     if (this.listener !== null) this.listener.onBlockStored(hash);
     return true;
+  }
+
+  /**
+   * Takes the evicted `block` out of its hash's copies: the next copy becomes the primary when it
+   * was the primary. Returns whether it was the hash's last copy (the hash left the cache).
+   */
+  private dropCopy(block: number, hash: number): boolean {
+    const home = this.homes[block];
+    const next = this.nextCopy[block];
+    this.nextCopy[block] = 0;
+    const primary = this.byHash.get(hash, home);
+    if (primary === block) {
+      if (next === 0) {
+        this.byHash.delete(hash, home);
+        return true;
+      }
+      this.byHash.repoint(hash, home, next - 1);
+      return false;
+    }
+    let before = primary;
+    while (this.nextCopy[before] !== block + 1) before = this.nextCopy[before] - 1;
+    this.nextCopy[before] = next;
+    return false;
   }
 
   /** Drops one reference; an unowned registered block becomes the newest LRU entry. */
@@ -447,10 +489,20 @@ export class KvBlockPool {
       if (seen[b] === 0 && refs(b) <= 0) return `block ${b} is lost (neither free, inactive nor active)`;
       if (seen[b] !== 0 && refs(b) > 0) return `active block ${b} is also free or inactive`;
       const h = hashAt(b);
-      if (h >= 0 && this.byHash.get(h, this.homes[b]) !== b)
-        return `registered block ${b} is not found under its hash`;
+      if (h >= 0 && !this.isCopyOf(b, h)) return `registered block ${b} is not found under its hash`;
     }
     return null;
+  }
+
+  /** Whether `block` is among the copies of `hash` that the index leads to (audit). */
+  private isCopyOf(block: number, hash: number): boolean {
+    const seen = new Set<number>();
+    for (let b = this.byHash.get(hash, this.homes[block]); b >= 0; b = this.nextCopy[b] - 1) {
+      if (b === block) return true;
+      if (seen.has(b) || this.hashOf(b) !== hash) return false;
+      seen.add(b);
+    }
+    return false;
   }
 
   /** Registered hash of a block or -1 (tests and diagnostics). */

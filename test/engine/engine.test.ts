@@ -168,6 +168,30 @@ describe("vLLM admission policy (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/schedu
     expect(timing.prefillCalls[1]).toEqual([1, 8, 4]);
   });
 
+  it("caches the recomputed last block as a second copy of its hash, which outlives the first", () => {
+    const h = new EngineHarness(engineConfig({ numGpuBlocks: 4 }), [
+      [1, 2],
+      [1, 2],
+      [5, 6],
+    ]);
+    h.submit(0, 8, 1);
+    h.pass();
+    h.submit(1, 8, 1);
+    h.pass();
+    // r1 reused hash 1 and recomputed hash 2 into a block of its own: both copies of hash 2 stay
+    // cached (the reference's pool keeps duplicates), 3 inactive blocks, not 2 and a freed one.
+    expect([h.engine.pool.inactiveBlocks, h.engine.pool.freeBlocks]).toEqual([3, 1]);
+    // r2 needs 2 blocks: the free one, then the LRU head — r0's copy of hash 2 (released first).
+    h.submit(2, 8, 1);
+    h.pass();
+    const home = (k: number): number => (mixBlockHash(h.hashOf(0, 0)) + k) | 0;
+    // Hash 2 is still found: r1's copy took over as the one a lookup finds.
+    const copy = h.engine.pool.lookup(h.hashOf(0, 1), home(1));
+    expect(copy).toBeGreaterThanOrEqual(0);
+    expect(h.engine.pool.hashOf(copy)).toBe(h.hashOf(0, 1));
+    expect(h.engine.pool.evictions).toBe(1);
+  });
+
   it("completes a zero-output request after prefill without a token or decode work", () => {
     const timing = new RecordingTiming();
     const h = new EngineHarness(engineConfig(), [[1, 2]], timing);

@@ -3,17 +3,18 @@ import { describe, expect } from "vitest";
 import { KvBlockPool } from "../../src/engine/kvBlockPool.js";
 
 /**
- * The KV pool kept block at a time in plain structures — a `Map` from hash to block, an array
- * for the LRU list, a free stack — as the reference the typed-array pool (grouped index homes,
- * stale index entries, records side by side; engine/blockIndex.ts) must match operation by
- * operation: every block handed out, every registration's answer, every lookup, every KV event,
- * the LRU order and the counters. An owner-only run (`releaseOwnerOnlyRun`) is, to the reference,
- * blocks registered under hashes no lookup asks for, released one by one leaf first.
+ * The KV pool kept block at a time in plain structures — a `Map` from hash to its copies (the
+ * primary first, then the duplicates in the order they were cached, as the reference's
+ * `HashCopies`), an array for the LRU list, a free stack — as the reference the typed-array pool
+ * (grouped index homes, copy chains, records side by side; engine/blockIndex.ts) must match
+ * operation by operation: every block handed out, every registration's answer, every lookup,
+ * every KV event, the LRU order and the counters. An owner-only run (`releaseOwnerOnlyRun`) is, to
+ * the reference, blocks registered under hashes no lookup asks for, released one by one leaf first.
  */
 class ReferencePool {
   private readonly hashOf: number[];
   private readonly refs: number[];
-  private readonly byHash = new Map<number, number>();
+  private readonly byHash = new Map<number, number[]>();
   private lru: number[] = [];
   private readonly free: number[] = [];
   private neverUsed = 0;
@@ -32,25 +33,34 @@ class ReferencePool {
     else if (this.lru.length > 0) {
       b = this.lru.shift()!;
       const h = this.hashOf[b];
-      this.byHash.delete(h);
+      const copies = this.byHash.get(h)!;
+      copies.splice(copies.indexOf(b), 1);
+      if (copies.length === 0) {
+        this.byHash.delete(h);
+        this.events.push(`removed ${h}`);
+      }
       this.hashOf[b] = -1;
       this.evictions++;
-      this.events.push(`removed ${h}`);
     } else return -1;
     this.refs[b] = 1;
     return b;
   }
 
   register(b: number, hash: number): boolean {
-    if (this.hashOf[b] >= 0 || this.byHash.has(hash)) return false;
-    this.byHash.set(hash, b);
+    if (this.hashOf[b] >= 0) return false;
     this.hashOf[b] = hash;
+    const copies = this.byHash.get(hash);
+    if (copies !== undefined) {
+      copies.push(b);
+      return false;
+    }
+    this.byHash.set(hash, [b]);
     this.events.push(`stored ${hash}`);
     return true;
   }
 
   lookup(hash: number): number {
-    return this.byHash.get(hash) ?? -1;
+    return this.byHash.get(hash)?.[0] ?? -1;
   }
 
   acquire(b: number): void {

@@ -44,15 +44,39 @@ describe("KvBlockPool", () => {
     expect(pool.activeBlocks).toBe(1);
   });
 
-  it("keeps a second copy of an already registered hash private", () => {
-    const pool = new KvBlockPool(2);
-    const a = pool.allocate();
-    const b = pool.allocate();
+  it("caches a second copy of a registered hash; the hash leaves with its last copy", () => {
+    const pool = new KvBlockPool(4);
+    const events: string[] = [];
+    pool.setListener({
+      onBlockStored: (h) => events.push(`stored ${h}`),
+      onBlockRemoved: (h) => events.push(`removed ${h}`),
+    });
+    const [a, b, c] = [pool.allocate(), pool.allocate(), pool.allocate()];
     expect(pool.register(a, 5)).toBe(true);
+    // Two requests computed the same block: the later copies are cached too, with no event.
     expect(pool.register(b, 5)).toBe(false);
+    expect(pool.register(c, 5)).toBe(false);
+    expect(events).toEqual(["stored 5"]);
     pool.release(b);
-    expect(pool.freeBlocks).toBe(1);
+    pool.release(a);
+    pool.release(c);
+    // Every copy is an inactive cached block (not freed); a lookup finds the primary, a.
+    expect([pool.freeBlocks, pool.inactiveBlocks, pool.lookup(5)]).toEqual([1, 3, a]);
+    const d = pool.allocate(); // the never-used block
+    expect(d).toBe(3);
+    // Evicting b (the LRU head, a duplicate) keeps a as the primary.
+    expect(pool.allocate()).toBe(b);
     expect(pool.lookup(5)).toBe(a);
+    // Evicting the primary makes the next copy, c, the one a lookup finds.
+    expect(pool.allocate()).toBe(a);
+    expect([pool.lookup(5), pool.hashOf(c)]).toEqual([c, 5]);
+    expect(events).toEqual(["stored 5"]);
+    expect(pool.allocate()).toBe(c);
+    expect([pool.lookup(5), pool.evictions]).toEqual([-1, 3]);
+    expect(events).toEqual(["stored 5", "removed 5"]);
+    const refs = new Int32Array(4);
+    refs[a] = refs[b] = refs[c] = refs[d] = 1;
+    expect(pool.audit(refs)).toBeNull();
   });
 
   it("refuses to release a block more often than it was acquired", () => {
