@@ -23,6 +23,15 @@ import { WorkerPool } from "./workerPool.js";
  *
  * Either way, when the transfer lands the decode engine admits the request and the prefill worker
  * frees its copy. A zero-output request needs no decode worker: it goes straight to prefill.
+ *
+ * Source first, the reference's decode scheduler meters its destinations
+ * (`ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`
+ * `retry_pending_destinations`, `ai-dynamo/aisimulate@020fd86:crates/core/src/replay/disagg.rs`):
+ * every hand-off joins its decode slot's FIFO, and only the FIFO's head is tried — at once while
+ * the decode worker has no pass in flight, else at its pass end, once, and once more after each
+ * hand-off activated there; a head that does not fit blocks the FIFO. A transfer that lands while
+ * its decode worker is in a pass is activated at that pass's end, before the next pass is formed
+ * (it is admitted into that pass, as one landing on an idle worker is at once).
  */
 export class DisaggregatedCluster extends Cluster implements RowStore {
   readonly prefillPool: WorkerPool;
@@ -38,6 +47,8 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
   private readonly window: RowWindow;
   /** Hand-offs waiting for decode capacity, FIFO per decode slot. */
   private readonly pendingReservations: SequenceQueue[] = [];
+  /** Source first: per decode slot, the rows whose KV landed during the worker's pass, in landing order. */
+  private readonly landedInPass: number[][] = [];
   /** Hand-offs that found no ready decode worker, FIFO (request rows). */
   private readonly pendingHandoffs: number[] = [];
   /** The reference's `DestinationFirst` order (SGLang); else `SourceFirst`. */
@@ -148,14 +159,41 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     return pool === this.back ? 1 << this.front.id : 0;
   }
 
-  /** A decode worker with hand-offs waiting for its capacity retries them at every pass end: no run. */
+  /**
+   * A decode worker with hand-offs waiting for its capacity retries them at every pass end, and
+   * one whose hand-offs landed during its pass activates them at its end: no run.
+   */
   protected override runAllowed(pool: WorkerPool, w: number): boolean {
-    return pool !== this.back || this.reservationsWaiting(w * pool.ranksPerWorker) === 0;
+    if (pool !== this.back) return true;
+    const slot = w * pool.ranksPerWorker;
+    return (
+      this.reservationsWaiting(slot) === 0 &&
+      (slot >= this.landedInPass.length || this.landedInPass[slot].length === 0)
+    );
   }
 
-  /** Capacity may have freed on a decode worker: retry the hand-offs waiting for it. */
+  /**
+   * Capacity may have freed on a decode worker (a pass end, a cancellation): retry the hand-offs
+   * waiting for it. Source first, the FIFO's head once, then the hand-offs that landed during the
+   * pass are activated, each followed by one more try of the head while the last one succeeded
+   * (an activation frees no capacity: a head that did not fit is not tried again).
+   */
   protected slotFreed(pool: WorkerPool, slot: number, t: number): void {
-    if (pool === this.back) this.drainReservations(slot, t);
+    if (pool !== this.back) return;
+    if (this.destinationFirst) {
+      this.drainReservations(slot, t);
+      return;
+    }
+    let reserved = this.retryHead(slot, t);
+    const landed = slot < this.landedInPass.length ? this.landedInPass[slot] : null;
+    if (landed === null || landed.length === 0) return;
+    this.landedInPass[slot] = [];
+    for (const row of landed) {
+      // Abandoned during its transfer or its wait (`cancelHandoff` freed both sides), maybe released.
+      if (row < this.window.freed || this.handoffSeq[row & this.mask] === null) continue;
+      this.activate(row, t);
+      if (reserved) reserved = this.retryHead(slot, t);
+    }
   }
 
   /**
@@ -205,8 +243,14 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     back.noteDispatched(source, row, slot, t, Number.NaN);
     this.handoffSeq[row & this.mask] = seq;
     const queue = this.reservationQueue(slot);
-    if (queue.length === 0 && this.reserve(seq, slot, t)) return;
+    if (this.destinationFirst) {
+      if (queue.length === 0 && this.reserve(seq, slot, t)) return;
+      queue.pushBack(seq);
+      return;
+    }
+    // Source first: queued; the head is tried now only on a decode worker with no pass in flight.
     queue.pushBack(seq);
+    if (back.busy[back.workerOf(slot)] === 0) this.retryHead(slot, t);
   }
 
   /**
@@ -240,19 +284,46 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     return slot < this.pendingReservations.length ? this.pendingReservations[slot].length : 0;
   }
 
+  /** Destination first: reserves for the hand-offs waiting on `slot` in order while they fit. */
   private drainReservations(slot: number, t: number): void {
     const queue = this.reservationQueue(slot);
     while (queue.length > 0 && this.reserve(queue.front(), slot, t)) queue.popFront();
   }
 
-  /** The KV arrived: the decode worker may admit the request; the prefill worker frees its copy. */
+  /** Source first: tries to reserve for the head of `slot`'s FIFO; whether it did. */
+  private retryHead(slot: number, t: number): boolean {
+    const queue = this.reservationQueue(slot);
+    if (queue.length === 0 || !this.reserve(queue.front(), slot, t)) return false;
+    queue.popFront();
+    return true;
+  }
+
+  /**
+   * The KV arrived. Source first, on a decode worker in a pass it waits for the pass's end
+   * (`slotFreed`); otherwise the request is activated now (and, source first, the FIFO's head
+   * tried once more).
+   */
   completeTransfer(row: number, t: number): void {
     const back = this.back;
     // Abandoned during its transfer (`cancelHandoff` freed both sides), and maybe released since.
     if (row < this.window.freed) return;
     const i = row & this.mask;
-    const seq = this.handoffSeq[i];
-    if (seq === null) return;
+    if (this.handoffSeq[i] === null) return;
+    const slot = this.decodeSlotOf[i];
+    if (!this.destinationFirst && back.busy[back.workerOf(slot)] === 1) {
+      while (this.landedInPass.length <= slot) this.landedInPass.push([]);
+      this.landedInPass[slot].push(row);
+      return;
+    }
+    this.activate(row, t);
+    if (!this.destinationFirst) this.retryHead(slot, t);
+  }
+
+  /** The decode worker may admit the request (its prompt's KV is there); the prefill worker frees its copy. */
+  private activate(row: number, t: number): void {
+    const back = this.back;
+    const i = row & this.mask;
+    const seq = this.handoffSeq[i]!;
     this.handoffSeq[i] = null;
     const slot = this.decodeSlotOf[i];
     back.engines[slot].activate(seq);
@@ -343,7 +414,10 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
       }
       back.kvRouting?.onFreed(slot, row, t);
       back.dirty[back.workerOf(slot)] = 1;
-      this.drainReservations(slot, t);
+      // The freed place lets the next hand-offs reserve (source first: the head, once, on an idle
+      // worker; a busy one tries it at its pass end).
+      if (this.destinationFirst) this.drainReservations(slot, t);
+      else if (back.busy[back.workerOf(slot)] === 0) this.retryHead(slot, t);
       this.removeIfDrained(back, back.workerOf(slot), t);
     }
   }

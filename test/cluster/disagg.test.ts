@@ -125,6 +125,39 @@ describe("disaggregated replay (fixed 10 ms prefill / 2 ms decode, 1 MB/token at
     expect(reserved.some((t, i) => t > held[i])).toBe(true);
     for (const w of replay.workers) expect(w.isIdle()).toBe(true);
   });
+  it("meters hand-offs into a busy decode worker as the reference does: one reservation per pass end, activation at the pass end", async () => {
+    // A keeps the decode worker busy with 2 ms passes from 18 ms on (prefill [0, 10), 8 ms of
+    // transfer). C and D are prefilled together in [11, 21) and held at 21, inside the decode pass
+    // [20, 22): the reference's decode scheduler queues both (`retry_pending_destinations`) and
+    // reserves one at each pass end, 22 and 24 (fleetsim used to reserve both at 21); each 7-token
+    // transfer (7 ms) lands inside a pass, [28, 30) and [30, 32), and is activated and admitted at
+    // that pass's end (fleetsim used to activate them at 28 and 29).
+    const rows = [
+      { timestamp: 0, input_length: 8, output_length: 20, hash_ids: [1, 2] },
+      { timestamp: 11, input_length: 7, output_length: 2, hash_ids: [3, 4] },
+      { timestamp: 11, input_length: 7, output_length: 2, hash_ids: [5, 6] },
+    ];
+    const spec = disaggSpec(writeTrace(rows), {
+      prefill: { maxSequences: 4 },
+      transfer: { timingMode: "full_prompt" },
+    });
+    const { replay, result } = await run(spec);
+    const recs = buildPerRequest(result);
+    const timeline = (r: (typeof recs)[number]) => [
+      r.source_held_ms,
+      r.destination_reserved_ms,
+      r.destination_activated_ms,
+      r.decode_admit_ms,
+      r.first_token_ms,
+    ];
+    expect(recs.map(timeline)).toEqual([
+      [10, 10, 18, 18, 20],
+      [21, 22, 30, 30, 32],
+      [21, 24, 32, 32, 34],
+    ]);
+    for (const w of replay.workers) expect(w.isIdle()).toBe(true);
+  });
+
   it("attention DP on both roles: each rank holds its own requests, hand-offs land on decode ranks", async () => {
     // Two requests at once; 2 prefill ranks of one request each (max_sequences 1 per rank), 2
     // decode ranks. Each prefill rank prefills its own request in the same pass [0, 10); both
