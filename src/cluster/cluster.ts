@@ -272,6 +272,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const duration = engine.startPass(start);
     if (!engine.lastPassProgressed) throw new Error("internal: a plain decode pass made no progress");
     pool.busy[w] = 1;
+    pool.passEndMs[w] = start + duration;
     this.passes++;
     this.host.schedulePassEnd(start + duration, payload);
   }
@@ -326,6 +327,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       // across attention-DP ranks) arms the next N passes of the whole worker.
       if (prefilled) pool.prefillDeferrals[w] = deferInterval;
       busy[w] = 1;
+      pool.passEndMs[w] = t + duration;
       pool.passesRun[w]++;
       this.passes++;
       this.host.schedulePassEnd(t + duration, workerKey(pool.id, w));
@@ -376,6 +378,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const w = workerOfWorkerKey(payload);
     const duration = pool.engines[w].startPass(t);
     pool.busy[w] = 1;
+    pool.passEndMs[w] = t + duration;
     this.passes++;
     this.host.schedulePassEnd(t + duration, payload);
   }

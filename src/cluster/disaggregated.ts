@@ -31,7 +31,8 @@ import { WorkerPool } from "./workerPool.js";
  * the decode worker has no pass in flight, else at its pass end, once, and once more after each
  * hand-off activated there; a head that does not fit blocks the FIFO. A transfer that lands while
  * its decode worker is in a pass is activated at that pass's end, before the next pass is formed
- * (it is admitted into that pass, as one landing on an idle worker is at once).
+ * (it is admitted into that pass, as one landing on an idle worker is at once). The source copy is
+ * freed at the activation, or at the end of the prefill worker's pass in flight then.
  */
 export class DisaggregatedCluster extends Cluster implements RowStore {
   readonly prefillPool: WorkerPool;
@@ -49,6 +50,8 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
   private readonly pendingReservations: SequenceQueue[] = [];
   /** Source first: per decode slot, the rows whose KV landed during the worker's pass, in landing order. */
   private readonly landedInPass: number[][] = [];
+  /** Source first: per prefill slot, the rows whose source copy is freed at the worker's pass end. */
+  private readonly releaseAtPassEnd: number[][] = [];
   /** Hand-offs that found no ready decode worker, FIFO (request rows). */
   private readonly pendingHandoffs: number[] = [];
   /** The reference's `DestinationFirst` order (SGLang); else `SourceFirst`. */
@@ -179,7 +182,10 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
    * (an activation frees no capacity: a head that did not fit is not tried again).
    */
   protected slotFreed(pool: WorkerPool, slot: number, t: number): void {
-    if (pool !== this.back) return;
+    if (pool !== this.back) {
+      this.freeSourcesAtPassEnd(slot, t);
+      return;
+    }
     if (this.destinationFirst) {
       this.drainReservations(slot, t);
       return;
@@ -329,17 +335,47 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     back.engines[slot].activate(seq);
     back.dirty[back.workerOf(slot)] = 1;
     this.handoff.onActivated(row, t);
-    this.releaseSource(row, t);
+    if (this.destinationFirst) {
+      this.releaseSource(row, t);
+      return;
+    }
+    // Source first, the reference frees the source once the activation is applied: at once on an
+    // idle prefill worker, at the end of its pass in flight on a busy one (its `ReleaseSource`
+    // waits for the pass, `ai-dynamo/aisimulate@020fd86:crates/core/src/replay/disagg.rs`); the
+    // copy holds prefill KV until then. That end is known now: it is the release time.
+    const front = this.front;
+    const prefillSlot = this.prefillSlotOf[i];
+    const w = front.workerOf(prefillSlot);
+    if (front.busy[w] === 0) {
+      this.releaseSource(row, t);
+      return;
+    }
+    while (this.releaseAtPassEnd.length <= prefillSlot) this.releaseAtPassEnd.push([]);
+    this.releaseAtPassEnd[prefillSlot].push(row);
+    this.handoff.onSourceReleased(row, front.passEndMs[w]);
+  }
+
+  /** At a prefill worker's pass end: the source copies whose release waited for it. */
+  private freeSourcesAtPassEnd(slot: number, t: number): void {
+    const rows = slot < this.releaseAtPassEnd.length ? this.releaseAtPassEnd[slot] : null;
+    if (rows === null || rows.length === 0) return;
+    this.releaseAtPassEnd[slot] = [];
+    // The request may have ended (and its row been released) meanwhile: the copy is found by row.
+    for (const row of rows) this.freeSource(row, slot, t);
   }
 
   private releaseSource(row: number, t: number): void {
+    this.freeSource(row, this.prefillSlotOf[row & this.mask], t);
+    this.handoff.onSourceReleased(row, t);
+  }
+
+  /** Frees `row`'s KV held on prefill slot `slot` (its hand-off's source copy). */
+  private freeSource(row: number, slot: number, t: number): void {
     const front = this.front;
-    const slot = this.prefillSlotOf[row & this.mask];
     front.engines[slot].releaseHeld(row);
     const w = front.workerOf(slot);
     front.dirty[w] = 1;
     front.kvRouting?.onFreed(slot, row, t);
-    this.handoff.onSourceReleased(row, t);
     // The hand-off may have been the last thing a draining prefill worker held.
     this.removeIfDrained(front, w, t);
   }

@@ -35,6 +35,8 @@ export class WorkerPool {
   readonly readyAtMs: number[] = [];
   /** Per worker: a pass is in flight. */
   readonly busy: number[] = [];
+  /** When each worker's pass in flight ends (meaningful while `busy`). */
+  readonly passEndMs: number[] = [];
   /** Per worker: it may have new work; drive it at this timestamp. */
   readonly dirty: number[] = [];
   /** Passes each worker has run: with attention DP and `prefillScheduleInterval` N, pass k admits waiting requests iff k % N == 0. */
@@ -145,6 +147,7 @@ export class WorkerPool {
     this.state.push(WorkerState.Starting);
     this.readyAtMs.push(Number.POSITIVE_INFINITY);
     this.busy.push(0);
+    this.passEndMs.push(Number.NaN);
     this.dirty.push(0);
     this.passesRun.push(0);
     this.prefillDeferrals.push(0);

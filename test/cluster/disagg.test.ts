@@ -125,17 +125,22 @@ describe("disaggregated replay (fixed 10 ms prefill / 2 ms decode, 1 MB/token at
     expect(reserved.some((t, i) => t > held[i])).toBe(true);
     for (const w of replay.workers) expect(w.isIdle()).toBe(true);
   });
-  it("meters hand-offs into a busy decode worker as the reference does: one reservation per pass end, activation at the pass end", async () => {
+  it("meters hand-offs into busy workers as the reference does: one reservation per decode pass end, activation at its end, the source freed at the prefill pass end", async () => {
     // A keeps the decode worker busy with 2 ms passes from 18 ms on (prefill [0, 10), 8 ms of
     // transfer). C and D are prefilled together in [11, 21) and held at 21, inside the decode pass
     // [20, 22): the reference's decode scheduler queues both (`retry_pending_destinations`) and
     // reserves one at each pass end, 22 and 24 (fleetsim used to reserve both at 21); each 7-token
     // transfer (7 ms) lands inside a pass, [28, 30) and [30, 32), and is activated and admitted at
-    // that pass's end (fleetsim used to activate them at 28 and 29).
+    // that pass's end (fleetsim used to activate them at 28 and 29). Their prefill worker is in
+    // E's pass [25, 35) then: their source copies are freed at its end, 35, not at activation
+    // (A's own, activated at 18 during C and D's prefill pass, is freed at 21). E (5 tokens) is
+    // held at 35, reserved at the decode pass end 36, lands at 41 and is activated at 42, with the
+    // prefill worker idle: its source is freed then.
     const rows = [
       { timestamp: 0, input_length: 8, output_length: 20, hash_ids: [1, 2] },
       { timestamp: 11, input_length: 7, output_length: 2, hash_ids: [3, 4] },
       { timestamp: 11, input_length: 7, output_length: 2, hash_ids: [5, 6] },
+      { timestamp: 25, input_length: 5, output_length: 2, hash_ids: [7, 8] },
     ];
     const spec = disaggSpec(writeTrace(rows), {
       prefill: { maxSequences: 4 },
@@ -149,11 +154,13 @@ describe("disaggregated replay (fixed 10 ms prefill / 2 ms decode, 1 MB/token at
       r.destination_activated_ms,
       r.decode_admit_ms,
       r.first_token_ms,
+      r.source_released_ms,
     ];
     expect(recs.map(timeline)).toEqual([
-      [10, 10, 18, 18, 20],
-      [21, 22, 30, 30, 32],
-      [21, 24, 32, 32, 34],
+      [10, 10, 18, 18, 20, 21],
+      [21, 22, 30, 30, 32, 35],
+      [21, 24, 32, 32, 34, 35],
+      [35, 36, 42, 42, 44, 42],
     ]);
     for (const w of replay.workers) expect(w.isIdle()).toBe(true);
   });
