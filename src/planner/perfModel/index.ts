@@ -23,7 +23,7 @@ import {
   workloadKind,
 } from "./features.js";
 import { BucketedSamples, MovingAverage, type Sample } from "./samples.js";
-import { fitStandardizedNnls, predictMs, type StandardizedFit } from "./standardizedNnls.js";
+import { fitStandardizedNnlsRows, predictMs, type StandardizedFit } from "./standardizedNnls.js";
 
 /**
  * What the load-scaling queries need from a perf model: forward-pass times plus the moving averages
@@ -78,6 +78,9 @@ export class RegressionStore {
   private readonly samples: BucketedSamples;
   /** The last accepted plane; null before the first. */
   private fit: StandardizedFit | null = null;
+  /** The retained samples as the fit reads them (rows of `FEATURES`, and their ms), refilled per pass. */
+  private readonly rowsX: Float64Array;
+  private readonly rowsY: Float64Array;
 
   constructor(
     readonly kind: WorkloadKind,
@@ -88,17 +91,15 @@ export class RegressionStore {
       Math.floor(Math.sqrt(opts.bucketCount)),
       opts.maxNumFpmSamples,
     );
+    // Retention caps the samples at maxNumFpmSamples once a pass is added (one more while it is).
+    this.rowsX = new Float64Array(FEATURES * (opts.maxNumFpmSamples + 1));
+    this.rowsY = new Float64Array(opts.maxNumFpmSamples + 1);
   }
 
   add(x: ArrayLike<number>, wallMs: number): void {
     this.samples.add([x[0], x[1]], wallMs);
-    const all = this.samples.all();
-    const fit = fitStandardizedNnls(
-      all.map((s) => s.x),
-      all.map((s) => s.y),
-      FEATURES,
-      this.opts.minObservations,
-    );
+    const n = this.samples.writeRows(this.rowsX, this.rowsY);
+    const fit = fitStandardizedNnlsRows(this.rowsX, this.rowsY, n, FEATURES, this.opts.minObservations);
     if (fit !== null) this.fit = fit;
   }
 

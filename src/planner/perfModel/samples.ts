@@ -72,6 +72,22 @@ export class BucketedSamples {
     return out;
   }
 
+  /**
+   * Writes the retained samples in bucket order (`all()`'s order) as rows of `x` (`dims` features
+   * each) and targets of `y`, both long enough; returns how many.
+   */
+  writeRows(x: Float64Array, y: Float64Array): number {
+    const dims = this.lo.length;
+    let n = 0;
+    for (const bucket of this.buckets.values()) {
+      for (const s of bucket) {
+        for (let k = 0; k < dims; k++) x[n * dims + k] = s.x[k];
+        y[n++] = s.y;
+      }
+    }
+    return n;
+  }
+
   add(x: readonly number[], y: number): void {
     if (this.widenBounds(x) && this.total > 0) this.rebuild();
     this.push({ x: [...x], y });

@@ -46,62 +46,165 @@ export function fitStandardizedNnls(
   minObservations: number,
 ): StandardizedFit | null {
   const n = ys.length;
+  const x = new Float64Array(n * dims);
+  for (let i = 0; i < n; i++) for (let k = 0; k < dims; k++) x[i * dims + k] = xs[i][k];
+  return fitStandardizedNnlsRows(x, Float64Array.from(ys), n, dims, minObservations);
+}
+
+/**
+ * Scratch of the fit (a store refits after every pass it learns: nothing allocated but the fit it
+ * returns). Grown to the largest `dims` asked for.
+ */
+let scratchDims = -1;
+let scatter = new Float64Array(0);
+let scatterY = new Float64Array(0);
+let normal = new Float64Array(0);
+let normalRhs = new Float64Array(0);
+let augmented = new Float64Array(0);
+let faceSlopes = new Float64Array(0);
+let fittedAxes = new Int32Array(0);
+let varyingAxes = new Int32Array(0);
+
+function reserveScratch(dims: number): void {
+  if (dims <= scratchDims) return;
+  scratchDims = dims;
+  scatter = new Float64Array(dims * dims);
+  scatterY = new Float64Array(dims);
+  normal = new Float64Array(dims * dims);
+  normalRhs = new Float64Array(dims);
+  augmented = new Float64Array(dims * (dims + 1));
+  faceSlopes = new Float64Array(dims);
+  fittedAxes = new Int32Array(dims);
+  varyingAxes = new Int32Array(dims);
+}
+
+/**
+ * `fitStandardizedNnls` of the `n` rows `x[i·dims .. i·dims + dims)` and targets `y[0 .. n)`:
+ * the same operations in the same order, on typed scratch instead of arrays built per call, so
+ * every value is the same double (test/planner/standardizedNnls.rows.test.ts keeps the
+ * array-based form as its reference).
+ */
+export function fitStandardizedNnlsRows(
+  x: Float64Array,
+  y: Float64Array,
+  n: number,
+  dims: number,
+  minObservations: number,
+): StandardizedFit | null {
   if (n === 0 || n < minObservations) return null;
+  reserveScratch(dims);
   const means = new Array<number>(dims).fill(0);
   let meanY = 0;
   for (let i = 0; i < n; i++) {
-    for (let k = 0; k < dims; k++) means[k] += xs[i][k];
-    meanY += ys[i];
+    for (let k = 0; k < dims; k++) means[k] += x[i * dims + k];
+    meanY += y[i];
   }
   for (let k = 0; k < dims; k++) means[k] /= n;
   meanY /= n;
-  // Centered scatter: C[j][k] over features, cy[k] feature × target, cyy target.
-  const c: number[][] = Array.from({ length: dims }, () => new Array<number>(dims).fill(0));
-  const cy = new Array<number>(dims).fill(0);
+  // Centered scatter: c[j·dims + k] over features, cy[k] feature × target, cyy target.
+  const c = scatter;
+  const cy = scatterY;
+  c.fill(0, 0, dims * dims);
+  cy.fill(0, 0, dims);
   let cyy = 0;
   for (let i = 0; i < n; i++) {
-    const dy = ys[i] - meanY;
+    const dy = y[i] - meanY;
     cyy += dy * dy;
     for (let j = 0; j < dims; j++) {
-      const dj = xs[i][j] - means[j];
+      const dj = x[i * dims + j] - means[j];
       cy[j] += dj * dy;
-      for (let k = 0; k < dims; k++) c[j][k] += dj * (xs[i][k] - means[k]);
+      for (let k = 0; k < dims; k++) c[j * dims + k] += dj * (x[i * dims + k] - means[k]);
     }
   }
-  const scales = c.map((row, j) => Math.sqrt(Math.max(0, row[j] / n)));
-  const active = scales.map(
-    (s, j) => Number.isFinite(s) && s > INACTIVE_SCALE * Math.max(1, Math.abs(means[j])),
-  );
-  const varying: number[] = [];
-  for (let j = 0; j < dims; j++) if (active[j]) varying.push(j);
-  if (varying.length === 0) return null;
+  const scales = new Array<number>(dims);
+  const active = new Array<boolean>(dims);
+  let varyingCount = 0;
+  for (let j = 0; j < dims; j++) {
+    scales[j] = Math.sqrt(Math.max(0, c[j * dims + j] / n));
+    active[j] = Number.isFinite(scales[j]) && scales[j] > INACTIVE_SCALE * Math.max(1, Math.abs(means[j]));
+    if (active[j]) varyingAxes[varyingCount++] = j;
+  }
+  if (varyingCount === 0) return null;
 
-  let best: { sse: number; slopes: number[] } | null = null;
-  for (let mask = 0; mask < 1 << varying.length; mask++) {
-    const fitted = varying.filter((_, i) => (mask & (1 << i)) !== 0);
+  let bestSse = Number.NaN;
+  let bestSlopes: number[] | null = null;
+  for (let mask = 0; mask < 1 << varyingCount; mask++) {
+    let m = 0;
+    for (let i = 0; i < varyingCount; i++) if ((mask & (1 << i)) !== 0) fittedAxes[m++] = varyingAxes[i];
     // Standardized normal equations of the fitted slopes (the intercept separates: a = mean y).
-    const g = fitted.map((a) => fitted.map((b) => c[a][b] / scales[a] / scales[b]));
-    const h = fitted.map((a) => cy[a] / scales[a]);
-    const b = solve(g, h) ?? solve(withRidge(g, n), h);
-    if (b === null || b.some((v) => !Number.isFinite(v) || v < 0)) continue;
+    for (let a = 0; a < m; a++) {
+      const fa = fittedAxes[a];
+      for (let b = 0; b < m; b++) {
+        const fb = fittedAxes[b];
+        normal[a * m + b] = c[fa * dims + fb] / scales[fa] / scales[fb];
+      }
+      normalRhs[a] = cy[fa] / scales[fa];
+    }
+    if (!solveInto(m, 0) && !solveInto(m, ridgeOf(m, n))) continue;
+    let usable = true;
+    for (let i = 0; i < m; i++) if (!Number.isFinite(faceSlopes[i]) || faceSlopes[i] < 0) usable = false;
+    if (!usable) continue;
     let sse = cyy;
-    for (let i = 0; i < fitted.length; i++) {
-      sse -= 2 * b[i] * h[i];
-      for (let j = 0; j < fitted.length; j++) sse += b[i] * g[i][j] * b[j];
+    for (let i = 0; i < m; i++) {
+      sse -= 2 * faceSlopes[i] * normalRhs[i];
+      for (let j = 0; j < m; j++) sse += faceSlopes[i] * normal[i * m + j] * faceSlopes[j];
     }
     if (!Number.isFinite(sse)) continue;
-    if (best === null || sse < best.sse) {
+    if (bestSlopes === null || sse < bestSse) {
       const slopes = new Array<number>(dims).fill(0);
-      fitted.forEach((axis, i) => {
-        slopes[axis] = b[i];
-      });
-      best = { sse, slopes };
+      for (let i = 0; i < m; i++) slopes[fittedAxes[i]] = faceSlopes[i];
+      bestSse = sse;
+      bestSlopes = slopes;
     }
   }
-  if (best === null) return null;
-  const underdetermined = n <= varying.length;
-  if (!underdetermined && !best.slopes.some((v) => v > 0)) return null;
-  return { intercept: meanY, slopes: best.slopes, means, scales, active };
+  if (bestSlopes === null) return null;
+  const underdetermined = n <= varyingCount;
+  if (!underdetermined && !bestSlopes.some((v) => v > 0)) return null;
+  return { intercept: meanY, slopes: bestSlopes, means, scales, active };
+}
+
+/**
+ * The reference's singular-solve ridge for the face's `m`-slope system in `normal`: λ = scale ·
+ * max(1, Σ|H_kk|) over the normal matrix with the intercept's entry n.
+ */
+function ridgeOf(m: number, n: number): number {
+  let trace = n;
+  for (let i = 0; i < m; i++) trace += Math.abs(normal[i * m + i]);
+  return SINGULAR_RIDGE_SCALE * Math.max(1, trace);
+}
+
+/**
+ * Solves the face's system (`normal` + `ridge` on its diagonal, `normalRhs`) into `faceSlopes` by
+ * Gaussian elimination with partial pivoting; false on a pivot below `PIVOT_TOLERANCE`.
+ */
+function solveInto(m: number, ridge: number): boolean {
+  const w = m + 1;
+  const rows = augmented;
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < m; j++)
+      rows[i * w + j] = i === j && ridge !== 0 ? normal[i * m + j] + ridge : normal[i * m + j];
+    rows[i * w + m] = normalRhs[i];
+  }
+  for (let col = 0; col < m; col++) {
+    let p = col;
+    for (let r = col + 1; r < m; r++) if (Math.abs(rows[r * w + col]) > Math.abs(rows[p * w + col])) p = r;
+    if (!(Math.abs(rows[p * w + col]) >= PIVOT_TOLERANCE)) return false;
+    if (p !== col) {
+      for (let k = 0; k <= m; k++) {
+        const swap = rows[col * w + k];
+        rows[col * w + k] = rows[p * w + k];
+        rows[p * w + k] = swap;
+      }
+    }
+    for (let r = 0; r < m; r++) {
+      if (r === col) continue;
+      const f = rows[r * w + col] / rows[col * w + col];
+      if (f === 0) continue;
+      for (let k = col; k <= m; k++) rows[r * w + k] -= f * rows[col * w + k];
+    }
+  }
+  for (let i = 0; i < m; i++) faceSlopes[i] = rows[i * w + m] / rows[i * w + i];
+  return true;
 }
 
 /** The fit's prediction (ms) at `x`, floored at `MIN_PREDICTION_MS`; null when not finite. */
@@ -111,34 +214,4 @@ export function predictMs(fit: StandardizedFit, x: ArrayLike<number>): number | 
     if (fit.active[j]) y += (fit.slopes[j] * (x[j] - fit.means[j])) / fit.scales[j];
   }
   return Number.isFinite(y) ? Math.max(MIN_PREDICTION_MS, y) : null;
-}
-
-/**
- * The face's system with the reference's singular-solve ridge on its slopes: λ = scale ·
- * max(1, Σ|H_kk|) over the normal matrix with the intercept's entry n.
- */
-function withRidge(g: readonly number[][], n: number): number[][] {
-  let trace = n;
-  for (let i = 0; i < g.length; i++) trace += Math.abs(g[i][i]);
-  const ridge = SINGULAR_RIDGE_SCALE * Math.max(1, trace);
-  return g.map((row, i) => row.map((v, j) => (i === j ? v + ridge : v)));
-}
-
-/** Gaussian elimination with partial pivoting; null on a pivot below `PIVOT_TOLERANCE`. */
-function solve(a: readonly number[][], rhs: readonly number[]): number[] | null {
-  const m = rhs.length;
-  const rows = a.map((row, i) => [...row, rhs[i]]);
-  for (let col = 0; col < m; col++) {
-    let p = col;
-    for (let r = col + 1; r < m; r++) if (Math.abs(rows[r][col]) > Math.abs(rows[p][col])) p = r;
-    if (!(Math.abs(rows[p][col]) >= PIVOT_TOLERANCE)) return null;
-    [rows[col], rows[p]] = [rows[p], rows[col]];
-    for (let r = 0; r < m; r++) {
-      if (r === col) continue;
-      const f = rows[r][col] / rows[col][col];
-      if (f === 0) continue;
-      for (let k = col; k <= m; k++) rows[r][k] -= f * rows[col][k];
-    }
-  }
-  return rows.map((row, i) => row[m] / row[i]);
 }
