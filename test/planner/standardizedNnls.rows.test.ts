@@ -3,6 +3,7 @@ import { describe, expect } from "vitest";
 import {
   fitStandardizedNnls,
   fitStandardizedNnlsRows,
+  type StandardizedFit,
 } from "../../src/planner/perfModel/standardizedNnls.js";
 
 /**
@@ -15,21 +16,13 @@ const INACTIVE_SCALE = 1e-12;
 const PIVOT_TOLERANCE = 1e-12;
 const SINGULAR_RIDGE_SCALE = 1e-9;
 
-interface ReferenceFit {
-  readonly intercept: number;
-  readonly slopes: readonly number[];
-  readonly means: readonly number[];
-  readonly scales: readonly number[];
-  readonly active: readonly boolean[];
-}
-
 /** The array-based fit as it was written first: every new value and array per call. */
 function referenceFit(
   xs: readonly (readonly number[])[],
   ys: readonly number[],
   dims: number,
   minObservations: number,
-): ReferenceFit | null {
+): StandardizedFit | null {
   const n = ys.length;
   if (n === 0 || n < minObservations) return null;
   const means = new Array<number>(dims).fill(0);
