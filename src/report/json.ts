@@ -13,7 +13,7 @@ export function stableLine(value: unknown): string {
 
 function sortKeys(value: unknown): unknown {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (Array.isArray(value)) return value.map(sortKeys);
+  if (Array.isArray(value)) return isFiniteNumbers(value) ? value : value.map(sortKeys);
   if (value !== null && typeof value === "object") {
     const src = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
@@ -24,4 +24,13 @@ function sortKeys(value: unknown): unknown {
     return out;
   }
   return value;
+}
+
+/** Whether every element is a finite number: such an array (a time series) is written as it is, not copied. */
+function isFiniteNumbers(values: readonly unknown[]): boolean {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v !== "number" || !Number.isFinite(v)) return false;
+  }
+  return true;
 }
