@@ -1,5 +1,5 @@
 import { PassShape } from "../timing/passShape.js";
-import type { TimingModel } from "../timing/timingModel.js";
+import { decodeRunMs, type TimingModel } from "../timing/timingModel.js";
 import { SEQUENCE_HASH_SEED } from "../util/blockHash.js";
 import { mixBlockHash } from "../util/blockHashTable.js";
 import { takeEntry } from "../util/mapTake.js";
@@ -22,6 +22,8 @@ import type { AdmissionObserver, PlainPassSink, RunWindow, WorkerEngine } from "
  * (engine/blockIndex.ts "Grouped homes").
  */
 const INDEX_GROUP = 8;
+/** The most pass durations a decode run prices in one call (`runPlainDecodes`). */
+const RUN_PRICE_CHUNK = 64;
 
 /**
  * vLLM-v1-like continuous-batching engine (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`, `ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`).
@@ -75,6 +77,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private passSerial = 0;
   /** The rows of a run's batch (`runPlainDecodes`), grown to the largest batch. */
   private runRows = new Int32Array(64);
+  /** A run's pass durations priced ahead (`runPlainDecodes`). */
+  private readonly runPassMs = new Float64Array(RUN_PRICE_CHUNK);
   /** When each pass of a run ends (`runPlainDecodes`), grown to the longest run. */
   private runEnds = new Float64Array(256);
   /** Block arrays of requests that let their blocks go, for later requests (`Sequence.blocks`). */
@@ -546,20 +550,31 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const { allocStart } = boundaries;
     const pool = this.pool;
     const totalKv = cfg.numGpuBlocks * bs;
-    // A plain decode pass: no prefill half, no drafts; the decode half is set pass by pass.
-    const plainPass = this.passShape.setPrefillSums(0, 0, 0).setDrafts(0, 0);
     const { limitMs, capMs, deadlineMs, responseMs } = window;
     let ends = this.runEnds;
     let t = now;
     let passes = 0;
     let lastMs = 0;
+    // Pass durations are priced ahead in chunks (`decodeRunMs`: one call, nothing boxed per pass),
+    // 8 at first and twice as many each time while the run goes on, up to RUN_PRICE_CHUNK; a
+    // chunk's durations past where the run stops are not used (pricing has no side effect).
+    const priced = this.runPassMs;
+    let chunk = 8;
+    let next = 0;
+    let filled = 0;
     // Requests' numComputed and generated stay at their start values during the run (each pass
     // adds one to both; set at the end): block work reads `numComputed + passes`.
     while (passes < passesLeft) {
       const r = passes % bs;
       // Blocks this pass allocates; more than the pool can give means a preemption: not plain.
       if (allocStart[r + 1] - allocStart[r] > pool.availableBlocks) break;
-      const ms = this.timing.passMs(plainPass.setDecode(batch, activeKv, activeKv / batch, totalKv));
+      if (next === filled) {
+        filled = Math.min(chunk, passesLeft - passes);
+        decodeRunMs(this.timing, batch, activeKv, totalKv, filled, priced, this.passShape);
+        next = 0;
+        if (chunk < RUN_PRICE_CHUNK) chunk *= 2;
+      }
+      const ms = priced[next++];
       if (!(ms >= 0) || !Number.isFinite(ms)) {
         throw new Error(`timing model returned a non-finite or negative duration (${ms})`);
       }

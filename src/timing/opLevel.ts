@@ -360,6 +360,35 @@ export class OpLevelTiming implements TimingModel {
   }
 
   /**
+   * `passMs` of `count` plain decode passes (`TimingModel.decodeRunMs`): `decodeMs` of each, with
+   * the terms that depend on the batch alone computed once and added in `decodeMs`'s order, so
+   * every duration is the same double.
+   */
+  decodeRunMs(
+    batch: number,
+    firstActiveKvTokens: number,
+    _totalKvTokens: number,
+    count: number,
+    out: Float64Array,
+  ): void {
+    if (batch <= 0) {
+      out.fill(0, 0, count);
+      return;
+    }
+    const tokensAndLogits = this.tokenCost(batch) + this.logits(batch);
+    const mlaGemms = this.mlaDecodeGemmMs(batch);
+    const host = this.hostMs(batch);
+    const layers = this.numLayers;
+    let activeKv = firstActiveKvTokens;
+    for (let j = 0; j < count; j++) {
+      const context = Math.max(1, Math.round(activeKv / batch));
+      const ms = tokensAndLogits + layers * this.decodeAttention(batch, context) + mlaGemms + host;
+      out[j] = Math.max(ms, 1e-3);
+      activeKv += batch;
+    }
+  }
+
+  /**
    * A decode pass in which `draftSequences` of the `batch` sequences verify `draftTokens` draft
    * tokens: `batch + draftTokens` positions through the layers, the LM head and decode attention
    * (each position a query row over the mean context), host time per sequence, and the drafts.

@@ -1,5 +1,5 @@
 import { PassShape } from "./passShape.js";
-import type { TimingModel } from "./timingModel.js";
+import { decodeRunMs, type TimingModel } from "./timingModel.js";
 
 /**
  * `timing.mixed_passes: additive`: a pass that prefills some requests and decodes others costs a
@@ -21,6 +21,17 @@ export class SplitPassTiming implements TimingModel {
 
   decodeMs(batch: number, activeKvTokens: number, meanContext: number, totalKvTokens: number): number {
     return this.inner.decodeMs(batch, activeKvTokens, meanContext, totalKvTokens);
+  }
+
+  /** Plain decode passes have one half only: the wrapped model's. */
+  decodeRunMs(
+    batch: number,
+    firstActiveKvTokens: number,
+    totalKvTokens: number,
+    count: number,
+    out: Float64Array,
+  ): void {
+    decodeRunMs(this.inner, batch, firstActiveKvTokens, totalKvTokens, count, out, this.decodeHalf);
   }
 
   passMs(pass: Readonly<PassShape>): number {

@@ -32,6 +32,45 @@ export interface TimingModel {
    * what it costs without speculation.
    */
   passMs(pass: Readonly<PassShape>): number;
+  /**
+   * Optional: the durations of `count` plain decode passes of `batch` sequences — no prefill, no
+   * drafts — whose Σ sequence length is `firstActiveKvTokens` in the first and `batch` more in
+   * each next one, into `out[0 .. count)`: each exactly what `passMs` gives that pass. Decode-run
+   * merging prices a run's passes in one call this way (`decodeRunMs` below), with nothing boxed
+   * per pass; a model without it is asked pass by pass.
+   */
+  decodeRunMs?(
+    batch: number,
+    firstActiveKvTokens: number,
+    totalKvTokens: number,
+    count: number,
+    out: Float64Array,
+  ): void;
+}
+
+/**
+ * `timing.decodeRunMs(...)`, or, for a model without that method, `passMs` of each pass in turn
+ * (`shape` is the caller's scratch).
+ */
+export function decodeRunMs(
+  timing: TimingModel,
+  batch: number,
+  firstActiveKvTokens: number,
+  totalKvTokens: number,
+  count: number,
+  out: Float64Array,
+  shape: PassShape,
+): void {
+  if (timing.decodeRunMs !== undefined) {
+    timing.decodeRunMs(batch, firstActiveKvTokens, totalKvTokens, count, out);
+    return;
+  }
+  shape.setPrefill(0, 0, 0).setDrafts(0, 0);
+  let activeKv = firstActiveKvTokens;
+  for (let j = 0; j < count; j++) {
+    out[j] = timing.passMs(shape.setDecode(batch, activeKv, activeKv / batch, totalKvTokens));
+    activeKv += batch;
+  }
 }
 
 /**
