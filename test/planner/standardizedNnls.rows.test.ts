@@ -132,12 +132,14 @@ describe("the Planner's fit on typed rows", () => {
     const ys = rows.map(([, y]) => y);
     const want = referenceFit(xs, ys, dims, minObservations);
     const flat = new Float64Array(xs.length * dims);
-    xs.forEach((x, i) => flat.set(x, i * dims));
+    for (let i = 0; i < xs.length; i++) flat.set(xs[i], i * dims);
     const got = fitStandardizedNnlsRows(flat, Float64Array.from(ys), ys.length, dims, minObservations);
     expect(got).toEqual(want);
     if (want !== null && got !== null) {
-      for (const key of ["slopes", "means", "scales"] as const)
-        want[key].forEach((v, j) => expect(Object.is(got[key][j], v), `${key}[${j}]`).toBe(true));
+      for (const key of ["slopes", "means", "scales"] as const) {
+        for (let j = 0; j < want[key].length; j++)
+          expect(Object.is(got[key][j], want[key][j]), `${key}[${j}]`).toBe(true);
+      }
       expect(Object.is(got.intercept, want.intercept)).toBe(true);
     }
     expect(fitStandardizedNnls(xs, ys, dims, minObservations)).toEqual(want);
