@@ -36,7 +36,7 @@ export function fpmOf(pool: WorkerPool, nowMs: number): ForwardPassMetrics[] {
         wallTimeS: s.wallTimeS,
         numPrefillRequests: s.numPrefillRequests,
         sumPrefillTokens: s.sumPrefillTokens,
-        varPrefillLength: varianceOf(s.numPrefillRequests, s.sumPrefillTokens, s.sumPrefillTokensSq),
+        varPrefillLength: s.varPrefillLength,
         sumPrefillKvTokens: s.sumPrefillKvTokens,
         numDecodeRequests: s.numDecodeRequests,
         sumDecodeKvTokens: s.sumDecodeKvTokens,

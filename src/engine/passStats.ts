@@ -9,6 +9,12 @@ export class PassStats {
   numPrefillRequests = 0;
   sumPrefillTokens = 0;
   sumPrefillTokensSq = 0;
+  /**
+   * `var_prefill_length`: population variance of the prefill requests' lengths as the backend's
+   * reference defines a length (vLLM: the whole prompt, `VllmEngine`; SGLang: the tokens the pass
+   * computes for it), set by the engine that ran the pass.
+   */
+  varPrefillLength = 0;
   /** Tokens already in KV before this pass's prefill chunks (cached prefix + earlier chunks). */
   sumPrefillKvTokens = 0;
   numDecodeRequests = 0;
@@ -32,6 +38,7 @@ export class PassStats {
     this.numPrefillRequests = o.numPrefillRequests;
     this.sumPrefillTokens = o.sumPrefillTokens;
     this.sumPrefillTokensSq = o.sumPrefillTokensSq;
+    this.varPrefillLength = o.varPrefillLength;
     this.sumPrefillKvTokens = o.sumPrefillKvTokens;
     this.numDecodeRequests = o.numDecodeRequests;
     this.sumDecodeKvTokens = o.sumDecodeKvTokens;
@@ -52,6 +59,7 @@ export class PassStats {
     this.numPrefillRequests = 0;
     this.sumPrefillTokens = 0;
     this.sumPrefillTokensSq = 0;
+    this.varPrefillLength = 0;
     this.sumPrefillKvTokens = 0;
     this.numDecodeRequests = 0;
     this.sumDecodeKvTokens = 0;

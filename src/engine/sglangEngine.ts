@@ -40,7 +40,7 @@ import type { SglangEngineConfig } from "./engineConfig.js";
 import type { KvEventListener } from "./kvBlockPool.js";
 import { pricePass } from "./passPricing.js";
 import { PassSignals } from "./passSignals.js";
-import { PassStats } from "./passStats.js";
+import { PassStats, varianceOf } from "./passStats.js";
 import { NO_NODE, RadixCache } from "./radixCache.js";
 import type { Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
@@ -264,6 +264,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
 
     this.blocksFreedAtPassEnd = this.freedByFinishing;
     stats.numPrefillRequests = batch;
+    stats.varPrefillLength = varianceOf(batch, stats.sumPrefillTokens, stats.sumPrefillTokensSq);
     this.lastPassProgressed = batch > 0 || promoted || this.pendingSignals > 0 || retracted || unblocked;
     return this.endPass(now, this.passDurationMs(batch), stats);
   }

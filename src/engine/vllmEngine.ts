@@ -64,6 +64,14 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private waitingTokensSq = 0;
   // Prefill batch statistics of the pass being formed (`ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`).
   private prefillCount = 0;
+  /**
+   * Welford mean and M2 of the prompt lengths of the pass's prefill requests: the reference's
+   * `var_prefill_length` is the population variance of each scheduled prefill's whole prompt
+   * (`compute_fpm`'s `prompt_len`, `ai-dynamo/aisimulate@03e8867:crates/core/src/engine/scheduler/vllm/core.rs`),
+   * accumulated as its `WelfordAcc` does (`ai-dynamo/aisimulate@2262f3f:crates/core/src/engine/scheduler/mod.rs`).
+   */
+  private prefillLengthMean = 0;
+  private prefillLengthM2 = 0;
   private prefillIslSum = 0;
   private prefillPrefixSum = 0;
   /** Whether the pass being formed preempted, and the drafts its sequences verify (count, tokens). */
@@ -167,6 +175,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     this.draftSequences = 0;
     this.draftTokens = 0;
     this.prefillCount = 0;
+    this.prefillLengthMean = 0;
+    this.prefillLengthM2 = 0;
     this.prefillIslSum = 0;
     this.prefillPrefixSum = 0;
     // Async scheduling: this pass was scheduled when the previous one started, so it only sees
@@ -194,6 +204,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     this.lastPassProgressed =
       this.preemptedInPass || budget < cfg.maxBatchedTokens || this.pendingSignals > 0;
     stats.numPrefillRequests = this.prefillCount;
+    stats.varPrefillLength = this.prefillCount > 0 ? this.prefillLengthM2 / this.prefillCount : 0;
     stats.sumPrefillKvTokens = this.prefillPrefixSum;
     return this.endPass(now, this.passDurationMs(), stats);
   }
@@ -750,7 +761,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       if (chunk === s.prefillTarget - before) s.prefillDonePass = this.passSerial;
       this.stats.sumPrefillTokens += chunk;
       this.stats.sumPrefillTokensSq += chunk * chunk;
-      this.prefillCount++;
+      const n = ++this.prefillCount;
+      const delta = s.promptLength - this.prefillLengthMean;
+      this.prefillLengthMean += delta / n;
+      this.prefillLengthM2 += delta * (s.promptLength - this.prefillLengthMean);
       this.prefillIslSum += before + chunk;
       this.prefillPrefixSum += before;
     }

@@ -168,6 +168,23 @@ describe("vLLM admission policy (`ai-dynamo/dynamo@ac0be1b:lib/mocker/src/schedu
     expect(timing.prefillCalls[1]).toEqual([1, 8, 4]);
   });
 
+  it("reports var_prefill_length over the prefill requests' whole prompts, as the reference's compute_fpm", () => {
+    // Budget 16: r0 (8-token prompt) prefills whole, r1 (20 tokens) its first 8: chunks 8 and 8
+    // (variance 0), prompts 8 and 20 (population variance 36).
+    const h = new EngineHarness(engineConfig({ maxBatchedTokens: 16 }), [
+      [1, 2],
+      [3, 4, 5, 6, 7],
+    ]);
+    h.submit(0, 8, 2);
+    h.submit(1, 20, 2);
+    h.pass();
+    const stats = h.engine.stats;
+    expect([stats.numPrefillRequests, stats.sumPrefillTokens, stats.varPrefillLength]).toEqual([2, 16, 36]);
+    // Next pass: r1's remaining 12 tokens alone (one request: 0), r0 decodes.
+    h.pass();
+    expect([h.engine.stats.numPrefillRequests, h.engine.stats.varPrefillLength]).toEqual([1, 0]);
+  });
+
   it("caches the recomputed last block as a second copy of its hash, which outlives the first", () => {
     const h = new EngineHarness(engineConfig({ numGpuBlocks: 4 }), [
       [1, 2],
