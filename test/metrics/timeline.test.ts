@@ -329,11 +329,13 @@ describe("disaggregated run", () => {
     const [prefill, decode] = ts.workers;
     const blocks = (xs: number[]): number[] => xs.map((b) => kv(b / 64));
     // Prefill: t=100 A in its pass (2 blocks of 64), B waiting; t=200 B in its pass, A's KV held
-    // for the transfer; t=300 B's pass still in flight (it ends at 300), A's KV released at 250;
-    // t=400, 500 B's KV held (waiting for decode capacity, then in transfer); released at 550.
+    // for the transfer; t=300 B's pass still in flight (it ends at 300), and A's KV with it: A was
+    // activated at 250, during that pass, so its source copy is freed at the pass end (the
+    // reference's deferred ReleaseSource); t=400, 500 B's KV held (waiting for decode capacity,
+    // then in transfer); released at 550.
     expect(prefill.queue_depth).toEqual([0, 1, 0, 0, 0, 0, 0]);
     expect(prefill.running).toEqual([0, 1, 1, 1, 0, 0, 0]);
-    expect(prefill.kv_utilization).toEqual(blocks([0, 2, 4, 2, 2, 2, 0]));
+    expect(prefill.kv_utilization).toEqual(blocks([0, 2, 4, 4, 2, 2, 0]));
     // Decode: t=200 A's 2 blocks reserved (in transfer); t=300 A's first decode pass; t=400 its
     // second (9 tokens → 3 blocks) while B's hand-off waits for a reservation (queued here);
     // t=500 B's 2 blocks reserved (A's are only cached now); t=600 B's decode pass.
