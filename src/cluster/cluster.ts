@@ -176,6 +176,15 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     for (const pool of this.pools) pool.accrue(nowMs);
   }
 
+  /**
+   * Whether the requests that reach the router at a timestamp are routed after that timestamp's
+   * scaling tick (a worker the tick adds with no start-up time then takes its share of them);
+   * otherwise as they arrive, before the tick.
+   */
+  get routesAfterTick(): boolean {
+    return false;
+  }
+
   /** The request reaches the router: it is dispatched, or waits for a ready worker. */
   route(row: number, t: number): void {
     if (this.front.readyCount === 0) {

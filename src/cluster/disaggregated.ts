@@ -96,6 +96,15 @@ export class DisaggregatedCluster extends Cluster implements RowStore {
     window.register(this);
   }
 
+  /**
+   * The reference's disaggregated runtime submits a timestamp's arrivals to the prefill router
+   * after its scaling tick (`seed-disagg-budget-4`, docs/conformance.md Known differences 17),
+   * where its aggregated replay routes them before it (`seed-agg-startup-0`).
+   */
+  override get routesAfterTick(): boolean {
+    return true;
+  }
+
   relayout(first: number, end: number, oldMask: number, capacity: number): void {
     this.handoffSeq = relayoutArray(this.handoffSeq, first, end, oldMask, capacity, null);
     this.prefillSlotOf = relayoutI32(this.prefillSlotOf, first, end, oldMask, capacity, 0);

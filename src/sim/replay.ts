@@ -273,12 +273,15 @@ export class Replay implements ClusterHost {
       if (events.heap.peekTime() === t) this.deliverEvents(t);
       // Timeouts after everything else of their timestamp: a request finished at its deadline is finished.
       if (life.nextDeadline() === t) life.expire(t);
+      const tickNow = this.tickDue && events.nextTime() !== t;
+      if (!tickNow) life.routeArrived(t);
       cluster.drive(t);
       // Scaling ticks run last, so the policy sees a settled timestamp (`ai-dynamo/aisimulate@6f9a315:crates/core/src/replay/README.md`).
-      if (this.tickDue && events.nextTime() !== t) {
+      if (tickNow) {
         this.tickDue = false;
         const scaling = this.scaling!;
         scaling.tick(t);
+        life.routeArrived(t);
         cluster.drive(t);
         this.invariants?.afterTick(t);
         if (scaling.work !== null) return true;

@@ -40,6 +40,8 @@ export interface RequestLifecycleParts {
 export class RequestLifecycle {
   /** Client sends in the event queue, and arrived requests without a terminal state. */
   queuedArrivals = 0;
+  /** Requests that reached the router at the current timestamp, to route once its events are in. */
+  private readonly arrivedRows: number[] = [];
   openRequests = 0;
   /** Client send → router (`client.overhead.request_ms`): the fleet sees a request this much later. */
   private readonly requestMs: number;
@@ -114,11 +116,27 @@ export class RequestLifecycle {
     this.events.pushRouterReach(t + this.requestMs, row, this.source.session(row));
   }
 
-  /** The request reaches the router: it is dispatched, or waits for a ready worker. */
+  /**
+   * The request reaches the router: it is dispatched, or waits for a ready worker. A
+   * disaggregated cluster routes it once every event of its timestamp is in, a scaling tick's
+   * included (`Cluster.routesAfterTick`, `routeArrived`).
+   */
   reachRouter(row: number, t: number): void {
     // Abandoned before it got there (a timeout shorter than request_ms).
     if (this.collector.isEnded(row)) return;
-    this.cluster.route(row, t);
+    if (this.cluster.routesAfterTick) this.arrivedRows.push(row);
+    else this.cluster.route(row, t);
+  }
+
+  /** Routes the requests held by `reachRouter` at `t`, in the order they reached the router. */
+  routeArrived(t: number): void {
+    const rows = this.arrivedRows;
+    if (rows.length === 0) return;
+    for (let i = 0; i < rows.length; i++) {
+      // A request that timed out at this very timestamp is not routed.
+      if (!this.collector.isEnded(rows[i])) this.cluster.route(rows[i], t);
+    }
+    rows.length = 0;
   }
 
   /** An engine produced a token of `row` at engine time `t` (not its last). */

@@ -5,11 +5,15 @@ import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { buildPerRequest } from "../../src/report/perRequest.js";
 import { Replay } from "../../src/sim/replay.js";
+import type { ScalingPolicy } from "../../src/sim/scaling.js";
 import { disaggSpec, writeTrace } from "../helpers/specs.js";
 
-async function run(spec: ReturnType<typeof disaggSpec>) {
+async function run(spec: ReturnType<typeof disaggSpec>, scaling?: ScalingPolicy) {
   const table = await loadWorkload(spec);
-  const replay = new Replay(spec, table, await createRoleTimings(spec.engine), { capturePerRequest: true });
+  const replay = new Replay(spec, table, await createRoleTimings(spec.engine), {
+    capturePerRequest: true,
+    ...(scaling === undefined ? {} : { scaling }),
+  });
   return { replay, result: replay.runSync() };
 }
 
@@ -163,6 +167,38 @@ describe("disaggregated replay (fixed 10 ms prefill / 2 ms decode, 1 MB/token at
       [35, 36, 42, 42, 44, 42],
     ]);
     for (const w of replay.workers) expect(w.isIdle()).toBe(true);
+  });
+
+  it("routes a timestamp's arrivals after its scaling tick: a prefill worker the tick adds takes its share", async () => {
+    // A first request at 0 (on worker 0, decoding until ~220 ms); the tick at 100 ms scales
+    // prefill to 2 (start-up 0 s), and four requests arrive at 100 ms. The reference's
+    // disaggregated runtime submits them to the prefill router after the tick, so round robin
+    // spreads them over both workers (seed-disagg-budget-4, docs/conformance.md Known differences
+    // 17); routed before it, all four went to worker 0.
+    const rows = [0, 100, 100, 100, 100].map((t, i) => ({
+      timestamp: t,
+      input_length: 8,
+      output_length: i === 0 ? 100 : 2,
+      hash_ids: [2 * i + 1, 2 * i + 2],
+    }));
+    const policy: ScalingPolicy = {
+      initialTickMs: () => 100,
+      onTick: (snap) => ({
+        targetPrefill: snap.nowMs === 100 ? 2 : null,
+        targetDecode: null,
+        nextTickMs: null,
+      }),
+    };
+    const spec = disaggSpec(writeTrace(rows), { prefill: { maxSequences: 4 } });
+    const recs = buildPerRequest((await run(spec, policy)).result);
+    expect(recs.map((r) => [r.arrival_time_ms, r.prefill_worker_idx])).toEqual([
+      [0, 0],
+      [100, 1],
+      [100, 0],
+      [100, 1],
+      [100, 0],
+    ]);
+    expect(recs.every((r) => r.terminal_status === "completed")).toBe(true);
   });
 
   it("attention DP on both roles: each rank holds its own requests, hand-offs land on decode ranks", async () => {
