@@ -68,8 +68,10 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
     // 2.575 before the Planner's regressions became non-negative least squares, 2.608 before they
     // became the reference's (its features, stores and retention) and the ticks saw each pass at
     // its end (2026-12-06); 2.382 before a store kept its last plane when a refit is not a model
-    // and a tick after a merged decode run saw that run's last pass (2026-12-07).
-    expect(s.gpu_hours).toBeCloseTo(2.367, 2);
+    // and a tick after a merged decode run saw that run's last pass (2026-12-07); 2.367 before a
+    // disaggregated run routed a timestamp's arrivals after its scaling tick (2026-12-07,
+    // docs/conformance.md Known differences 17).
+    expect(s.gpu_hours).toBeCloseTo(2.356, 2);
     const ticks = p.ticks as unknown as { topology: Record<string, { draining_count: number }> }[];
     expect(ticks.at(-1)!.topology.prefill.draining_count).toBe(0);
     expect(Math.max(...ticks.map((t) => t.topology.prefill.draining_count))).toBeLessThanOrEqual(2);
