@@ -8,6 +8,7 @@ export class PassStats {
   wallTimeS = 0;
   numPrefillRequests = 0;
   sumPrefillTokens = 0;
+  /** Σ chunk² of the prefill requests: SGLang's `varPrefillLength` is taken from it. */
   sumPrefillTokensSq = 0;
   /**
    * `var_prefill_length`: population variance of the prefill requests' lengths as the backend's

@@ -760,7 +760,6 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       const chunk = Math.min(desired, s.prefillTarget - before);
       if (chunk === s.prefillTarget - before) s.prefillDonePass = this.passSerial;
       this.stats.sumPrefillTokens += chunk;
-      this.stats.sumPrefillTokensSq += chunk * chunk;
       const n = ++this.prefillCount;
       const delta = s.promptLength - this.prefillLengthMean;
       this.prefillLengthMean += delta / n;
