@@ -263,7 +263,12 @@ export interface CaseResult {
    * the conventions with every role priced by the polynomial timing both share; null when the
    * case is priced alike already or did not run on both tools.
    */
-  readonly polynomialTwin: { readonly exits: [number, number]; readonly metrics: MetricRow[] } | null;
+  readonly polynomialTwin: {
+    readonly exits: [number, number];
+    readonly metrics: MetricRow[];
+    /** The twin's scaling events against the reference's (a case with the Planner; else null). */
+    readonly planner: PlannerReport | null;
+  } | null;
   /**
    * The router cases (whose reference runs are not repeatable, Known differences 12): each summary
    * value's lowest and highest over `REFERENCE_REPEATS` runs of the reference; null elsewhere.
@@ -308,12 +313,15 @@ async function runTwin(
   const dir = materialize(twin);
   const ref = await runSide("reference", twin, dir);
   const fs = await runSide("fleetsim-conventions", twin, dir);
+  const both = ref.prediction !== null && fs.prediction !== null;
+  const rp = ref.prediction?.["planner"] as Record<string, unknown> | null | undefined;
   return {
     exits: [ref.code, fs.code],
-    metrics:
-      ref.prediction !== null && fs.prediction !== null
-        ? compareSummaries(summaryOf(ref.prediction), summaryOf(fs.prediction))
-        : [],
+    metrics: both ? compareSummaries(summaryOf(ref.prediction!), summaryOf(fs.prediction!)) : [],
+    planner:
+      both && rp !== null && rp !== undefined
+        ? comparePlanners(rp, fs.prediction!["planner"] as Record<string, unknown> | null | undefined)
+        : null,
   };
 }
 
@@ -779,10 +787,10 @@ function renderDocument(
       "",
       "### Planner",
       "",
-      "Each tool in its own closed loop (its Planner learning from its own engines' passes), then fleetsim's Planner on the reference's recorded ticks (the same FPMs, worker counts and traffic, and the reference's bootstrap FPMs; Known differences 4): ticks with the same decision, ticks whose TTFT and ITL estimates equal the reference's to a part in 10⁹, and the largest relative difference of an estimate. The column \"under the conventions\": fleetsim's closed loop again with the reference's pricing conventions (\"Reproducing the reference's numbers\"): its scaling events, and whether they are the reference's.",
+      "Each tool in its own closed loop (its Planner learning from its own engines' passes), then fleetsim's Planner on the reference's recorded ticks (the same FPMs, worker counts and traffic, and the reference's bootstrap FPMs; Known differences 4): ticks with the same decision, ticks whose TTFT and ITL estimates equal the reference's to a part in 10⁹, and the largest relative difference of an estimate. The column \"under the conventions\": fleetsim's closed loop again with the reference's pricing conventions (\"Reproducing the reference's numbers\"): its scaling events, and whether they are the reference's; \"on the polynomial twin\": the same for the case's twin (\"What pass pricing explains\"), both tools pricing every pass alike.",
       "",
-      "| configuration | scaling events ref / fs | same decisions | first difference | under the conventions: events · same | ticks ref / fs | lifecycle ops ref / fs | retune events ref / fs | advisory recommendations ref / fs | on the reference's ticks: same decisions · same estimates · largest difference |",
-      "|---|---|---|---|---|---|---|---|---|---|",
+      "| configuration | scaling events ref / fs | same decisions | first difference | under the conventions: events · same | on the polynomial twin: events ref / fs · same | ticks ref / fs | lifecycle ops ref / fs | retune events ref / fs | advisory recommendations ref / fs | on the reference's ticks: same decisions · same estimates · largest difference |",
+      "|---|---|---|---|---|---|---|---|---|---|---|",
     );
     for (const r of planners) {
       const p = r.planner!;
@@ -794,8 +802,13 @@ function renderDocument(
       const c = r.conventionPlanner;
       const conventionCell =
         c === null ? "—" : `${c.fleetsimEvents} · ${c.sameEvents ? "yes" : `no (from ${c.firstDifference})`}`;
+      const t = r.polynomialTwin?.planner ?? null;
+      const twinCell =
+        t === null
+          ? "—"
+          : `${t.referenceEvents} / ${t.fleetsimEvents} · ${t.sameEvents ? "yes" : `no (from ${t.firstDifference})`}`;
       lines.push(
-        `| ${r.id} | ${p.referenceEvents} / ${p.fleetsimEvents} | ${p.sameEvents ? "yes" : "no"} | ${p.firstDifference ?? "—"} | ${conventionCell} | ${p.referenceTicks} / ${p.fleetsimTicks} | ${p.referenceLifecycle} / ${p.fleetsimLifecycle} | ${p.referenceRetune} / ${p.fleetsimRetune} | ${p.referenceRecommended} / ${p.fleetsimRecommended} | ${replayCell} |`,
+        `| ${r.id} | ${p.referenceEvents} / ${p.fleetsimEvents} | ${p.sameEvents ? "yes" : "no"} | ${p.firstDifference ?? "—"} | ${conventionCell} | ${twinCell} | ${p.referenceTicks} / ${p.fleetsimTicks} | ${p.referenceLifecycle} / ${p.fleetsimLifecycle} | ${p.referenceRetune} / ${p.fleetsimRetune} | ${p.referenceRecommended} / ${p.fleetsimRecommended} | ${replayCell} |`,
       );
     }
   }

@@ -280,7 +280,9 @@ function observationOf(m: MergedTraffic, speculating: boolean): TrafficObservati
     numReq: m.numReq,
     isl: m.shapeCount > 0 ? m.sumIsl / m.shapeCount : 0,
     osl: m.shapeCount > 0 ? m.sumOsl / m.shapeCount : 0,
-    kvHitRate: m.hitRateCount > 0 ? m.sumKvHitRate / m.hitRateCount : null,
+    // 0 for a window without KV-routed admissions, as the reference's replay reports it
+    // (`ai-dynamo/dynamo@fe06e46:lib/mocker/src/replay/offline/components/types.rs` `drain`).
+    kvHitRate: m.hitRateCount > 0 ? m.sumKvHitRate / m.hitRateCount : 0,
     acceptLength: acceptLengthOf(m, speculating),
   };
 }

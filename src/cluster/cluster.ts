@@ -56,6 +56,13 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
   /** `speculation.drafts` and `.tokens` since the Planner's last traffic window (`takeAcceptSample`). */
   private windowDrafts = 0;
   private windowTokens = 0;
+  /**
+   * The front router's prefix overlap since the Planner's last traffic window
+   * (`takeRouterHitSample`): the sum of each KV-routed admission's `overlap / prompt blocks`, and
+   * their count.
+   */
+  private windowHitRateSum = 0;
+  private windowHitRateCount = 0;
   protected readonly source: RequestSource;
   protected readonly collector: Collector;
   protected readonly host: ClusterHost;
@@ -206,6 +213,7 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const isl = source.inputLength(row);
     const routing = pool.kvRouting;
     if (routing !== null) {
+      this.noteRouterHit(pool.lastOverlapBlocks(), Math.ceil(isl / pool.spec.blockSize));
       const predicted = routing.wantsPrefillPrediction
         ? pool.timing.prefillMs(1, isl, Math.min(overlapTokens, isl))
         : Number.NaN;
@@ -430,6 +438,27 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     const sample = { tokens: this.windowTokens, forwards: this.windowDrafts };
     this.windowDrafts = 0;
     this.windowTokens = 0;
+    return sample;
+  }
+
+  /**
+   * A KV-routed admission to the front pool: one `overlap / prompt blocks` sample, the chosen
+   * worker's cached leading blocks over the prompt's blocks, a partial last block counted
+   * (`ai-dynamo/dynamo@fe06e46:lib/mocker/src/replay/offline/agg.rs` `record_placement`,
+   * `disagg.rs` `record_prefill_placement`; `components/types.rs` `on_admission`). Round robin
+   * keeps no index and records none; a disaggregated decode router records none.
+   */
+  private noteRouterHit(overlapBlocks: number, islBlocks: number): void {
+    if (islBlocks === 0) return;
+    this.windowHitRateSum += overlapBlocks / islBlocks;
+    this.windowHitRateCount++;
+  }
+
+  /** The front router's hit-rate sample since the previous call (a Planner traffic window); then starts a new one. */
+  takeRouterHitSample(): { readonly sum: number; readonly count: number } {
+    const sample = { sum: this.windowHitRateSum, count: this.windowHitRateCount };
+    this.windowHitRateSum = 0;
+    this.windowHitRateCount = 0;
     return sample;
   }
 

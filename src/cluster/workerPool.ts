@@ -250,6 +250,11 @@ export class WorkerPool {
     return this.placement.lastOverlapBlocks * this.spec.blockSize;
   }
 
+  /** Prompt blocks the slot chosen last already held, per the placement's index (0 without one). */
+  lastOverlapBlocks(): number {
+    return this.placement.lastOverlapBlocks;
+  }
+
   /** Tells a load-aware router that request `row` now counts on `slot` (nothing under round robin). */
   noteDispatched(
     source: RequestSource,

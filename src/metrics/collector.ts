@@ -300,10 +300,6 @@ export class Collector implements RowStore {
     return this.tokens[req & this.mask];
   }
 
-  reusedMaxOf(req: number): number {
-    return this.reusedMax[req & this.mask];
-  }
-
   /** Whether `req` was routed to a front-pool worker. */
   isDispatched(req: number): boolean {
     return !Number.isNaN(this.dispatched[req & this.mask]);

@@ -207,7 +207,7 @@ export class RequestLifecycle {
     c.onTerminal(row, t, status);
     this.openRequests--;
     if (status === Terminal.Completed && this.ticks !== null) {
-      this.ticks.onCompleted(this.source.inputLength(row), c.tokensOf(row), c.reusedMaxOf(row));
+      this.ticks.onCompleted(this.source.inputLength(row), c.tokensOf(row));
     }
     this.plan.onTerminal(row, t, this.scheduleArrival);
     this.releaseEnded();

@@ -7,8 +7,9 @@ export type { PoolTopology } from "../cluster/snapshot.js";
 
 /**
  * Offered load and completed-request shapes since the previous tick (`ai-dynamo/dynamo@fdf4b3d:lib/mocker/src/replay/offline/planner_hook.rs` `traffic`):
- * `numReq` counts arrivals; ISL/OSL and KV-hit are sums over requests completed in the window
- * (divide by their counts).
+ * `numReq` counts arrivals; ISL/OSL are sums over requests completed in the window, the KV hit
+ * rate a sum of `overlap / prompt blocks` over the front router's KV-routed admissions in it
+ * (`Cluster.takeRouterHitSample`; divide each by its count).
  */
 export interface TrafficWindow {
   readonly durationS: number;

@@ -16,23 +16,23 @@ export class TickObserver {
     this.traffic.numReq++;
   }
 
-  /** A request completed with `tokens` output tokens, `reused` of its `isl` prompt tokens from cache at best. */
-  onCompleted(isl: number, tokens: number, reused: number): void {
+  /** A request of `isl` prompt tokens completed with `tokens` output tokens. */
+  onCompleted(isl: number, tokens: number): void {
     const w = this.traffic;
     w.shapeCount++;
     w.sumIsl += isl;
     w.sumOsl += tokens;
-    if (isl > 0) {
-      w.hitRateCount++;
-      w.sumKvHitRate += reused / isl;
-    }
   }
 
   /** The snapshot of tick `t`; starts the next traffic window. */
   snapshot(cluster: Cluster, t: number): TickSnapshot {
     const accept = cluster.takeAcceptSample();
+    // The KV hit rate is the router's view at admission, not the engines' reuse.
+    const hits = cluster.takeRouterHitSample();
     const window: TrafficWindow = {
       ...this.traffic,
+      hitRateCount: hits.count,
+      sumKvHitRate: hits.sum,
       durationS: (t - this.sinceMs) / 1000,
       acceptForwards: accept.forwards,
       acceptTokens: accept.tokens,

@@ -188,7 +188,8 @@ describe("sla load 10 s / throughput 300 s ⇒ scale interval 10 s", () => {
           num_req: 30,
           isl: 100,
           osl: 10,
-          kv_hit_rate: null,
+          // No KV-routed admission in the window: 0, as the reference's replay reports it.
+          kv_hit_rate: 0,
           accept_length: 1,
         });
         expect(t.effects.diagnostics["throughput_decision_reason"]).toBeDefined();
