@@ -478,8 +478,9 @@ export class Collector implements RowStore {
       previous = t;
     }
     if (held !== null) {
-      for (let i = 0; i < count; i++)
-        held.pushRun(rows[i], this.runGaps, this.runItlKeys, this.runThroughputKeys, 1, passes, extremes);
+      // The run's gaps are held once; each row refers to them.
+      const run = held.holdRun(this.runGaps, this.runItlKeys, this.runThroughputKeys, 1, passes);
+      for (let i = 0; i < count; i++) held.pushRunRef(rows[i], run, extremes);
     }
     const second = endsMs[1] + offsetMs;
     const tokens = this.tokens;

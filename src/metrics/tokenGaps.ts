@@ -169,6 +169,14 @@ const INITIAL_CHUNKS = 64;
  * the gaps in flight and holding a gap allocates nothing (the arena grows by doubling). Each
  * request's smallest, largest and smallest positive gap are kept beside them: a completed
  * request's go into the run's extremes.
+ *
+ * **Runs held once.** A run of plain decode passes gives every request of its batch the same
+ * gaps, so they are held once, as a *held run* (a chain of chunks of the same arena, counted by
+ * the requests that refer to it), and each request keeps only the run's id in a second chain of
+ * its own (`refHead`), not a copy of its gaps: a run of P passes over B requests holds P gaps, not
+ * B × P. A held run's chunks are freed with its last reference. Taking a request's gaps back out
+ * reads its runs' gaps as it reads its own; the folds are order-free sums and counts, so the
+ * result is exactly what copies would give.
  */
 export class HeldGaps {
   private gaps = new Float64Array(INITIAL_CHUNKS * CHUNK);
@@ -185,6 +193,16 @@ export class HeldGaps {
   private tail: Int32Array;
   /** Gaps in the tail chunk of each request. */
   private fill: Int32Array;
+  /**
+   * Per live request: the chain of chunks listing the held runs it refers to (their ids in the
+   * chunks' `itlKeys` slots), -1 when none, and the ids in its tail chunk.
+   */
+  private refHead: Int32Array;
+  private refTail: Int32Array;
+  private refFill: Int32Array;
+  /** Per chunk that starts a held run (its id): the run's gaps, and the requests referring to it. */
+  private runLength = new Int32Array(INITIAL_CHUNKS);
+  private runRefs = new Int32Array(INITIAL_CHUNKS);
   /** Per live request: its smallest, largest and smallest positive gap so far. */
   private minGap: Float64Array;
   private maxGap: Float64Array;
@@ -199,6 +217,9 @@ export class HeldGaps {
     this.head = new Int32Array(n).fill(-1);
     this.tail = new Int32Array(n).fill(-1);
     this.fill = new Int32Array(n);
+    this.refHead = new Int32Array(n).fill(-1);
+    this.refTail = new Int32Array(n).fill(-1);
+    this.refFill = new Int32Array(n);
     this.minGap = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
     this.maxGap = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
     this.minPositiveGap = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
@@ -208,6 +229,9 @@ export class HeldGaps {
         this.head = relayoutI32(this.head, first, end, oldMask, capacity, -1);
         this.tail = relayoutI32(this.tail, first, end, oldMask, capacity, -1);
         this.fill = relayoutI32(this.fill, first, end, oldMask, capacity, 0);
+        this.refHead = relayoutI32(this.refHead, first, end, oldMask, capacity, -1);
+        this.refTail = relayoutI32(this.refTail, first, end, oldMask, capacity, -1);
+        this.refFill = relayoutI32(this.refFill, first, end, oldMask, capacity, 0);
         this.minGap = relayoutF64(this.minGap, first, end, oldMask, capacity, inf);
         this.maxGap = relayoutF64(this.maxGap, first, end, oldMask, capacity, -inf);
         this.minPositiveGap = relayoutF64(this.minPositiveGap, first, end, oldMask, capacity, inf);
@@ -231,23 +255,23 @@ export class HeldGaps {
   }
 
   /**
-   * Holds `gaps[from .. to)` of `req` with their keys (a run of passes), whose extremes are
-   * `extremes`: exactly `push` of each in order.
+   * Holds the gaps `gaps[from .. to)` of a run of passes with their keys, once, for the requests
+   * that `pushRunRef` it next; returns the held run's id. Holding a run no request refers to is a
+   * bug (it would never be freed).
    */
-  pushRun(
-    req: number,
+  holdRun(
     gaps: Float64Array,
     itlKeys: Int32Array,
     throughputKeys: Int32Array,
     from: number,
     to: number,
-    extremes: GapExtremes,
-  ): void {
-    const i = req & this.mask;
+  ): number {
+    const run = this.allocate();
+    let c = run;
     let j = from;
-    while (j < to) {
-      const at = this.nextPosition(i);
-      const take = Math.min(CHUNK - this.fill[i], to - j);
+    for (;;) {
+      const take = Math.min(CHUNK, to - j);
+      const at = c * CHUNK;
       // A loop, not `set(subarray(…))`: no view object per chunk.
       const heldGaps = this.gaps;
       const heldItl = this.itlKeys;
@@ -257,9 +281,34 @@ export class HeldGaps {
         heldItl[at + k] = itlKeys[j + k];
         heldThroughput[at + k] = throughputKeys[j + k];
       }
-      this.fill[i] += take;
       j += take;
+      if (j >= to) break;
+      const n = this.allocate();
+      this.next[c] = n;
+      c = n;
     }
+    this.runLength[run] = to - from;
+    this.runRefs[run] = 0;
+    return run;
+  }
+
+  /**
+   * Holds the gaps of the held run `run` (from `holdRun`) for `req` as well, whose extremes are
+   * `extremes`: exactly `push` of each of them in order.
+   */
+  pushRunRef(req: number, run: number, extremes: GapExtremes): void {
+    const i = req & this.mask;
+    let c = this.refTail[i];
+    if (c < 0 || this.refFill[i] === CHUNK) {
+      const n = this.allocate();
+      if (c < 0) this.refHead[i] = n;
+      else this.next[c] = n;
+      this.refTail[i] = n;
+      this.refFill[i] = 0;
+      c = n;
+    }
+    this.itlKeys[c * CHUNK + this.refFill[i]++] = run;
+    this.runRefs[run]++;
     if (extremes.min < this.minGap[i]) this.minGap[i] = extremes.min;
     if (extremes.max > this.maxGap[i]) this.maxGap[i] = extremes.max;
     if (extremes.minPositive < this.minPositiveGap[i]) this.minPositiveGap[i] = extremes.minPositive;
@@ -272,7 +321,8 @@ export class HeldGaps {
   release(req: number, runs: GapRuns, isCompleted: boolean): void {
     const slot = req & this.mask;
     const c = this.head[slot];
-    if (c < 0) return;
+    const r = this.refHead[slot];
+    if (c < 0 && r < 0) return;
     if (isCompleted) {
       const done = this.completed;
       if (this.minGap[slot] < done.min) done.min = this.minGap[slot];
@@ -282,31 +332,81 @@ export class HeldGaps {
       this.unfold(slot, runs);
     }
     // The request's chunks join the free list in one step.
-    const last = this.tail[slot];
-    this.next[last] = this.freeHead;
-    this.freeHead = c;
+    if (c >= 0) this.freeChain(c, this.tail[slot]);
+    if (r >= 0) {
+      this.dropRunRefs(slot);
+      this.freeChain(r, this.refTail[slot]);
+    }
     this.head[slot] = -1;
     this.tail[slot] = -1;
     this.fill[slot] = 0;
+    this.refHead[slot] = -1;
+    this.refTail[slot] = -1;
+    this.refFill[slot] = 0;
     this.minGap[slot] = Number.POSITIVE_INFINITY;
     this.maxGap[slot] = Number.NEGATIVE_INFINITY;
     this.minPositiveGap[slot] = Number.POSITIVE_INFINITY;
   }
 
-  /** Takes the gaps of every live request out of `runs` (a snapshot: what completed requests alone give). */
-  unfoldLive(runs: GapRuns): void {
-    for (let slot = 0; slot < this.head.length; slot++) if (this.head[slot] >= 0) this.unfold(slot, runs);
+  /** The chunks `first … last` (linked by `next`) join the free list. */
+  private freeChain(first: number, last: number): void {
+    this.next[last] = this.freeHead;
+    this.freeHead = first;
   }
 
-  /** Takes the held gaps of the request at `slot` back out of `runs`. */
+  /** The request at `slot` lets go of its held runs; a run no request refers to any more is freed. */
+  private dropRunRefs(slot: number): void {
+    let c = this.refHead[slot];
+    const last = this.refTail[slot];
+    for (;;) {
+      const n = c === last ? this.refFill[slot] : CHUNK;
+      for (let k = c * CHUNK, end = k + n; k < end; k++) {
+        const run = this.itlKeys[k];
+        if (--this.runRefs[run] === 0) {
+          let tail = run;
+          while (this.next[tail] >= 0) tail = this.next[tail];
+          this.freeChain(run, tail);
+        }
+      }
+      if (c === last) break;
+      c = this.next[c];
+    }
+  }
+
+  /** Takes the gaps of every live request out of `runs` (a snapshot: what completed requests alone give). */
+  unfoldLive(runs: GapRuns): void {
+    for (let slot = 0; slot < this.head.length; slot++)
+      if (this.head[slot] >= 0 || this.refHead[slot] >= 0) this.unfold(slot, runs);
+  }
+
+  /** Takes the held gaps of the request at `slot` back out of `runs`: its own, then its runs'. */
   private unfold(slot: number, runs: GapRuns): void {
-    let c = this.head[slot];
-    const last = this.tail[slot];
+    if (this.head[slot] >= 0) this.unfoldChain(this.head[slot], this.tail[slot], this.fill[slot], runs);
+    let c = this.refHead[slot];
+    if (c < 0) return;
+    const last = this.refTail[slot];
+    for (;;) {
+      const n = c === last ? this.refFill[slot] : CHUNK;
+      for (let k = c * CHUNK, end = k + n; k < end; k++) {
+        const run = this.itlKeys[k];
+        const length = this.runLength[run];
+        let runLast = run;
+        for (let left = length; left > CHUNK; left -= CHUNK) runLast = this.next[runLast];
+        this.unfoldChain(run, runLast, length - Math.floor((length - 1) / CHUNK) * CHUNK, runs);
+      }
+      if (c === last) break;
+      c = this.next[c];
+    }
+  }
+
+  /** Takes the gaps of the chain of chunks `first … last` (`lastFill` in the last) back out of `runs`. */
+  private unfoldChain(first: number, last: number, lastFill: number, runs: GapRuns): void {
+    let c = first;
     const gaps = this.gaps;
     const itlKeys = this.itlKeys;
     const throughputKeys = this.throughputKeys;
     for (;;) {
-      const n = c === last ? this.fill[slot] : CHUNK;
+      const n = c === last ? lastFill : CHUNK;
       for (let i = c * CHUNK, end = i + n; i < end; i++)
         runs.foldManyAtKeys(gaps[i], itlKeys[i], throughputKeys[i], -1);
       if (c === last) break;
@@ -339,6 +439,12 @@ export class HeldGaps {
         const next = new Int32Array(2 * c);
         next.set(this.next);
         this.next = next;
+        const runLength = new Int32Array(2 * c);
+        runLength.set(this.runLength);
+        this.runLength = runLength;
+        const runRefs = new Int32Array(2 * c);
+        runRefs.set(this.runRefs);
+        this.runRefs = runRefs;
         const gaps = new Float64Array(2 * c * CHUNK);
         gaps.set(this.gaps);
         this.gaps = gaps;

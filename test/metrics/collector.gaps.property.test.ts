@@ -174,6 +174,11 @@ const runArb = fc.record({
   ),
   /** Reverse the batch order and read the statistics after this run. */
   read: fc.boolean(),
+  /**
+   * A request that ends after this run (timed out when even, else completed), if it has not: its
+   * held gaps, and the runs it alone still refers to, are freed while other requests hold theirs.
+   */
+  end: fc.option(fc.integer({ min: 0, max: 11 }), { nil: null }),
 });
 
 describe("Collector: a run's tokens at once ≡ pass by pass", () => {
@@ -198,9 +203,11 @@ describe("Collector: a run's tokens at once ≡ pass by pass", () => {
     let t = start;
     const rows = new Int32Array(count);
     const ends = new Float64Array(64);
+    const ended = new Set<number>();
     for (const run of runs) {
       let batch = 0;
-      for (let r = 0; r < count; r++) if (r % 4 === run.worker && run.pick[r]) rows[batch++] = r;
+      for (let r = 0; r < count; r++)
+        if (r % 4 === run.worker && run.pick[r] && !ended.has(r)) rows[batch++] = r;
       if (batch === 0) continue;
       // Batch order rotates between runs (preemption and admission reorder a real batch).
       if (run.read && batch > 1) rows.subarray(0, batch).reverse();
@@ -214,9 +221,15 @@ describe("Collector: a run's tokens at once ≡ pass by pass", () => {
         expect(byRun.itlStats()).toEqual(byPass.itlStats());
         expect(byRun.perUserThroughputStats()).toEqual(byPass.perUserThroughputStats());
       }
+      if (run.end !== null && !ended.has(run.end)) {
+        ended.add(run.end);
+        const status = run.end % 2 === 0 ? Terminal.TimedOut : Terminal.Completed;
+        for (const c of [byRun, byPass]) c.onTerminal(run.end, t, status);
+      }
     }
     // Some requests are cut off (a client timeout): their held gaps come back out of both.
     for (let r = 0; r < count; r++) {
+      if (ended.has(r)) continue;
       const status = r % 3 === 0 ? Terminal.TimedOut : Terminal.Completed;
       for (const c of [byRun, byPass]) c.onTerminal(r, t + 1000, status);
     }
