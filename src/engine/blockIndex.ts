@@ -1,5 +1,5 @@
 const EMPTY = -1;
-/** Slots of a new table (it doubles as keys arrive, up to 4 per block of the pool). */
+/** Slots of a new table (it grows as keys arrive, up to 4 per block of the pool). */
 const INITIAL_SLOTS = 1024;
 
 /**
@@ -21,7 +21,7 @@ const INITIAL_SLOTS = 1024;
  *   The table keeps at least 4 slots per key (at most `capacity` keys): a probe for an absent
  *   key, which every registration makes, ends at an empty slot after a short run. (Lazily
  *   deleted entries, kept until a rebuild, filled the table to one half and made those runs
- *   long.) It starts small and doubles as keys arrive, so a pool costs nothing up front.
+ *   long.) It starts small and grows as keys arrive, so a pool costs nothing up front.
  */
 export class BlockIndex {
   private entries: Float64Array;
@@ -91,10 +91,14 @@ export class BlockIndex {
     entries[2 * i + 1] = block;
   }
 
-  /** Doubles the table, reinserting every key from its home. */
+  /**
+   * Grows the table fourfold (up to its largest size), reinserting every key from its home: a
+   * long run fills the pool, and four times as large a step reinserts a third as many keys on
+   * the way there as doubling does.
+   */
   private grow(): void {
     const old = this.entries;
-    const size = 2 * (this.mask + 1);
+    const size = Math.min(this.maxSize, 4 * (this.mask + 1));
     const entries = new Float64Array(2 * size).fill(EMPTY);
     const mask = size - 1;
     const homes = this.homes;
