@@ -71,7 +71,7 @@ describe("seed walkthroughs with the Planner, conversation trace", () => {
     // and a tick after a merged decode run saw that run's last pass (2026-12-07); 2.367 before a
     // disaggregated run routed a timestamp's arrivals after its scaling tick (2026-12-07,
     // docs/conformance.md Known differences 17); 2.356 before the Planner's KV hit rate became
-    // the router's view at admission (0 under round robin, docs/planner.md "Observe", 2026-12-07).
+    // the router's view at admission (0 under round robin, docs/planner.md "What runs", 2026-12-07).
     expect(s.gpu_hours).toBeCloseTo(2.396, 2);
     const ticks = p.ticks as unknown as { topology: Record<string, { draining_count: number }> }[];
     expect(ticks.at(-1)!.topology.prefill.draining_count).toBe(0);
