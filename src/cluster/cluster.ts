@@ -261,7 +261,8 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
     for (let p = 0; p < pools.length; p++) this.driveWorkers(pools[p], t);
     const candidates = this.runCandidates;
     for (let i = 0; i < candidates.length; i++) this.runDecodes(candidates[i], t);
-    candidates.length = 0;
+    // Most timestamps have none: skip the length setter's builtin call then.
+    if (candidates.length !== 0) candidates.length = 0;
   }
 
   /**

@@ -474,7 +474,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         running[write++] = s;
       }
     }
-    running.length = write;
+    // The length setter is a builtin call even when nothing is cut: most passes finish no request.
+    if (write !== running.length) running.length = write;
     this.finishingInPass = finishing;
     this.blocksFreedAtPassEnd = activeBeforeEmit - this.pool.activeBlocks;
     stats.numDecodeRequests = ready - prefilledReady;
