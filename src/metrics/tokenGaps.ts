@@ -200,8 +200,12 @@ export class HeldGaps {
   private refHead: Int32Array;
   private refTail: Int32Array;
   private refFill: Int32Array;
-  /** Per chunk that starts a held run (its id): the run's gaps, and the requests referring to it. */
-  private runLength = new Int32Array(INITIAL_CHUNKS);
+  /**
+   * Per chunk that starts a held run (its id): the run's last chunk, the gaps in it, and the
+   * requests referring to the run.
+   */
+  private runTail = new Int32Array(INITIAL_CHUNKS);
+  private runTailFill = new Int32Array(INITIAL_CHUNKS);
   private runRefs = new Int32Array(INITIAL_CHUNKS);
   /** Per live request: its smallest, largest and smallest positive gap so far. */
   private minGap: Float64Array;
@@ -282,12 +286,15 @@ export class HeldGaps {
         heldThroughput[at + k] = throughputKeys[j + k];
       }
       j += take;
-      if (j >= to) break;
+      if (j >= to) {
+        this.runTailFill[run] = take;
+        break;
+      }
       const n = this.allocate();
       this.next[c] = n;
       c = n;
     }
-    this.runLength[run] = to - from;
+    this.runTail[run] = c;
     this.runRefs[run] = 0;
     return run;
   }
@@ -362,11 +369,7 @@ export class HeldGaps {
       const n = c === last ? this.refFill[slot] : CHUNK;
       for (let k = c * CHUNK, end = k + n; k < end; k++) {
         const run = this.itlKeys[k];
-        if (--this.runRefs[run] === 0) {
-          let tail = run;
-          while (this.next[tail] >= 0) tail = this.next[tail];
-          this.freeChain(run, tail);
-        }
+        if (--this.runRefs[run] === 0) this.freeChain(run, this.runTail[run]);
       }
       if (c === last) break;
       c = this.next[c];
@@ -389,10 +392,7 @@ export class HeldGaps {
       const n = c === last ? this.refFill[slot] : CHUNK;
       for (let k = c * CHUNK, end = k + n; k < end; k++) {
         const run = this.itlKeys[k];
-        const length = this.runLength[run];
-        let runLast = run;
-        for (let left = length; left > CHUNK; left -= CHUNK) runLast = this.next[runLast];
-        this.unfoldChain(run, runLast, length - Math.floor((length - 1) / CHUNK) * CHUNK, runs);
+        this.unfoldChain(run, this.runTail[run], this.runTailFill[run], runs);
       }
       if (c === last) break;
       c = this.next[c];
@@ -439,9 +439,12 @@ export class HeldGaps {
         const next = new Int32Array(2 * c);
         next.set(this.next);
         this.next = next;
-        const runLength = new Int32Array(2 * c);
-        runLength.set(this.runLength);
-        this.runLength = runLength;
+        const runTail = new Int32Array(2 * c);
+        runTail.set(this.runTail);
+        this.runTail = runTail;
+        const runTailFill = new Int32Array(2 * c);
+        runTailFill.set(this.runTailFill);
+        this.runTailFill = runTailFill;
         const runRefs = new Int32Array(2 * c);
         runRefs.set(this.runRefs);
         this.runRefs = runRefs;
