@@ -14,7 +14,8 @@ export default defineConfig({
     // Every replay in the suite checks its bookkeeping invariants (src/sim/invariants.ts); CLI
     // subprocesses and sweep workers inherit the variable.
     env: { FLEETSIM_CHECK_INVARIANTS: "1" },
-    // The HTML report inlines a generated ECharts bundle that only `npm run build` makes.
-    globalSetup: ["test/browser/buildReportAssets.setup.ts"],
+    // The HTML report inlines a generated ECharts bundle that only `npm run build` makes; the
+    // run's temporary files go in one folder, removed at the end (test/helpers/runTempDir.setup.ts).
+    globalSetup: ["test/helpers/runTempDir.setup.ts", "test/browser/buildReportAssets.setup.ts"],
   },
 });

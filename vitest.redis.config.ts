@@ -10,6 +10,6 @@ export default defineConfig({
     ...base.test,
     include: ["test/redis/**/*.test.ts"],
     exclude: configDefaults.exclude,
-    globalSetup: [],
+    globalSetup: ["test/helpers/runTempDir.setup.ts"],
   },
 });

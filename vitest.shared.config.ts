@@ -10,6 +10,10 @@ export default defineConfig({
     ...base.test,
     include: ["test/shared-data/**/*.test.ts"],
     exclude: configDefaults.exclude,
-    globalSetup: ["test/shared-data/requireSharedData.setup.ts", "test/browser/buildReportAssets.setup.ts"],
+    globalSetup: [
+      "test/shared-data/requireSharedData.setup.ts",
+      "test/helpers/runTempDir.setup.ts",
+      "test/browser/buildReportAssets.setup.ts",
+    ],
   },
 });
