@@ -22,6 +22,9 @@ const INITIAL_SLOTS = 1024;
  *   key, which every registration makes, ends at an empty slot after a short run. (Lazily
  *   deleted entries, kept until a rebuild, filled the table to one half and made those runs
  *   long.) It starts small and grows as keys arrive, so a pool costs nothing up front.
+ * - **Homes beside the entries.** Each slot's home is kept in a parallel array (`homes`), so
+ *   the backward shift of a deletion and a growth read the homes of the entries they move in
+ *   slot order, not from the moved blocks' records scattered over the pool.
  */
 export class BlockIndex {
   private entries: Float64Array;
@@ -31,16 +34,16 @@ export class BlockIndex {
   /** Slots the table grows to: at least 4 per block of the pool. */
   private readonly maxSize: number;
 
-  /** `homes[b]`: the home block b's hash was registered with, while it holds one. */
-  constructor(
-    capacity: number,
-    private readonly homes: Int32Array,
-  ) {
+  /** The home of the entry in each slot. */
+  private homes: Int32Array;
+
+  constructor(capacity: number) {
     let size = 16;
     while (size < 4 * capacity) size *= 2;
     this.maxSize = size;
     const initial = Math.min(size, INITIAL_SLOTS);
     this.entries = new Float64Array(2 * initial).fill(EMPTY);
+    this.homes = new Int32Array(initial);
     this.mask = initial - 1;
   }
 
@@ -59,8 +62,7 @@ export class BlockIndex {
 
   /**
    * Points `key` (whose home is `home`) at `block` unless a block already holds it: returns that
-   * block, or −1 when `block` now holds the key. The caller writes `home` into `homes[block]`
-   * after a −1 answer.
+   * block, or −1 when `block` now holds the key.
    */
   holderOrInsert(key: number, home: number, block: number): number {
     const entries = this.entries;
@@ -78,11 +80,12 @@ export class BlockIndex {
     }
     entries[2 * i] = key;
     entries[2 * i + 1] = block;
+    this.homes[i] = home;
     this.count++;
     return -1;
   }
 
-  /** Points `key` (held, whose home is `home`) at `block` instead; the caller writes `homes[block]` first. */
+  /** Points `key` (held, whose home is `home`) at `block` instead; the key keeps its home. */
   repoint(key: number, home: number, block: number): void {
     const entries = this.entries;
     const mask = this.mask;
@@ -100,18 +103,21 @@ export class BlockIndex {
     const old = this.entries;
     const size = Math.min(this.maxSize, 4 * (this.mask + 1));
     const entries = new Float64Array(2 * size).fill(EMPTY);
+    const homes = new Int32Array(size);
     const mask = size - 1;
-    const homes = this.homes;
+    const oldHomes = this.homes;
     for (let e = 0; e < old.length; e += 2) {
       const key = old[e];
       if (key === EMPTY) continue;
-      const block = old[e + 1];
-      let i = homes[block] & mask;
+      const home = oldHomes[e >> 1];
+      let i = home & mask;
       while (entries[2 * i] !== EMPTY) i = (i + 1) & mask;
       entries[2 * i] = key;
-      entries[2 * i + 1] = block;
+      entries[2 * i + 1] = old[e + 1];
+      homes[i] = home;
     }
     this.entries = entries;
+    this.homes = homes;
     this.mask = mask;
   }
 
@@ -131,12 +137,13 @@ export class BlockIndex {
       j = (j + 1) & mask;
       const k = entries[2 * j];
       if (k === EMPTY) break;
-      const at = homes[entries[2 * j + 1]] & mask;
+      const at = homes[j] & mask;
       // The entry stays unless its home lies cyclically outside (hole, j].
       const stays = hole <= j ? hole < at && at <= j : hole < at || at <= j;
       if (stays) continue;
       entries[2 * hole] = k;
       entries[2 * hole + 1] = entries[2 * j + 1];
+      homes[hole] = homes[j];
       hole = j;
     }
     entries[2 * hole] = EMPTY;

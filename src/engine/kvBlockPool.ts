@@ -18,7 +18,7 @@ import { BlockIndex } from "./blockIndex.js";
  * as vLLM v1's `BlockHashToBlockMap` keeps several blocks per hash. A lookup finds the primary (the
  * oldest copy still cached); each copy is released to the LRU list and evicted on its own; when the
  * primary is evicted the next copy becomes the primary, and the hash leaves the cache (a `removed`
- * event) only with its last copy. The index holds the primary; `nextCopy` chains the others.
+ * event) only with its last copy. The index holds the primary; each copy's record names the next.
  *
  * **Owner-only runs.** A registered block whose hash no other request's prompt contains (the
  * source knows which: `Sequence.ownerOnlyFrom`) can only ever be found by a lookup of its owner,
@@ -44,23 +44,34 @@ export interface KvEventListener {
   onBlockRemoved(hash: number): void;
 }
 
-/** Per-block record of `KvBlockPool.rec`: registered hash (−1: private), LRU links, references. */
+/**
+ * Per-block records of `KvBlockPool`, 32 bytes each, read through two views of one buffer: the
+ * registered hash as a double (−1: private) and six 32-bit fields — LRU prev and next (−1: none),
+ * references, the hash's index home, and the next copy of the hash plus one (0: none). Evicting,
+ * reusing, registering or releasing a block reads and writes one record, about one cache line,
+ * instead of one line in each of three arrays (the replay's per-block work is memory-bound;
+ * docs/performance.md).
+ */
 const HASH = 0;
-const PREV = 1;
-const NEXT = 2;
-const REFS = 3;
-const STRIDE = 4;
+const DOUBLES = 4;
+const PREV = 2;
+const NEXT = 3;
+const REFS = 4;
+const HOME = 5;
+const COPY = 6;
+const INTS = 8;
 
-/** `records` copied into records for `blocks` blocks, the new ones blank (no hash, no links, no references). */
-function blankRecords(records: Float64Array, blocks: number): Float64Array {
-  const rec = new Float64Array(blocks * STRIDE);
-  rec.set(records);
-  for (let at = records.length; at < rec.length; at += STRIDE) {
-    rec[at + HASH] = -1;
-    rec[at + PREV] = -1;
-    rec[at + NEXT] = -1;
+/** Records for `blocks` blocks: those of `old` (blocks `0 .. old.length / INTS`), the new ones blank. */
+function blankRecords(old: Int32Array, blocks: number): Int32Array {
+  const ints = new Int32Array(blocks * INTS);
+  ints.set(old);
+  const hashes = new Float64Array(ints.buffer);
+  for (let b = old.length / INTS; b < blocks; b++) {
+    hashes[b * DOUBLES + HASH] = -1;
+    ints[b * INTS + PREV] = -1;
+    ints[b * INTS + NEXT] = -1;
   }
-  return rec;
+  return ints;
 }
 
 /** Records made when a pool is built; they double as blocks are first handed out. */
@@ -68,12 +79,9 @@ const INITIAL_RECORDS = 1024;
 
 export class KvBlockPool {
   readonly capacity: number;
-  /**
-   * One record of `STRIDE` doubles per block — hash, LRU prev and next (−1: none), reference
-   * count — side by side, so that evicting, reusing or releasing a block touches one cache line
-   * instead of one per field (the replay's per-block work is memory-bound; docs/performance.md).
-   */
-  private rec: Float64Array;
+  /** The per-block records (`HASH` … `COPY`): the 32-bit fields, and the same buffer as doubles for the hashes. */
+  private ints: Int32Array;
+  private hashes: Float64Array;
   /** The LRU list of inactive blocks: oldest at the head (−1 when empty). */
   private lruHead = -1;
   private lruTail = -1;
@@ -89,13 +97,6 @@ export class KvBlockPool {
   private neverUsed = 0;
   /** Hash → primary copy of the registered blocks (engine/blockIndex.ts). */
   private readonly byHash: BlockIndex;
-  /**
-   * The copies of a hash after its primary, in the order they were cached: `nextCopy[b]` is the
-   * copy after b plus one (0: b is the last). Short lists (two requests computing one prefix).
-   */
-  private readonly nextCopy: Int32Array;
-  /** Each registered block's index home (`register`): where its probe starts. */
-  private readonly homes: Int32Array;
   /** Owner-only runs on the LRU list, FIFO: run `r`'s node is `capacity + r`, its links here. */
   private readonly runPrev: Int32Array;
   private readonly runNext: Int32Array;
@@ -116,11 +117,10 @@ export class KvBlockPool {
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`KV capacity must be > 0 blocks`);
     this.capacity = capacity;
-    this.rec = blankRecords(new Float64Array(0), Math.min(capacity, INITIAL_RECORDS));
+    this.ints = blankRecords(new Int32Array(0), Math.min(capacity, INITIAL_RECORDS));
+    this.hashes = new Float64Array(this.ints.buffer);
     this.freeStack = new Int32Array(capacity);
-    this.homes = new Int32Array(capacity);
-    this.byHash = new BlockIndex(capacity, this.homes);
-    this.nextCopy = new Int32Array(capacity);
+    this.byHash = new BlockIndex(capacity);
     this.runPrev = new Int32Array(capacity);
     this.runNext = new Int32Array(capacity);
     this.runLength = new Int32Array(capacity);
@@ -165,13 +165,12 @@ export class KvBlockPool {
   }
 
   isActive(block: number): boolean {
-    return this.rec[block * STRIDE + REFS] > 0;
+    return this.ints[block * INTS + REFS] > 0;
   }
 
   /** Takes a reference on a registered block found by `lookup` (reactivating it if inactive). */
   acquire(block: number): void {
-    const at = block * STRIDE + REFS;
-    if (this.rec[at]++ === 0) this.lruRemove(block);
+    if (this.ints[block * INTS + REFS]++ === 0) this.lruRemove(block);
   }
 
   /**
@@ -180,17 +179,15 @@ export class KvBlockPool {
    */
   allocate(): number {
     let block: number;
-    const rec = this.rec;
     if (this.freeTop > 0) {
       block = this.freeStack[--this.freeTop];
     } else if (this.neverUsed < this.capacity) {
       block = this.neverUsed++;
-      if (block * STRIDE === rec.length) {
+      if (block * INTS === this.ints.length) {
         // Records exist for the blocks handed out so far: double them (a pool costs nothing up
         // front; docs/performance.md "Start-up").
-        this.rec = blankRecords(rec, Math.min(this.capacity, 2 * block));
-        this.rec[block * STRIDE + REFS] = 1;
-        return block;
+        this.ints = blankRecords(this.ints, Math.min(this.capacity, 2 * block));
+        this.hashes = new Float64Array(this.ints.buffer);
       }
     } else if (this.lruHead >= this.capacity) {
       this.takeFromHeadRun(this.taken, 0, 1);
@@ -198,14 +195,15 @@ export class KvBlockPool {
     } else if (this.lruHead >= 0) {
       block = this.lruHead;
       this.lruRemove(block);
-      const hash = rec[block * STRIDE + HASH];
-      rec[block * STRIDE + HASH] = -1;
+      const at = block * DOUBLES + HASH;
+      const hash = this.hashes[at];
+      this.hashes[at] = -1;
       this.evictions++;
       if (this.dropCopy(block, hash) && this.listener !== null) this.listener.onBlockRemoved(hash);
     } else {
       return -1;
     }
-    rec[block * STRIDE + REFS] = 1;
+    this.ints[block * INTS + REFS] = 1;
     return block;
   }
 
@@ -238,15 +236,16 @@ export class KvBlockPool {
    * ("Copies of a hash"). A block registered already is left as it is (false).
    */
   register(block: number, hash: number, home = mixBlockHash(hash)): boolean {
-    const at = block * STRIDE + HASH;
-    if (this.rec[at] >= 0) return false;
+    const at = block * DOUBLES + HASH;
+    if (this.hashes[at] >= 0) return false;
     const primary = this.byHash.holderOrInsert(hash, home, block);
-    this.rec[at] = hash;
-    this.homes[block] = home;
+    this.hashes[at] = hash;
+    const ints = this.ints;
+    ints[block * INTS + HOME] = home;
     if (primary >= 0) {
       let last = primary;
-      while (this.nextCopy[last] !== 0) last = this.nextCopy[last] - 1;
-      this.nextCopy[last] = block + 1;
+      while (ints[last * INTS + COPY] !== 0) last = ints[last * INTS + COPY] - 1;
+      ints[last * INTS + COPY] = block + 1;
       return false;
     }
     if (this.listener !== null) this.listener.onBlockStored(hash);
@@ -258,9 +257,10 @@ export class KvBlockPool {
    * was the primary. Returns whether it was the hash's last copy (the hash left the cache).
    */
   private dropCopy(block: number, hash: number): boolean {
-    const home = this.homes[block];
-    const next = this.nextCopy[block];
-    this.nextCopy[block] = 0;
+    const ints = this.ints;
+    const home = ints[block * INTS + HOME];
+    const next = ints[block * INTS + COPY];
+    ints[block * INTS + COPY] = 0;
     const primary = this.byHash.get(hash, home);
     if (primary === block) {
       if (next === 0) {
@@ -271,23 +271,23 @@ export class KvBlockPool {
       return false;
     }
     let before = primary;
-    while (this.nextCopy[before] !== block + 1) before = this.nextCopy[before] - 1;
-    this.nextCopy[before] = next;
+    while (ints[before * INTS + COPY] !== block + 1) before = ints[before * INTS + COPY] - 1;
+    ints[before * INTS + COPY] = next;
     return false;
   }
 
   /** Drops one reference; an unowned registered block becomes the newest LRU entry. */
   release(block: number): void {
-    const rec = this.rec;
-    const base = block * STRIDE;
-    const rc = --rec[base + REFS];
+    const ints = this.ints;
+    const base = block * INTS;
+    const rc = --ints[base + REFS];
     if (rc > 0) return;
     if (rc < 0) throw new Error(`KV block ${block} released more often than acquired`);
-    if (rec[base + HASH] >= 0) {
+    if (this.hashes[block * DOUBLES + HASH] >= 0) {
       // Newest LRU entry.
       const tail = this.lruTail;
-      rec[base + PREV] = tail;
-      rec[base + NEXT] = -1;
+      ints[base + PREV] = tail;
+      ints[base + NEXT] = -1;
       if (tail >= 0) this.setNext(tail, block);
       else this.lruHead = block;
       this.lruTail = block;
@@ -307,12 +307,12 @@ export class KvBlockPool {
     if (n <= 0) return;
     if (this.listener !== null) throw new Error("internal: owner-only KV blocks with a KV event listener");
     const cap = this.capacity;
-    const rec = this.rec;
+    const ints = this.ints;
     let at = this.runBlockHead + this.runBlockCount;
     const runIds = this.runIds;
     for (let k = to - 1; k >= from; k--) {
       const b = ids[k];
-      rec[b * STRIDE + REFS] = 0;
+      ints[b * INTS + REFS] = 0;
       if (at >= cap) at -= cap;
       runIds[at++] = b;
     }
@@ -337,13 +337,13 @@ export class KvBlockPool {
   private takeFromHeadRun(ids: Int32Array, at: number, n: number): void {
     const cap = this.capacity;
     const slot = this.lruHead - cap;
-    const rec = this.rec;
+    const ints = this.ints;
     const runIds = this.runIds;
     let head = this.runBlockHead;
     for (let i = 0; i < n; i++) {
       const b = runIds[head];
       if (++head === cap) head = 0;
-      rec[b * STRIDE + REFS] = 1;
+      ints[b * INTS + REFS] = 1;
       ids[at + i] = b;
     }
     this.runBlockHead = head;
@@ -367,34 +367,34 @@ export class KvBlockPool {
   /** Sets the next link of LRU node `node` (a block, or `capacity + r` for run r). */
   private setNext(node: number, next: number): void {
     if (node >= this.capacity) this.runNext[node - this.capacity] = next;
-    else this.rec[node * STRIDE + NEXT] = next;
+    else this.ints[node * INTS + NEXT] = next;
   }
 
   private setPrev(node: number, prev: number): void {
     if (node >= this.capacity) this.runPrev[node - this.capacity] = prev;
-    else this.rec[node * STRIDE + PREV] = prev;
+    else this.ints[node * INTS + PREV] = prev;
   }
 
   private nextOf(node: number): number {
-    return node >= this.capacity ? this.runNext[node - this.capacity] : this.rec[node * STRIDE + NEXT] | 0;
+    return node >= this.capacity ? this.runNext[node - this.capacity] : this.ints[node * INTS + NEXT];
   }
 
   private prevOf(node: number): number {
-    return node >= this.capacity ? this.runPrev[node - this.capacity] : this.rec[node * STRIDE + PREV] | 0;
+    return node >= this.capacity ? this.runPrev[node - this.capacity] : this.ints[node * INTS + PREV];
   }
 
   /** Takes `block` (on the LRU list) off it. */
   private lruRemove(block: number): void {
-    const rec = this.rec;
-    const base = block * STRIDE;
-    const prev = rec[base + PREV] | 0;
-    const next = rec[base + NEXT] | 0;
+    const ints = this.ints;
+    const base = block * INTS;
+    const prev = ints[base + PREV];
+    const next = ints[base + NEXT];
     if (prev >= 0) this.setNext(prev, next);
     else this.lruHead = next;
     if (next >= 0) this.setPrev(next, prev);
     else this.lruTail = prev;
-    rec[base + PREV] = -1;
-    rec[base + NEXT] = -1;
+    ints[base + PREV] = -1;
+    ints[base + NEXT] = -1;
     this.lruSize--;
   }
 
@@ -450,10 +450,9 @@ export class KvBlockPool {
    */
   audit(expectedRefs: Int32Array): string | null {
     const cap = this.capacity;
-    const rec = this.rec;
     // Blocks never handed out have no record yet: unreferenced and unregistered.
-    const refs = (b: number): number => (b * STRIDE < rec.length ? rec[b * STRIDE + REFS] : 0);
-    const hashAt = (b: number): number => (b * STRIDE < rec.length ? rec[b * STRIDE + HASH] : -1);
+    const refs = (b: number): number => (b * INTS < this.ints.length ? this.ints[b * INTS + REFS] : 0);
+    const hashAt = (b: number): number => this.hashOf(b);
     const seen = new Uint8Array(cap);
     for (let i = 0; i < this.freeTop; i++) {
       const b = this.freeStack[i];
@@ -497,7 +496,8 @@ export class KvBlockPool {
   /** Whether `block` is among the copies of `hash` that the index leads to (audit). */
   private isCopyOf(block: number, hash: number): boolean {
     const seen = new Set<number>();
-    for (let b = this.byHash.get(hash, this.homes[block]); b >= 0; b = this.nextCopy[b] - 1) {
+    const ints = this.ints;
+    for (let b = this.byHash.get(hash, ints[block * INTS + HOME]); b >= 0; b = ints[b * INTS + COPY] - 1) {
       if (b === block) return true;
       if (seen.has(b) || this.hashOf(b) !== hash) return false;
       seen.add(b);
@@ -507,6 +507,6 @@ export class KvBlockPool {
 
   /** Registered hash of a block or -1 (tests and diagnostics). */
   hashOf(block: number): number {
-    return block * STRIDE < this.rec.length ? this.rec[block * STRIDE + HASH] : -1;
+    return block * INTS < this.ints.length ? this.hashes[block * DOUBLES + HASH] : -1;
   }
 }

@@ -47,6 +47,9 @@ function windowOf(v: number): number {
   return Math.floor((((WORDS[HIGH_WORD] >>> 20) & 0x7ff) - 1023) / 32);
 }
 
+/** Samples `ExactMoments.addMany` takes at once: their chunk sums stay below 2^50. */
+export const MAX_BATCH = 256;
+
 /** Where `add` puts its value for `addAt`. */
 const ARGUMENT = new Float64Array(1);
 
@@ -140,6 +143,22 @@ export class ExactSum {
     this.adds = 0;
   }
 
+  /**
+   * Adds the integers `low`, `mid`, `high` (each of magnitude below 2^52) at the limbs of window
+   * `k`'s chunks 2, 1 and 0 (`addAt` would put a window-k value's chunks there): the sums of a
+   * batch's chunks, added once (`ExactMoments.addMany`).
+   */
+  addChunkSums(k: number, high: number, mid: number, low: number): void {
+    // Limbs below 2^32 first, so that adding below 2^52 stays below 2^53.
+    this.normalize();
+    const limbs = this.limbs;
+    const i = k + BIAS;
+    limbs[i] += high;
+    limbs[i - 1] += mid;
+    limbs[i - 2] += low;
+    this.normalize();
+  }
+
   /** Adds everything `other` holds, `sign` (±1) times. */
   addSum(other: ExactSum, sign: 1 | -1): void {
     if (other.nonFinite) this.nonFinite = true;
@@ -214,6 +233,75 @@ export class ExactMoments {
     sq[1] = high * high - square + 2 * high * low + low * low;
     this.squares.addAt(sq, 0, weight);
     this.squares.addAt(sq, 1, weight);
+  }
+
+  /**
+   * `addAt(values, i, weights[i])` for every `i < n` (at most `MAX_BATCH`), skipping values ≤ 0
+   * when `positiveOnly`. The usual samples — a value in [1, 2^32) whose square is below 2^64, a
+   * weight below 2^10 — are split into their 32-bit chunks as `ExactSum.addAt` splits them, and the
+   * chunk products are summed in locals (each below 2^42, a batch's sums below 2^50: exact) and
+   * added to the limbs once; only the squares' rounding errors, and any other sample, take
+   * `addAt`'s way. The sums are exact either way, so the result is the same.
+   */
+  addMany(values: Float64Array, weights: Float64Array, n: number, positiveOnly: boolean): void {
+    if (n > MAX_BATCH) throw new RangeError(`internal: a batch of ${n} samples (at most ${MAX_BATCH})`);
+    const sq = this.square;
+    const squares = this.squares;
+    // Window-0 chunk sums of the values and of their squares, and window-1 sums of the squares.
+    let v0 = 0;
+    let v1 = 0;
+    let v2 = 0;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let t0 = 0;
+    let t1 = 0;
+    let t2 = 0;
+    for (let i = 0; i < n; i++) {
+      const value = values[i];
+      const w = weights[i];
+      if (positiveOnly && !(value > 0)) continue;
+      if (!(value >= 1 && value < WINDOW && w < MAX_WEIGHT && w > -MAX_WEIGHT)) {
+        this.addAt(values, i, w);
+        continue;
+      }
+      if (w === 0) continue;
+      this.count += w;
+      let c0 = Math.floor(value);
+      let r1 = (value - c0) * WINDOW;
+      let c1 = Math.floor(r1);
+      v0 += c0 * w;
+      v1 += c1 * w;
+      v2 += (r1 - c1) * WINDOW * w;
+      const square = value * value;
+      const c = SPLITTER * value;
+      const high = c - (c - value);
+      const low = value - high;
+      const error = high * high - square + 2 * high * low + low * low;
+      // The square's window: 0 below 2^32, else 1 (scaled by 2^−32 into [1, 2^32), exactly).
+      const wide = square >= WINDOW;
+      const scaled = wide ? square * TWO_POW_MINUS_32 : square;
+      c0 = Math.floor(scaled);
+      r1 = (scaled - c0) * WINDOW;
+      c1 = Math.floor(r1);
+      const c2 = (r1 - c1) * WINDOW;
+      if (wide) {
+        t0 += c0 * w;
+        t1 += c1 * w;
+        t2 += c2 * w;
+      } else {
+        s0 += c0 * w;
+        s1 += c1 * w;
+        s2 += c2 * w;
+      }
+      if (error !== 0) {
+        sq[1] = error;
+        squares.addAt(sq, 1, w);
+      }
+    }
+    this.sum.addChunkSums(0, v0, v1, v2);
+    squares.addChunkSums(0, s0, s1, s2);
+    squares.addChunkSums(1, t0, t1, t2);
   }
 
   /** The correctly rounded mean; 0 when empty. */

@@ -1,6 +1,6 @@
 import { type RowStore, type RowWindow, relayoutF64, relayoutI32 } from "../util/rowWindow.js";
 import { DDSketch } from "./ddsketch.js";
-import { ExactMoments } from "./exactSum.js";
+import { ExactMoments, MAX_BATCH } from "./exactSum.js";
 
 /**
  * Token gaps into the ITL and per-user output throughput distributions, one weighted insert per
@@ -114,17 +114,14 @@ export class GapRuns {
     this.itlSketch.foldCountsAtKeys(gaps, this.pendingItlKey, counts, n, false);
     // A gap ≤ 0 has no throughput (its rate is 0 here).
     this.throughputSketch.foldCountsAtKeys(rates, this.pendingThroughputKey, counts, n, true);
-    const itl = this.itlSums;
-    const throughput = this.throughputSums;
-    for (let i = 0; i < n; i++) {
-      itl.addAt(gaps, i, counts[i]);
-      if (gaps[i] > 0) throughput.addAt(rates, i, counts[i]);
-    }
+    this.itlSums.addMany(gaps, counts, n, false);
+    // The rate of a gap ≤ 0 is 0 here: not a sample.
+    this.throughputSums.addMany(rates, counts, n, true);
   }
 }
 
 /** Folds held before they are applied (`GapRuns.apply`). */
-const PENDING = 256;
+const PENDING = MAX_BATCH;
 
 /**
  * The smallest and largest gaps of a set of requests, and the smallest positive one (the per-user

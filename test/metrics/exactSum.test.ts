@@ -1,6 +1,6 @@
 import { fc, test as fcTest } from "@fast-check/vitest";
 import { describe, expect, it } from "vitest";
-import { ExactMoments, ExactSum, roundRatio } from "../../src/metrics/exactSum.js";
+import { ExactMoments, ExactSum, MAX_BATCH, roundRatio } from "../../src/metrics/exactSum.js";
 import { exactMeanVariance, nearestDouble, toDyadic } from "./exactRational.js";
 
 /** Doubles over the magnitudes samples take (ms gaps, tokens/s), and a few extreme ones. */
@@ -95,6 +95,53 @@ describe("ExactMoments", () => {
     expect(m.count).toBe(values.length);
     expect(m.mean).toBe(expected.mean);
     expect(m.variance).toBe(expected.variance);
+  });
+
+  fcTest.prop(
+    [
+      fc.array(
+        fc.record({
+          // The fast path's edges (1, just under 2^32, squares either side of 2^32 and 2^64) and
+          // values outside it (below 1, 0, negative, non-finite), weights either side of 2^10.
+          x: fc.oneof(
+            fc.double({ min: 1, max: 4294967295.9999995, noNaN: true }),
+            fc.double({ min: -1e6, max: 1e12, noNaN: true }),
+            fc.constantFrom(1, 65535.99999999999, 65536, 4294967295.9999995, 4294967296, 0.999999, 0, -3.5),
+            fc.constantFrom(Number.POSITIVE_INFINITY, 1e-310, 1e300),
+          ),
+          w: fc.oneof(fc.integer({ min: -1023, max: 1023 }), fc.integer({ min: -5000, max: 5000 })),
+        }),
+        { maxLength: MAX_BATCH },
+      ),
+      fc.boolean(),
+    ],
+    { seed: 4204, numRuns: 300 },
+  )("a batch (addMany) holds exactly what its samples added one by one hold", (items, positiveOnly) => {
+    const values = Float64Array.from(items, (s) => s.x);
+    const weights = Float64Array.from(items, (s) => s.w);
+    const batch = new ExactMoments();
+    batch.add(2.25, 3);
+    batch.addMany(values, weights, items.length, positiveOnly);
+    const one = new ExactMoments();
+    one.add(2.25, 3);
+    for (const { x, w } of items) if (!positiveOnly || x > 0) one.add(x, w);
+    expect(batch.count).toBe(one.count);
+    const sums = (m: ExactMoments): unknown[] => [m.mean, m.variance, m.count];
+    expect(sums(batch)).toEqual(sums(one));
+    // The exact sums themselves, not only their roundings.
+    const other = new ExactMoments();
+    other.copyFrom(batch);
+    other.addMoments(one, -1);
+    if (Number.isFinite(one.mean)) {
+      expect(other.count).toBe(0);
+      expect(other.mean).toBe(0);
+    }
+  });
+
+  it("refuses a batch larger than its exact bound", () => {
+    const m = new ExactMoments();
+    const n = MAX_BATCH + 1;
+    expect(() => m.addMany(new Float64Array(n), new Float64Array(n), n, false)).toThrow(RangeError);
   });
 
   it("equal samples have variance 0 and their own mean; empty moments read 0", () => {
