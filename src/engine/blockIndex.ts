@@ -22,6 +22,9 @@ const INITIAL_SLOTS = 1024;
  *   key, which every registration makes, ends at an empty slot after a short run. (Lazily
  *   deleted entries, kept until a rebuild, filled the table to one half and made those runs
  *   long.) It starts small and grows as keys arrive, so a pool costs nothing up front.
+ * - **Keys read from an array.** Every method takes its key as `keys[at]` (the pool's record, or
+ *   a caller's scratch) rather than as an argument: a double passed to a call that is not
+ *   inlined is boxed, a heap number of garbage per block.
  * - **Homes beside the entries.** Each slot's home is kept in a parallel array (`homes`), so
  *   the backward shift of a deletion and a growth read the homes of the entries they move in
  *   slot order, not from the moved blocks' records scattered over the pool.
@@ -47,8 +50,9 @@ export class BlockIndex {
     this.mask = initial - 1;
   }
 
-  /** The block registered under `key` (whose home is `home`), or −1. */
-  get(key: number, home: number): number {
+  /** The block registered under the key `keys[at]` (whose home is `home`), or −1. */
+  get(keys: Float64Array, at: number, home: number): number {
+    const key = keys[at];
     const entries = this.entries;
     const mask = this.mask;
     let i = home & mask;
@@ -61,10 +65,11 @@ export class BlockIndex {
   }
 
   /**
-   * Points `key` (whose home is `home`) at `block` unless a block already holds it: returns that
-   * block, or −1 when `block` now holds the key.
+   * Points the key `keys[at]` (whose home is `home`) at `block` unless a block already holds it:
+   * returns that block, or −1 when `block` now holds the key.
    */
-  holderOrInsert(key: number, home: number, block: number): number {
+  holderOrInsert(keys: Float64Array, at: number, home: number, block: number): number {
+    const key = keys[at];
     const entries = this.entries;
     const mask = this.mask;
     let i = home & mask;
@@ -76,7 +81,7 @@ export class BlockIndex {
     }
     if (4 * (this.count + 1) > this.mask + 1 && this.mask + 1 < this.maxSize) {
       this.grow();
-      return this.holderOrInsert(key, home, block);
+      return this.holderOrInsert(keys, at, home, block);
     }
     entries[2 * i] = key;
     entries[2 * i + 1] = block;
@@ -85,8 +90,9 @@ export class BlockIndex {
     return -1;
   }
 
-  /** Points `key` (held, whose home is `home`) at `block` instead; the key keeps its home. */
-  repoint(key: number, home: number, block: number): void {
+  /** Points the key `keys[at]` (held, whose home is `home`) at `block` instead; the key keeps its home. */
+  repoint(keys: Float64Array, at: number, home: number, block: number): void {
+    const key = keys[at];
     const entries = this.entries;
     const mask = this.mask;
     let i = home & mask;
@@ -121,8 +127,9 @@ export class BlockIndex {
     this.mask = mask;
   }
 
-  /** Removes `key` (whose home is `home`); later entries of its probe run shift back into the hole. */
-  delete(key: number, home: number): void {
+  /** Removes the key `keys[at]` (whose home is `home`); later entries of its probe run shift back into the hole. */
+  delete(keys: Float64Array, at: number, home: number): void {
+    const key = keys[at];
     const entries = this.entries;
     const mask = this.mask;
     let hole = home & mask;

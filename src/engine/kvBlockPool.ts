@@ -108,6 +108,8 @@ export class KvBlockPool {
   private readonly runIds: Int32Array;
   private runBlockHead = 0;
   private runBlockCount = 0;
+  /** A hash passed as a number, for the index (`BlockIndex` "Keys read from an array"). */
+  private readonly key = new Float64Array(1);
   /** Where `allocate` receives a block taken from a run. */
   private readonly taken = new Int32Array(1);
   /** Blocks evicted from the cache over the pool's life (a hashed block reused for new data). */
@@ -161,7 +163,13 @@ export class KvBlockPool {
    * registered with (engine/blockIndex.ts "Grouped homes"); by default the hash's own mix.
    */
   lookup(hash: number, home = mixBlockHash(hash)): number {
-    return this.byHash.get(hash, home);
+    this.key[0] = hash;
+    return this.byHash.get(this.key, 0, home);
+  }
+
+  /** `lookup(hashes[at], home)`, the hash read from an array (a double argument is garbage). */
+  lookupAt(hashes: Float64Array, at: number, home: number): number {
+    return this.byHash.get(hashes, at, home);
   }
 
   isActive(block: number): boolean {
@@ -195,11 +203,10 @@ export class KvBlockPool {
     } else if (this.lruHead >= 0) {
       block = this.lruHead;
       this.lruRemove(block);
-      const at = block * DOUBLES + HASH;
-      const hash = this.hashes[at];
-      this.hashes[at] = -1;
       this.evictions++;
-      if (this.dropCopy(block, hash) && this.listener !== null) this.listener.onBlockRemoved(hash);
+      const at = block * DOUBLES + HASH;
+      if (this.dropCopy(block) && this.listener !== null) this.listener.onBlockRemoved(this.hashes[at]);
+      this.hashes[at] = -1;
     } else {
       return -1;
     }
@@ -236,10 +243,16 @@ export class KvBlockPool {
    * ("Copies of a hash"). A block registered already is left as it is (false).
    */
   register(block: number, hash: number, home = mixBlockHash(hash)): boolean {
-    const at = block * DOUBLES + HASH;
-    if (this.hashes[at] >= 0) return false;
-    const primary = this.byHash.holderOrInsert(hash, home, block);
-    this.hashes[at] = hash;
+    this.key[0] = hash;
+    return this.registerAt(block, this.key, 0, home);
+  }
+
+  /** `register(block, hashes[at], home)`, the hash read from an array (a double argument is garbage). */
+  registerAt(block: number, hashes: Float64Array, at: number, home: number): boolean {
+    const own = block * DOUBLES + HASH;
+    if (this.hashes[own] >= 0) return false;
+    this.hashes[own] = hashes[at];
+    const primary = this.byHash.holderOrInsert(this.hashes, own, home, block);
     const ints = this.ints;
     ints[block * INTS + HOME] = home;
     if (primary >= 0) {
@@ -248,26 +261,29 @@ export class KvBlockPool {
       ints[last * INTS + COPY] = block + 1;
       return false;
     }
-    if (this.listener !== null) this.listener.onBlockStored(hash);
+    if (this.listener !== null) this.listener.onBlockStored(this.hashes[own]);
     return true;
   }
 
   /**
-   * Takes the evicted `block` out of its hash's copies: the next copy becomes the primary when it
-   * was the primary. Returns whether it was the hash's last copy (the hash left the cache).
+   * Takes the evicted `block` (its hash still in its record) out of its hash's copies: the next
+   * copy becomes the primary when it was the primary. Returns whether it was the hash's last copy
+   * (the hash left the cache).
    */
-  private dropCopy(block: number, hash: number): boolean {
+  private dropCopy(block: number): boolean {
     const ints = this.ints;
     const home = ints[block * INTS + HOME];
     const next = ints[block * INTS + COPY];
     ints[block * INTS + COPY] = 0;
-    const primary = this.byHash.get(hash, home);
+    const keys = this.hashes;
+    const at = block * DOUBLES + HASH;
+    const primary = this.byHash.get(keys, at, home);
     if (primary === block) {
       if (next === 0) {
-        this.byHash.delete(hash, home);
+        this.byHash.delete(keys, at, home);
         return true;
       }
-      this.byHash.repoint(hash, home, next - 1);
+      this.byHash.repoint(keys, at, home, next - 1);
       return false;
     }
     let before = primary;
@@ -497,7 +513,12 @@ export class KvBlockPool {
   private isCopyOf(block: number, hash: number): boolean {
     const seen = new Set<number>();
     const ints = this.ints;
-    for (let b = this.byHash.get(hash, ints[block * INTS + HOME]); b >= 0; b = ints[b * INTS + COPY] - 1) {
+    this.key[0] = hash;
+    for (
+      let b = this.byHash.get(this.key, 0, ints[block * INTS + HOME]);
+      b >= 0;
+      b = ints[b * INTS + COPY] - 1
+    ) {
       if (b === block) return true;
       if (seen.has(b) || this.hashOf(b) !== hash) return false;
       seen.add(b);

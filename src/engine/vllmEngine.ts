@@ -93,6 +93,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private readonly blockArrays = new BlockArrays();
   /** The blocks of the cached prefix found for an admission (`findCachedPrefix`). */
   private hitBlocks = new Int32Array(256);
+  /** A block hash handed to the pool (`KvBlockPool.registerAt`, `lookupAt`): a double argument is garbage. */
+  private readonly key = new Float64Array(1);
   /** Where a run's requests cross block boundaries (`runPlainDecodes`). */
   private readonly boundaries = new BlockBoundaries();
   /** Speculative decoding: draft tokens per sequence per pass (0 = off) and the acceptance draws. */
@@ -992,9 +994,10 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         const parent = k === 0 ? SEQUENCE_HASH_SEED : this.hashOf(s, k - 1);
         s.outputHashes.push(outputBlockHash(parent, s.req, k));
       }
-      const hash = this.hashOf(s, k);
-      if (this.pool.register(s.blocks.ids[k], hash, this.homeOf(s, k)) && this.host !== null)
-        this.host.tier.store(hash);
+      const key = this.key;
+      key[0] = this.hashOf(s, k);
+      if (this.pool.registerAt(s.blocks.ids[k], key, 0, this.homeOf(s, k)) && this.host !== null)
+        this.host.tier.store(key[0]);
     }
   }
 
@@ -1007,9 +1010,11 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
       this.hitBlocks = new Int32Array(Math.max(limit, 2 * this.hitBlocks.length));
     const hits = this.hitBlocks;
     const pool = this.pool;
+    const key = this.key;
     let k = 0;
     for (; k < limit; k++) {
-      const b = pool.lookup(this.hashOf(s, k), this.homeOf(s, k));
+      key[0] = this.hashOf(s, k);
+      const b = pool.lookupAt(key, 0, this.homeOf(s, k));
       if (b < 0) break;
       hits[k] = b;
     }

@@ -197,15 +197,35 @@ export class Grid {
    * outside the kept bracket) go through `rec` unchanged.
    */
   at3Line(x: number, y: number, z: number): number {
+    this.line3(x, y, z);
+    return this.res[0];
+  }
+
+  /**
+   * `at3Line`'s work, its value left in `res[0]`: a double returned from a call that is not
+   * inlined is boxed (a heap number of garbage per decode pass), while this small wrapper is.
+   */
+  private line3(x: number, y: number, z: number): void {
     if (x !== this.lineX || y !== this.lineY) this.planLine(x, y);
-    if (!this.lineOk) return this.at3(x, y, z);
+    const q = this.q;
+    if (!this.lineOk) {
+      q[0] = x;
+      q[1] = y;
+      q[2] = z;
+      this.rec(0, 0);
+      return;
+    }
     const kn = this.knots[2];
     const i = this.lineI2;
     if (!(i >= 0 && kn[i] < z && z < kn[i + 1])) {
       const n = kn.length;
       // A new bracket for the runs to come; this query (and any on a knot) through `rec`.
       this.lineI2 = n >= 2 && kn[0] < z && z < kn[n - 1] ? bracket(kn, z) : -1;
-      return this.at3(x, y, z);
+      q[0] = x;
+      q[1] = y;
+      q[2] = z;
+      this.rec(0, 0);
+      return;
     }
     const tk = this.tk[2];
     const t = ((this.logAxis[2] === 1 ? Math.log(z) : z) - tk[i]) / (tk[i + 1] - tk[i]);
@@ -216,12 +236,15 @@ export class Grid {
     const ya = this.lineTwo1
       ? blend(a, blend(v[o[1] + i], v[o[1] + i + 1], t, space), this.lineT1, this.space[1])
       : a;
-    if (!this.lineTwo0) return ya;
+    if (!this.lineTwo0) {
+      this.res[0] = ya;
+      return;
+    }
     const b = blend(v[o[2] + i], v[o[2] + i + 1], t, space);
     const yb = this.lineTwo1
       ? blend(b, blend(v[o[3] + i], v[o[3] + i + 1], t, space), this.lineT1, this.space[1])
       : b;
-    return blend(ya, yb, this.lineT0, this.space[0]);
+    this.res[0] = blend(ya, yb, this.lineT0, this.space[0]);
   }
 
   /** The plan of `at3Line` for (x, y): the row offsets of the (up to four) corners along z. */
