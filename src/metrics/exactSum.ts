@@ -159,6 +159,20 @@ export class ExactSum {
     this.normalize();
   }
 
+  /**
+   * Adds `sums[i]` (integers of magnitude below 2^52, as `addChunkSums`) to limb `i` for every
+   * `i` in [from, to), and clears them: a batch's chunk sums kept by limb.
+   */
+  addLimbSums(sums: Float64Array, from: number, to: number): void {
+    this.normalize();
+    const limbs = this.limbs;
+    for (let i = from; i < to; i++) {
+      limbs[i] += sums[i];
+      sums[i] = 0;
+    }
+    this.normalize();
+  }
+
   /** Adds everything `other` holds, `sign` (±1) times. */
   addSum(other: ExactSum, sign: 1 | -1): void {
     if (other.nonFinite) this.nonFinite = true;
@@ -210,6 +224,8 @@ export class ExactMoments {
 
   /** value², split exactly into two doubles (`addAt`). */
   private readonly square = new Float64Array(2);
+  /** `addMany`'s sums of the squares' chunks, by limb (zero between calls). */
+  private readonly squareSums = new Float64Array(LIMBS);
 
   /** Adds `weight` samples equal to `value` (a negative weight takes them back out). */
   add(value: number, weight: number): void {
@@ -239,24 +255,18 @@ export class ExactMoments {
    * `addAt(values, i, weights[i])` for every `i < n` (at most `MAX_BATCH`), skipping values ≤ 0
    * when `positiveOnly`. The usual samples — a value in [1, 2^32) whose square is below 2^64, a
    * weight below 2^10 — are split into their 32-bit chunks as `ExactSum.addAt` splits them, and the
-   * chunk products are summed in locals (each below 2^42, a batch's sums below 2^50: exact) and
-   * added to the limbs once; only the squares' rounding errors, and any other sample, take
-   * `addAt`'s way. The sums are exact either way, so the result is the same.
+   * chunk products are summed per limb in locals (each below 2^42, at most three to a limb per
+   * sample: a batch's sums stay below 2^52, exact) and added to the limbs once — the squares'
+   * rounding errors too (below 2^11 and multiples of 2^−104, within windows −4 … 0). Any other
+   * sample takes `addAt`'s way. The sums are exact either way, so the result is the same.
    */
   addMany(values: Float64Array, weights: Float64Array, n: number, positiveOnly: boolean): void {
     if (n > MAX_BATCH) throw new RangeError(`internal: a batch of ${n} samples (at most ${MAX_BATCH})`);
-    const sq = this.square;
-    const squares = this.squares;
-    // Window-0 chunk sums of the values and of their squares, and window-1 sums of the squares.
+    // Window-0 chunk sums of the values; the squares' sums by limb.
     let v0 = 0;
     let v1 = 0;
     let v2 = 0;
-    let s0 = 0;
-    let s1 = 0;
-    let s2 = 0;
-    let t0 = 0;
-    let t1 = 0;
-    let t2 = 0;
+    const acc = this.squareSums;
     for (let i = 0; i < n; i++) {
       const value = values[i];
       const w = weights[i];
@@ -280,28 +290,40 @@ export class ExactMoments {
       const error = high * high - square + 2 * high * low + low * low;
       // The square's window: 0 below 2^32, else 1 (scaled by 2^−32 into [1, 2^32), exactly).
       const wide = square >= WINDOW;
-      const scaled = wide ? square * TWO_POW_MINUS_32 : square;
+      let scaled = wide ? square * TWO_POW_MINUS_32 : square;
+      let at = wide ? BIAS + 1 : BIAS;
       c0 = Math.floor(scaled);
       r1 = (scaled - c0) * WINDOW;
       c1 = Math.floor(r1);
-      const c2 = (r1 - c1) * WINDOW;
-      if (wide) {
-        t0 += c0 * w;
-        t1 += c1 * w;
-        t2 += c2 * w;
-      } else {
-        s0 += c0 * w;
-        s1 += c1 * w;
-        s2 += c2 * w;
-      }
-      if (error !== 0) {
-        sq[1] = error;
-        squares.addAt(sq, 1, w);
-      }
+      acc[at] += c0 * w;
+      acc[at - 1] += c1 * w;
+      acc[at - 2] += (r1 - c1) * WINDOW * w;
+      if (error === 0) continue;
+      // The error's window, as `ExactSum.addAt` finds it, and its magnitude's chunks.
+      const e = error < 0 ? -error : error;
+      const we = error < 0 ? -w : w;
+      const k =
+        e >= 1
+          ? 0
+          : e >= TWO_POW_MINUS_32
+            ? -1
+            : e >= TWO_POW_MINUS_64
+              ? -2
+              : e >= TWO_POW_MINUS_96
+                ? -3
+                : -4;
+      scaled = k === 0 ? e : e * SCALE[k + 40];
+      at = k + BIAS;
+      c0 = Math.floor(scaled);
+      r1 = (scaled - c0) * WINDOW;
+      c1 = Math.floor(r1);
+      acc[at] += c0 * we;
+      acc[at - 1] += c1 * we;
+      acc[at - 2] += (r1 - c1) * WINDOW * we;
     }
     this.sum.addChunkSums(0, v0, v1, v2);
-    squares.addChunkSums(0, s0, s1, s2);
-    squares.addChunkSums(1, t0, t1, t2);
+    // Windows −4 … 1: limbs BIAS − 6 … BIAS + 1.
+    this.squares.addLimbSums(acc, BIAS - 6, BIAS + 2);
   }
 
   /** The correctly rounded mean; 0 when empty. */
@@ -321,6 +343,11 @@ export class ExactMoments {
     const numerator = ((n * this.squares.scaled()) << FIXED_POINT_BITS) - s * s;
     if (numerator <= 0n) return 0;
     return roundRatio(numerator, (n * n) << (2n * FIXED_POINT_BITS));
+  }
+
+  /** Σx and Σx², exactly, as `ExactSum.scaled` gives them (tests and diagnostics). */
+  scaledSums(): [bigint, bigint] {
+    return [this.sum.scaled(), this.squares.scaled()];
   }
 
   /** Adds (or, `sign` −1, takes out) everything `other` holds. */
