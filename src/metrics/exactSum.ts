@@ -47,6 +47,20 @@ function windowOf(v: number): number {
   return Math.floor((((WORDS[HIGH_WORD] >>> 20) & 0x7ff) - 1023) / 32);
 }
 
+/**
+ * Adds `w` times the three 32-bit chunks of `scaled` (a value of window k scaled into [1, 2^32), or
+ * below for the windows a square's error takes: as `ExactSum.addAt` splits it) to `sums[at]`,
+ * `sums[at − 1]` and `sums[at − 2]`, the limbs of window k's chunks.
+ */
+function addChunks(sums: Float64Array, at: number, scaled: number, w: number): void {
+  const c0 = Math.floor(scaled);
+  const r1 = (scaled - c0) * WINDOW;
+  const c1 = Math.floor(r1);
+  sums[at] += c0 * w;
+  sums[at - 1] += c1 * w;
+  sums[at - 2] += (r1 - c1) * WINDOW * w;
+}
+
 /** Samples `ExactMoments.addMany` takes at once: their chunk sums stay below 2^50. */
 export const MAX_BATCH = 256;
 
@@ -144,24 +158,8 @@ export class ExactSum {
   }
 
   /**
-   * Adds the integers `low`, `mid`, `high` (each of magnitude below 2^52) at the limbs of window
-   * `k`'s chunks 2, 1 and 0 (`addAt` would put a window-k value's chunks there): the sums of a
-   * batch's chunks, added once (`ExactMoments.addMany`).
-   */
-  addChunkSums(k: number, high: number, mid: number, low: number): void {
-    // Limbs below 2^32 first, so that adding below 2^52 stays below 2^53.
-    this.normalize();
-    const limbs = this.limbs;
-    const i = k + BIAS;
-    limbs[i] += high;
-    limbs[i - 1] += mid;
-    limbs[i - 2] += low;
-    this.normalize();
-  }
-
-  /**
-   * Adds `sums[i]` (integers of magnitude below 2^52, as `addChunkSums`) to limb `i` for every
-   * `i` in [from, to), and clears them: a batch's chunk sums kept by limb.
+   * Adds `sums[i]` (integers of magnitude below 2^52) to limb `i` for every `i` in [from, to),
+   * and clears them: a batch's chunk sums kept by limb (`ExactMoments.addMany`).
    */
   addLimbSums(sums: Float64Array, from: number, to: number): void {
     this.normalize();
@@ -224,7 +222,8 @@ export class ExactMoments {
 
   /** value², split exactly into two doubles (`addAt`). */
   private readonly square = new Float64Array(2);
-  /** `addMany`'s sums of the squares' chunks, by limb (zero between calls). */
+  /** `addMany`'s sums of the values' and the squares' chunks, by limb (zero between calls). */
+  private readonly valueSums = new Float64Array(LIMBS);
   private readonly squareSums = new Float64Array(LIMBS);
 
   /** Adds `weight` samples equal to `value` (a negative weight takes them back out). */
@@ -262,11 +261,9 @@ export class ExactMoments {
    */
   addMany(values: Float64Array, weights: Float64Array, n: number, positiveOnly: boolean): void {
     if (n > MAX_BATCH) throw new RangeError(`internal: a batch of ${n} samples (at most ${MAX_BATCH})`);
-    // Window-0 chunk sums of the values; the squares' sums by limb.
-    let v0 = 0;
-    let v1 = 0;
-    let v2 = 0;
-    const acc = this.squareSums;
+    // The chunk sums of the values and of their squares, by limb.
+    const valueSums = this.valueSums;
+    const squareSums = this.squareSums;
     for (let i = 0; i < n; i++) {
       const value = values[i];
       const w = weights[i];
@@ -277,31 +274,18 @@ export class ExactMoments {
       }
       if (w === 0) continue;
       this.count += w;
-      let c0 = Math.floor(value);
-      let r1 = (value - c0) * WINDOW;
-      let c1 = Math.floor(r1);
-      v0 += c0 * w;
-      v1 += c1 * w;
-      v2 += (r1 - c1) * WINDOW * w;
+      addChunks(valueSums, BIAS, value, w);
       const square = value * value;
       const c = SPLITTER * value;
       const high = c - (c - value);
       const low = value - high;
       const error = high * high - square + 2 * high * low + low * low;
       // The square's window: 0 below 2^32, else 1 (scaled by 2^−32 into [1, 2^32), exactly).
-      const wide = square >= WINDOW;
-      let scaled = wide ? square * TWO_POW_MINUS_32 : square;
-      let at = wide ? BIAS + 1 : BIAS;
-      c0 = Math.floor(scaled);
-      r1 = (scaled - c0) * WINDOW;
-      c1 = Math.floor(r1);
-      acc[at] += c0 * w;
-      acc[at - 1] += c1 * w;
-      acc[at - 2] += (r1 - c1) * WINDOW * w;
+      if (square < WINDOW) addChunks(squareSums, BIAS, square, w);
+      else addChunks(squareSums, BIAS + 1, square * TWO_POW_MINUS_32, w);
       if (error === 0) continue;
       // The error's window, as `ExactSum.addAt` finds it, and its magnitude's chunks.
       const e = error < 0 ? -error : error;
-      const we = error < 0 ? -w : w;
       const k =
         e >= 1
           ? 0
@@ -312,18 +296,11 @@ export class ExactMoments {
               : e >= TWO_POW_MINUS_96
                 ? -3
                 : -4;
-      scaled = k === 0 ? e : e * SCALE[k + 40];
-      at = k + BIAS;
-      c0 = Math.floor(scaled);
-      r1 = (scaled - c0) * WINDOW;
-      c1 = Math.floor(r1);
-      acc[at] += c0 * we;
-      acc[at - 1] += c1 * we;
-      acc[at - 2] += (r1 - c1) * WINDOW * we;
+      addChunks(squareSums, k + BIAS, k === 0 ? e : e * SCALE[k + 40], error < 0 ? -w : w);
     }
-    this.sum.addChunkSums(0, v0, v1, v2);
+    this.sum.addLimbSums(valueSums, BIAS - 2, BIAS + 1);
     // Windows −4 … 1: limbs BIAS − 6 … BIAS + 1.
-    this.squares.addLimbSums(acc, BIAS - 6, BIAS + 2);
+    this.squares.addLimbSums(squareSums, BIAS - 6, BIAS + 2);
   }
 
   /** The correctly rounded mean; 0 when empty. */
