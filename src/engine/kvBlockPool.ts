@@ -47,7 +47,10 @@ export interface KvEventListener {
 /**
  * Per-block records of `KvBlockPool`, 32 bytes each, read through two views of one buffer: the
  * registered hash as a double (−1: private) and six 32-bit fields — LRU prev and next (−1: none),
- * references, the hash's index home, and the next copy of the hash plus one (0: none). Evicting,
+ * references, the hash's index home, and the next copy of the hash plus one (0: none). A block in
+ * an owner-only run keeps the one reference its owner held: nothing reads it there (no lookup
+ * finds the block), and the run's next owner takes it as it is, so handing a run back and
+ * taking from it touch no record, only the run's ring ("Owner-only runs"). Evicting,
  * reusing, registering or releasing a block reads and writes one record, about one cache line,
  * instead of one line in each of three arrays (the replay's per-block work is memory-bound;
  * docs/performance.md).
@@ -323,14 +326,12 @@ export class KvBlockPool {
     if (n <= 0) return;
     if (this.listener !== null) throw new Error("internal: owner-only KV blocks with a KV event listener");
     const cap = this.capacity;
-    const ints = this.ints;
     let at = this.runBlockHead + this.runBlockCount;
     const runIds = this.runIds;
+    // Each block keeps its owner's reference in its record (see the records above).
     for (let k = to - 1; k >= from; k--) {
-      const b = ids[k];
-      ints[b * INTS + REFS] = 0;
       if (at >= cap) at -= cap;
-      runIds[at++] = b;
+      runIds[at++] = ids[k];
     }
     this.runBlockCount += n;
     let slot = this.runHead + this.runCount++;
@@ -353,14 +354,12 @@ export class KvBlockPool {
   private takeFromHeadRun(ids: Int32Array, at: number, n: number): void {
     const cap = this.capacity;
     const slot = this.lruHead - cap;
-    const ints = this.ints;
     const runIds = this.runIds;
     let head = this.runBlockHead;
+    // Each block still holds the one reference its new owner takes (see the records above).
     for (let i = 0; i < n; i++) {
-      const b = runIds[head];
+      ids[at + i] = runIds[head];
       if (++head === cap) head = 0;
-      ints[b * INTS + REFS] = 1;
-      ids[at + i] = b;
     }
     this.runBlockHead = head;
     this.runBlockCount -= n;
@@ -466,10 +465,12 @@ export class KvBlockPool {
    */
   audit(expectedRefs: Int32Array): string | null {
     const cap = this.capacity;
-    // Blocks never handed out have no record yet: unreferenced and unregistered.
-    const refs = (b: number): number => (b * INTS < this.ints.length ? this.ints[b * INTS + REFS] : 0);
-    const hashAt = (b: number): number => this.hashOf(b);
     const seen = new Uint8Array(cap);
+    // Blocks never handed out have no record yet: unreferenced and unregistered.
+    const recorded = (b: number): number => (b * INTS < this.ints.length ? this.ints[b * INTS + REFS] : 0);
+    // A block of an owner-only run (seen 3) is unreferenced whatever its record keeps.
+    const refs = (b: number): number => (seen[b] === 3 ? 0 : recorded(b));
+    const hashAt = (b: number): number => this.hashOf(b);
     for (let i = 0; i < this.freeTop; i++) {
       const b = this.freeStack[i];
       if (b >= this.neverUsed) return `block ${b} is on the free stack but was never handed out`;
@@ -485,11 +486,12 @@ export class KvBlockPool {
     let runBlocks = 0;
     const lruProblem = this.walkLru((b, ownerOnly) => {
       if (seen[b] !== 0) return `block ${b} is both free and inactive, or on the LRU twice`;
-      seen[b] = 2;
+      seen[b] = ownerOnly ? 3 : 2;
       lru++;
       if (ownerOnly) {
         runBlocks++;
-        if (refs(b) !== 0 || hashAt(b) >= 0) return `owner-only inactive block ${b} is referenced or indexed`;
+        if (recorded(b) !== 1 || hashAt(b) >= 0)
+          return `owner-only inactive block ${b} does not keep its owner's one reference, or is indexed`;
       } else if (refs(b) !== 0 || hashAt(b) < 0) return `inactive block ${b} is referenced or unregistered`;
       return null;
     });
