@@ -30,8 +30,8 @@ export interface RequestTable {
    * copied, repeated or merged must drop it (a repeated row shares its whole prompt).
    */
   readonly ownerOnlyFrom?: Int32Array | null;
-  /** Authored `request_id` per row, or null. */
-  readonly requestIds: ReadonlyArray<string | null>;
+  /** Authored `request_id` per row (or null), or ids numbered by row (`requestIdAt`). */
+  readonly requestIds: ReadonlyArray<string | null> | NumberedRequestIds;
   /** Authored `session_id` per session index, or null for implicit sessions. */
   readonly sessionIds: ReadonlyArray<string | null>;
   /** Number of sessions. */
@@ -96,4 +96,23 @@ export function sessionTable(
     count: rows.inputLength.length,
     sessionCount: rest.sessionFirstRow.length,
   };
+}
+
+/**
+ * Request ids numbered by row: row r's id is `${prefix}${r}`. A synthetic workload's ids, kept
+ * as a rule instead of a string per row (131,072 strings built at start-up and kept alive all
+ * run were most of its garbage collection; docs/performance.md). Plain data, so a table still
+ * travels to sweep workers.
+ */
+export interface NumberedRequestIds {
+  readonly prefix: string;
+}
+
+/** The request id of row `row` of a table's `requestIds`. */
+export function requestIdAt(ids: RequestTable["requestIds"], row: number): string | null {
+  return isNumbered(ids) ? `${ids.prefix}${row}` : ids[row];
+}
+
+function isNumbered(ids: RequestTable["requestIds"]): ids is NumberedRequestIds {
+  return !Array.isArray(ids);
 }

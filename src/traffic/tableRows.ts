@@ -4,7 +4,7 @@
  * they chain in row order, so a session's first kept row becomes its first turn. Timestamps shift
  * so the earliest first turn starts at 0, the invariant every loader keeps (traffic/requests.ts).
  */
-import { type RequestTable, sessionRows, sessionTable } from "./requests.js";
+import { type RequestTable, requestIdAt, sessionRows, sessionTable } from "./requests.js";
 
 /**
  * `rows` must be strictly increasing row indices. `needTimestamps` (open-loop load): every session's
@@ -37,7 +37,7 @@ export function selectRows(
     timestampMs[i] = table.timestampMs[r];
     inputLength[i] = table.inputLength[r];
     outputLength[i] = table.outputLength[r];
-    requestIds[i] = table.requestIds[r];
+    requestIds[i] = requestIdAt(table.requestIds, r);
     hashCount += table.blockOffsets[r + 1] - table.blockOffsets[r];
     blockOffsets[i + 1] = hashCount;
     const old = table.session[r];

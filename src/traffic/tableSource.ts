@@ -4,7 +4,7 @@
  */
 import { RowWindow } from "../util/rowWindow.js";
 import type { RequestSource, WorkloadInfo } from "./requestSource.js";
-import type { RequestTable } from "./requests.js";
+import { type RequestTable, requestIdAt } from "./requests.js";
 
 /** What a table says about the whole workload (`WorkloadInfo`). */
 export function tableInfo(table: RequestTable): WorkloadInfo {
@@ -80,7 +80,7 @@ export class TableSource implements RequestSource {
   }
 
   requestId(row: number): string | null {
-    return this.table.requestIds[row];
+    return requestIdAt(this.table.requestIds, row);
   }
 
   sessionLabel(row: number): string {

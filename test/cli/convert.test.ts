@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { defaultRequestIdPrefix } from "../../src/traffic/dynamo/convert.js";
 import { loadDynamoTrace, readDynamoRequests } from "../../src/traffic/dynamo/index.js";
 import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
-import type { RequestTable } from "../../src/traffic/requests.js";
+import { type RequestTable, requestIdAt } from "../../src/traffic/requests.js";
 import { cli } from "../helpers/cli.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -98,7 +98,7 @@ describe("fleetsim convert: the bundled sample round trip", async () => {
     const moonToDyn = new Map<number, number>();
     const seen = new Set<number>();
     for (let k = 0; k < dyn.count; k++) {
-      const i = Number(dyn.requestIds[k]!.slice("sample-".length)); // line index = Mooncake row
+      const i = Number(requestIdAt(dyn.requestIds, k)!.slice("sample-".length)); // line index = Mooncake row
       expect(seen.has(i)).toBe(false);
       seen.add(i);
       expect(dyn.inputLength[k]).toBe(moon.inputLength[i]);

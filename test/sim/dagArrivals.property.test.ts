@@ -12,6 +12,7 @@ import { Terminal } from "../../src/metrics/collector.js";
 import { loadWorkload } from "../../src/pipeline/index.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay } from "../../src/sim/replay.js";
+import { requestIdAt } from "../../src/traffic/requests.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 const deployment = fc.record({
@@ -88,7 +89,9 @@ describe("dependency-graph and delta-session replays", () => {
         [file[i], file[j]] = [file[j], file[i]];
       }
       const { table, col } = await replay(spec(writeTrace(file), "agentic_mooncake", d));
-      const rowOf = new Map(table.requestIds.map((id, r) => [id, r]));
+      const rowOf = new Map(
+        Array.from({ length: table.count }, (_, r) => [requestIdAt(table.requestIds, r), r]),
+      );
       const minTs = Math.min(...file.flatMap((r) => ("timestamp" in r ? [r.timestamp] : [])));
       for (const f of file) {
         const r = rowOf.get(f.request_id)!;

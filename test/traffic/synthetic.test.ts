@@ -3,6 +3,7 @@ import { buildSummary } from "../../src/metrics/summary.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay } from "../../src/sim/replay.js";
 import { fullBlockCount, hashPrompts } from "../../src/traffic/blockHashes.js";
+import { requestIdAt } from "../../src/traffic/requests.js";
 import { arrivalTimes, makeSyntheticTable } from "../../src/traffic/synthetic/index.js";
 import { Prng } from "../../src/util/prng.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
@@ -61,7 +62,9 @@ describe("makeSyntheticTable", () => {
       expect(Number.isNaN(t.timestampMs[i])).toBe(true);
       expect(t.blockOffsets[i + 1] - t.blockOffsets[i]).toBe(fullBlockCount(1000, 64));
     }
-    expect(t.requestIds[3]).toBe("synthetic-3");
+    expect(requestIdAt(t.requestIds, 3)).toBe("synthetic-3");
+    // Numbered by row, not a string per row.
+    expect(t.requestIds).toEqual({ prefix: "synthetic-" });
     expect(t.sessionIds.every((s) => s === null)).toBe(true);
     // No prefix sharing: every block hash (and in particular every first block) is distinct.
     expect(new Set(t.blockHashes).size).toBe(t.blockHashes.length);

@@ -103,8 +103,6 @@ export function singleTurnTable(
 ): RequestTable {
   const index = new Int32Array(count);
   for (let i = 0; i < count; i++) index[i] = i;
-  const requestIds: string[] = new Array<string>(count);
-  for (let i = 0; i < count; i++) requestIds[i] = `synthetic-${i}`;
   return {
     count,
     timestampMs,
@@ -116,7 +114,7 @@ export function singleTurnTable(
     blockOffsets,
     blockHashes,
     engineBlockSize,
-    requestIds,
+    requestIds: { prefix: "synthetic-" },
     sessionIds: new Array<string | null>(count).fill(null),
     sessionCount: count,
     sessionFirstRow: index.slice(),
