@@ -90,14 +90,24 @@ export class BlockIndex {
     return -1;
   }
 
-  /** Points the key `keys[at]` (held, whose home is `home`) at `block` instead; the key keeps its home. */
-  repoint(keys: Float64Array, at: number, home: number, block: number): void {
+  /** The slot of the key `keys[at]` (held, whose home is `home`), for `blockAt`, `setBlockAt` and `deleteSlot`. */
+  slotOf(keys: Float64Array, at: number, home: number): number {
     const key = keys[at];
     const entries = this.entries;
     const mask = this.mask;
     let i = home & mask;
     while (entries[2 * i] !== key) i = (i + 1) & mask;
-    entries[2 * i + 1] = block;
+    return i;
+  }
+
+  /** The block slot `slot` points its key at. */
+  blockAt(slot: number): number {
+    return this.entries[2 * slot + 1];
+  }
+
+  /** Points the key in `slot` at `block` instead; the key keeps its home. */
+  setBlockAt(slot: number, block: number): void {
+    this.entries[2 * slot + 1] = block;
   }
 
   /**
@@ -127,16 +137,11 @@ export class BlockIndex {
     this.mask = mask;
   }
 
-  /** Removes the key `keys[at]` (whose home is `home`); later entries of its probe run shift back into the hole. */
-  delete(keys: Float64Array, at: number, home: number): void {
-    const key = keys[at];
+  /** Removes the key in `slot`; later entries of its probe run shift back into the hole. */
+  deleteSlot(slot: number): void {
     const entries = this.entries;
     const mask = this.mask;
-    let hole = home & mask;
-    while (entries[2 * hole] !== key) {
-      if (entries[2 * hole] === EMPTY) return;
-      hole = (hole + 1) & mask;
-    }
+    let hole = slot;
     this.count--;
     const homes = this.homes;
     let j = hole;

@@ -278,15 +278,16 @@ export class KvBlockPool {
     const home = ints[block * INTS + HOME];
     const next = ints[block * INTS + COPY];
     ints[block * INTS + COPY] = 0;
-    const keys = this.hashes;
-    const at = block * DOUBLES + HASH;
-    const primary = this.byHash.get(keys, at, home);
+    // One probe finds the hash's slot, which then loses the block or points past it.
+    const index = this.byHash;
+    const slot = index.slotOf(this.hashes, block * DOUBLES + HASH, home);
+    const primary = index.blockAt(slot);
     if (primary === block) {
       if (next === 0) {
-        this.byHash.delete(keys, at, home);
+        index.deleteSlot(slot);
         return true;
       }
-      this.byHash.repoint(keys, at, home, next - 1);
+      index.setBlockAt(slot, next - 1);
       return false;
     }
     let before = primary;
