@@ -341,7 +341,12 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
         // leaves its final block to compute.
         const maxCachedBlocks = Math.floor((len - 1) / bs);
         const knownHashes = s.promptFullBlocks + s.outputHashes.length;
-        cachedBlocks = this.findCachedPrefix(s, Math.min(maxCachedBlocks, knownHashes));
+        // From `ownerOnlyFrom` on, the request holds content no other request has, and its own
+        // blocks there are indexed only once it leaves without completing (then the field is
+        // +∞; engine/kvBlockPool.ts "Owner-only runs"): no lookup can hit there, so the search
+        // stops. A synthetic prompt, owner-only from its first block, looks nothing up.
+        const reachable = Math.min(maxCachedBlocks, knownHashes, this.ownerOnlyStart(s));
+        cachedBlocks = this.findCachedPrefix(s, reachable);
         activeCachedBlocks = this.activeHits(cachedBlocks);
       }
       // Inactive cached hits are re-consumed from the free capacity; active ones are shared.
