@@ -53,7 +53,8 @@ export interface KvEventListener {
  * taking from it touch no record, only the run's ring ("Owner-only runs"). Evicting,
  * reusing, registering or releasing a block reads and writes one record, about one cache line,
  * instead of one line in each of three arrays (the replay's per-block work is memory-bound;
- * docs/performance.md).
+ * docs/performance.md). `HASH` indexes a record's doubles (`DOUBLES` per block), `PREV` … `COPY`
+ * its 32-bit words (`INTS` per block; words 0 and 1 are the hash).
  */
 const HASH = 0;
 const DOUBLES = 4;
