@@ -929,7 +929,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     let hits = 0;
     let activeHits = 0;
     if (cfg.prefixCaching) {
-      hits = this.findCachedPrefix(s, s.promptFullBlocks);
+      // As at admission (`admitWaiting`): nothing can hit from `ownerOnlyFrom` on.
+      hits = this.findCachedPrefix(s, Math.min(s.promptFullBlocks, this.ownerOnlyStart(s)));
       activeHits = this.activeHits(hits);
     }
     if (knownBlocks - activeHits > this.pool.availableBlocks) return -1;
