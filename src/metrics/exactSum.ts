@@ -49,13 +49,14 @@ function windowOf(v: number): number {
 
 /**
  * Adds `w` times the three 32-bit chunks of `scaled` (a value of window k scaled into [1, 2^32), or
- * below for the windows a square's error takes: as `ExactSum.addAt` splits it) to `sums[at]`,
- * `sums[at − 1]` and `sums[at − 2]`, the limbs of window k's chunks.
+ * below for the windows a square's error takes) to `sums[at]`, `sums[at − 1]` and `sums[at − 2]`,
+ * the limbs of window k's chunks: the one splitter of `ExactSum.addAt` and `ExactMoments.addMany`.
  */
 function addChunks(sums: Float64Array, at: number, scaled: number, w: number): void {
   const c0 = Math.floor(scaled);
   const r1 = (scaled - c0) * WINDOW;
   const c1 = Math.floor(r1);
+  // 53 significant bits span at most three 32-bit windows: what is left, (r1 − c1) · 2^32, is an integer.
   sums[at] += c0 * w;
   sums[at - 1] += c1 * w;
   sums[at - 2] += (r1 - c1) * WINDOW * w;
@@ -130,17 +131,7 @@ export class ExactSum {
       }
     }
     // × 2^(−32k): in [1, 2^32), exactly (a power-of-two scaling, in range for |k| ≤ 31).
-    const scaled = k === 0 ? v : v * SCALE[k + 40];
-    const c0 = Math.floor(scaled);
-    const r1 = (scaled - c0) * WINDOW;
-    const c1 = Math.floor(r1);
-    // 53 significant bits span at most three 32-bit windows: what is left is an integer.
-    const c2 = (r1 - c1) * WINDOW;
-    const limbs = this.limbs;
-    const i = k + BIAS + windowShift;
-    limbs[i] += c0 * w;
-    limbs[i - 1] += c1 * w;
-    limbs[i - 2] += c2 * w;
+    addChunks(this.limbs, k + BIAS + windowShift, k === 0 ? v : v * SCALE[k + 40], w);
     if (++this.adds === ADDS_PER_NORMALIZE) this.normalize();
   }
 
