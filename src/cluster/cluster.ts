@@ -230,6 +230,8 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       source.hashCount(row),
       this.maxModelLen,
       source.ownerOnlyFrom(row),
+      source.hashedCount(row),
+      source.hashCompleter,
     );
     pool.engines[slot].enqueue(sequence);
     pool.dirty[w] = 1;
@@ -247,6 +249,8 @@ export abstract class Cluster implements DrainRule, PlainPassSink {
       source.hashCount(row),
       this.maxModelLen,
       source.ownerOnlyFrom(row),
+      source.hashedCount(row),
+      source.hashCompleter,
     );
   }
 

@@ -8,7 +8,7 @@ import type { AdmissionObserver, EngineHostOffload, WorkerEngine } from "../engi
 import type { G3OffloadReport, KvOffloadReport } from "../output/kvOffload.js";
 import { KvPlacement, type KvRouting, type Placement, RoundRobinPlacement } from "../router/placement.js";
 import type { TimingModel } from "../timing/timingModel.js";
-import type { RequestSource } from "../traffic/requestSource.js";
+import { completeRowHashes, type RequestSource } from "../traffic/requestSource.js";
 import type { WorkerRole } from "../util/workerRole.js";
 
 /** Lifecycle of a worker (`ai-dynamo/aisimulate@bbdd237:crates/core/src/replay/agg.rs`): starting → ready → draining → removed. */
@@ -235,6 +235,8 @@ export class WorkerPool {
 
   /** The slot the pool's placement picks for request `row` of `source` at `t` (by its prompt blocks). */
   chooseSlot(source: RequestSource, row: number, t: number): number {
+    // A KV-aware router matches every prompt block (round robin reads none).
+    if (this.kvRouting !== null) completeRowHashes(source, row);
     const hashes = source.hashes(row);
     return this.placement.choose(
       hashes,
@@ -263,6 +265,7 @@ export class WorkerPool {
     t: number,
     predictedPrefillMs: number,
   ): void {
+    if (this.kvRouting !== null) completeRowHashes(source, row);
     this.kvRouting?.onDispatched(
       slot,
       row,

@@ -1,3 +1,5 @@
+import type { PromptHashCompleter } from "../traffic/requestSource.js";
+
 /**
  * One request's state inside an engine (`ai-dynamo/dynamo@57040c1:lib/mocker/src/common/protocols.rs`, `ai-dynamo/dynamo@ac0be1b:lib/mocker/src/scheduler/vllm/core.rs`). Created when the request is
  * dispatched to a worker, dropped when it reaches a terminal state. All fields are set in the
@@ -18,6 +20,14 @@ export class Sequence {
   readonly promptHashOffset: number;
   /** Number of full prompt blocks that have a precomputed hash. */
   readonly promptFullBlocks: number;
+  /**
+   * How many of those hashes `promptHashes` holds: all of them, or only those before
+   * `ownerOnlyFrom` when the source hashes lazily (traffic/mooncake/stream.ts "Lazy hashes"),
+   * the rest written by `completePromptHashes` when a use needs them.
+   */
+  promptHashedBlocks: number;
+  /** Writes the hashes a lazy source left out (null: the source hashed every block). */
+  readonly hashCompleter: PromptHashCompleter | null;
   /**
    * Blocks from this position on (prompt and output) hold content no other request has, so only
    * this request's own lookups could find them: the engine keeps them registered without index
@@ -59,6 +69,8 @@ export class Sequence {
     promptHashOffset: number,
     promptFullBlocks: number,
     ownerOnlyFrom = Number.POSITIVE_INFINITY,
+    promptHashedBlocks = promptFullBlocks,
+    hashCompleter: PromptHashCompleter | null = null,
   ) {
     this.req = req;
     this.promptLength = promptLength;
@@ -67,6 +79,22 @@ export class Sequence {
     this.promptHashOffset = promptHashOffset;
     this.promptFullBlocks = promptFullBlocks;
     this.ownerOnlyFrom = ownerOnlyFrom;
+    if (promptHashedBlocks < promptFullBlocks && hashCompleter === null) {
+      throw new Error(`internal: request ${req} has unhashed prompt blocks and nothing to hash them`);
+    }
+    this.promptHashedBlocks = promptHashedBlocks;
+    this.hashCompleter = hashCompleter;
+  }
+
+  /**
+   * Makes every prompt block's hash available: an engine calls it before any use past
+   * `ownerOnlyFrom` (registering the prompt block by block, a host tier, KV events, a radix
+   * cache). Idempotent.
+   */
+  completePromptHashes(): void {
+    if (!(this.promptHashedBlocks < this.promptFullBlocks)) return;
+    this.hashCompleter!.completePromptHashes(this.req, this.promptHashes, this.promptHashOffset);
+    this.promptHashedBlocks = this.promptFullBlocks;
   }
 
   get length(): number {
@@ -96,6 +124,8 @@ export function makeSequence(
   promptFullBlocks: number,
   maxModelLen: number | null,
   ownerOnlyFrom = Number.POSITIVE_INFINITY,
+  promptHashedBlocks = promptFullBlocks,
+  hashCompleter: PromptHashCompleter | null = null,
 ): Sequence {
   const maxOutput = cappedOutputTokens(promptLength, requestedOutput, maxModelLen);
   return new Sequence(
@@ -106,6 +136,8 @@ export function makeSequence(
     promptHashOffset,
     promptFullBlocks,
     ownerOnlyFrom,
+    promptHashedBlocks,
+    hashCompleter,
   );
 }
 

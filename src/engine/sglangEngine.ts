@@ -202,6 +202,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
   }
 
   enqueue(seq: Sequence): void {
+    // The radix cache matches and inserts the whole prompt (no owner-only shortcut here).
+    seq.completePromptHashes();
     seq.queuedAfterPass = this.passSerial;
     this.waiting.pushBack(seq);
   }
@@ -904,6 +906,7 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
    */
   tryReserve(s: Sequence): number {
     if (this.reserved + this.running.length >= this.config.maxSequences) return -1;
+    s.completePromptHashes();
     const pages = Math.ceil(s.promptLength / this.page);
     if (!this.cache.allocate(pages)) return -1;
     this.events.flush();

@@ -152,6 +152,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   }
 
   enqueue(seq: Sequence): void {
+    this.completeHashesPastOwnerOnly(seq);
     if (this.noEvict) {
       const cfg = this.config;
       seq.maxOutput = clampOutputToCache(seq.maxOutput, seq.promptLength, cfg.numGpuBlocks, cfg.blockSize);
@@ -925,6 +926,7 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const cfg = this.config;
     const bs = cfg.blockSize;
     if (this.reserved + this.running.length >= cfg.maxSequences) return -1;
+    this.completeHashesPastOwnerOnly(s);
     const knownBlocks = Math.ceil(s.promptLength / bs);
     let hits = 0;
     let activeHits = 0;
@@ -1121,6 +1123,15 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   }
 
   /**
+   * The engine reads `s`'s prompt hashes up to `ownerOnlyStart(s)` only; a source that hashes
+   * lazily gave those before `ownerOnlyFrom` (traffic/mooncake/stream.ts "Lazy hashes"): an
+   * engine that indexes every block has the rest written now.
+   */
+  private completeHashesPastOwnerOnly(s: Sequence): void {
+    if (this.ownerOnlyStart(s) > s.promptHashedBlocks) s.completePromptHashes();
+  }
+
+  /**
    * A completing request lets its KV go, leaf first, so a suffix becomes an older LRU entry than
    * its parent: its unregistered tail blocks to the free list, its registered owner-only blocks as
    * one run, then the rest block by block.
@@ -1151,6 +1162,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private releaseForReturn(s: Sequence): void {
     const from = this.ownerOnlyStart(s);
     s.ownerOnlyFrom = Number.POSITIVE_INFINITY;
+    // Its whole prompt may be looked up or registered from now on.
+    s.completePromptHashes();
     if (this.config.prefixCaching && from < s.blocks.length) {
       this.registerFullBlocks(s, from * this.config.blockSize, s.numComputed);
     }

@@ -63,6 +63,38 @@ export function computeBlockHashes(
   outStart: number,
   localsOut?: Float64Array,
 ): number {
+  return computeBlockHashPrefix(
+    ids,
+    idStart,
+    idCount,
+    traceBlockSize,
+    inputLength,
+    engineBlockSize,
+    out,
+    outStart,
+    Number.POSITIVE_INFINITY,
+    localsOut,
+  );
+}
+
+/**
+ * `computeBlockHashes` of the prompt's first `limit` full blocks only (all of them when it has
+ * fewer); returns how many were written. Each block's hash depends on its prefix alone, so these
+ * are the first hashes `computeBlockHashes` writes: a source hashes a prompt only as far as a
+ * lookup can reach (traffic/mooncake/stream.ts "Lazy hashes").
+ */
+export function computeBlockHashPrefix(
+  ids: Uint32Array,
+  idStart: number,
+  idCount: number,
+  traceBlockSize: number,
+  inputLength: number,
+  engineBlockSize: number,
+  out: Float64Array,
+  outStart: number,
+  limit: number,
+  localsOut?: Float64Array,
+): number {
   const T = traceBlockSize;
   const E = engineBlockSize;
   if (!(Number.isInteger(T) && T > 0 && Number.isInteger(E) && E > 0)) {
@@ -71,7 +103,8 @@ export function computeBlockHashes(
   if (inputLength > idCount * T) {
     throw new RangeError(`inputLength ${inputLength} exceeds ${idCount} hash ids × ${T} tokens`);
   }
-  const n = fullBlockCount(inputLength, E);
+  const full = fullBlockCount(inputLength, E);
+  const n = Math.min(limit, full);
   // Parent sequence hash as words: lo = lane A (32 bits), hi = lane B >>> 11 (21 bits).
   let pLo = SEQUENCE_HASH_SEED;
   let pHi = 0;

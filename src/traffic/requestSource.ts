@@ -51,6 +51,14 @@ export interface RequestSource {
   hashStart(row: number): number;
   hashCount(row: number): number;
   /**
+   * How many of the row's `hashCount(row)` prompt hashes `hashes(row)` holds now: all of them,
+   * or, from a source that hashes lazily, only those before `ownerOnlyFrom(row)` (all that a
+   * lookup of another request can reach) until `hashCompleter` writes the rest.
+   */
+  hashedCount(row: number): number;
+  /** Writes the hashes a lazy source left out; null when every row is hashed as it is read. */
+  readonly hashCompleter: PromptHashCompleter | null;
+  /**
    * The first of the row's blocks from which on no other row's prompt holds its blocks (its
    * prompt's content includes a token block no other row has, and no later prompt holds its
    * output), so that only the row's own lookups can find them; +∞ when the source does not know
@@ -67,4 +75,20 @@ export interface RequestSource {
   release(row: number): void;
   /** The replay is over (finished, cut off or aborted): an open file is closed. */
   close(): void;
+}
+
+/**
+ * Writes the full-block hashes of row `row`'s prompt into `out[outStart ..]`, all of them (those
+ * already there again, with the same values): what a source that hashes lazily left out
+ * (traffic/mooncake/stream.ts "Lazy hashes"). Valid for any row read, released or not.
+ */
+export interface PromptHashCompleter {
+  completePromptHashes(row: number, out: Float64Array, outStart: number): void;
+}
+
+/** Makes every prompt hash of `row` available in `source.hashes(row)` (a KV-aware router reads them all). */
+export function completeRowHashes(source: RequestSource, row: number): void {
+  if (source.hashedCount(row) < source.hashCount(row)) {
+    source.hashCompleter!.completePromptHashes(row, source.hashes(row), source.hashStart(row));
+  }
 }

@@ -74,6 +74,13 @@ export class TableSource implements RequestSource {
     return this.table.blockOffsets[row + 1] - this.table.blockOffsets[row];
   }
 
+  /** A table is hashed whole when it is built. */
+  hashedCount(row: number): number {
+    return this.hashCount(row);
+  }
+
+  readonly hashCompleter = null;
+
   ownerOnlyFrom(row: number): number {
     const known = this.table.ownerOnlyFrom;
     return known === undefined || known === null ? Number.POSITIVE_INFINITY : known[row];

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type {
+  HostOffloadSpec,
   KvTransferSpec,
   LoadSpec,
   RouterSpec,
@@ -147,4 +148,24 @@ export function syntheticProject(requests: number, extraYaml = "") {
     { dir },
   );
   return { dir, config, out: join(dir, "out") };
+}
+
+/**
+ * A host KV tier of `numHostBlocks` behind each worker's GPU cache with a slow load link (loads
+ * take long enough to matter), no disk tier, unless `over` says otherwise.
+ */
+export function hostTier(numHostBlocks: number, over: Partial<HostOffloadSpec> = {}): HostOffloadSpec {
+  return {
+    numHostBlocks,
+    scope: "dp_rank_local",
+    d2hBandwidthGBps: 32,
+    h2dBandwidthGBps: 0.05,
+    latencyToFirstByteMs: 0.3,
+    sharedD2hBandwidthGBps: 80,
+    sharedH2dBandwidthGBps: 80,
+    bytesPerBlock: 1e5,
+    routerSeesHost: false,
+    disk: null,
+    ...over,
+  };
 }

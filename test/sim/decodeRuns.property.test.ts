@@ -17,7 +17,7 @@ import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay, type ReplayResult } from "../../src/sim/replay.js";
 import { RandomScaling, randomRows } from "../helpers/randomTraffic.js";
 import { fingerprint } from "../helpers/replayFingerprint.js";
-import { disaggSpec, kvOrRoundRobin, traceSpec, writeTrace } from "../helpers/specs.js";
+import { disaggSpec, hostTier, kvOrRoundRobin, traceSpec, writeTrace } from "../helpers/specs.js";
 
 const setup = fc.record({
   requests: fc.integer({ min: 1, max: 40 }),
@@ -76,16 +76,8 @@ function specOf(c: Setup): RunSpec {
     c.hostBlocks === null
       ? {}
       : {
-          hostOffload: {
-            numHostBlocks: c.hostBlocks,
+          hostOffload: hostTier(c.hostBlocks, {
             scope: c.replicas > 1 && c.hostBlocks > 100 ? "cluster_shared" : "dp_rank_local",
-            d2hBandwidthGBps: 32,
-            h2dBandwidthGBps: 0.05,
-            latencyToFirstByteMs: 0.3,
-            sharedD2hBandwidthGBps: 80,
-            sharedH2dBandwidthGBps: 80,
-            bytesPerBlock: 1e5,
-            routerSeesHost: false,
             // Every other drawn host tier spills to a small disk tier behind it.
             disk:
               c.hostBlocks % 2 === 0
@@ -99,7 +91,7 @@ function specOf(c: Setup): RunSpec {
                     sharedReadBandwidthGBps: null,
                     sharedWriteBandwidthGBps: null,
                   },
-          },
+          }),
         };
   const base = c.disaggregated
     ? disaggSpec(path, {

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   computeBlockHashes,
+  computeBlockHashPrefix,
   fullBlockCount,
   promptBlockHashes,
   toU32,
@@ -140,6 +141,29 @@ describe("block-size expansion (trace 512 / engine 64)", () => {
     expect(out[4]).toBe(-1);
     expect(Array.from(out.subarray(1, 4))).toEqual(Array.from(promptBlockHashes([1, 2], 4, 2, 6).sequence));
     expect(() => computeBlockHashes(ids, 1, 2, 4, 9, 2, out, 0)).toThrow(RangeError);
+  });
+
+  it("computeBlockHashPrefix writes the first `limit` hashes computeBlockHashes writes, and nothing past them", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 12 }),
+        fc.constantFrom(1, 2, 3, 4, 8),
+        fc.constantFrom(1, 2, 3, 4, 5, 8),
+        fc.integer({ min: 0, max: 40 }),
+        (hashIds, trace, engine, limit) => {
+          const ids = Uint32Array.from(hashIds);
+          const len = ids.length * trace;
+          const full = promptBlockHashes(hashIds, trace, engine, len).sequence;
+          const out = new Float64Array(full.length + 1).fill(-1);
+          const n = computeBlockHashPrefix(ids, 0, ids.length, trace, len, engine, out, 1, limit);
+          expect(n).toBe(Math.min(limit, full.length));
+          expect(Array.from(out.subarray(1, 1 + n))).toEqual(Array.from(full.subarray(0, n)));
+          expect(out[0]).toBe(-1);
+          for (let k = 1 + n; k < out.length; k++) expect(out[k]).toBe(-1);
+        },
+      ),
+      { seed: 20261207, numRuns: 300 },
+    );
   });
 });
 

@@ -189,6 +189,62 @@ describe("memory holds a window of rows, not the trace", () => {
   });
 });
 
+describe("lazy hashes: a kept row is hashed as far as a lookup can reach", () => {
+  /** Rows sharing hash id 1, then one id of their own, then ids 7 and 8 (shared by all). */
+  function shareTail(n: number): Record<string, unknown>[] {
+    return Array.from({ length: n }, (_, i) => ({
+      timestamp: 1000 + i,
+      input_length: 14,
+      output_length: 2,
+      hash_ids: [1, 100 + i, 7, 8],
+    }));
+  }
+
+  it("hashes stop at ownerOnlyFrom; completing a row writes the table's hashes, even after its release", async () => {
+    const path = writeTrace(shareTail(6));
+    const stream = (await openMooncakeStream(path, OPTS))!;
+    const eager = (await openMooncakeStream(path, { ...OPTS, lazyHashes: false }))!;
+    expect(stream.hashCompleter).toBe(stream);
+    expect(eager.hashCompleter).toBeNull();
+    await stream.fill(Number.POSITIVE_INFINITY);
+    await eager.fill(Number.POSITIVE_INFINITY);
+    const table = await loadMooncakeTrace(path, OPTS);
+    const expected = (r: number): number[] =>
+      Array.from(table.blockHashes.subarray(table.blockOffsets[r], table.blockOffsets[r + 1]));
+    const held = (s: MooncakeStream, r: number): number[] =>
+      Array.from(s.hashes(r).subarray(s.hashStart(r), s.hashStart(r) + s.hashCount(r)));
+    for (let r = 0; r < 6; r++) {
+      // Three full blocks of 4 tokens: block 0 is shared, block 1 holds the row's own id.
+      expect(stream.ownerOnlyFrom(r)).toBe(1);
+      expect(stream.hashCount(r)).toBe(3);
+      expect(stream.hashedCount(r)).toBe(1);
+      expect(held(stream, r)[0]).toBe(expected(r)[0]);
+      expect(eager.hashedCount(r)).toBe(3);
+      expect(held(eager, r)).toEqual(expected(r));
+    }
+    // Completed in place while the row is live: the count follows.
+    stream.completePromptHashes(2, stream.hashes(2), stream.hashStart(2));
+    expect(stream.hashedCount(2)).toBe(3);
+    expect(held(stream, 2)).toEqual(expected(2));
+    // After its release, into the array a sequence still holds.
+    const array = stream.hashes(4);
+    const start = stream.hashStart(4);
+    stream.release(4);
+    stream.completePromptHashes(4, array, start);
+    expect(Array.from(array.subarray(start, start + 3))).toEqual(expected(4));
+    stream.close();
+    eager.close();
+  });
+
+  it("a stream that reads the file twice hashes every row whole (it keeps no hash ids to finish one later)", async () => {
+    const stream = (await openMooncakeStream(writeTrace(shareTail(3)), { ...OPTS, retainRows: false }))!;
+    await stream.fill(Number.POSITIVE_INFINITY);
+    expect(stream.hashCompleter).toBeNull();
+    for (let r = 0; r < 3; r++) expect(stream.hashedCount(r)).toBe(3);
+    stream.close();
+  });
+});
+
 describe("the file changes between the passes", () => {
   it("a row added after the first pass fails with a TraceError at its line", async () => {
     const path = writeTrace(rows(20));

@@ -18,13 +18,22 @@
  * first pass parsed it — timestamps, lengths, hash ids, request and session ids in typed columns —
  * and the second pass reads those instead of parsing the file again (the parse was a third of the
  * replay's reading cost); a longer one is read again, in bounded memory, as before.
+ *
+ * **Lazy hashes.** When the rows are kept, a row's prompt is hashed only up to `ownerOnlyFrom`:
+ * the blocks from there on hold content no other row has, so no other request's lookup can reach
+ * them, and an engine keeps them without hashes (engine/kvBlockPool.ts "Owner-only runs"). About
+ * half of the FAST'25 conversation trace's prompt blocks are such. The rest is hashed from the
+ * kept hash ids when a use needs it (`completePromptHashes`, through `Sequence.completePromptHashes`
+ * or `completeRowHashes`): a request that leaves an engine without completing (its blocks are
+ * then indexed), an engine that indexes every block (a host tier, KV events), an SGLang radix
+ * cache, a KV-aware router.
  */
 import { RowWindow, relayoutArray, relayoutI32 } from "../../util/rowWindow.js";
-import { computeBlockHashes, fullBlockCount } from "../blockHashes.js";
+import { computeBlockHashes, computeBlockHashPrefix, fullBlockCount } from "../blockHashes.js";
 import { GrowableF64, GrowableI32, GrowableU32 } from "../columns.js";
 import { JsonlLineReader, readJsonlLines } from "../jsonlReader.js";
 import { TokenBlockCounts } from "../ownerOnlyBlocks.js";
-import type { RequestSource, WorkloadInfo } from "../requestSource.js";
+import type { PromptHashCompleter, RequestSource, WorkloadInfo } from "../requestSource.js";
 import type { RequestTable } from "../requests.js";
 import { TraceError } from "../traceError.js";
 import { checkFirstTurn, MooncakeRowParser } from "./row.js";
@@ -44,6 +53,8 @@ export interface MooncakeStreamOptions {
   readonly readChunkBytes?: number;
   /** Keep the first pass's rows for the second (default true; tests: false, to read the file twice). */
   readonly retainRows?: boolean;
+  /** Hash only what a lookup can reach when the rows are kept ("Lazy hashes"; default true; tests: false). */
+  readonly lazyHashes?: boolean;
 }
 
 /** What the first pass learned. */
@@ -215,7 +226,7 @@ class HashChunks {
   }
 }
 
-export class MooncakeStream implements RequestSource {
+export class MooncakeStream implements RequestSource, PromptHashCompleter {
   readonly engineBlockSize: number;
   readonly info: WorkloadInfo;
   readonly window: RowWindow;
@@ -242,7 +253,10 @@ export class MooncakeStream implements RequestSource {
   private outputLengths: Int32Array;
   private hashStarts: Int32Array;
   private hashCounts: Int32Array;
+  private hashedCounts: Int32Array;
   private ownerOnlyFroms: Int32Array;
+  /** Rows hashed only up to `ownerOnlyFrom` ("Lazy hashes"); null when each row is hashed whole. */
+  readonly hashCompleter: PromptHashCompleter | null;
   private hashArrays: Float64Array[];
   private requestIds: (string | null)[];
   private sessionIds: (string | null)[];
@@ -259,6 +273,8 @@ export class MooncakeStream implements RequestSource {
     this.shiftMs = pass.firstMs;
     this.readChunkBytes = opts.readChunkBytes;
     this.retained = pass.retained;
+    // Completing a row later needs its hash ids: only the kept rows have them.
+    this.hashCompleter = pass.retained !== null && opts.lazyHashes !== false ? this : null;
     this.tokenBlocks = pass.tokenBlocks;
     this.chunks = new HashChunks(opts.hashChunkSize ?? DEFAULT_HASH_CHUNK);
     this.info = {
@@ -277,6 +293,7 @@ export class MooncakeStream implements RequestSource {
     this.outputLengths = new Int32Array(n);
     this.hashStarts = new Int32Array(n);
     this.hashCounts = new Int32Array(n);
+    this.hashedCounts = new Int32Array(n);
     this.ownerOnlyFroms = new Int32Array(n);
     this.hashArrays = new Array<Float64Array>(n).fill(EMPTY_HASHES);
     this.requestIds = new Array<string | null>(n).fill(null);
@@ -294,6 +311,7 @@ export class MooncakeStream implements RequestSource {
     this.outputLengths = relayoutI32(this.outputLengths, first, end, oldMask, capacity, 0);
     this.hashStarts = relayoutI32(this.hashStarts, first, end, oldMask, capacity, 0);
     this.hashCounts = relayoutI32(this.hashCounts, first, end, oldMask, capacity, 0);
+    this.hashedCounts = relayoutI32(this.hashedCounts, first, end, oldMask, capacity, 0);
     this.ownerOnlyFroms = relayoutI32(this.ownerOnlyFroms, first, end, oldMask, capacity, 0);
     this.hashArrays = relayoutArray(this.hashArrays, first, end, oldMask, capacity, EMPTY_HASHES);
     this.requestIds = relayoutArray(this.requestIds, first, end, oldMask, capacity, null);
@@ -384,7 +402,16 @@ export class MooncakeStream implements RequestSource {
     const n = fullBlockCount(isl, this.engineBlockSize);
     const place = this.chunks;
     place.place(n);
-    computeBlockHashes(
+    const ownerOnlyFrom = this.tokenBlocks.ownerOnlyFrom(
+      ids,
+      idStart,
+      idCount,
+      isl,
+      this.traceBlockSize,
+      this.engineBlockSize,
+    );
+    // Room for all n hashes either way: completing the row later fills the rest in place.
+    this.hashedCounts[i] = computeBlockHashPrefix(
       ids,
       idStart,
       idCount,
@@ -393,20 +420,14 @@ export class MooncakeStream implements RequestSource {
       this.engineBlockSize,
       place.array,
       place.start,
+      this.hashCompleter !== null ? ownerOnlyFrom : n,
     );
     this.inputLengths[i] = isl;
     this.outputLengths[i] = outputLength;
     this.hashArrays[i] = place.array;
     this.hashStarts[i] = place.start;
     this.hashCounts[i] = n;
-    this.ownerOnlyFroms[i] = this.tokenBlocks.ownerOnlyFrom(
-      ids,
-      idStart,
-      idCount,
-      isl,
-      this.traceBlockSize,
-      this.engineBlockSize,
-    );
+    this.ownerOnlyFroms[i] = ownerOnlyFrom;
     this.requestIds[i] = requestId;
     this.sessionIds[i] = sessionId;
     this.window.read = row + 1;
@@ -438,6 +459,29 @@ export class MooncakeStream implements RequestSource {
 
   hashCount(row: number): number {
     return this.hashCounts[row & this.mask];
+  }
+
+  hashedCount(row: number): number {
+    return this.hashedCounts[row & this.mask];
+  }
+
+  completePromptHashes(row: number, out: Float64Array, outStart: number): void {
+    const kept = this.retained;
+    if (kept === null)
+      throw new Error("internal: a stream that did not keep its rows cannot hash them later");
+    const from = kept.idStart.data[row];
+    const n = computeBlockHashes(
+      kept.ids.data,
+      from,
+      kept.idStart.data[row + 1] - from,
+      this.traceBlockSize,
+      kept.inputLength.data[row],
+      this.engineBlockSize,
+      out,
+      outStart,
+    );
+    const window = this.window;
+    if (row >= window.freed && row < window.read) this.hashedCounts[row & this.mask] = n;
   }
 
   ownerOnlyFrom(row: number): number {
