@@ -231,6 +231,8 @@ interface Sample {
   readonly cpuMs: number;
   /** Garbage-collection pauses on the main thread (bench/childUsage.mjs); null for a startup row. */
   readonly gcMs: number | null;
+  /** CPU of the process's other threads: V8's compiler and GC helpers (bench/childUsage.mjs); null for a startup row or without /proc. */
+  readonly backgroundMs: number | null;
   readonly wallMs: number;
   readonly maxRssBytes: number;
   readonly simulatedS: number | null;
@@ -280,7 +282,10 @@ function runCase(c: Case, config: string): Sample {
   if (r.status !== 0) {
     throw new Error(`${c.name}: exit ${r.status}: ${r.stderr.split("\n").slice(0, 4).join(" | ")}`);
   }
-  const usage = JSON.parse(readFileSync(usageFile, "utf8")) as StartupProbe & { readonly gc_ms?: number };
+  const usage = JSON.parse(readFileSync(usageFile, "utf8")) as StartupProbe & {
+    readonly gc_ms?: number;
+    readonly background_cpu_ms?: number | null;
+  };
   const summary = JSON.parse(r.stdout) as { duration_ms: number; num_requests: number };
   if (c.startup) {
     const line = r.stderr.split("\n").find((l) => l.startsWith(STARTUP_PROBE_PREFIX));
@@ -289,6 +294,7 @@ function runCase(c: Case, config: string): Sample {
     return {
       cpuMs: probe.cpu_ms,
       gcMs: null,
+      backgroundMs: null,
       wallMs: probe.wall_ms,
       maxRssBytes: probe.max_rss_bytes,
       simulatedS: null,
@@ -298,6 +304,7 @@ function runCase(c: Case, config: string): Sample {
   return {
     cpuMs: usage.cpu_ms,
     gcMs: usage.gc_ms ?? null,
+    backgroundMs: usage.background_cpu_ms ?? null,
     wallMs: usage.wall_ms,
     maxRssBytes: usage.max_rss_bytes,
     simulatedS: summary.duration_ms / 1000,
@@ -348,6 +355,17 @@ function gcShare(xs: readonly Sample[]): string {
   return shares.length === 0 ? "-" : median(shares).toFixed(1);
 }
 
+/**
+ * The median share of a row's CPU on the process's other threads, in %, or "-": V8 compiles hot
+ * functions there (TurboFan), and the collector marks and sweeps there (docs/performance.md).
+ */
+function backgroundShare(xs: readonly Sample[]): string {
+  const shares = xs
+    .filter((x) => x.backgroundMs !== null && x.cpuMs > 0)
+    .map((x) => (100 * x.backgroundMs!) / x.cpuMs);
+  return shares.length === 0 ? "-" : median(shares).toFixed(0);
+}
+
 const header = [
   ["case", 28],
   ["requests", 9],
@@ -359,13 +377,14 @@ const header = [
   ["us/req", 7],
   ["RSS MiB", 8],
   ["GC %", 5],
+  ["bg %", 5],
   ["issue 42", 16],
   ["met", 4],
   ["goal", 24],
   ["met", 4],
 ] as const;
 const row = (cells: readonly string[]): string =>
-  cells.map((s, k) => (k === 0 || k >= 10 ? s.padEnd(header[k][1]) : s.padStart(header[k][1]))).join(" ");
+  cells.map((s, k) => (k === 0 || k >= 11 ? s.padEnd(header[k][1]) : s.padStart(header[k][1]))).join(" ");
 
 console.log(`trace: ${trace}\nfleetsim: ${BIN}`);
 console.log(
@@ -403,6 +422,7 @@ for (const c of selected) {
       c.startup || xs[0].requests === null ? "-" : (med / xs[0].requests / 1e-3).toFixed(0),
       (rss / 2 ** 20).toFixed(0),
       gcShare(xs),
+      backgroundShare(xs),
       c.milestoneText,
       yesNo(meets(c.milestone)),
       c.goalText,
