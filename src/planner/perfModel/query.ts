@@ -52,14 +52,19 @@ export interface PrefillQuery {
   readonly addNextRequest?: boolean;
 }
 
-interface RankPrefill {
+export interface RankPrefill {
   readonly tokens: number;
   readonly requests: number;
   readonly decodeRequests: number;
   readonly decodeKv: number;
 }
 
-function syntheticPrefill(model: QueryPerfModel, fpm: ForwardPassMetrics, q: PrefillQuery): RankPrefill {
+/** One rank's synthetic prefill batch for a query: its queue (scaled), the next request, the cache discount, its decode load. */
+export function syntheticPrefill(
+  model: QueryPerfModel,
+  fpm: ForwardPassMetrics,
+  q: PrefillQuery,
+): RankPrefill {
   const queueScale = q.queueScale ?? 1;
   const decodeScale = q.decodeScale ?? 1;
   let tokens = fpm.sumQueuedPrefillTokens * queueScale;
@@ -103,6 +108,11 @@ function groupPassS(
  * Seconds to drain a group's queued prefill (plus the next request) in MBT-sized chunks: each rank runs
  * `⌊tokens/MBT⌋` full chunks then its tail; passes are priced between rank breakpoints and repeated.
  * Null when the model cannot answer (decode-only model, not ready, MBT ≤ 0).
+ *
+ * Written over scratch arrays rather than per-rank objects, a set and a sort: the Planner asks this
+ * several times a tick, and its optimized code (compiled anew by every run) was among the largest
+ * TurboFan compilations of a replay (docs/performance.md "Where the CPU goes: the compiler"). The
+ * arithmetic is the same, in the same order.
  */
 export function estimateQueuedPrefillTimeS(
   model: QueryPerfModel,
@@ -112,28 +122,88 @@ export function estimateQueuedPrefillTimeS(
   if (model.workerType === "decode" || group.length === 0) return null;
   const mbt = q.maxNumBatchedTokens;
   if (!(mbt > 0)) return null;
-  const ranks = group.map((f) => syntheticPrefill(model, f, q));
-  const plans = ranks.map((r) => ({ full: Math.floor(r.tokens / mbt), tail: r.tokens % mbt }));
-  if (plans.every((p) => p.full === 0 && p.tail === 0)) return 0;
-  const breakpoints = new Set<number>([0]);
-  for (const p of plans) {
-    if (p.full > 0) breakpoints.add(p.full);
-    if (p.tail > 0) breakpoints.add(p.full + 1);
+  const n = group.length;
+  const plan = prefillPlan(n);
+  let work = false;
+  for (let k = 0; k < n; k++) {
+    const r = syntheticPrefill(model, group[k], q);
+    const full = Math.floor(r.tokens / mbt);
+    const tail = r.tokens % mbt;
+    plan.full[k] = full;
+    plan.tail[k] = tail;
+    plan.requests[k] = r.requests;
+    plan.decodeRequests[k] = r.decodeRequests;
+    plan.decodeKv[k] = r.decodeKv;
+    if (full !== 0 || tail !== 0) work = true;
   }
-  const points = [...breakpoints].sort((a, b) => a - b);
+  if (!work) return 0;
+  // The ranks' breakpoints (0, each full-chunk count, each count + 1 with a tail), ascending, once each.
+  const points = plan.points;
+  let count = 0;
+  count = insertPoint(points, count, 0);
+  for (let k = 0; k < n; k++) {
+    if (plan.full[k] > 0) count = insertPoint(points, count, plan.full[k]);
+    if (plan.tail[k] > 0) count = insertPoint(points, count, plan.full[k] + 1);
+  }
   let total = 0;
-  for (let i = 0; i + 1 < points.length; i++) {
+  for (let i = 0; i + 1 < count; i++) {
     const start = points[i];
-    const batch = ranks.map((r, k): [number, number, number, number] => {
-      const plan = plans[k];
-      const chunk = start < plan.full ? mbt : start === plan.full ? plan.tail : 0;
-      return [chunk, chunk === 0 ? 0 : Math.max(1, r.requests), r.decodeRequests, r.decodeKv];
-    });
-    const pass = groupPassS(model, batch);
-    if (pass === null) return null;
-    total += pass * (points[i + 1] - start);
+    // The group's pass lasts as long as its slowest rank; null if any rank cannot be priced.
+    let worst = 0;
+    for (let k = 0; k < n; k++) {
+      const full = plan.full[k];
+      const chunk = start < full ? mbt : start === full ? plan.tail[k] : 0;
+      const t = model.forwardPassS(
+        chunk,
+        chunk === 0 ? 0 : Math.max(1, plan.requests[k]),
+        plan.decodeRequests[k],
+        plan.decodeKv[k],
+      );
+      if (t === null || !Number.isFinite(t)) return null;
+      worst = Math.max(worst, t);
+    }
+    total += worst * (points[i + 1] - start);
   }
   return total;
+}
+
+/** Per rank of a group: its chunk plan and decode load; the breakpoints (`estimateQueuedPrefillTimeS`). */
+interface PrefillPlan {
+  full: Float64Array;
+  tail: Float64Array;
+  requests: Float64Array;
+  decodeRequests: Float64Array;
+  decodeKv: Float64Array;
+  points: Float64Array;
+}
+
+let plans: PrefillPlan = planFor(4);
+
+function planFor(ranks: number): PrefillPlan {
+  return {
+    full: new Float64Array(ranks),
+    tail: new Float64Array(ranks),
+    requests: new Float64Array(ranks),
+    decodeRequests: new Float64Array(ranks),
+    decodeKv: new Float64Array(ranks),
+    points: new Float64Array(2 * ranks + 1),
+  };
+}
+
+/** The scratch plan, grown for `ranks` ranks. */
+function prefillPlan(ranks: number): PrefillPlan {
+  if (plans.full.length < ranks) plans = planFor(Math.max(ranks, 2 * plans.full.length));
+  return plans;
+}
+
+/** Inserts `v` into the ascending `points[0 .. count)` unless it is there; returns the new count. */
+function insertPoint(points: Float64Array, count: number, v: number): number {
+  let i = count;
+  while (i > 0 && points[i - 1] > v) i--;
+  if (i > 0 && points[i - 1] === v) return count;
+  for (let j = count; j > i; j--) points[j] = points[j - 1];
+  points[i] = v;
+  return count + 1;
 }
 
 export interface DecodeQuery {
