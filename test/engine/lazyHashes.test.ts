@@ -44,6 +44,20 @@ function secondBlock(engine: VllmEngine, r: number): number {
   return engine.pool.lookup(10 * r + 2, (mixBlockHash(10 * r + 1) + 1) | 0);
 }
 
+/** A vLLM engine of `numGpuBlocks` blocks. */
+function vllm(numGpuBlocks: number): VllmEngine {
+  return new VllmEngine(engineConfig({ numGpuBlocks }), new FixedTiming(10, 2), { onAdmit: () => {} });
+}
+
+/** Requests 0 and 1, `output` tokens each, queued on a vLLM engine of `numGpuBlocks` blocks. */
+function twoQueued(numGpuBlocks: number, output: number): { prompts: LazyPrompts; engine: VllmEngine } {
+  const prompts = new LazyPrompts(2);
+  const engine = vllm(numGpuBlocks);
+  engine.enqueue(prompts.sequence(0, output));
+  engine.enqueue(prompts.sequence(1, output));
+  return { prompts, engine };
+}
+
 function drain(engine: WorkerEngine): void {
   let now = 0;
   for (let n = 0; engine.hasWork(); n++) {
@@ -55,12 +69,7 @@ function drain(engine: WorkerEngine): void {
 
 describe("an engine finishes a lazy prompt's hashes before it uses them", () => {
   it("a plain vLLM run reads none past ownerOnlyFrom", () => {
-    const prompts = new LazyPrompts(2);
-    const engine = new VllmEngine(engineConfig({ numGpuBlocks: 32 }), new FixedTiming(10, 2), {
-      onAdmit: () => {},
-    });
-    engine.enqueue(prompts.sequence(0, 5));
-    engine.enqueue(prompts.sequence(1, 5));
+    const { prompts, engine } = twoQueued(32, 5);
     drain(engine);
     expect(engine.preemptions).toBe(0);
     expect(prompts.completed).toEqual([]);
@@ -70,12 +79,7 @@ describe("an engine finishes a lazy prompt's hashes before it uses them", () => 
   });
 
   it("a preempted request has them written before its owner-only blocks are indexed", () => {
-    const prompts = new LazyPrompts(2);
-    const engine = new VllmEngine(engineConfig({ numGpuBlocks: 6 }), new FixedTiming(10, 2), {
-      onAdmit: () => {},
-    });
-    engine.enqueue(prompts.sequence(0, 10));
-    engine.enqueue(prompts.sequence(1, 10));
+    const { prompts, engine } = twoQueued(6, 10);
     let now = 0;
     while (engine.preemptions === 0) {
       now += engine.startPass(now);
@@ -93,9 +97,7 @@ describe("an engine finishes a lazy prompt's hashes before it uses them", () => 
 
   it("an engine sending KV events indexes every block: the whole prompt is hashed when it is queued", () => {
     const prompts = new LazyPrompts(1);
-    const engine = new VllmEngine(engineConfig({ numGpuBlocks: 32 }), new FixedTiming(10, 2), {
-      onAdmit: () => {},
-    });
+    const engine = vllm(32);
     const stored: number[] = [];
     engine.pool.setListener({ onBlockStored: (h) => stored.push(h), onBlockRemoved: () => {} });
     engine.enqueue(prompts.sequence(0, 3));
