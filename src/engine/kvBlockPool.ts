@@ -1,5 +1,5 @@
 import { mixBlockHash } from "../util/blockHashTable.js";
-import { BlockIndex } from "./blockIndex.js";
+import { BlockIndex, RECORD_DOUBLES } from "./blockIndex.js";
 
 /**
  * Paged KV cache of one worker (attention-DP rank) with prefix caching (`ai-dynamo/dynamo@2250705:lib/mocker/src/cache/vllm_block_pool.rs`).
@@ -57,7 +57,8 @@ export interface KvEventListener {
  * its 32-bit words (`INTS` per block; words 0 and 1 are the hash).
  */
 const HASH = 0;
-const DOUBLES = 4;
+/** The index reads a record's hash as its first double (engine/blockIndex.ts "Keys in the pool's records"). */
+const DOUBLES = RECORD_DOUBLES;
 const PREV = 2;
 const NEXT = 3;
 const REFS = 4;
@@ -127,6 +128,7 @@ export class KvBlockPool {
     this.hashes = new Float64Array(this.ints.buffer);
     this.freeStack = new Int32Array(capacity);
     this.byHash = new BlockIndex(capacity);
+    this.byHash.records = this.hashes;
     this.runPrev = new Int32Array(capacity);
     this.runNext = new Int32Array(capacity);
     this.runLength = new Int32Array(capacity);
@@ -200,6 +202,7 @@ export class KvBlockPool {
         // front; docs/performance.md "Start-up").
         this.ints = blankRecords(this.ints, Math.min(this.capacity, 2 * block));
         this.hashes = new Float64Array(this.ints.buffer);
+        this.byHash.records = this.hashes;
       }
     } else if (this.lruHead >= this.capacity) {
       this.takeFromHeadRun(this.taken, 0, 1);
