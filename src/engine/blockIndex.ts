@@ -157,10 +157,11 @@ export class BlockIndex {
       const block = slots[2 * j + 1];
       if (block === EMPTY) break;
       const home = slots[2 * j];
-      const at = home & mask;
-      // The entry stays unless its home lies cyclically outside (hole, j].
-      const stays = hole <= j ? hole < at && at <= j : hole < at || at <= j;
-      if (stays) continue;
+      // The entry stays when its home lies cyclically in (hole, j]: its distance past the hole,
+      // less one, is below j's (mod the size; a home on the hole wraps to the size less one). One
+      // comparison for both cases: a separate test for a probe run that wraps past the table's
+      // end first ran late in a run and deoptimized the pool's eviction path.
+      if (((home - hole - 1) & mask) < ((j - hole) & mask)) continue;
       slots[2 * hole] = home;
       slots[2 * hole + 1] = block;
       hole = j;

@@ -335,12 +335,14 @@ export class KvBlockPool {
     const runIds = this.runIds;
     // Each block keeps its owner's reference in its record (see the records above).
     for (let k = to - 1; k >= from; k--) {
-      if (at >= cap) at -= cap;
+      // The subtraction runs on every block: as `if (at >= cap) at -= cap` it first ran when the
+      // ring first wrapped, late in a run, and deoptimized the release path (no type feedback yet).
+      at -= at >= cap ? cap : 0;
       runIds[at++] = ids[k];
     }
     this.runBlockCount += n;
     let slot = this.runHead + this.runCount++;
-    if (slot >= cap) slot -= cap;
+    slot -= slot >= cap ? cap : 0;
     this.runLength[slot] = n;
     const node = cap + slot;
     const tail = this.lruTail;

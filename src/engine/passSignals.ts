@@ -8,6 +8,14 @@ import { IDLE_HEARTBEAT, PassStats } from "./passStats.js";
 export const IDLE_FPM_INTERVAL_MS = 1000;
 
 /**
+ * Signals an engine of at most `maxSequences` running requests makes room for up front: two a
+ * request (a token and a completion), which a pass exceeds only with speculative tokens.
+ */
+export function signalCapacity(maxSequences: number): number {
+  return Math.max(64, 2 * maxSequences);
+}
+
+/**
  * A pass as the replay sees it between its start and its end, shared by the scheduler cores
  * (vllmEngine.ts, sglangEngine.ts extend this class): the signals it emits (`Signal` kinds by
  * request row, in emission order; two parallel typed arrays that grow by doubling and are reused
@@ -28,10 +36,21 @@ export abstract class PassSignals {
   abstract readonly stats: PassStats;
   abstract readonly pool: { readonly activeBlocks: number };
 
-  private signalReqs = new Int32Array(64);
-  private signalKinds = new Uint8Array(64);
+  private signalReqs: Int32Array;
+  private signalKinds: Uint8Array;
   /** Signals of the last pass not yet handed over; a pass is in flight while it has some. */
   protected pendingSignals = 0;
+
+  /**
+   * `capacity`: signals a pass may leave before the arrays grow. An engine sizes it for its
+   * largest batch, so that they never grow in practice: a growth first met late in a run
+   * deoptimized the replay's token path, into which `signal` is inlined (docs/performance.md
+   * "Deoptimizations").
+   */
+  constructor(capacity = 64) {
+    this.signalReqs = new Int32Array(capacity);
+    this.signalKinds = new Uint8Array(capacity);
+  }
 
   /** Request rows signalled by the last pass, `[0 .. signalCount)` (valid until the next pass). */
   get signalReq(): Int32Array {

@@ -167,8 +167,17 @@ export class BlockList {
 
 /** Free block arrays by size class (a power of two), so that requests reuse them. */
 export class BlockArrays {
-  /** Free arrays of 2^c blocks at index c (one list per class a 32-bit length can have). */
-  private readonly free: Int32Array[][] = Array.from({ length: 32 }, () => []);
+  /**
+   * Free arrays of 2^c blocks at index c (one list per class a 32-bit length can have). Each list
+   * starts as one that has held an array: an empty `[]` holds small integers until its first push,
+   * and that push's change of element kind came late in a run (a class first freed after the
+   * replay's release path was optimized), deoptimizing it (docs/performance.md "Deoptimizations").
+   */
+  private readonly free: Int32Array[][] = Array.from({ length: 32 }, () => {
+    const list = [NO_BLOCKS];
+    list.pop();
+    return list;
+  });
 
   /** Gives `list` room for at least `blocks` blocks, keeping what it holds. */
   reserve(list: BlockList, blocks: number): void {

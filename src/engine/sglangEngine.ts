@@ -39,7 +39,7 @@ import { outputBlockHash } from "../util/outputBlockHash.js";
 import type { SglangEngineConfig } from "./engineConfig.js";
 import type { KvEventListener } from "./kvBlockPool.js";
 import { pricePass } from "./passPricing.js";
-import { PassSignals } from "./passSignals.js";
+import { PassSignals, signalCapacity } from "./passSignals.js";
 import { PassStats, varianceOf } from "./passStats.js";
 import { NO_NODE, RadixCache } from "./radixCache.js";
 import type { Sequence } from "./sequence.js";
@@ -142,7 +142,8 @@ export class SglangEngine extends PassSignals implements WorkerEngine {
     private readonly timing: TimingModel,
     private readonly observer: AdmissionObserver,
   ) {
-    super();
+    // Room for the largest batch's signals (engine/passSignals.ts `signalCapacity`).
+    super(signalCapacity(config.maxSequences));
     this.page = config.blockSize;
     this.cache = new RadixCache(config.numGpuBlocks);
     this.cache.setListener(this.events);

@@ -9,7 +9,7 @@ import { blocksToCompletion, clampOutputToCache, toCompletionBlocks } from "./ca
 import type { EngineConfig, EngineHostOffload } from "./engineConfig.js";
 import { KvBlockPool } from "./kvBlockPool.js";
 import { pricePass } from "./passPricing.js";
-import { PassSignals } from "./passSignals.js";
+import { PassSignals, signalCapacity } from "./passSignals.js";
 import { PassStats } from "./passStats.js";
 import { BlockArrays, type Sequence } from "./sequence.js";
 import { SequenceQueue } from "./sequenceQueue.js";
@@ -83,8 +83,8 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
   private draftTokens = 0;
   /** Passes started so far, and when the latest one ends (async scheduling's visibility rule). */
   private passSerial = 0;
-  /** The rows of a run's batch (`runPlainDecodes`), grown to the largest batch. */
-  private runRows = new Int32Array(64);
+  /** The rows of a run's batch (`runPlainDecodes`): room for the largest batch (grown if ever short). */
+  private runRows: Int32Array;
   /** A run's pass durations priced ahead (`runPlainDecodes`). */
   private readonly runPassMs = new Float64Array(RUN_PRICE_CHUNK);
   /** When each pass of a run ends (`runPlainDecodes`), grown to the longest run. */
@@ -108,7 +108,9 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     private readonly timing: TimingModel,
     private readonly observer: AdmissionObserver,
   ) {
-    super();
+    // Sized for the largest batch: a growth first met late in a run deoptimized the pass code.
+    super(signalCapacity(config.maxSequences));
+    this.runRows = new Int32Array(Math.max(64, config.maxSequences));
     this.pool = new KvBlockPool(config.numGpuBlocks);
     this.host = config.hostOffload ?? null;
     const spec = config.role === "prefill" ? null : (config.speculation ?? null);
@@ -138,11 +140,11 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
 
   /** Whether a pass has something to do (a request whose host load is in flight waits for it). */
   hasWork(): boolean {
+    // Every queue's length is read on every call (lengths are ≥ 0: their bitwise or is 0 only when
+    // all are): with `||`, the later ones were first read when a worker ran dry, late in a run,
+    // and deoptimized the replay's worker loop (docs/performance.md "Deoptimizations").
     return (
-      this.waiting.length > 0 ||
-      this.running.length > 0 ||
-      this.remoteReady.length > 0 ||
-      this.loadedReady.length > 0
+      (this.waiting.length | this.running.length | this.remoteReady.length | this.loadedReady.length) !== 0
     );
   }
 

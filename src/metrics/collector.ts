@@ -386,7 +386,11 @@ export class Collector implements RowStore {
     if (n === 0) {
       this.firstToken[i] = t;
     } else {
-      if (n === 1) this.secondToken[i] = t;
+      // Written on every token (the same value past the second): a store only under `n === 1` first
+      // ran late in a run, when most tokens come in runs (`onTokenRun`), and deoptimized the
+      // replay's signal delivery, into which this is inlined (docs/performance.md "Deoptimizations").
+      const second = this.secondToken;
+      second[i] = n === 1 ? t : second[i];
       const gap = t - this.lastToken[i];
       this.foldGaps(gap, 1);
       this.heldGaps?.push(req, gap, this.gaps.itlKey, this.gaps.throughputKey);

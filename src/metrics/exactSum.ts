@@ -275,18 +275,17 @@ export class ExactMoments {
       if (square < WINDOW) addChunks(squareSums, BIAS, square, w);
       else addChunks(squareSums, BIAS + 1, square * TWO_POW_MINUS_32, w);
       if (error === 0) continue;
-      // The error's window, as `ExactSum.addAt` finds it, and its magnitude's chunks.
+      // The error's window, as `ExactSum.addAt` finds it (0 … −4: 0 from 1 up, −4 below 2^−96),
+      // and its magnitude's chunks. Counted from four comparisons that all run on every sample: a
+      // chain of them ran its rare outcomes first late in a run and deoptimized this loop
+      // (docs/performance.md "Deoptimizations").
       const e = error < 0 ? -error : error;
-      const k =
-        e >= 1
-          ? 0
-          : e >= TWO_POW_MINUS_32
-            ? -1
-            : e >= TWO_POW_MINUS_64
-              ? -2
-              : e >= TWO_POW_MINUS_96
-                ? -3
-                : -4;
+      const k = -(
+        (e < 1 ? 1 : 0) +
+        (e < TWO_POW_MINUS_32 ? 1 : 0) +
+        (e < TWO_POW_MINUS_64 ? 1 : 0) +
+        (e < TWO_POW_MINUS_96 ? 1 : 0)
+      );
       addChunks(squareSums, k + BIAS, k === 0 ? e : e * SCALE[k + 40], error < 0 ? -w : w);
     }
     this.sum.addLimbSums(valueSums, BIAS - 2, BIAS + 1);

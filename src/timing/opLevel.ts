@@ -483,7 +483,8 @@ export class OpLevelTiming implements TimingModel {
     attention: string,
     attentionMs: number,
   ): PassEstimate {
-    const ops = this.tokenOps(tokens);
+    const ops: OpCost[] = [];
+    this.tokenOps(tokens, ops);
     ops.push({ name: "logits_gemm", repeat: 1, latencyMs: this.logits(rows) });
     ops.push(...this.gemmOps(mlaGemms, tokens));
     ops.push({ name: attention, repeat: this.numLayers, latencyMs: this.numLayers * attentionMs });
@@ -557,9 +558,7 @@ export class OpLevelTiming implements TimingModel {
     const tokens = this.graphs === null ? rawTokens : this.graphs.tokens(rawTokens);
     const cached = this.tokenCostCache.get(tokens);
     if (cached !== undefined) return cached;
-    const ops = this.tokenOps(tokens);
-    let sum = 0;
-    for (const op of ops) sum += op.latencyMs;
+    const sum = this.tokenOps(tokens, null);
     if (this.tokenCostCache.size < 1 << 16) this.tokenCostCache.set(tokens, sum);
     return sum;
   }
@@ -629,64 +628,70 @@ export class OpLevelTiming implements TimingModel {
     return ms;
   }
 
-  private tokenOps(tokens: number): OpCost[] {
+  /**
+   * The token-dependent ops of a pass of `tokens` tokens (everything but attention and logits):
+   * their latencies summed in the order listed and, when `ops` is given, each op listed there too
+   * (`explain`). One path for the price and its breakdown; the price (`tokenCost`) makes no object
+   * per op.
+   */
+  private tokenOps(tokens: number, ops: OpCost[] | null): number {
     const t = this.tables;
-    const ops = this.gemmOps(this.layerGemms, tokens);
+    let sum = 0;
+    for (const g of this.layerGemms) {
+      const ms = g.repeat * t.gemm(g.dtype, tokens, g.n, g.k);
+      sum += ms;
+      if (ops !== null) ops.push({ name: g.name, repeat: g.repeat, latencyMs: ms });
+    }
     const moe = this.model.moe;
     if (moe !== null) {
       const p = this.parallel;
-      ops.push({
-        name: "moe",
-        repeat: this.moeLayers,
-        latencyMs: this.moeLayers * this.moeLayerMs(tokens),
-      });
+      const moeMs = this.moeLayers * this.moeLayerMs(tokens);
+      sum += moeMs;
+      if (ops !== null) ops.push({ name: "moe", repeat: this.moeLayers, latencyMs: moeMs });
       if (p.attentionData > 1 && p.moeExpert > 1) {
-        ops.push({
-          name: "moe_all_to_all",
-          repeat: 2 * this.moeLayers,
-          latencyMs: this.allToAllMs(tokens, moe.topK),
-        });
+        const ms = this.allToAllMs(tokens, moe.topK);
+        sum += ms;
+        if (ops !== null) ops.push({ name: "moe_all_to_all", repeat: 2 * this.moeLayers, latencyMs: ms });
       } else if (p.attentionData > 1) {
-        ops.push({ name: "moe_dp_gather", repeat: this.moeLayers, latencyMs: this.dpGatherMs(tokens) });
+        const ms = this.dpGatherMs(tokens);
+        sum += ms;
+        if (ops !== null) ops.push({ name: "moe_dp_gather", repeat: this.moeLayers, latencyMs: ms });
       }
       const hidden = this.sharedExpertsHiddenMs(tokens);
       if (hidden > 0) {
-        ops.push({
-          name: "shared_experts_overlap",
-          repeat: this.moeLayers,
-          latencyMs: -this.moeLayers * hidden,
-        });
+        const ms = -this.moeLayers * hidden;
+        sum += ms;
+        if (ops !== null) ops.push({ name: "shared_experts_overlap", repeat: this.moeLayers, latencyMs: ms });
       }
     }
     for (const m of this.tokenMemOps) {
-      ops.push({
-        name: m.name,
-        repeat: m.repeat,
-        latencyMs: m.repeat * this.memOpMs(tokens * m.bytesPerToken),
-      });
+      const ms = m.repeat * this.memOpMs(tokens * m.bytesPerToken);
+      sum += ms;
+      if (ops !== null) ops.push({ name: m.name, repeat: m.repeat, latencyMs: ms });
     }
     if (this.qkNormMs > 0 && tokens > 0) {
-      ops.push({ name: "qk_norm", repeat: this.numLayers, latencyMs: this.qkNormMs });
+      sum += this.qkNormMs;
+      if (ops !== null) ops.push({ name: "qk_norm", repeat: this.numLayers, latencyMs: this.qkNormMs });
     }
     const tp = this.parallel.tensor;
     if (tp > 1) {
       const bytes = tokens * this.hiddenBytesPerToken;
       // Two all-reduces per layer (after attention and after the MLP) plus one after the embedding.
       const repeat = 2 * this.numLayers + 1;
-      ops.push({ name: "all_reduce", repeat, latencyMs: repeat * t.allReduce(tp, bytes) });
+      const ms = repeat * t.allReduce(tp, bytes);
+      sum += ms;
+      if (ops !== null) ops.push({ name: "all_reduce", repeat, latencyMs: ms });
     }
     const pp = this.parallel.pipeline;
     if (pp > 1) {
       const bytes = tokens * this.hiddenBytesPerToken;
       const g = this.gpu;
       const bw = pp * tp <= g.gpusPerNode ? g.intraNodeBandwidth : g.interNodeBandwidth;
-      ops.push({
-        name: "pipeline_p2p",
-        repeat: pp - 1,
-        latencyMs: (pp - 1) * (bytes / bw + g.p2pLatencyS) * 1000,
-      });
+      const ms = (pp - 1) * (bytes / bw + g.p2pLatencyS) * 1000;
+      sum += ms;
+      if (ops !== null) ops.push({ name: "pipeline_p2p", repeat: pp - 1, latencyMs: ms });
     }
-    return ops;
+    return sum;
   }
 
   /**

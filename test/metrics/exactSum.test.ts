@@ -132,6 +132,19 @@ describe("ExactMoments", () => {
     if (Number.isFinite(one.mean)) expect(batch.scaledSums()).toEqual(one.scaledSums());
   });
 
+  it("a batch whose squares' rounding errors fall in each of their windows (0 … −4) holds what one-by-one adds hold", () => {
+    // |x·x − fl(x·x)| ≈ 52, 7.7e−6, 4.6e−13, 4.2e−22, 4.9e−32: windows 0, −1, −2, −3, −4.
+    const xs = [1234567891.2345, 1048576.123, 100.1, 1 + 2 ** -20 + 2 ** -52, 1 + 2 ** -52];
+    const values = Float64Array.from([...xs, ...xs]);
+    const weights = Float64Array.from([...xs.map(() => 1), ...xs.map(() => -3)]);
+    const batch = new ExactMoments();
+    batch.addMany(values, weights, values.length, false);
+    const one = new ExactMoments();
+    for (let i = 0; i < values.length; i++) one.add(values[i], weights[i]);
+    expect(batch.scaledSums()).toEqual(one.scaledSums());
+    expect(batch.count).toBe(one.count);
+  });
+
   it("refuses a batch larger than its exact bound", () => {
     const m = new ExactMoments();
     const n = MAX_BATCH + 1;

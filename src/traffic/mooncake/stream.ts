@@ -86,12 +86,15 @@ const RETAINED_BYTES_PER_ROW = 40;
 
 /** The rows of a trace as the first pass parsed them, in row order. */
 class RetainedRows {
-  readonly timestampMs = new GrowableF64(1024);
-  readonly inputLength = new GrowableI32(1024);
-  readonly outputLength = new GrowableI32(1024);
+  // The columns start small: they double within the first rows, so `add` has run its growth path
+  // before it is optimized. Starting at a few thousand entries, the first doubling came after the
+  // optimization and deoptimized `add` (docs/performance.md "Deoptimizations").
+  readonly timestampMs = new GrowableF64(16);
+  readonly inputLength = new GrowableI32(16);
+  readonly outputLength = new GrowableI32(16);
   /** Row r's hash ids are `ids[idStart[r] .. idStart[r + 1])`. */
-  readonly idStart = new GrowableI32(1024);
-  readonly ids = new GrowableU32(16_384);
+  readonly idStart = new GrowableI32(16);
+  readonly ids = new GrowableU32(256);
   readonly requestIds: (string | null)[] = [];
   readonly sessionIds: (string | null)[] = [];
   /** Bytes held, strings counted at two bytes a character. */
