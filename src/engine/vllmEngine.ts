@@ -999,14 +999,18 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     if (end <= first) return;
     // Owner-only blocks are registered by position: no hash, no index entry (releaseBlocks).
     end = Math.min(end, this.ownerOnlyStart(s));
+    const key = this.key;
+    // The home of the group's first block, mixed once a group (`homeOf`).
+    let groupHome = 0;
     for (let k = first; k < end; k++) {
       if (k >= s.promptFullBlocks && k - s.promptFullBlocks >= s.outputHashes.length) {
         const parent = k === 0 ? SEQUENCE_HASH_SEED : this.hashOf(s, k - 1);
         s.outputHashes.push(outputBlockHash(parent, s.req, k));
       }
-      const key = this.key;
+      const offset = k % INDEX_GROUP;
+      if (offset === 0 || k === first) groupHome = this.homeOf(s, k - offset);
       key[0] = this.hashOf(s, k);
-      if (this.pool.registerAt(s.blocks.ids[k], key, 0, this.homeOf(s, k)) && this.host !== null)
+      if (this.pool.registerAt(s.blocks.ids[k], key, 0, (groupHome + offset) | 0) && this.host !== null)
         this.host.tier.store(key[0]);
     }
   }
@@ -1022,9 +1026,13 @@ export class VllmEngine extends PassSignals implements WorkerEngine {
     const pool = this.pool;
     const key = this.key;
     let k = 0;
+    // The home of the group's first block, mixed once a group (`homeOf`).
+    let groupHome = 0;
     for (; k < limit; k++) {
+      const offset = k % INDEX_GROUP;
       key[0] = this.hashOf(s, k);
-      const b = pool.lookupAt(key, 0, this.homeOf(s, k));
+      if (offset === 0) groupHome = this.homeOf(s, k);
+      const b = pool.lookupAt(key, 0, (groupHome + offset) | 0);
       if (b < 0) break;
       hits[k] = b;
     }
