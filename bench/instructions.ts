@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CACHE_ENV } from "../src/cli/codeCache.js";
+import { predictArgs } from "./predictArgs.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -54,25 +55,10 @@ for (const b of builds) if (!existsSync(b)) fail(`no fleetsim executable at ${b}
 
 const dir = mkdtempSync(join(tmpdir(), "fleetsim-instructions-"));
 
-/** The predict arguments, for a run writing into `out`. */
-function predictArgs(bin: string, out: string): string[] {
-  return [
-    bin,
-    "predict",
-    "--stack",
-    values.stack,
-    "-c",
-    config,
-    "--output-dir",
-    out,
-    "--overwrite",
-    "--format",
-    "json",
-    "--progress",
-    "none",
-    // A run under Valgrind is ~40× slower: past the default start-up and shutdown bounds.
-    ...[...SLOW_RUN_SETS, ...values.set].flatMap((s) => ["--set", s]),
-  ];
+/** The predict arguments of `bin`, for a run writing into `out`. */
+function argsOf(bin: string, out: string): string[] {
+  // A run under Valgrind is ~40× slower: past the default start-up and shutdown bounds.
+  return predictArgs(bin, config, out, [...SLOW_RUN_SETS, ...values.set], values.stack);
 }
 
 const SLOW_RUN_SETS = [
@@ -94,7 +80,7 @@ function countInstructions(i: number, round: number): Promise<number> {
     `--cachegrind-out-file=${join(dir, `cachegrind-${i}-${round}.out`)}`,
     `--log-file=${log}`,
     process.execPath,
-    ...predictArgs(builds[i], join(dir, `out-${i}`)),
+    ...argsOf(builds[i], join(dir, `out-${i}`)),
   ];
   return new Promise((done, reject) => {
     const child = spawn("valgrind", args, { cwd: ROOT, env: envOf(i), stdio: ["ignore", "ignore", "pipe"] });
@@ -117,7 +103,7 @@ function countInstructions(i: number, round: number): Promise<number> {
 
 // Fill each build's code cache with one native run.
 builds.forEach((bin, i) => {
-  const r = spawnSync(process.execPath, predictArgs(bin, join(dir, `out-${i}`)), {
+  const r = spawnSync(process.execPath, argsOf(bin, join(dir, `out-${i}`)), {
     cwd: ROOT,
     env: envOf(i),
     encoding: "utf8",

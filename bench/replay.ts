@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import { CACHE_ENV } from "../src/cli/codeCache.js";
 import { STARTUP_PROBE_ENV, STARTUP_PROBE_PREFIX, type StartupProbe } from "../src/cli/startupProbe.js";
 import { readJsonlLines } from "../src/traffic/jsonlReader.js";
+import { predictArgs } from "./predictArgs.js";
 import { writeRepeatedTrace } from "./repeatedTrace.js";
 import { DEFAULT_TRACE } from "./sharedTrace.js";
 
@@ -250,24 +251,7 @@ function runCase(c: Case, config: string): Sample {
   const usageFile = join(dir, "usage.json");
   rmSync(usageFile, { force: true });
   const out = join(dir, "out");
-  const argv = [
-    "--import",
-    PRELOAD,
-    BIN,
-    "predict",
-    "--stack",
-    "dynamo",
-    "-c",
-    config,
-    "--output-dir",
-    out,
-    "--overwrite",
-    "--format",
-    "json",
-    "--progress",
-    "none",
-    ...(c.sets ?? []).flatMap((s) => ["--set", s]),
-  ];
+  const argv = ["--import", PRELOAD, ...predictArgs(BIN, config, out, c.sets ?? [])];
   const r = spawnSync(process.execPath, argv, {
     cwd: ROOT,
     encoding: "utf8",
