@@ -153,13 +153,23 @@ export class ExactSum {
    * and clears them: a batch's chunk sums kept by limb (`ExactMoments.addMany`).
    */
   addLimbSums(sums: Float64Array, from: number, to: number): void {
-    this.normalize();
+    // Limbs are normalized after every batch: only `addAt`'s adds since then need carrying first.
+    if (this.adds !== 0) this.normalize();
     const limbs = this.limbs;
     for (let i = from; i < to; i++) {
       limbs[i] += sums[i];
       sums[i] = 0;
     }
-    this.normalize();
+    // Carries from `from` up: the limbs below were not touched, and above `to` they stop moving
+    // at the first limb that takes no carry.
+    for (let j = from; j < LIMBS - 1; j++) {
+      const q = Math.floor(limbs[j] / WINDOW);
+      if (q === 0 && j >= to) break;
+      if (q !== 0) {
+        limbs[j] -= q * WINDOW;
+        limbs[j + 1] += q;
+      }
+    }
   }
 
   /** Adds everything `other` holds, `sign` (±1) times. */
@@ -244,17 +254,34 @@ export class ExactMoments {
   /**
    * `addAt(values, i, weights[i])` for every `i < n` (at most `MAX_BATCH`), skipping values ≤ 0
    * when `positiveOnly`. The usual samples — a value in [1, 2^32) whose square is below 2^64, a
-   * weight below 2^10 — are split into their 32-bit chunks as `ExactSum.addAt` splits them, and the
-   * chunk products are summed per limb in locals (each below 2^42, at most three to a limb per
-   * sample: a batch's sums stay below 2^52, exact) and added to the limbs once — the squares'
-   * rounding errors too (below 2^11 and multiples of 2^−104, within windows −4 … 0). Any other
-   * sample takes `addAt`'s way. The sums are exact either way, so the result is the same.
+   * weight below 2^10 — are split into 32-bit chunks at fixed limbs, and each limb's chunk products
+   * are summed in a local (each product below 2^42, one to a local per sample: a batch's sums stay
+   * below 2^50, exact) and added to the limbs once. Locals, not an array of limb sums: an array
+   * element added to on every sample is a store and a load per add, and those chains were most of
+   * this loop's time. Any other sample takes `addAt`'s way. The sums are exact either way, so the
+   * result is the same.
+   *
+   * Limbs: a value's chunks at windows 0, −1, −2 (`ExactSum.addAt` splits it the same way); its
+   * square's at 0, −1, −2 below 2^32, else 1, 0, −1; the square's rounding error — a multiple of
+   * 2^−104 (a value ≥ 1 is a multiple of 2^−52) below 2^12 in magnitude — at the five fixed windows
+   * 0 … −4, each chunk the integer part of what is left times 2^32 (every step exact).
    */
   addMany(values: Float64Array, weights: Float64Array, n: number, positiveOnly: boolean): void {
     if (n > MAX_BATCH) throw new RangeError(`internal: a batch of ${n} samples (at most ${MAX_BATCH})`);
-    // The chunk sums of the values and of their squares, by limb.
-    const valueSums = this.valueSums;
-    const squareSums = this.squareSums;
+    // Σ chunk · weight by limb: the values' (v0: window 0 … v2: −2), the squares' (q1: 1 … q2: −2)
+    // and the squares' errors' (e0: 0 … e4: −4).
+    let v0 = 0;
+    let v1 = 0;
+    let v2 = 0;
+    let q1 = 0;
+    let q0 = 0;
+    let qm1 = 0;
+    let qm2 = 0;
+    let e0 = 0;
+    let e1 = 0;
+    let e2 = 0;
+    let e3 = 0;
+    let e4 = 0;
     for (let i = 0; i < n; i++) {
       const value = values[i];
       const w = weights[i];
@@ -265,32 +292,59 @@ export class ExactMoments {
       }
       if (w === 0) continue;
       this.count += w;
-      addChunks(valueSums, BIAS, value, w);
+      const c0 = Math.floor(value);
+      const r1 = (value - c0) * WINDOW;
+      const c1 = Math.floor(r1);
+      v0 += c0 * w;
+      v1 += c1 * w;
+      v2 += (r1 - c1) * WINDOW * w;
       const square = value * value;
+      // value² = square + error exactly (Dekker's product with Veltkamp's split).
       const c = SPLITTER * value;
       const high = c - (c - value);
       const low = value - high;
       const error = high * high - square + 2 * high * low + low * low;
-      // The square's window: 0 below 2^32, else 1 (scaled by 2^−32 into [1, 2^32), exactly).
-      if (square < WINDOW) addChunks(squareSums, BIAS, square, w);
-      else addChunks(squareSums, BIAS + 1, square * TWO_POW_MINUS_32, w);
-      if (error === 0) continue;
-      // The error's window, as `ExactSum.addAt` finds it (0 … −4: 0 from 1 up, −4 below 2^−96),
-      // and its magnitude's chunks. Counted from four comparisons that all run on every sample: a
-      // chain of them ran its rare outcomes first late in a run and deoptimized this loop
-      // (docs/performance.md "Deoptimizations").
+      // Both windows' chunks computed and one set weighted by zero: a branch here first took its
+      // rare side late in a run and deoptimized the loop (docs/performance.md "Deoptimizations").
+      const big = square < WINDOW ? 0 : w;
+      const small = w - big;
+      const s = big === 0 ? square : square * TWO_POW_MINUS_32;
+      const d0 = Math.floor(s);
+      const t1 = (s - d0) * WINDOW;
+      const d1 = Math.floor(t1);
+      const d2 = (t1 - d1) * WINDOW;
+      q1 += d0 * big;
+      q0 += d0 * small + d1 * big;
+      qm1 += d1 * small + d2 * big;
+      qm2 += d2 * small;
       const e = error < 0 ? -error : error;
-      const k = -(
-        (e < 1 ? 1 : 0) +
-        (e < TWO_POW_MINUS_32 ? 1 : 0) +
-        (e < TWO_POW_MINUS_64 ? 1 : 0) +
-        (e < TWO_POW_MINUS_96 ? 1 : 0)
-      );
-      addChunks(squareSums, k + BIAS, k === 0 ? e : e * SCALE[k + 40], error < 0 ? -w : w);
+      const ew = error < 0 ? -w : w;
+      const f0 = Math.floor(e);
+      const g1 = (e - f0) * WINDOW;
+      const f1 = Math.floor(g1);
+      const g2 = (g1 - f1) * WINDOW;
+      const f2 = Math.floor(g2);
+      const g3 = (g2 - f2) * WINDOW;
+      const f3 = Math.floor(g3);
+      e0 += f0 * ew;
+      e1 += f1 * ew;
+      e2 += f2 * ew;
+      e3 += f3 * ew;
+      e4 += (g3 - f3) * WINDOW * ew;
     }
+    const valueSums = this.valueSums;
+    valueSums[BIAS] = v0;
+    valueSums[BIAS - 1] = v1;
+    valueSums[BIAS - 2] = v2;
     this.sum.addLimbSums(valueSums, BIAS - 2, BIAS + 1);
-    // Windows −4 … 1: limbs BIAS − 6 … BIAS + 1.
-    this.squares.addLimbSums(squareSums, BIAS - 6, BIAS + 2);
+    const squareSums = this.squareSums;
+    squareSums[BIAS + 1] = q1;
+    squareSums[BIAS] = q0 + e0;
+    squareSums[BIAS - 1] = qm1 + e1;
+    squareSums[BIAS - 2] = qm2 + e2;
+    squareSums[BIAS - 3] = e3;
+    squareSums[BIAS - 4] = e4;
+    this.squares.addLimbSums(squareSums, BIAS - 4, BIAS + 2);
   }
 
   /** The correctly rounded mean; 0 when empty. */

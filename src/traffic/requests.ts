@@ -19,8 +19,17 @@ export interface RequestTable {
   /** Delay before this turn once the previous turn completed, ms (0 for first turns). */
   readonly delayAfterPreviousMs: Float64Array;
   readonly blockOffsets: Int32Array;
-  /** Sequence hashes as non-negative integers below 2^53 (exact in a double). */
+  /**
+   * Sequence hashes as non-negative integers below 2^53 (exact in a double). With `lazyHashes`,
+   * a row's are written only when a use needs them (`completeTableHashes`).
+   */
   readonly blockHashes: Float64Array;
+  /**
+   * Present when `blockHashes` is filled row by row on demand (a synthetic table: its hashes are a
+   * counter, and an engine reads none of them while every block is owner-only), or absent: the
+   * table is hashed whole. A table whose hashes are replaced must drop it.
+   */
+  readonly lazyHashes?: LazyTableHashes | null;
   /** Engine block size the hashes were computed for. */
   readonly engineBlockSize: number;
   /**
@@ -47,6 +56,26 @@ export interface RequestTable {
    * `delayAfterPreviousMs` after the last of them ended (sim/dagArrivals.ts).
    */
   readonly dependencies?: RequestDependencies | null;
+}
+
+/**
+ * Writes a lazy table's rows' hashes into its `blockHashes` (`completePromptHashes(row,
+ * blockHashes, blockOffsets[row])`, as `RequestSource.hashCompleter` does for a source) and says
+ * which rows have them.
+ */
+export interface LazyTableHashes {
+  /** How many of row `row`'s prompt hashes the table's `blockHashes` holds now. */
+  hashedCount(row: number): number;
+  /** Writes row `row`'s hashes into `out[outStart ..]` (a `PromptHashCompleter`, traffic/requestSource.ts). */
+  completePromptHashes(row: number, out: Float64Array, outStart: number): void;
+}
+
+/** Writes every prompt hash of a lazy table (nothing to do for one hashed whole): tests and copies. */
+export function completeTableHashes(table: RequestTable): void {
+  const lazy = table.lazyHashes ?? null;
+  if (lazy === null) return;
+  for (let r = 0; r < table.count; r++)
+    lazy.completePromptHashes(r, table.blockHashes, table.blockOffsets[r]);
 }
 
 /** Row r waits for rows `waitRows[waitOffsets[r] .. waitOffsets[r + 1])` (acyclic; repeats count twice). */

@@ -60,8 +60,11 @@ export function selectRows(
     }
   }
   const blockHashes = new Float64Array(hashCount);
+  const lazy = table.lazyHashes ?? null;
   for (let i = 0; i < n; i++) {
     const r = rows[i];
+    // The copy is hashed whole.
+    lazy?.completePromptHashes(r, table.blockHashes, table.blockOffsets[r]);
     blockHashes.set(
       table.blockHashes.subarray(table.blockOffsets[r], table.blockOffsets[r + 1]),
       blockOffsets[i],

@@ -3,7 +3,7 @@
  * (the row window holds them all), and releasing a row frees nothing of the table.
  */
 import { RowWindow } from "../util/rowWindow.js";
-import type { RequestSource, WorkloadInfo } from "./requestSource.js";
+import type { PromptHashCompleter, RequestSource, WorkloadInfo } from "./requestSource.js";
 import { type RequestTable, requestIdAt } from "./requests.js";
 
 /** What a table says about the whole workload (`WorkloadInfo`). */
@@ -74,12 +74,15 @@ export class TableSource implements RequestSource {
     return this.table.blockOffsets[row + 1] - this.table.blockOffsets[row];
   }
 
-  /** A table is hashed whole when it is built. */
+  /** All of a row's hashes, but for a lazy table's rows not written yet (`RequestTable.lazyHashes`). */
   hashedCount(row: number): number {
-    return this.hashCount(row);
+    const lazy = this.table.lazyHashes ?? null;
+    return lazy === null ? this.hashCount(row) : lazy.hashedCount(row);
   }
 
-  readonly hashCompleter = null;
+  get hashCompleter(): PromptHashCompleter | null {
+    return this.table.lazyHashes ?? null;
+  }
 
   ownerOnlyFrom(row: number): number {
     const known = this.table.ownerOnlyFrom;

@@ -3,8 +3,9 @@ import { buildSummary } from "../../src/metrics/summary.js";
 import { createRoleTimings } from "../../src/pipeline/timings.js";
 import { Replay } from "../../src/sim/replay.js";
 import { fullBlockCount, hashPrompts } from "../../src/traffic/blockHashes.js";
-import { requestIdAt } from "../../src/traffic/requests.js";
+import { completeTableHashes, type RequestTable, requestIdAt } from "../../src/traffic/requests.js";
 import { arrivalTimes, makeSyntheticTable } from "../../src/traffic/synthetic/index.js";
+import { selectRows } from "../../src/traffic/tableRows.js";
 import { Prng } from "../../src/util/prng.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
 
@@ -67,6 +68,7 @@ describe("makeSyntheticTable", () => {
     expect(t.requestIds).toEqual({ prefix: "synthetic-" });
     expect(t.sessionIds.every((s) => s === null)).toBe(true);
     // No prefix sharing: every block hash (and in particular every first block) is distinct.
+    completeTableHashes(t);
     expect(new Set(t.blockHashes).size).toBe(t.blockHashes.length);
     expect(t.blockHashes.length).toBe(50 * 15);
   });
@@ -122,17 +124,50 @@ describe("makeSyntheticTable", () => {
   });
 });
 
+/** 40 requests of 30 prompt tokens on blocks of 4 (8 prompt blocks each), or `requests` of them. */
+function smallTable(requests = 40) {
+  return makeSyntheticTable({
+    inputTokens: 30,
+    outputTokens: 9,
+    requests,
+    engineBlockSize: 4,
+    arrivals: { type: "constant_rate", requestsPerSecond: 400 },
+  });
+}
+
+/** Two workers of `numGpuBlocks` blocks of 4 tokens; the trace file is never read (a table is given). */
+function smallSpec(numGpuBlocks: number) {
+  return traceSpec(writeTrace([{ timestamp: 0, input_length: 1, output_length: 1, hash_ids: [1] }]), {
+    role: { replicas: 2, blockSize: 4, numGpuBlocks, maxSequences: 8 },
+  });
+}
+
+/** The run's summary without its host-time keys, and its preemptions. */
+async function summaryOf(spec: ReturnType<typeof smallSpec>, workload: RequestTable) {
+  const run = new Replay(spec, workload, await createRoleTimings(spec.engine), {
+    capturePerRequest: false,
+  }).runSync();
+  const s: Record<string, unknown> = { ...buildSummary(run, null) };
+  for (const k of ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"]) delete s[k];
+  return { s, preemptions: run.preemptions };
+}
+
+/** Every hash of `table` in a copy of its array (the table's own stays as it is). */
+function counterHashes(table: RequestTable): Float64Array {
+  const counter = Float64Array.from(table.blockHashes);
+  completeTableHashes({ ...table, blockHashes: counter });
+  return counter;
+}
+
 describe("synthetic prompt hashes", () => {
   it("are a counter (unique by construction) and give the run chained hashes of the same ids give", async () => {
     const E = 4;
-    const table = makeSyntheticTable({
-      inputTokens: 30,
-      outputTokens: 9,
-      requests: 40,
-      engineBlockSize: E,
-      arrivals: { type: "constant_rate", requestsPerSecond: 400 },
-    });
-    expect(Array.from(table.blockHashes.subarray(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 1 + 7]);
+    const table = smallTable();
+    // Written on demand: nothing before a use asks.
+    expect(table.blockHashes.every((h) => h === 0)).toBe(true);
+    const counter = counterHashes(table);
+    expect(Array.from(counter.subarray(0, 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 1 + 7]);
+    expect(Array.from(counter)).toEqual(Array.from(counter, (_, k) => k + 1));
     // The hashes the synthetic source used to carry: chained over counter ids, one per engine block.
     const perRequest = Math.ceil(30 / E);
     const ids = new Uint32Array(40 * perRequest).map((_, k) => k + 1);
@@ -140,20 +175,37 @@ describe("synthetic prompt hashes", () => {
     const chained = hashPrompts(40, ids, idOffsets, table.inputLength, E, E);
     expect(Array.from(chained.offsets)).toEqual(Array.from(table.blockOffsets));
     // A cache small enough to preempt, so requests re-hit their own cached blocks on readmission.
-    const spec = traceSpec(writeTrace([{ timestamp: 0, input_length: 1, output_length: 1, hash_ids: [1] }]), {
-      role: { replicas: 2, blockSize: E, numGpuBlocks: 40, maxSequences: 8 },
-    });
-    const summaryOf = async (blockHashes: Float64Array) => {
-      const run = new Replay(spec, { ...table, blockHashes }, await createRoleTimings(spec.engine), {
-        capturePerRequest: false,
-      }).runSync();
-      const s: Record<string, unknown> = { ...buildSummary(run, null) };
-      for (const k of ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"])
-        delete s[k];
-      return { s, preemptions: run.preemptions };
-    };
-    const counter = await summaryOf(table.blockHashes);
-    expect(counter.preemptions).toBeGreaterThan(0);
-    expect(counter).toEqual(await summaryOf(chained.hashes));
+    const spec = smallSpec(40);
+    // The lazy table as the replay gets it: preempted requests have their hashes written then.
+    const lazy = await summaryOf(spec, table);
+    expect(lazy.preemptions).toBeGreaterThan(0);
+    const hashedRows = Array.from({ length: table.count }, (_, r) => table.lazyHashes!.hashedCount(r) > 0);
+    expect(hashedRows.some((h) => h)).toBe(true);
+    expect(lazy).toEqual(await summaryOf(spec, { ...table, blockHashes: chained.hashes, lazyHashes: null }));
+    expect(lazy).toEqual(await summaryOf(spec, { ...table, blockHashes: counter, lazyHashes: null }));
+  });
+
+  it("a selection of rows (a retune window) copies them hashed in full", () => {
+    const table = smallTable(10);
+    const sub = selectRows(table, [2, 5, 9], true);
+    expect(sub.lazyHashes ?? null).toBe(null);
+    for (const [i, r] of [2, 5, 9].entries()) {
+      const first = table.blockOffsets[r];
+      const n = table.blockOffsets[r + 1] - first;
+      expect(Array.from(sub.blockHashes.subarray(sub.blockOffsets[i], sub.blockOffsets[i + 1]))).toEqual(
+        Array.from({ length: n }, (_, k) => first + k + 1),
+      );
+    }
+  });
+
+  it("a replay that needs none writes none: every block is owner-only without preemptions", async () => {
+    const table = smallTable();
+    const spec = smallSpec(4000);
+    const lazy = await summaryOf(spec, table);
+    expect(lazy.preemptions).toBe(0);
+    for (let r = 0; r < table.count; r++) expect(table.lazyHashes!.hashedCount(r)).toBe(0);
+    expect(table.blockHashes.every((h) => h === 0)).toBe(true);
+    const counter = counterHashes(table);
+    expect(lazy).toEqual(await summaryOf(spec, { ...table, blockHashes: counter, lazyHashes: null }));
   });
 });

@@ -5,7 +5,7 @@
  */
 import { Prng } from "../../util/prng.js";
 import { fullBlockCount } from "../blockHashes.js";
-import type { RequestTable } from "../requests.js";
+import type { LazyTableHashes, RequestTable } from "../requests.js";
 
 export type SyntheticArrivals =
   /** Closed loop: arrival is stamped at dispatch by the driver, so timestamps are NaN. */
@@ -72,20 +72,37 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
     if (total > 0x7fffffff) throw new RangeError(`too many engine blocks (${total})`);
   }
   offsets[count] = total;
+  // Written row by row when a use needs them (`CounterHashes`): zeroed memory the OS maps only
+  // where it is written, so a run that reads none (every block owner-only) costs no pass over
+  // the workload's blocks (docs/performance.md "Synthetic prompt hashes").
   const hashes = new Float64Array(total);
-  for (let k = 0; k < total; k++) hashes[k] = k + 1;
-  const packed = { offsets, hashes };
-  const table = singleTurnTable(
-    count,
-    timestampMs,
-    inputLength,
-    outputLength,
-    packed.offsets,
-    packed.hashes,
-    E,
-  );
+  const table = singleTurnTable(count, timestampMs, inputLength, outputLength, offsets, hashes, E);
   // No block is shared: every prompt is owner-only from its first block (engine/kvBlockPool.ts).
-  return { ...table, ownerOnlyFrom: new Int32Array(count) };
+  return { ...table, ownerOnlyFrom: new Int32Array(count), lazyHashes: new CounterHashes(offsets, hashes) };
+}
+
+/**
+ * The synthetic table's hashes, written on demand: block k of row r is hash `offsets[r] + k + 1`
+ * (the workload's full blocks counted request by request, from 1). Never 0, so a row's first
+ * hash in the table's array says whether the row is written.
+ */
+class CounterHashes implements LazyTableHashes {
+  constructor(
+    private readonly offsets: Int32Array,
+    private readonly hashes: Float64Array,
+  ) {}
+
+  hashedCount(row: number): number {
+    const first = this.offsets[row];
+    const n = this.offsets[row + 1] - first;
+    return n > 0 && this.hashes[first] !== 0 ? n : 0;
+  }
+
+  completePromptHashes(row: number, out: Float64Array, outStart: number): void {
+    const first = this.offsets[row];
+    const n = this.offsets[row + 1] - first;
+    for (let k = 0; k < n; k++) out[outStart + k] = first + k + 1;
+  }
 }
 
 /**
