@@ -8,7 +8,11 @@
  * here; measure those with CPU time (`npm run bench`) or `bench/kvPool.ts`.
  *
  *   node --import tsx bench/instructions.ts --config FILE [--set PATH=VALUE]… [--stack dynamo]
- *     [--bin dist/cli/bin.js] [--against OTHER/dist/cli/bin.js] [--rounds 2]
+ *     [--bin dist/cli/bin.js] [--against OTHER/dist/cli/bin.js] [--rounds 2] [--startup]
+ *
+ * `--startup` counts exec → first simulated event only (`FLEETSIM_STARTUP_PROBE=exit`: the process
+ * ends at the probe), the issue's start-up row (`examples/aggregated.yaml`); the run that fills
+ * the code cache still runs to the end, so the cache holds what a whole run compiles.
  *
  * `--against` runs the same config with another build each round, the two processes side by side
  * (one per core; an instruction count does not depend on the other process), and prints the
@@ -22,6 +26,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CACHE_ENV } from "../src/cli/codeCache.js";
+import { STARTUP_PROBE_ENV } from "../src/cli/startupProbe.js";
 import { predictArgs } from "./predictArgs.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -34,6 +39,7 @@ const { values } = parseArgs({
     bin: { type: "string", default: join(ROOT, "dist", "cli", "bin.js") },
     against: { type: "string" },
     rounds: { type: "string", default: "2" },
+    startup: { type: "boolean", default: false },
   },
 });
 
@@ -69,6 +75,10 @@ const SLOW_RUN_SETS = [
 /** Each build's environment: a code cache folder of its own. */
 const envOf = (i: number): NodeJS.ProcessEnv => ({ ...process.env, [CACHE_ENV]: join(dir, `v8cache-${i}`) });
 
+/** A counted run's environment: with `--startup`, the process ends at the first simulated event. */
+const countedEnvOf = (i: number): NodeJS.ProcessEnv =>
+  values.startup ? { ...envOf(i), [STARTUP_PROBE_ENV]: "exit" } : envOf(i);
+
 /** Runs build `i` under cachegrind; resolves to its instruction count. */
 function countInstructions(i: number, round: number): Promise<number> {
   const log = join(dir, `valgrind-${i}-${round}.log`);
@@ -83,7 +93,11 @@ function countInstructions(i: number, round: number): Promise<number> {
     ...argsOf(builds[i], join(dir, `out-${i}`)),
   ];
   return new Promise((done, reject) => {
-    const child = spawn("valgrind", args, { cwd: ROOT, env: envOf(i), stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn("valgrind", args, {
+      cwd: ROOT,
+      env: countedEnvOf(i),
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();

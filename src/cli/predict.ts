@@ -19,7 +19,7 @@ import { type Replay, ReplayAborted } from "../sim/replay.js";
 import { type ExecutorSpec, parseExecutor } from "../sweep/executor.js";
 import { ExitCode, releasingOnStop } from "./exitCodes.js";
 import { type ProgressBar, type ProgressMode, type ProgressSettings, startProgress } from "./progress.js";
-import { startupProbeLine } from "./startupProbe.js";
+import { startupProbeExits, startupProbeLine } from "./startupProbe.js";
 import type { Streams } from "./streams.js";
 import { configWarnings } from "./validate.js";
 
@@ -180,7 +180,11 @@ async function predictLocked(
               setProgress(progress);
               // FLEETSIM_STARTUP_PROBE: exec → first simulated event (docs/performance.md).
               const probe = startupProbeLine();
-              if (probe !== null) io.err(probe);
+              if (probe !== null) {
+                io.err(probe);
+                // A start-up measurement ends here (the line went out: stderr writes synchronously).
+                if (startupProbeExits()) process.exit(0);
+              }
               // cpu_limit, off the path to the first event (a run without retune forks nothing).
               supervisor.pinForReplay();
             }

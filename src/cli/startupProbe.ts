@@ -6,7 +6,9 @@
  * user + system of the whole process since exec (getrusage); wall is `performance.now()` (from
  * Node's time origin, a few ms after exec); `code_cache` is what the bundle's V8 code cache did
  * (cli/codeCache.ts: `hit`, `miss`, `off`, or `none` outside the built CLI). `npm run bench` reads it (docs/performance.md); it
- * never reaches prediction.json or stdout.
+ * never reaches prediction.json or stdout. `FLEETSIM_STARTUP_PROBE=exit` prints the line and ends
+ * the process there, exit code 0, nothing written: a measure of start-up alone
+ * (`bench/instructions.ts --startup` counts its instructions).
  */
 import { type CodeCacheState, codeCacheState } from "./codeCache.js";
 
@@ -33,4 +35,9 @@ export function startupProbeLine(env: NodeJS.ProcessEnv = process.env): string |
     code_cache: codeCacheState(),
   };
   return `${STARTUP_PROBE_PREFIX}${JSON.stringify(probe)}\n`;
+}
+
+/** Whether the environment asks the process to end once the probe line is printed (`exit`). */
+export function startupProbeExits(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[STARTUP_PROBE_ENV] === "exit";
 }

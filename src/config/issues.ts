@@ -57,6 +57,14 @@ export function zodMessage(iss: z.core.$ZodRawIssue): string | undefined {
   }
 }
 
+/**
+ * The options of a config parse: messages from `zodMessage`, and no compiled fast path. zod
+ * compiles a parser (`new Function`) for each object schema the first time it parses one; a
+ * config is parsed once a process, where compiling costs more than it saves (5 % of predict's
+ * instructions up to its first event; docs/performance.md "Start-up").
+ */
+export const CONFIG_PARSE = { error: zodMessage, jitless: true } as const;
+
 /** Replace the `{path}` / `{path-N}` placeholders of `config/schema/primitives.ts` with dotted paths. */
 export function expandPlaceholders(message: string, path: readonly PathSegment[]): string {
   return message.replace(/\{path(?:-(\d+))?\}/g, (_m, drop: string | undefined) =>

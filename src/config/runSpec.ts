@@ -19,6 +19,7 @@ import type {
 } from "../traffic/workloadSpec.js";
 import type { Backend } from "./backends.js";
 import { type CamelKeys, camelKeys } from "./camelKeys.js";
+import { CONFIG_PARSE } from "./issues.js";
 import type { KvTransferConfig } from "./schema/engine.js";
 import type { SlaConfig } from "./schema/evaluation.js";
 import { Execution, type ResourcesConfig } from "./schema/execution.js";
@@ -281,4 +282,6 @@ export interface ExecutionSpec {
 }
 
 /** The schema's defaults for `execution`, read from the schema itself. */
-export const DEFAULT_EXECUTION: ExecutionSpec = { resources: camelKeys(Execution.parse({}).resources) };
+export const DEFAULT_EXECUTION: ExecutionSpec = {
+  resources: camelKeys(Execution.parse({}, CONFIG_PARSE).resources),
+};

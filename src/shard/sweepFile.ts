@@ -8,7 +8,7 @@
 import { dirname, resolve } from "node:path";
 import * as z from "zod";
 import { ConfigError, type ConfigIssue } from "../config/errors.js";
-import { dotted, type PathIssue, type PathSegment, zodMessage } from "../config/issues.js";
+import { CONFIG_PARSE, dotted, type PathIssue, type PathSegment } from "../config/issues.js";
 import { isMapping, type Mapping } from "../config/mapping.js";
 import { parseOverride } from "../config/overrides.js";
 import type { Stack } from "../config/runSpec.js";
@@ -87,7 +87,7 @@ export function readSweepFile(path: string): SweepFile {
   }
   const set = readSets(data["set"], issues);
   const axes = readAxes(data["vary"], source, issues);
-  const parsed = Optimization.safeParse(data["optimization"] ?? {}, { error: zodMessage, reportInput: true });
+  const parsed = Optimization.safeParse(data["optimization"] ?? {}, { ...CONFIG_PARSE, reportInput: true });
   if (!parsed.success) {
     for (const iss of parsed.error.issues) {
       at(["optimization", ...iss.path.map((p) => (typeof p === "number" ? p : String(p)))], iss.message);

@@ -29,6 +29,25 @@ describe("fleetsim as a process", () => {
     expect(r.err).not.toContain("    at ");
   });
 
+  it("FLEETSIM_STARTUP_PROBE=exit prints the probe line at the first event and ends there, writing nothing", async () => {
+    const { dir, config } = configFile(
+      `${syntheticTraffic("{type: concurrency, concurrency: 256}", "{requests: 2000000}", [2048, 1024])}${engineYaml(
+        { replicas: 4, kvCache: "{capacity: {type: fixed, blocks: 100000}}", timing: "{type: polynomial}" },
+      )}`,
+      { name: "long.yaml" },
+    );
+    const out = join(dir, "out");
+    // Two million requests: a run that went on past the probe would take minutes, not this test's time.
+    const r = await fleetsimProcess(["predict", "-c", config, "--output-dir", out], {
+      [STARTUP_PROBE_ENV]: "exit",
+    });
+    expect(r.code).toBe(0);
+    const lines = r.err.split("\n").filter((l) => l.startsWith(STARTUP_PROBE_PREFIX));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0].slice(STARTUP_PROBE_PREFIX.length)).cpu_ms).toBeGreaterThan(0);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+
   it("Ctrl-C stops a long run with exit 130 and leaves no output behind", async () => {
     const { dir, config } = configFile(
       `${syntheticTraffic("{type: concurrency, concurrency: 256}", "{requests: 2000000}", [2048, 1024])}${engineYaml(

@@ -4,7 +4,7 @@
  * reference splits adapter sections off before validating, then runs the Zod schema.
  */
 import * as z from "zod";
-import { fromZodIssues, type PathIssue, zodMessage } from "../issues.js";
+import { CONFIG_PARSE, fromZodIssues, type PathIssue } from "../issues.js";
 import { isMapping, type Mapping, setOwn } from "../mapping.js";
 import type { Stack } from "../runSpec.js";
 import { Client } from "./client.js";
@@ -74,7 +74,7 @@ export function validateConfig(raw: unknown, stack: Stack): ValidationResult {
     input = rest;
   }
   // reportInput: the offending value of an enum issue is what its did-you-mean hint is computed from.
-  const parsed = PredictConfig.safeParse(input, { error: zodMessage, reportInput: true });
+  const parsed = PredictConfig.safeParse(input, { ...CONFIG_PARSE, reportInput: true });
   if (!parsed.success) issues.push(...fromZodIssues(parsed.error.issues));
   if (issues.length > 0 || !parsed.success) return { ok: false, issues };
   return { ok: true, config: parsed.data };

@@ -13,7 +13,7 @@
  */
 import * as z from "zod";
 import type { Preset } from "../../planner/retune/presets.js";
-import { zodMessage } from "../issues.js";
+import { CONFIG_PARSE } from "../issues.js";
 import { isMapping } from "../mapping.js";
 import { describeValue, fail, failAtKey, orList, PATH } from "./primitives.js";
 
@@ -34,7 +34,7 @@ export function parseInto<T>(
   ctx: Ctx,
   path: readonly PropertyKey[] = [],
 ): { readonly ok: true; readonly value: T } | { readonly ok: false } {
-  const result = schema.safeParse(raw, { error: zodMessage });
+  const result = schema.safeParse(raw, CONFIG_PARSE);
   if (result.success) return { ok: true, value: result.data };
   for (const iss of result.error.issues) {
     ctx.addIssue({ ...iss, path: [...path, ...iss.path], continue: false } as z.core.$ZodRawIssue);
@@ -144,7 +144,7 @@ function expandRange(raw: unknown, spec: KnobSpec, ctx: Ctx): number[] | undefin
   const values: number[] = [];
   for (let i = 0; i < count; i++) {
     const value = tidy(min.value + i * range.step);
-    const check = spec.value.safeParse(value, { error: zodMessage });
+    const check = spec.value.safeParse(value, CONFIG_PARSE);
     if (!check.success) {
       fail(ctx, `${PATH} expands to ${value}, which is invalid: ${check.error.issues[0].message}`, path);
       return undefined;

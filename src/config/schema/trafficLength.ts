@@ -71,8 +71,25 @@ function distribution(floor: 0 | 1) {
     });
 }
 
-/** A length field (optional: the caller applies the reference default). */
-export function lengthField(floor: 0 | 1) {
+/**
+ * A length field (optional: the caller applies the reference default). Built once per floor and
+ * shared by the fields that use it (zod schemas are immutable): schema construction is start-up
+ * time (docs/performance.md "Start-up").
+ */
+export function lengthField(floor: 0 | 1): LengthField {
+  let field = LENGTH_FIELDS.get(floor);
+  if (field === undefined) {
+    field = buildLengthField(floor);
+    LENGTH_FIELDS.set(floor, field);
+  }
+  return field;
+}
+
+type LengthField = ReturnType<typeof buildLengthField>;
+
+const LENGTH_FIELDS = new Map<0 | 1, LengthField>();
+
+function buildLengthField(floor: 0 | 1) {
   const scalar = int()
     .min(floor)
     .max(MAX_LENGTH)
@@ -97,12 +114,15 @@ export function lengthField(floor: 0 | 1) {
       return z.NEVER;
     })
     .meta({
-      // What `fleetsim schema` shows: the dispatch above is invisible to JSON Schema.
+      // What `fleetsim schema` shows: the dispatch above is invisible to JSON Schema. A getter:
+      // the mapping's JSON Schema is generated when a JSON Schema is, not at every start-up.
       description: `Token length: ${kind.slice(2)} integer, or {distribution: uniform | normal | lognormal | exponential, ...}`,
-      anyOf: [
-        { type: "integer", minimum: floor, maximum: MAX_LENGTH },
-        { ...distributionJsonSchema(mapping), description: undefined },
-      ],
+      get anyOf() {
+        return [
+          { type: "integer", minimum: floor, maximum: MAX_LENGTH },
+          { ...distributionJsonSchema(mapping), description: undefined },
+        ];
+      },
     })
     .optional();
 }
