@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { plannerConfigPayload } from "../knobs/planner.js";
 import type {
   BootstrapInfo,
@@ -30,6 +29,7 @@ import type {
   TrafficWindow,
 } from "../sim/scaling.js";
 import { emptyTrafficWindow, type MutableTrafficWindow } from "../sim/scaling.js";
+import { sha256 } from "../util/sha256.js";
 import type { RetuneController, RetuneTickResult } from "./retuneController.js";
 
 /** The planner report's types live with the prediction.json contract (src/output/planner.ts). */
@@ -170,7 +170,7 @@ export class PlannerReplayAdapter implements ScalingPolicy {
       metadata: {
         mode: s.mode,
         advisory: s.advisory,
-        planner_config_digest: createHash("sha256").update(canonicalJson(config)).digest("hex"),
+        planner_config_digest: sha256().update(canonicalJson(config)).digest("hex"),
         planner_config: config,
         builtin_plugin_ids: builtinPlugins(s),
         plugin_pipeline: ["observe", "predict", "propose", "reconcile", "constrain", "execute"],

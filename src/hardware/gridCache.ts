@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sha256 } from "../util/sha256.js";
 import { Grid, type GridRules } from "./grid.js";
 
 /**
@@ -139,12 +140,4 @@ function writeGrid(file: string, grid: Grid): void {
   } catch {
     // A read-only or full disk only loses the next run's saving.
   }
-}
-
-/**
- * A SHA-256 hasher. `node:crypto` is loaded when a grid is first stored or read, not at start-up
- * (docs/performance.md "Start-up": its modules cost ~4 ms before the first event).
- */
-function sha256() {
-  return process.getBuiltinModule("node:crypto").createHash("sha256");
 }

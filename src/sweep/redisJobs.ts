@@ -9,8 +9,8 @@
  * window's request table) is stored once under its own key, named by its SHA-256, and fetched
  * once per worker process, not copied into every job.
  */
-import { createHash } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
+import { sha256 } from "../util/sha256.js";
 
 /** The queue a task's jobs go to (BullMQ queue names may not contain ':'). */
 export function queueName(task: string): string {
@@ -38,7 +38,7 @@ export function decodeValue(text: string): unknown {
 
 /** The Redis key of a shared value, by the SHA-256 of its serialized bytes. */
 export function sharedKey(bytes: Buffer): string {
-  return `fleetsim:shared:${createHash("sha256").update(bytes).digest("hex")}`;
+  return `fleetsim:shared:${sha256().update(bytes).digest("hex")}`;
 }
 
 /**
@@ -48,7 +48,7 @@ export function sharedKey(bytes: Buffer): string {
  * executor) makes the stored result the one a new run would compute.
  */
 export function jobId(data: RedisJobData): string {
-  const h = createHash("sha256");
+  const h = sha256();
   h.update(data.version)
     .update("\0")
     .update(data.task)

@@ -8,7 +8,6 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
-import { createGunzip } from "node:zlib";
 import { TraceError } from "./traceError.js";
 
 /** Receives each non-blank line (without `\n` / `\r\n`) and its 1-based physical line number. */
@@ -72,7 +71,8 @@ export async function openTraceStream(path: string, chunkBytes = CHUNK): Promise
     source.destroy();
   };
   if (!gzip) return { stream: source, gzip, close };
-  const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+  // `node:zlib` (and the stream modules it brings) loads with the first gzip trace, not at start-up.
+  const gunzip = process.getBuiltinModule("node:zlib").createGunzip({ chunkSize: 256 * 1024 });
   source.on("error", (err) => gunzip.destroy(err));
   return { stream: source.pipe(gunzip), gzip, close };
 }

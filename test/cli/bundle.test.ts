@@ -92,6 +92,40 @@ describe("bundled CLI", () => {
     expect(diffs).toEqual([]);
   });
 
+  it("loads no node:crypto or node:zlib before predict's first event (they load where they are used)", () => {
+    const dir = tempDir("fleetsim-bundle-modules-");
+    const preload = join(dir, "modules.mjs");
+    // Node's own modules loaded by the time the process ends (here: at the start-up probe).
+    writeFileSync(
+      preload,
+      'process.on("exit", () => process.stderr.write(`modules ${JSON.stringify(process.moduleLoadList)}\\n`));\n',
+    );
+    const out = join(dir, "out");
+    const r = runSync(
+      [
+        process.execPath,
+        "--import",
+        preload,
+        bin,
+        "predict",
+        "-c",
+        join(ROOT, "examples/aggregated.yaml"),
+        "--output-dir",
+        out,
+      ],
+      { cwd: ROOT, env: { [CACHE_ENV]: codeCache, [STARTUP_PROBE_ENV]: "exit" } },
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain(STARTUP_PROBE_PREFIX);
+    const line = r.err.split("\n").find((l) => l.startsWith("modules "))!;
+    const loaded = (JSON.parse(line.slice("modules ".length)) as string[]).filter((m) =>
+      m.startsWith("NativeModule "),
+    );
+    // The probe's own prerequisites are there: the list is the real one.
+    expect(loaded).toContain("NativeModule vm");
+    expect(loaded.filter((m) => /crypto|zlib/.test(m))).toEqual([]);
+  });
+
   it("runs a lazily imported command (schema, --version) as the sources run it", async () => {
     const fromBundle = runBundle("schema");
     expect(fromBundle.code, fromBundle.err).toBe(0);

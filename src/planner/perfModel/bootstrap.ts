@@ -4,8 +4,8 @@
  * fleetsim prices it with its own timing model so the planner starts from the engine it simulates.
  */
 
-import { createHash } from "node:crypto";
 import type { TimingModel } from "../../timing/timingModel.js";
+import { sha256 } from "../../util/sha256.js";
 import { type EngineCapabilities, type ForwardPassMetrics, forwardPassMetrics } from "../types.js";
 
 export type BootstrapTiming = Pick<TimingModel, "prefillMs" | "decodeMs">;
@@ -99,5 +99,5 @@ export function bootstrapFpmSha256(
   prefill: readonly ForwardPassMetrics[],
   decode: readonly ForwardPassMetrics[],
 ): string {
-  return createHash("sha256").update(canonicalJson({ prefill, decode })).digest("hex");
+  return sha256().update(canonicalJson({ prefill, decode })).digest("hex");
 }

@@ -6,7 +6,7 @@
 import { createWriteStream, mkdirSync, openSync, renameSync, rmSync, type WriteStream } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { finished } from "node:stream/promises";
-import { createGzip, type Gzip } from "node:zlib";
+import type { Gzip } from "node:zlib";
 import { UserError } from "../../util/userError.js";
 
 /** The output cannot be written (missing permission, full disk, …): a user-facing error, exit 2. */
@@ -35,7 +35,8 @@ export class AtomicJsonlWriter {
     this.file = createWriteStream(this.tmp, { fd });
     // Keep I/O errors for commit() instead of letting an unhandled 'error' event end the process.
     this.file.on("error", (err) => this.fail(err));
-    this.gzip = dest.endsWith(".gz") ? createGzip() : null;
+    // `node:zlib` loads with the first gzip destination, not with this module (start-up).
+    this.gzip = dest.endsWith(".gz") ? process.getBuiltinModule("node:zlib").createGzip() : null;
     if (this.gzip !== null) {
       this.gzip.on("error", (err) => this.fail(err));
       this.gzip.pipe(this.file);
