@@ -98,7 +98,7 @@ describe("bundled CLI", () => {
     // Node's own modules loaded by the time the process ends (here: at the start-up probe).
     writeFileSync(
       preload,
-      'process.on("exit", () => process.stderr.write(`modules ${JSON.stringify(process.moduleLoadList)}\\n`));\n',
+      'process.on("exit", () => process.stderr.write("modules " + JSON.stringify(process.moduleLoadList) + "\\n"));\n',
     );
     const out = join(dir, "out");
     const r = runSync(
