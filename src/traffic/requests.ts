@@ -26,8 +26,9 @@ export interface RequestTable {
   readonly blockHashes: Float64Array;
   /**
    * Present when `blockHashes` is filled row by row on demand (a synthetic table: its hashes are a
-   * counter, and an engine reads none of them while every block is owner-only), or absent: the
-   * table is hashed whole. A table whose hashes are replaced must drop it.
+   * counter, and an engine reads none of them while every block is owner-only; a Mooncake table:
+   * each row hashed up to its owner-only blocks), or absent: the table is hashed whole. A table
+   * whose hashes are replaced must drop it.
    */
   readonly lazyHashes?: LazyTableHashes | null;
   /** Engine block size the hashes were computed for. */
@@ -70,12 +71,13 @@ export interface LazyTableHashes {
   completePromptHashes(row: number, out: Float64Array, outStart: number): void;
 }
 
-/** Writes every prompt hash of a lazy table (nothing to do for one hashed whole): tests and copies. */
-export function completeTableHashes(table: RequestTable): void {
+/** Writes every prompt hash of a lazy table (nothing to do for one hashed whole) and returns it: tests and copies. */
+export function completeTableHashes<T extends RequestTable>(table: T): T {
   const lazy = table.lazyHashes ?? null;
-  if (lazy === null) return;
+  if (lazy === null) return table;
   for (let r = 0; r < table.count; r++)
     lazy.completePromptHashes(r, table.blockHashes, table.blockOffsets[r]);
+  return table;
 }
 
 /** Row r waits for rows `waitRows[waitOffsets[r] .. waitOffsets[r + 1])` (acyclic; repeats count twice). */

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { defaultRequestIdPrefix } from "../../src/traffic/dynamo/convert.js";
 import { loadDynamoTrace, readDynamoRequests } from "../../src/traffic/dynamo/index.js";
 import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
-import { type RequestTable, requestIdAt } from "../../src/traffic/requests.js";
+import { completeTableHashes, type RequestTable, requestIdAt } from "../../src/traffic/requests.js";
 import { cli } from "../helpers/cli.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -76,7 +76,9 @@ describe("fleetsim convert: the bundled sample round trip", async () => {
 
   it("loads back to the same requests, lengths, arrivals and prefix-sharing structure", async () => {
     const engine = 64;
-    const moon = await loadMooncakeTrace(SAMPLE, { traceBlockSize: 512, engineBlockSize: engine });
+    const moon = completeTableHashes(
+      await loadMooncakeTrace(SAMPLE, { traceBlockSize: 512, engineBlockSize: engine }),
+    );
     const dyn = await loadDynamoTrace([out], { engineBlockSize: engine });
     expect(dyn.count).toBe(moon.count);
 

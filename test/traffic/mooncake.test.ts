@@ -4,12 +4,15 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
+import type { RunSpec } from "../../src/config/runSpec.js";
 import { fullBlockCount, promptBlockHashes } from "../../src/traffic/blockHashes.js";
 import { readJsonlLines } from "../../src/traffic/jsonlReader.js";
 import { loadMooncakeTrace } from "../../src/traffic/mooncake/index.js";
-import type { RequestTable } from "../../src/traffic/requests.js";
+import { completeTableHashes, type RequestTable } from "../../src/traffic/requests.js";
 import { TraceError } from "../../src/traffic/traceError.js";
 import { CONVERSATION_600S, CONVERSATION_600S_ROWS } from "../helpers/fixtures.js";
+import { summaryOfWorkload } from "../helpers/replay.js";
+import { kvOrRoundRobin, traceSpec } from "../helpers/specs.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SAMPLE = join(ROOT, "examples/sample_trace.jsonl");
@@ -53,15 +56,20 @@ async function expectTraceError(
 
 function plain(t: RequestTable): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(t)) out[k] = ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v;
+  for (const [k, v] of Object.entries(t)) {
+    // The on-demand hasher is code over the rows (hashes completed before comparing), not data.
+    if (k !== "lazyHashes") out[k] = ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v;
+  }
   return out;
 }
 
 describe("loadMooncakeTrace: reference cases", () => {
   it("expands hash_ids [1,2] at trace block 4, length 6, like tokens [1,1,1,1,2,2]", async () => {
-    const t = await loadMooncakeTrace(
-      writeTrace([{ timestamp: 0, input_length: 6, output_length: 2, hash_ids: [1, 2] }]),
-      small,
+    const t = completeTableHashes(
+      await loadMooncakeTrace(
+        writeTrace([{ timestamp: 0, input_length: 6, output_length: 2, hash_ids: [1, 2] }]),
+        small,
+      ),
     );
     expect(t.count).toBe(1);
     expect(t.inputLength[0]).toBe(6);
@@ -284,20 +292,20 @@ describe("gzip detection and the line reader", () => {
   it("detects gzip by magic bytes (not extension) and yields identical tables, multi-member too", async () => {
     const text = readFileSync(SAMPLE);
     const opts = { traceBlockSize: 512, engineBlockSize: 64 };
-    const expected = plain(await loadMooncakeTrace(SAMPLE, opts));
+    const expected = plain(completeTableHashes(await loadMooncakeTrace(SAMPLE, opts)));
 
     const gzNoExt = join(dir, "sample-gzipped.jsonl");
     writeFileSync(gzNoExt, gzipSync(text));
-    expect(plain(await loadMooncakeTrace(gzNoExt, opts))).toEqual(expected);
+    expect(plain(completeTableHashes(await loadMooncakeTrace(gzNoExt, opts)))).toEqual(expected);
 
     const cut = text.indexOf(10, Math.floor(text.length / 3)) + 1;
     const multi = join(dir, "sample-multi.jsonl.gz");
     writeFileSync(multi, Buffer.concat([gzipSync(text.subarray(0, cut)), gzipSync(text.subarray(cut))]));
-    expect(plain(await loadMooncakeTrace(multi, opts))).toEqual(expected);
+    expect(plain(completeTableHashes(await loadMooncakeTrace(multi, opts)))).toEqual(expected);
 
     const plainNamedGz = join(dir, "plain.jsonl.gz");
     writeFileSync(plainNamedGz, text);
-    expect(plain(await loadMooncakeTrace(plainNamedGz, opts))).toEqual(expected);
+    expect(plain(completeTableHashes(await loadMooncakeTrace(plainNamedGz, opts)))).toEqual(expected);
   });
 
   it("splits lines across chunk boundaries, keeps multi-byte UTF-8 intact, handles a missing final newline", async () => {
@@ -390,5 +398,60 @@ describe("bundled and real traces", () => {
     const b = t.blockHashes.subarray(t.blockOffsets[1], t.blockOffsets[2]);
     expect(Array.from(a.subarray(0, 8))).toEqual(Array.from(b.subarray(0, 8)));
     expect(a[8]).not.toBe(b[8]);
+  });
+});
+
+describe("a Mooncake table's hashes past each row's owner-only blocks, written on demand", () => {
+  /** Rows sharing hash ids 1 and 2, then ids of their own: owner-only from their third hash id. */
+  const rows = Array.from({ length: 24 }, (_, i) => ({
+    timestamp: i,
+    input_length: 20,
+    output_length: 16,
+    hash_ids: [1, 2, 100 + i, 200 + i, 300 + i],
+  }));
+
+  it("hashes a prompt up to its owner-only start at load; a replay gives what the whole hashes give", async () => {
+    const path = writeTrace(rows, "owner-only.jsonl");
+    const opts = { traceBlockSize: 4, engineBlockSize: 4 };
+    const whole = completeTableHashes(await loadMooncakeTrace(path, opts));
+    // Round robin with room, a cache that preempts, and a KV-aware router (which reads every hash).
+    const cases: [string, RunSpec][] = [
+      ["round robin", traceSpec(path, { role: { replicas: 2, blockSize: 4, numGpuBlocks: 400 } })],
+      [
+        "preempting",
+        traceSpec(path, { role: { replicas: 2, blockSize: 4, numGpuBlocks: 12, maxSequences: 8 } }),
+      ],
+      [
+        "kv router",
+        {
+          ...traceSpec(path, { role: { replicas: 2, blockSize: 4, numGpuBlocks: 400 } }),
+          router: kvOrRoundRobin(true),
+        },
+      ],
+    ];
+    for (const [name, spec] of cases) {
+      const lazy = await loadMooncakeTrace(path, opts);
+      expect(lazy.ownerOnlyFrom![0]).toBe(2);
+      // Row 0: blocks 0–1 hashed at load, 2–4 not yet.
+      expect(lazy.lazyHashes!.hashedCount(0)).toBe(2);
+      expect(Array.from(lazy.blockHashes.subarray(2, 5))).toEqual([0, 0, 0]);
+      const got = await summaryOfWorkload(spec, lazy);
+      if (name === "preempting") expect(got.preemptions, name).toBeGreaterThan(0);
+      expect(got, name).toEqual(await summaryOfWorkload(spec, { ...whole, lazyHashes: null }));
+      // What a use asked for was written, and is the whole hashes: every row for the router, the
+      // preempted ones (re-registered in the index) when the cache preempts, none otherwise.
+      let completed = 0;
+      for (let r = 0; r < lazy.count; r++) {
+        const [from, to] = [lazy.blockOffsets[r], lazy.blockOffsets[r + 1]];
+        if (lazy.lazyHashes!.hashedCount(r) < to - from) continue;
+        completed++;
+        expect(Array.from(lazy.blockHashes.subarray(from, to)), name).toEqual(
+          Array.from(whole.blockHashes.subarray(from, to)),
+        );
+      }
+      if (name === "kv router") expect(completed).toBe(lazy.count);
+      else if (name === "preempting") expect(completed).toBeGreaterThan(0);
+      else expect(completed).toBe(0);
+    }
   });
 });

@@ -1,12 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { buildSummary } from "../../src/metrics/summary.js";
-import { createRoleTimings } from "../../src/pipeline/timings.js";
-import { Replay } from "../../src/sim/replay.js";
 import { fullBlockCount, hashPrompts } from "../../src/traffic/blockHashes.js";
 import { completeTableHashes, type RequestTable, requestIdAt } from "../../src/traffic/requests.js";
 import { arrivalTimes, makeSyntheticTable } from "../../src/traffic/synthetic/index.js";
 import { selectRows } from "../../src/traffic/tableRows.js";
 import { Prng } from "../../src/util/prng.js";
+import { summaryOfWorkload } from "../helpers/replay.js";
 import { traceSpec, writeTrace } from "../helpers/specs.js";
 
 describe("Prng", () => {
@@ -142,16 +140,6 @@ function smallSpec(numGpuBlocks: number) {
   });
 }
 
-/** The run's summary without its host-time keys, and its preemptions. */
-async function summaryOf(spec: ReturnType<typeof smallSpec>, workload: RequestTable) {
-  const run = new Replay(spec, workload, await createRoleTimings(spec.engine), {
-    capturePerRequest: false,
-  }).runSync();
-  const s: Record<string, unknown> = { ...buildSummary(run, null) };
-  for (const k of ["wall_time_ms", "processed_tokens_per_s", "processed_output_tokens_per_s"]) delete s[k];
-  return { s, preemptions: run.preemptions };
-}
-
 /** Every hash of `table` in a copy of its array (the table's own stays as it is). */
 function counterHashes(table: RequestTable): Float64Array {
   const counter = Float64Array.from(table.blockHashes);
@@ -177,12 +165,14 @@ describe("synthetic prompt hashes", () => {
     // A cache small enough to preempt, so requests re-hit their own cached blocks on readmission.
     const spec = smallSpec(40);
     // The lazy table as the replay gets it: preempted requests have their hashes written then.
-    const lazy = await summaryOf(spec, table);
+    const lazy = await summaryOfWorkload(spec, table);
     expect(lazy.preemptions).toBeGreaterThan(0);
     const hashedRows = Array.from({ length: table.count }, (_, r) => table.lazyHashes!.hashedCount(r) > 0);
     expect(hashedRows.some((h) => h)).toBe(true);
-    expect(lazy).toEqual(await summaryOf(spec, { ...table, blockHashes: chained.hashes, lazyHashes: null }));
-    expect(lazy).toEqual(await summaryOf(spec, { ...table, blockHashes: counter, lazyHashes: null }));
+    expect(lazy).toEqual(
+      await summaryOfWorkload(spec, { ...table, blockHashes: chained.hashes, lazyHashes: null }),
+    );
+    expect(lazy).toEqual(await summaryOfWorkload(spec, { ...table, blockHashes: counter, lazyHashes: null }));
   });
 
   it("a selection of rows (a retune window) copies them hashed in full", () => {
@@ -201,11 +191,11 @@ describe("synthetic prompt hashes", () => {
   it("a replay that needs none writes none: every block is owner-only without preemptions", async () => {
     const table = smallTable();
     const spec = smallSpec(4000);
-    const lazy = await summaryOf(spec, table);
+    const lazy = await summaryOfWorkload(spec, table);
     expect(lazy.preemptions).toBe(0);
     for (let r = 0; r < table.count; r++) expect(table.lazyHashes!.hashedCount(r)).toBe(0);
     expect(table.blockHashes.every((h) => h === 0)).toBe(true);
     const counter = counterHashes(table);
-    expect(lazy).toEqual(await summaryOf(spec, { ...table, blockHashes: counter, lazyHashes: null }));
+    expect(lazy).toEqual(await summaryOfWorkload(spec, { ...table, blockHashes: counter, lazyHashes: null }));
   });
 });

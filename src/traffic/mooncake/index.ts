@@ -7,11 +7,16 @@
  * A `null` optional field counts as absent. Every malformed row fails with a TraceError naming the file,
  * the 1-based line and the field.
  */
-import { hashPrompts, type PackedBlockHashes } from "../blockHashes.js";
+import {
+  blockOffsetsOf,
+  computeBlockHashes,
+  computeBlockHashPrefix,
+  type PackedBlockHashes,
+} from "../blockHashes.js";
 import { GrowableI32, TraceColumns } from "../columns.js";
 import { readJsonlLines } from "../jsonlReader.js";
 import { TokenBlockCounts } from "../ownerOnlyBlocks.js";
-import type { RequestTable } from "../requests.js";
+import type { LazyTableHashes, RequestTable } from "../requests.js";
 import { TraceError } from "../traceError.js";
 import { checkFirstTurn, MooncakeRowParser } from "./row.js";
 
@@ -171,15 +176,75 @@ export async function readMooncakeRows(path: string, opts: MooncakeLoadOptions):
   };
 }
 
-/** Loads a Mooncake trace (every row a full prompt) into a RequestTable (`readMooncakeRows`' rules). */
+/**
+ * Loads a Mooncake trace (every row a full prompt) into a RequestTable (`readMooncakeRows`' rules).
+ * A row's prompt is hashed up to its owner-only blocks, all that another request's lookup can
+ * reach; the rest when a use asks (`RequestTable.lazyHashes`; the stream's "Lazy hashes",
+ * traffic/mooncake/stream.ts).
+ */
 export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions): Promise<RequestTable> {
   const rows = await readMooncakeRows(path, opts);
   const E = opts.engineBlockSize;
-  const packed = hashPrompts(rows.count, rows.ids, rows.idOffsets, rows.inputLength, opts.traceBlockSize, E);
+  const T = opts.traceBlockSize;
+  const ownerOnlyFrom = ownerOnlyBlocks(rows, T, E);
+  const offsets = blockOffsetsOf(rows.count, rows.inputLength, E);
+  const hashes = new Float64Array(offsets[rows.count]);
+  for (let r = 0; r < rows.count; r++) {
+    const start = rows.idOffsets[r];
+    const count = rows.idOffsets[r + 1] - start;
+    computeBlockHashPrefix(
+      rows.ids,
+      start,
+      count,
+      T,
+      rows.inputLength[r],
+      E,
+      hashes,
+      offsets[r],
+      ownerOnlyFrom[r],
+    );
+  }
   return {
-    ...mooncakeTable(rows, rows.inputLength, packed, E),
-    ownerOnlyFrom: ownerOnlyBlocks(rows, opts.traceBlockSize, E),
+    ...mooncakeTable(rows, rows.inputLength, { offsets, hashes }, E),
+    ownerOnlyFrom,
+    lazyHashes: new PromptHashes(rows, T, E, offsets, hashes, ownerOnlyFrom),
   };
+}
+
+/**
+ * A Mooncake table's prompt hashes past each row's owner-only start, written on demand. A row is
+ * whole once its last hash is written: a hash is never 0 but by a 2^−53 chance, and then the row
+ * is only hashed again, to the same values.
+ */
+class PromptHashes implements LazyTableHashes {
+  constructor(
+    private readonly rows: MooncakeRows,
+    private readonly traceBlockSize: number,
+    private readonly engineBlockSize: number,
+    private readonly offsets: Int32Array,
+    private readonly hashes: Float64Array,
+    private readonly ownerOnlyFrom: Int32Array,
+  ) {}
+
+  hashedCount(row: number): number {
+    const n = this.offsets[row + 1] - this.offsets[row];
+    return n > 0 && this.hashes[this.offsets[row + 1] - 1] !== 0 ? n : Math.min(n, this.ownerOnlyFrom[row]);
+  }
+
+  completePromptHashes(row: number, out: Float64Array, outStart: number): void {
+    const { ids, idOffsets, inputLength } = this.rows;
+    const start = idOffsets[row];
+    computeBlockHashes(
+      ids,
+      start,
+      idOffsets[row + 1] - start,
+      this.traceBlockSize,
+      inputLength[row],
+      this.engineBlockSize,
+      out,
+      outStart,
+    );
+  }
 }
 
 /** Per row, where its prompt's owner-only blocks start (traffic/ownerOnlyBlocks.ts). */
