@@ -60,7 +60,7 @@ export function zodMessage(iss: z.core.$ZodRawIssue): string | undefined {
 /**
  * The options of a config parse: messages from `zodMessage`, and no compiled fast path. zod
  * compiles a parser (`new Function`) for each object schema the first time it parses one; a
- * config is parsed once a process, where compiling costs more than it saves (5 % of predict's
+ * config is parsed once a process, where compiling costs more than it saves (7 % of predict's
  * instructions up to its first event; docs/performance.md "Start-up").
  */
 export const CONFIG_PARSE = { error: zodMessage, jitless: true } as const;
