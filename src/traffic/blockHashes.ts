@@ -249,6 +249,8 @@ export function blockOffsetsOf(count: number, inputLength: Int32Array, engineBlo
 /**
  * Hashes `count` prompts whose u32 hash ids are packed in `ids` (prompt i uses
  * `ids[idOffsets[i] .. idOffsets[i+1])`) and whose lengths are `inputLength[i]` (each ≤ its capacity).
+ * With `limits`, prompt i is hashed only over its first `limits[i]` full blocks (the rest of its
+ * slots stay 0, for a lazy table to write on demand: `RequestTable.lazyHashes`).
  */
 export function hashPrompts(
   count: number,
@@ -257,12 +259,13 @@ export function hashPrompts(
   inputLength: Int32Array,
   traceBlockSize: number,
   engineBlockSize: number,
+  limits?: Int32Array,
 ): PackedBlockHashes {
   const offsets = blockOffsetsOf(count, inputLength, engineBlockSize);
   const hashes = new Float64Array(offsets[count]);
   for (let i = 0; i < count; i++) {
     const start = idOffsets[i];
-    computeBlockHashes(
+    computeBlockHashPrefix(
       ids,
       start,
       idOffsets[i + 1] - start,
@@ -271,6 +274,7 @@ export function hashPrompts(
       engineBlockSize,
       hashes,
       offsets[i],
+      limits === undefined ? Number.POSITIVE_INFINITY : limits[i],
     );
   }
   return { offsets, hashes };

@@ -7,12 +7,7 @@
  * A `null` optional field counts as absent. Every malformed row fails with a TraceError naming the file,
  * the 1-based line and the field.
  */
-import {
-  blockOffsetsOf,
-  computeBlockHashes,
-  computeBlockHashPrefix,
-  type PackedBlockHashes,
-} from "../blockHashes.js";
+import { computeBlockHashes, hashPrompts, type PackedBlockHashes } from "../blockHashes.js";
 import { GrowableI32, TraceColumns } from "../columns.js";
 import { readJsonlLines } from "../jsonlReader.js";
 import { TokenBlockCounts } from "../ownerOnlyBlocks.js";
@@ -187,23 +182,15 @@ export async function loadMooncakeTrace(path: string, opts: MooncakeLoadOptions)
   const E = opts.engineBlockSize;
   const T = opts.traceBlockSize;
   const ownerOnlyFrom = ownerOnlyBlocks(rows, T, E);
-  const offsets = blockOffsetsOf(rows.count, rows.inputLength, E);
-  const hashes = new Float64Array(offsets[rows.count]);
-  for (let r = 0; r < rows.count; r++) {
-    const start = rows.idOffsets[r];
-    const count = rows.idOffsets[r + 1] - start;
-    computeBlockHashPrefix(
-      rows.ids,
-      start,
-      count,
-      T,
-      rows.inputLength[r],
-      E,
-      hashes,
-      offsets[r],
-      ownerOnlyFrom[r],
-    );
-  }
+  const { offsets, hashes } = hashPrompts(
+    rows.count,
+    rows.ids,
+    rows.idOffsets,
+    rows.inputLength,
+    T,
+    E,
+    ownerOnlyFrom,
+  );
   return {
     ...mooncakeTable(rows, rows.inputLength, { offsets, hashes }, E),
     ownerOnlyFrom,

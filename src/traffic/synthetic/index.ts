@@ -74,7 +74,7 @@ export function makeSyntheticTable(opts: SyntheticOptions): RequestTable {
   offsets[count] = total;
   // Written row by row when a use needs them (`CounterHashes`): zeroed memory the OS maps only
   // where it is written, so a run that reads none (every block owner-only) costs no pass over
-  // the workload's blocks (docs/performance.md "Synthetic prompt hashes").
+  // the workload's blocks (docs/performance.md, "Synthetic prompt hashes written on demand").
   const hashes = new Float64Array(total);
   const table = singleTurnTable(count, timestampMs, inputLength, outputLength, offsets, hashes, E);
   // No block is shared: every prompt is owner-only from its first block (engine/kvBlockPool.ts).
