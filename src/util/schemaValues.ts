@@ -54,20 +54,32 @@ export function describeValue(value: unknown): string {
   return typeof value;
 }
 
+/**
+ * The value schemas below are built once and shared by every field that uses them: a Zod schema
+ * is immutable (each refinement or wrapper a field adds is a new schema around it), and building
+ * one per field, ~190 of them, was a measurable part of every start (docs/performance.md).
+ */
+const INT = z.int({
+  error: (iss) =>
+    iss.code === "invalid_type" && iss.input !== undefined
+      ? `Input should be a valid integer, got ${describeValue(iss.input)}`
+      : undefined,
+});
+const POS_INT = INT.min(1);
+const NON_NEG_INT = INT.min(0);
+const POS_NUM = z.number().gt(0);
+const NON_NEG_NUM = z.number().min(0);
+const FRACTION = z.number().gt(0).lte(1);
+
 /** Integer schema: a YAML integer, never a string or a float (reference `strict=True`). */
 export function int() {
-  return z.int({
-    error: (iss) =>
-      iss.code === "invalid_type" && iss.input !== undefined
-        ? `Input should be a valid integer, got ${describeValue(iss.input)}`
-        : undefined,
-  });
+  return INT;
 }
 
-export const posInt = () => int().min(1);
-export const nonNegInt = () => int().min(0);
+export const posInt = () => POS_INT;
+export const nonNegInt = () => NON_NEG_INT;
 /** Finite (Zod numbers reject ±inf and NaN) and > 0. */
-export const posNum = () => z.number().gt(0);
-export const nonNegNum = () => z.number().min(0);
+export const posNum = () => POS_NUM;
+export const nonNegNum = () => NON_NEG_NUM;
 /** (0, 1] */
-export const fraction = () => z.number().gt(0).lte(1);
+export const fraction = () => FRACTION;
