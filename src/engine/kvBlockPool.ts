@@ -133,6 +133,14 @@ export class KvBlockPool {
     this.runNext = new Int32Array(capacity);
     this.runLength = new Int32Array(capacity);
     this.runIds = new Int32Array(capacity);
+    // Field states (docs/performance.md): the rings' heads first move when the cache first fills,
+    // late in a replay, and a field's first change after its initialization makes V8 throw away
+    // the compiled code that read it as a constant (the release path). Moved here once, it is
+    // mutable before anything is compiled.
+    this.runBlockHead = 1;
+    this.runBlockHead = 0;
+    this.runHead = 1;
+    this.runHead = 0;
   }
 
   /** Whether KV events are sent (owner-only runs are refused then: events are per hash). */

@@ -1,13 +1,22 @@
 import type { Sequence } from "./sequence.js";
 
+const NO_ITEMS: (Sequence | null)[] = [];
+
 /**
  * FIFO of sequences with O(1) push at either end (preempted requests go back to the front).
  * A power-of-two ring buffer; grows by doubling.
  */
 export class SequenceQueue {
-  private items: (Sequence | null)[] = new Array<Sequence | null>(16).fill(null);
+  private items: (Sequence | null)[] = NO_ITEMS;
   private head = 0;
   private n = 0;
+
+  constructor() {
+    // Set twice, so that V8 sees a mutable field from the first queue on: a queue's first `grow`,
+    // late in a replay, would otherwise throw away the compiled code that read `items` as a
+    // constant (the engine's admission path; docs/performance.md "Field states").
+    this.items = new Array<Sequence | null>(16).fill(null);
+  }
 
   get length(): number {
     return this.n;

@@ -87,6 +87,7 @@ export class DDSketch {
     this.gamma = 1 + x;
     this.gammaLn = Math.log1p(x);
     this.offset = 1 - Math.trunc(Math.log(minValue) / this.gammaLn);
+    pinFieldStates(this);
   }
 
   /** Number of samples kept (non-finite samples are not counted). */
@@ -311,24 +312,43 @@ export class DDSketch {
 
   /** An independent copy of this sketch. */
   clone(): DDSketch {
-    const c = new DDSketch({
+    return new DDSketch({
       relativeAccuracy: this.relativeAccuracy,
       maxBins: this.maxBins,
       minValue: this.minValue,
-    });
-    c.bins = this.bins.slice();
-    c.lo = this.lo;
-    c.minKey = this.minKey;
-    c.maxKey = this.maxKey;
-    c.storeCount = this.storeCount;
-    c.zeroCount = this.zeroCount;
-    c.n = this.n;
-    c.minV = this.minV;
-    c.maxV = this.maxV;
-    c.total = this.total;
-    c.wMean = this.wMean;
-    c.wM2 = this.wM2;
-    return c;
+    }).copyFrom(this);
+  }
+
+  /**
+   * Makes this sketch a copy of `other` (same accuracy, bins and minimum value); returns it. A
+   * holder takes a snapshot's sketches this way rather than by replacing its own: a field holding
+   * a sketch that is assigned again stops being a constant to V8, which throws away the code
+   * compiled on it (docs/performance.md "Field states").
+   */
+  copyFrom(other: DDSketch): this {
+    if (
+      other.relativeAccuracy !== this.relativeAccuracy ||
+      other.maxBins !== this.maxBins ||
+      other.minValue !== this.minValue
+    ) {
+      throw new Error("internal: DDSketch.copyFrom between sketches of different parameters");
+    }
+    this.nearKey = other.nearKey;
+    this.nearLo = other.nearLo;
+    this.nearHi = other.nearHi;
+    this.bins = other.bins.slice();
+    this.lo = other.lo;
+    this.minKey = other.minKey;
+    this.maxKey = other.maxKey;
+    this.storeCount = other.storeCount;
+    this.zeroCount = other.zeroCount;
+    this.n = other.n;
+    this.minV = other.minV;
+    this.maxV = other.maxV;
+    this.total = other.total;
+    this.wMean = other.wMean;
+    this.wM2 = other.wM2;
+    return this;
   }
 
   /** The order-free part of adding a finite `value` `count` times: its bin (or the zero bucket), min and max. */
@@ -445,4 +465,32 @@ export class DDSketch {
     this.minKey = keepFrom;
     if (folded > 0) this.minKey = newLo;
   }
+}
+
+/**
+ * Puts a new sketch's counters and sums in the states V8 would otherwise move them to during the
+ * replay: stored a fractional double once, they hold doubles (weighted counts and sums do) and are
+ * mutable from the first sketch on. A representation change later (an integer field taking its
+ * first double) gives every later sketch a new hidden class, and the compiled code that read a
+ * sketch's fields, or a field holding a sketch (`metrics/tokenGaps.ts` `GapRuns`), is thrown away
+ * and compiled again (docs/performance.md "Field states"). Values are reset after: nothing reads
+ * the pinning value.
+ */
+function pinFieldStates(sketch: DDSketch): void {
+  const fields = sketch as unknown as Record<
+    "n" | "storeCount" | "zeroCount" | "total" | "wMean" | "wM2",
+    number
+  >;
+  fields.n = 0.5;
+  fields.storeCount = 0.5;
+  fields.zeroCount = 0.5;
+  fields.total = 0.5;
+  fields.wMean = 0.5;
+  fields.wM2 = 0.5;
+  fields.n = 0;
+  fields.storeCount = 0;
+  fields.zeroCount = 0;
+  fields.total = 0;
+  fields.wMean = 0;
+  fields.wM2 = 0;
 }

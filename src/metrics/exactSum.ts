@@ -75,6 +75,16 @@ export class ExactSum {
   /** A non-finite value was added: the sum is not a number any more. */
   private nonFinite = false;
 
+  constructor() {
+    // Field states (docs/performance.md): `adds` and `nonFinite` may change first in a copy
+    // (`copyFrom`, a Planner tick's snapshot), after `addMany` is compiled; changed here once,
+    // neither is ever a constant to V8.
+    this.adds = 1;
+    this.adds = 0;
+    this.nonFinite = true;
+    this.nonFinite = false;
+  }
+
   /** Adds `weight` × `value` exactly (`weight` an integer, negative to take samples back out). */
   add(value: number, weight: number): void {
     ARGUMENT[0] = value;
@@ -226,6 +236,15 @@ export class ExactMoments {
   /** `addMany`'s sums of the values' and the squares' chunks, by limb (zero between calls). */
   private readonly valueSums = new Float64Array(LIMBS);
   private readonly squareSums = new Float64Array(LIMBS);
+
+  constructor() {
+    // Field states (docs/performance.md): the count takes doubles (weights summed in
+    // `addMany`); holding one from the first copy on, it never changes representation
+    // mid-replay, which would give later copies a new hidden class and throw away the code
+    // compiled on the old one.
+    this.count = 0.5;
+    this.count = 0;
+  }
 
   /** Adds `weight` samples equal to `value` (a negative weight takes them back out). */
   add(value: number, weight: number): void {

@@ -20,8 +20,8 @@ import { ExactMoments, MAX_BATCH } from "./exactSum.js";
 export type GapDistribution = "itl" | "throughput";
 
 export class GapRuns {
-  private itlSketch = new DDSketch();
-  private throughputSketch = new DDSketch();
+  private readonly itlSketch = new DDSketch();
+  private readonly throughputSketch = new DDSketch();
   private readonly itlSums = new ExactMoments();
   private readonly throughputSums = new ExactMoments();
   /** Keys of the latest gap `keysOf` was asked for (a pass's gaps share them), and `1000 / gap`. */
@@ -60,8 +60,8 @@ export class GapRuns {
   snapshot(): GapRuns {
     this.apply();
     const copy = new GapRuns();
-    copy.itlSketch = this.itlSketch.clone();
-    copy.throughputSketch = this.throughputSketch.clone();
+    copy.itlSketch.copyFrom(this.itlSketch);
+    copy.throughputSketch.copyFrom(this.throughputSketch);
     copy.itlSums.copyFrom(this.itlSums);
     copy.throughputSums.copyFrom(this.throughputSums);
     return copy;

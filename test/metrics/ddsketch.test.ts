@@ -330,3 +330,41 @@ describe("DDSketch.keyNear", () => {
     },
   );
 });
+
+describe("DDSketch copies", () => {
+  it("clone and copyFrom give the same sketch, independent of the original", () => {
+    const next = rng(7);
+    const original = new DDSketch({ maxBins: 64 });
+    for (let i = 0; i < 2000; i++) original.addMany(1e-12 + 10 ** (next() * 6), 1 + Math.floor(next() * 3));
+    const copy = new DDSketch({ maxBins: 64 });
+    copy.add(5); // replaced whole
+    expect(copy.copyFrom(original)).toBe(copy);
+    const clone = original.clone();
+    for (const s of [copy, clone]) {
+      expect(s.count).toBe(original.count);
+      expect([s.min, s.max, s.sum, s.mean, s.variance]).toEqual([
+        original.min,
+        original.max,
+        original.sum,
+        original.mean,
+        original.variance,
+      ]);
+      for (const q of QS) expect(s.quantile(q)).toBe(original.quantile(q));
+    }
+    // Independent: adding to the original leaves the copies as they were.
+    const before = copy.quantile(0.99);
+    for (let i = 0; i < 500; i++) original.add(1e9);
+    expect(copy.quantile(0.99)).toBe(before);
+    expect(clone.quantile(0.99)).toBe(before);
+    expect(original.quantile(0.99)).not.toBe(before);
+  });
+
+  it("copyFrom refuses a sketch of other parameters", () => {
+    expect(() => new DDSketch({ maxBins: 64 }).copyFrom(new DDSketch({ maxBins: 65 }))).toThrow(
+      /different parameters/,
+    );
+    expect(() => new DDSketch().copyFrom(new DDSketch({ relativeAccuracy: 0.01 }))).toThrow(
+      /different parameters/,
+    );
+  });
+});
