@@ -52,7 +52,10 @@ export function exactStats(values: Float64Array, n: number = values.length): Dis
   const sorted = new Float64Array(limit);
   let m = 0;
   let sum = 0;
-  // A sort puts -0 before 0; selection cannot tell them apart, so their places are counted.
+  // A sort puts -0 before 0; selection cannot tell them apart, so their places are counted. The
+  // test for -0 (1/v is -∞ for -0 alone among non-negative values) runs on every sample: behind
+  // `v === 0` it first ran on a distribution's first zero, with no type feedback, and V8 threw
+  // the compiled function away there, once per report (docs/performance.md "Field states").
   let negatives = 0;
   let negativeZeros = 0;
   for (let i = 0; i < limit; i++) {
@@ -61,7 +64,7 @@ export function exactStats(values: Float64Array, n: number = values.length): Dis
       sorted[m++] = v;
       sum += v;
       if (v < 0) negatives++;
-      else if (v === 0 && 1 / v < 0) negativeZeros++;
+      else if (1 / v === Number.NEGATIVE_INFINITY) negativeZeros++;
     }
   }
   if (m === 0) return emptyStats();
