@@ -41,21 +41,23 @@ export function nearestRank(n: number, p: number): number {
   return Math.min(Math.max(r, 0), n - 1);
 }
 
+/** `copyFinite`'s other results: the finite values' sum, and how many are negative and −0. */
+const FINITE = new Float64Array(3);
+
 /**
- * Exact statistics of `values[0..n)`. The input is NOT modified: the finite samples are copied into a
- * fresh `Float64Array` in which the order statistics are selected (`selectRanks`). Non-finite samples are dropped
- * (they do not count towards n). Mean and std are summed in input order; std is the two-pass
- * population standard deviation.
+ * Copies the finite values of `values[0..limit)` into `sorted`, in order; returns how many. Their
+ * sum, in input order, and the counts of negatives and of −0 go to `FINITE`: a sort puts −0 before
+ * 0 and selection cannot tell them apart, so their places are counted. The −0 test (1/v is −∞ for
+ * −0 alone among non-negative values) runs on every sample.
+ *
+ * The loops of `exactStats` are functions of their own: V8 compiles a long loop while it runs
+ * (on-stack replacement), and code after a loop that had never run yet had no type feedback, so
+ * each large distribution's statistics threw their compiled code away once the loop ended
+ * (8 times a seed run's report; docs/performance.md "Field states").
  */
-export function exactStats(values: Float64Array, n: number = values.length): DistStats {
-  const limit = Math.min(Math.max(0, Math.trunc(n)), values.length);
-  const sorted = new Float64Array(limit);
+function copyFinite(values: Float64Array, limit: number, sorted: Float64Array): number {
   let m = 0;
   let sum = 0;
-  // A sort puts -0 before 0; selection cannot tell them apart, so their places are counted. The
-  // test for -0 (1/v is -∞ for -0 alone among non-negative values) runs on every sample: behind
-  // `v === 0` it first ran on a distribution's first zero, with no type feedback, and V8 threw
-  // the compiled function away there, once per report (docs/performance.md "Field states").
   let negatives = 0;
   let negativeZeros = 0;
   for (let i = 0; i < limit; i++) {
@@ -67,13 +69,38 @@ export function exactStats(values: Float64Array, n: number = values.length): Dis
       else if (1 / v === Number.NEGATIVE_INFINITY) negativeZeros++;
     }
   }
-  if (m === 0) return emptyStats();
-  const mean = sum / m;
+  FINITE[0] = sum;
+  FINITE[1] = negatives;
+  FINITE[2] = negativeZeros;
+  return m;
+}
+
+/** Σ (x − mean)² over `xs[0..m)`, in order (the two-pass variance's second pass). */
+function squaredDeviations(xs: Float64Array, m: number, mean: number): number {
   let ss = 0;
   for (let i = 0; i < m; i++) {
-    const d = sorted[i] - mean;
+    const d = xs[i] - mean;
     ss += d * d;
   }
+  return ss;
+}
+
+/**
+ * Exact statistics of `values[0..n)`. The input is NOT modified: the finite samples are copied into a
+ * fresh `Float64Array` in which the order statistics are selected (`selectRanks`). Non-finite samples are dropped
+ * (they do not count towards n). Mean and std are summed in input order; std is the two-pass
+ * population standard deviation.
+ */
+export function exactStats(values: Float64Array, n: number = values.length): DistStats {
+  const limit = Math.min(Math.max(0, Math.trunc(n)), values.length);
+  const sorted = new Float64Array(limit);
+  const m = copyFinite(values, limit, sorted);
+  if (m === 0) return emptyStats();
+  const sum = FINITE[0];
+  const negatives = FINITE[1];
+  const negativeZeros = FINITE[2];
+  const mean = sum / m;
+  const ss = squaredDeviations(sorted, m, mean);
   const xs = m === limit ? sorted : sorted.subarray(0, m);
   // The order statistics by selection, not a sort: each rank's value is what the sorted array
   // holds there, at a fraction of a sort's cost on large runs.
