@@ -87,7 +87,20 @@ export class DDSketch {
     this.gamma = 1 + x;
     this.gammaLn = Math.log1p(x);
     this.offset = 1 - Math.trunc(Math.log(minValue) / this.gammaLn);
-    pinFieldStates(this);
+    this.pinFieldStates();
+  }
+
+  /**
+   * Puts the counters and sums in the states V8 would otherwise move them to during the replay:
+   * stored a fractional double once, they hold doubles (weighted counts and sums do) and are
+   * mutable from the first sketch on. A representation change later (an integer field taking its
+   * first double) gives every later sketch a new hidden class, and the compiled code that read a
+   * sketch's fields, or a field holding a sketch (`metrics/tokenGaps.ts` `GapRuns`), is thrown
+   * away and compiled again (docs/performance.md "Field states"). Nothing reads the pinning value.
+   */
+  private pinFieldStates(): void {
+    this.n = this.storeCount = this.zeroCount = this.total = this.wMean = this.wM2 = 0.5;
+    this.n = this.storeCount = this.zeroCount = this.total = this.wMean = this.wM2 = 0;
   }
 
   /** Number of samples kept (non-finite samples are not counted). */
@@ -465,32 +478,4 @@ export class DDSketch {
     this.minKey = keepFrom;
     if (folded > 0) this.minKey = newLo;
   }
-}
-
-/**
- * Puts a new sketch's counters and sums in the states V8 would otherwise move them to during the
- * replay: stored a fractional double once, they hold doubles (weighted counts and sums do) and are
- * mutable from the first sketch on. A representation change later (an integer field taking its
- * first double) gives every later sketch a new hidden class, and the compiled code that read a
- * sketch's fields, or a field holding a sketch (`metrics/tokenGaps.ts` `GapRuns`), is thrown away
- * and compiled again (docs/performance.md "Field states"). Values are reset after: nothing reads
- * the pinning value.
- */
-function pinFieldStates(sketch: DDSketch): void {
-  const fields = sketch as unknown as Record<
-    "n" | "storeCount" | "zeroCount" | "total" | "wMean" | "wM2",
-    number
-  >;
-  fields.n = 0.5;
-  fields.storeCount = 0.5;
-  fields.zeroCount = 0.5;
-  fields.total = 0.5;
-  fields.wMean = 0.5;
-  fields.wM2 = 0.5;
-  fields.n = 0;
-  fields.storeCount = 0;
-  fields.zeroCount = 0;
-  fields.total = 0;
-  fields.wMean = 0;
-  fields.wM2 = 0;
 }
